@@ -1,0 +1,75 @@
+"""Library entry points: one function per question, no printing, no click.
+
+Each returns a report dataclass that reporters turn into text or JSON.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import DeriveError, DshReplayError, FoldError, UsageError
+from .reader import LogReader, TornTail
+from .surface import SurfaceFold, SurfaceState
+
+
+@dataclass
+class FoldReport:
+    """The model's view of one log at one seq, or why there is none."""
+
+    path: str
+    header: dict
+    seq: int | None  # the seq the state is for (None: a log with no events)
+    state: SurfaceState | None
+    messages: list | None  # derived messages, parallel to `node_messages`
+    node_messages: list | None  # (seq, message or None) per node
+    error: DshReplayError | None = None
+    torn_tail: TornTail | None = None
+    event_count: int | None = None  # None when reading stopped at `seq`
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def fold_log(source, at: int | None = None, **reader_options) -> FoldReport:
+    """Fold a log, whole or up to and including event `at`.
+
+    Raises ReadError (cannot read) and UsageError (`at` beyond the log);
+    a fold or derive failure is returned in the report, not raised.
+    """
+    if at is not None and at < 0:
+        raise UsageError(f"seq {at} is negative: seqs count events from 0")
+    with LogReader(source, **reader_options) as reader:
+        header = reader.header
+        fold = SurfaceFold()
+        last = None
+        error = None
+        for event in reader.events():
+            try:
+                fold.apply(event)
+            except FoldError as exc:
+                exc.path = reader.path
+                error = exc
+                break
+            last = event.seq
+            if last == at:
+                break
+        else:
+            if at is not None and at != last:
+                end = "it has no events" if last is None else f"its last seq is {last}"
+                raise UsageError(f"--at {at} is beyond the log: {end}", path=reader.path)
+        count = None if (at is not None or error is not None) else reader.event_count
+        seq = at if at is not None else (None if error is not None else last)
+        report = FoldReport(reader.path, header, seq, None, None, None, error, reader.torn_tail, count)
+        if error is not None:
+            return report
+        state = fold.state()
+        report.state = state
+        try:
+            report.node_messages = state.node_messages()
+        except DeriveError as exc:
+            exc.path = reader.path
+            report.error = exc
+            return report
+        report.messages = [m for _, m in report.node_messages if m is not None]
+        return report

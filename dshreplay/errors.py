@@ -1,0 +1,69 @@
+"""Exception types raised by the dshreplay library.
+
+Every error carries where it happened (file, physical line, event seq) so a
+front end can print one precise line without a traceback.
+"""
+
+from __future__ import annotations
+
+
+class DshReplayError(Exception):
+    """Base class: a defect found in a log, located by file, line and seq."""
+
+    kind = "error"
+
+    def __init__(self, message: str, *, path: str | None = None, line: int | None = None,
+                 seq: int | None = None, pointer: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = path
+        self.line = line
+        self.seq = seq
+        self.pointer = pointer
+
+    def where(self) -> str:
+        parts = [self.path or "<log>"]
+        if self.line is not None:
+            parts.append(f"line {self.line}")
+        if self.seq is not None:
+            parts.append(f"seq {self.seq}")
+        if self.pointer:
+            parts.append(self.pointer)
+        return ": ".join([parts[0], ", ".join(parts[1:])]) if len(parts) > 1 else parts[0]
+
+    def __str__(self) -> str:
+        return f"{self.where()}: {self.message}"
+
+
+class ReadError(DshReplayError):
+    """The log cannot be read: missing file, bad encoding, unparsable line, corrupt zstd."""
+
+    kind = "read"
+
+
+class FormatVersionError(ReadError):
+    """The header names a format version this build does not read."""
+
+    kind = "version"
+
+
+class FoldError(DshReplayError):
+    """The surface fold rejected an event (dsh would refuse to load the log)."""
+
+    kind = "fold"
+
+    def __init__(self, message: str, *, code: str, **where) -> None:
+        super().__init__(message, **where)
+        self.code = code
+
+
+class DeriveError(DshReplayError):
+    """The fold succeeded but a surface node yields no usable model message."""
+
+    kind = "derive"
+
+
+class UsageError(DshReplayError):
+    """The request does not fit the log (for example a seq beyond its end)."""
+
+    kind = "usage"

@@ -1,0 +1,433 @@
+"""Read a dsh session log as a stream: the header, then events in seq order.
+
+Accepts a `.jsonl` file, a `.jsonl.zstd` file (detected by its magic bytes),
+a session directory holding one of those, or `-` for standard input. Packed
+chunk rows are expanded into their member `assistant/chunk` events, and every
+event gets its seq from its position: this module is the only place where
+seqs are assigned.
+
+The reader never writes: files are opened read-only and nothing is cached
+on disk.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO, Iterator
+
+import orjson
+
+from .errors import FormatVersionError, ReadError
+from .jsvalues import MISSING, is_event_seq, is_number, is_safe_int
+
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+FORMAT_VERSION = 0
+ROW_TAGS = frozenset({"text-chunks", "reasoning-chunks", "tool-call-chunks"})
+LOG_NAMES = ("session.jsonl", "session.jsonl.zstd")
+DEFAULT_MAX_BYTES = 8 * 1024**3  # ceiling on decompressed zstd text
+_ZSTD_FEED = 4096  # compressed bytes fed per call: bounds one call's output
+
+
+class Event:
+    """One session event after packed rows are expanded.
+
+    `seq` is the event's position in the log (0-based, header excluded);
+    `record` is the event object as stored (for a packed-row member, the
+    event the row stands for); `line` is the 1-based physical line it came
+    from; `row` names the packed-row tag for members, else None.
+    """
+
+    __slots__ = ("seq", "type", "record", "line", "row", "time")
+
+    def __init__(self, seq: int, type_: object, record: dict, line: int,
+                 row: str | None = None, time=0):
+        self.seq = seq
+        self.type = type_
+        self.record = record
+        self.line = line
+        self.row = row
+        self.time = time  # epoch ms; 0 where the projected layout leaves it out
+
+    @property
+    def data(self):
+        return self.record.get("data")
+
+    @property
+    def declared_seq(self):
+        """The seq written in the record, or MISSING in the projected layout."""
+        return self.record.get("seq", MISSING)
+
+    def __repr__(self) -> str:
+        return f"Event(seq={self.seq}, type={self.type!r}, line={self.line})"
+
+
+@dataclass(frozen=True)
+class TornTail:
+    """A crash-cut end of the log: not an event, reported, never repaired."""
+
+    line: int  # physical line (plain) or first line of the lost frame (zstd)
+    offset: int  # byte offset in the file where the lost bytes start
+    size: int  # bytes lost
+    encoding: str
+
+    def describe(self) -> str:
+        what = "last line has no newline and does not parse" if self.encoding == "jsonl" \
+            else "last zstd frame is cut short"
+        return f"torn tail: {what}; {self.size} bytes lost at byte offset {self.offset}"
+
+
+def resolve_log_path(source: str | os.PathLike) -> Path:
+    """Map a session directory to its log file; leave file paths as they are."""
+    path = Path(source)
+    if path.is_dir():
+        found = [path / name for name in LOG_NAMES if (path / name).is_file()]
+        if not found:
+            raise ReadError("directory holds no session.jsonl or session.jsonl.zstd", path=str(path))
+        if len(found) > 1:
+            raise ReadError("directory holds both session.jsonl and session.jsonl.zstd; "
+                            "dsh never writes both: name the file to read", path=str(path))
+        return found[0]
+    return path
+
+
+class LogReader:
+    """Stream one log. Iterate `events()` once; `header` is available first.
+
+    After `events()` is exhausted, `torn_tail` tells whether a crash cut the
+    end, `event_count` how many events were read, `lines` how many physical
+    lines, and `final_newline` whether the last record ended with a newline.
+    """
+
+    def __init__(self, source, *, max_bytes: int = DEFAULT_MAX_BYTES, name: str | None = None):
+        self.max_bytes = max_bytes
+        self._own = False
+        if isinstance(source, (str, os.PathLike)) and str(source) == "-":
+            self.path = name or "<stdin>"
+            self._fh: BinaryIO = sys.stdin.buffer
+        elif isinstance(source, (str, os.PathLike)):
+            path = resolve_log_path(source)
+            self.path = name or str(path)
+            try:
+                self._fh = open(path, "rb")  # read-only, always
+            except OSError as exc:
+                raise ReadError(f"cannot open: {exc.strerror or exc}", path=self.path) from None
+            self._own = True
+        else:
+            self.path = name or getattr(source, "name", "<stream>")
+            self._fh = source
+        self._fh = self._fh if isinstance(self._fh, io.BufferedReader) else self._fh
+        magic = self._peek(4)
+        self.encoding = "zstd" if magic == ZSTD_MAGIC else "jsonl"
+        self.torn_tail: TornTail | None = None
+        self.event_count = 0
+        self.lines = 0
+        self.final_newline = True
+        self._lines = self._zstd_lines() if self.encoding == "zstd" else self._plain_lines()
+        self._header = None
+        self._header_line = 0
+        self._started = False
+
+    # -- context manager -------------------------------------------------
+    def close(self) -> None:
+        if self._own:
+            self._fh.close()
+
+    def __enter__(self) -> "LogReader":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- physical layer --------------------------------------------------
+    def _peek(self, n: int) -> bytes:
+        fh = self._fh
+        if hasattr(fh, "peek"):
+            return fh.peek(n)[:n]
+        head = fh.read(n)
+        self._fh = _Prepended(head, fh)
+        return head
+
+    def _plain_lines(self) -> Iterator[tuple[int, int, bytes]]:
+        offset = 0
+        lineno = 0
+        for raw in self._fh:
+            lineno += 1
+            yield lineno, offset, raw
+            offset += len(raw)
+        self.lines = lineno
+
+    def _zstd_lines(self) -> Iterator[tuple[int, int, bytes]]:
+        import zstandard
+
+        dctx = zstandard.ZstdDecompressor()
+        fh = self._fh
+        obj = None
+        frame_start = 0  # compressed offset of the frame being decoded
+        fed = 0  # compressed bytes handed to decoders so far
+        frame_out: list[bytes] = []
+        frame_size = 0
+        total_out = 0
+        carry = b""  # text of committed frames after their last newline
+        lineno = 0
+        text_offset = 0
+        while True:
+            chunk = fh.read(_ZSTD_FEED)
+            if not chunk:
+                break
+            data = chunk
+            while data:
+                if obj is None:
+                    obj = dctx.decompressobj()
+                    frame_start = fed
+                try:
+                    out = obj.decompress(data)
+                except zstandard.ZstdError as exc:
+                    raise ReadError(f"corrupt zstd data in the frame at byte offset {frame_start}: {exc}",
+                                    path=self.path, line=lineno + 1) from None
+                if out:
+                    frame_out.append(out)
+                    frame_size += len(out)
+                    total_out += len(out)
+                    if total_out > self.max_bytes:
+                        raise ReadError(f"decompressed text exceeds the {self.max_bytes}-byte ceiling "
+                                        "(a decompression bomb or a log too large for --max-bytes)",
+                                        path=self.path, line=lineno + 1)
+                if obj.eof:
+                    rest = obj.unused_data
+                    fed += len(data) - len(rest)
+                    data = rest
+                    obj = None
+                    text = carry + b"".join(frame_out)
+                    frame_out, frame_size = [], 0
+                    start = 0
+                    while True:
+                        nl = text.find(b"\n", start)
+                        if nl < 0:
+                            break
+                        lineno += 1
+                        yield lineno, text_offset + start, text[start:nl + 1]
+                        start = nl + 1
+                    text_offset += start
+                    carry = text[start:]
+                else:
+                    fed += len(data)
+                    data = b""
+        if obj is not None:
+            # A frame that began but never finished: the crash cut it short.
+            self.torn_tail = TornTail(line=lineno + 1, offset=frame_start, size=fed - frame_start,
+                                      encoding="zstd")
+        if carry:
+            lineno += 1
+            yield lineno, text_offset, carry
+        self.lines = lineno
+
+    # -- logical layer ---------------------------------------------------
+    @property
+    def header(self) -> dict:
+        """The parsed header line (reads it on first access)."""
+        if self._header is None:
+            self._read_header()
+        return self._header
+
+    @property
+    def header_line(self) -> int:
+        self.header  # noqa: B018 - ensure read
+        return self._header_line
+
+    def _read_header(self) -> None:
+        for lineno, offset, raw in self._lines:
+            try:
+                value = orjson.loads(raw)
+            except orjson.JSONDecodeError as exc:
+                if not raw.strip():
+                    continue
+                raise ReadError(f"header line is not valid JSON: {_json_reason(raw, exc)}",
+                                path=self.path, line=lineno) from None
+            if type(value) is not dict or value.get("type") != "session":
+                got = value.get("type") if type(value) is dict else type(value).__name__
+                raise ReadError(f"first record must be the session header (type \"session\"), got {got!r}",
+                                path=self.path, line=lineno)
+            version = value.get("version", MISSING)
+            if version is not MISSING and not (is_number(version) and version == FORMAT_VERSION):
+                raise FormatVersionError(
+                    f"format version {orjson.dumps(version).decode()} not supported: "
+                    f"dshreplay reads format version {FORMAT_VERSION}", path=self.path, line=lineno)
+            self._header = value
+            self._header_line = lineno
+            return
+        if self.torn_tail is not None:
+            raise ReadError(f"no complete header: {self.torn_tail.describe()}", path=self.path)
+        raise ReadError("empty log: no session header", path=self.path)
+
+    def events(self) -> Iterator[Event]:
+        """Yield every event in seq order. Raises ReadError on a defect."""
+        if self._started:
+            raise RuntimeError("LogReader.events() can be iterated only once")
+        self._started = True
+        self.header  # noqa: B018 - the header comes first
+        loads = orjson.loads
+        JSONDecodeError = orjson.JSONDecodeError
+        path = self.path
+        seq = 0
+        last = b"\n"
+        for lineno, offset, raw in self._lines:
+            try:
+                rec = loads(raw)
+            except JSONDecodeError as exc:
+                if not raw.strip():
+                    continue
+                if not raw.endswith(b"\n"):
+                    self.torn_tail = TornTail(line=lineno, offset=offset, size=len(raw),
+                                              encoding=self.encoding)
+                    break
+                raise ReadError(f"line is not valid JSON: {_json_reason(raw, exc)}",
+                                path=path, line=lineno, seq=seq) from None
+            if type(rec) is not dict:
+                raise ReadError(f"record must be a JSON object, got {_json_kind(rec)}",
+                                path=path, line=lineno, seq=seq)
+            last = raw
+            tag = rec.get("type")
+            if tag in ROW_TAGS:
+                for member in expand_row(rec, tag, seq, lineno, path):
+                    yield member
+                    seq += 1
+                continue
+            yield Event(seq, tag, rec, lineno, None, rec.get("time", 0))
+            seq += 1
+        else:
+            if self.torn_tail is None:
+                self.final_newline = last.endswith(b"\n")
+        self.event_count = seq
+
+
+class _Prepended(io.RawIOBase):
+    """A non-seekable stream with bytes already read put back in front."""
+
+    def __init__(self, head: bytes, rest: BinaryIO):
+        self._head = head
+        self._rest = rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        if self._head:
+            n = min(len(b), len(self._head))
+            b[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        data = self._rest.read(len(b))
+        n = len(data)
+        b[:n] = data
+        return n
+
+
+def _json_kind(value: object) -> str:
+    return {list: "an array", str: "a string", int: "a number", float: "a number",
+            bool: "a boolean", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def _json_reason(raw: bytes, exc: Exception) -> str:
+    if raw.startswith(b"\xef\xbb\xbf"):
+        return "starts with a UTF-8 byte-order mark"
+    text = str(exc)
+    return text.split(": line")[0] if ": line" in text else text
+
+
+# -- packed chunk rows ----------------------------------------------------
+
+def _malformed(tag: str, why: str, path: str, line: int, seq: int) -> ReadError:
+    return ReadError(f"malformed {tag} row: {why}", path=path, line=line, seq=seq)
+
+
+def expand_row(rec: dict, tag: str, seq: int, line: int, path: str) -> list[Event]:
+    """Validate one packed row exactly as dsh does and expand it to its members.
+
+    `seq` is the position of the first member. A runtime row's `seq0` is kept
+    as each member's written seq (`seq0 + k`), so the fold's contiguity rule
+    sees a mismatch the same way it would for plain events.
+    """
+    keys = rec.keys()
+    runtime = "seq0" in rec or "time0" in rec
+    if runtime:
+        if len(keys) != 4 or not {"type", "seq0", "time0", "data"} <= keys:
+            raise _malformed(tag, "envelope must be exactly {type, seq0, time0, data}", path, line, seq)
+        seq0, time0 = rec["seq0"], rec["time0"]
+        if not is_event_seq(seq0):
+            raise _malformed(tag, "seq0 must be a non-negative safe integer", path, line, seq)
+        if not is_safe_int(time0):
+            raise _malformed(tag, "time0 must be a safe integer", path, line, seq)
+    else:
+        if len(keys) != 2 or not {"type", "data"} <= keys:
+            raise _malformed(tag, "envelope must be exactly {type, data} (projected) or "
+                                  "{type, seq0, time0, data} (runtime)", path, line, seq)
+        seq0, time0 = None, 0
+    data = rec["data"]
+    if type(data) is not dict:
+        raise _malformed(tag, "data must be an object", path, line, seq)
+    dkeys = data.keys()
+    if tag == "tool-call-chunks":
+        with_name = len(dkeys) == 7 and {"turn", "step", "index", "id", "name", "dt", "args"} <= dkeys
+        if not with_name and not (len(dkeys) == 6 and {"turn", "step", "index", "id", "dt", "args"} <= dkeys):
+            raise _malformed(tag, "data must be exactly {turn, step, index, id, name?, dt, args}",
+                             path, line, seq)
+        if type(data["id"]) is not str or (with_name and type(data["name"]) is not str):
+            raise _malformed(tag, "id (and name when present) must be strings", path, line, seq)
+        key = "args"
+    else:
+        if not (len(dkeys) == 5 and {"turn", "step", "index", "dt", "texts"} <= dkeys):
+            raise _malformed(tag, "data must be exactly {turn, step, index, dt, texts}", path, line, seq)
+        key = "texts"
+    if not (is_number(data["turn"]) and is_number(data["step"]) and is_number(data["index"])):
+        raise _malformed(tag, "turn/step/index must be numbers", path, line, seq)
+    payload = data[key]
+    if type(payload) is not list or not payload or any(type(p) is not str for p in payload):
+        raise _malformed(tag, f"{key} must be a non-empty array of strings", path, line, seq)
+    dt = data["dt"]
+    if type(dt) is not list or not all(is_safe_int(g) for g in dt):
+        raise _malformed(tag, "dt must be an array of safe integers", path, line, seq)
+    if len(dt) != len(payload) - 1:
+        raise _malformed(tag, f"dt has {len(dt)} gaps for {len(payload)} members (want one fewer)",
+                         path, line, seq)
+    if seq0 is not None and not is_safe_int(seq0 + len(payload) - 1):
+        raise _malformed(tag, "member seqs must stay safe integers", path, line, seq)
+    times = [time0]
+    t = time0
+    for gap in dt:
+        t += gap
+        if not is_safe_int(t):
+            raise _malformed(tag, "member times must stay safe integers", path, line, seq)
+        times.append(t)
+    turn, step, index = data["turn"], data["step"], data["index"]
+    members = []
+    if tag == "tool-call-chunks":
+        call_id = data["id"]
+        has_name = "name" in data
+        name = data.get("name")
+    for k, text in enumerate(payload):
+        if tag == "text-chunks":
+            chunk = {"type": "text-delta", "index": index, "text": text}
+        elif tag == "reasoning-chunks":
+            chunk = {"type": "reasoning-delta", "index": index, "text": text}
+        elif has_name:
+            chunk = {"type": "tool-call-delta", "index": index, "id": call_id, "name": name,
+                     "argumentsDelta": text}
+        else:
+            chunk = {"type": "tool-call-delta", "index": index, "id": call_id, "argumentsDelta": text}
+        if seq0 is None:
+            event = {"type": "assistant/chunk", "data": {"turn": turn, "step": step, "chunk": chunk}}
+        else:
+            event = {"type": "assistant/chunk", "seq": seq0 + k, "time": times[k],
+                     "data": {"turn": turn, "step": step, "chunk": chunk}}
+        members.append(Event(seq + k, "assistant/chunk", event, line, tag, times[k]))
+    return members
+
+
+def read_log(source, **kwargs) -> tuple[dict, list[Event]]:
+    """Convenience: the header and every event of a small log, as a list."""
+    with LogReader(source, **kwargs) as reader:
+        return reader.header, list(reader.events())

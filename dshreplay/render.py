@@ -1,0 +1,90 @@
+"""Turn log text into safe, short strings for people.
+
+Log text is attacker-controlled: control characters and terminal escape
+sequences are removed before anything reaches a terminal.
+"""
+
+from __future__ import annotations
+
+import re
+
+import orjson
+
+_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+_SPACE = re.compile(r"\s+")
+
+
+def clean(text: str) -> str:
+    """Strip ANSI escapes and control characters (newlines and tabs stay)."""
+    return _CONTROL.sub("", _ANSI.sub("", text))
+
+
+def one_line(text: str, width: int) -> str:
+    """Clean text folded to one line and cut to `width` characters."""
+    flat = _SPACE.sub(" ", clean(text)).strip()
+    if width <= 0:
+        return ""
+    return flat if len(flat) <= width else flat[:max(width - 1, 0)] + "…"
+
+
+def role_of(event_type: str, message) -> str:
+    if type(message) is dict and type(message.get("role")) is str:
+        role = clean(message["role"])
+        if event_type == "tool/result" and role == "user":
+            return "tool"
+        return role
+    return {"user/message": "user", "assistant/message": "assistant", "tool/result": "tool"}.get(
+        event_type, "?")
+
+
+def message_text(message) -> str:
+    """The readable text of a model message: text blocks, tool calls, tool results."""
+    if type(message) is not dict:
+        return "" if message is None else _json(message)
+    content = message.get("content")
+    if type(content) is str:
+        return content
+    if type(content) is not list:
+        return ""
+    parts = []
+    for block in content:
+        parts.append(_block_text(block))
+    return "\n".join(p for p in parts if p)
+
+
+def _block_text(block) -> str:
+    if type(block) is not dict:
+        return block if type(block) is str else ""
+    kind = block.get("type")
+    if kind == "text" and type(block.get("text")) is str:
+        return block["text"]
+    if kind == "reasoning" and type(block.get("text")) is str:
+        return f"[reasoning] {block['text']}"
+    if kind == "tool-call":
+        args = block.get("arguments")
+        return f"[call {block.get('name')}] {args if type(args) is str else _json(args)}"
+    if kind == "tool-result":
+        inner = block.get("content")
+        if type(inner) is list:
+            text = "\n".join(_block_text(b) for b in inner)
+        elif type(inner) is str:
+            text = inner
+        else:
+            text = _json(inner)
+        flag = " error" if block.get("isError") is True else ""
+        return f"[result{flag}] {text}"
+    if kind == "image":
+        return "[image]"
+    return f"[{kind}]" if type(kind) is str else ""
+
+
+def json_size(value) -> int:
+    return len(_json(value))
+
+
+def _json(value) -> str:
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:
+        return repr(value)
