@@ -1,0 +1,36 @@
+"""Every command has help text, and the generated reference is current."""
+
+from __future__ import annotations
+
+import importlib.util
+
+from conftest import ROOT
+from dshreplay.cli import cli
+
+
+def load_reference_script():
+    spec = importlib.util.spec_from_file_location("make_cli_reference",
+                                                  ROOT / "scripts" / "make_cli_reference.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_command_has_help_text():
+    for name, command in cli.commands.items():
+        assert command.help and len(command.help.strip()) > 20, name
+        for param in command.params:
+            if param.param_type_name == "option":
+                assert param.help, f"{name} {param.opts}"
+
+
+def test_cli_reference_is_regenerated():
+    module = load_reference_script()
+    assert (ROOT / "docs" / "cli.md").read_text() == module.reference(), \
+        "docs/cli.md is stale: run python scripts/make_cli_reference.py"
+
+
+def test_readme_mentions_every_command():
+    readme = (ROOT / "README.md").read_text()
+    for name in cli.commands:
+        assert f"dshreplay {name}" in readme, name

@@ -1,0 +1,101 @@
+"""`dshreplay fold`: table, JSON, --at, and one-line errors with exit codes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import orjson
+
+from conftest import SAMPLES
+
+
+def test_json_output_is_exactly_seq_nodes_replacements_messages(cli, builder, write_log):
+    b = builder()
+    first = b.user("hello")
+    second = b.user("again")
+    summary = b.compaction(first, second, "greetings")
+    path = write_log(b)
+    out = cli("fold", path, "--json").json()
+    assert list(out) == ["seq", "nodes", "replacements", "messages"]
+    assert out["seq"] == len(b.events) - 1
+    assert out["nodes"] == [summary]
+    assert out["replacements"] == [{"seq": summary, "start": first, "end": second,
+                                    "shadowedSeqs": [first, second]}]
+    assert out["messages"] == [b.events[summary]["data"]]
+
+
+def test_json_messages_are_byte_equal_to_the_log(cli, builder, write_log):
+    b = builder()
+    b.user("ünïcødé \u2028 and \"quotes\"")
+    path = write_log(b)
+    raw_line = path.read_bytes().splitlines()[-1]
+    stdout = cli("fold", path, "--json").stdout.encode()
+    assert orjson.dumps(orjson.loads(raw_line)["data"]) in stdout
+
+
+def test_at_shows_the_view_right_after_that_event(cli, builder, write_log):
+    b = builder()
+    first = b.user("one")
+    b.user("two")
+    out = cli("fold", write_log(b), "--at", first, "--json").json()
+    assert (out["seq"], out["nodes"]) == (first, [first])
+
+
+def test_at_beyond_the_log_is_a_usage_error(cli, builder, write_log):
+    b = builder()
+    result = cli("fold", write_log(b), "--at", 99, expect=2)
+    assert result.stderr.count("\n") == 1
+    assert f"--at 99 is beyond the log: its last seq is {len(b.events) - 1}" in result.stderr
+
+
+def test_table_lists_nodes_and_a_count_line_within_100_columns(cli):
+    result = cli("fold", SAMPLES / "compaction.jsonl")
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["#", "seq", "role", "op", "bytes", "text"]
+    assert all(len(line) <= 100 for line in lines)
+    assert lines[2].split()[:5] == ["0", "67", "user", "replace", "3..37"]
+    assert lines[-1] == "8 nodes, 8 messages, 1 replacements at seq 94"
+
+
+def test_fold_error_prints_one_line_with_seq_and_exits_1(cli):
+    result = cli("fold", SAMPLES / "broken-replace-start-not-found.jsonl", expect=1)
+    assert result.stderr.splitlines() == [
+        f"dshreplay: fold error: {SAMPLES / 'broken-replace-start-not-found.jsonl'}: line 69, seq 67, "
+        "/surfaceOp/start: replace start seq 1 is not in the surface"]
+
+
+def test_fold_error_in_json_mode_names_stage_and_seq(cli):
+    out = cli("fold", SAMPLES / "broken-seq-gap.jsonl", "--json", expect=1).json()
+    assert out == {"seq": None, "error": {"stage": "fold", "seq": 5, "line": 7, "pointer": "/seq",
+                                          "message": "seq 8 is not contiguous; expected 5"}}
+
+
+def test_unreadable_inputs_exit_2_with_one_line(cli, tmp_path):
+    cases = {
+        SAMPLES / "broken-bad-json-line.jsonl": "line 6, seq 4: line is not valid JSON",
+        SAMPLES / "broken-version-1.jsonl": "format version 1 not supported",
+        SAMPLES / "broken-zstd-checksum.jsonl.zstd": "corrupt zstd data",
+        tmp_path / "missing.jsonl": "cannot open",
+    }
+    for path, text in cases.items():
+        result = cli("fold", path, expect=2)
+        assert len(result.stderr.splitlines()) == 1, result.stderr
+        assert text in result.stderr
+
+
+def test_torn_tail_warns_and_still_folds(cli):
+    result = cli("fold", SAMPLES / "torn-tail.jsonl", "--json")
+    assert "torn tail" in result.stderr and "42 bytes lost" in result.stderr
+    assert result.json()["seq"] == 62
+
+
+def test_stdin_is_read_with_dash(cli):
+    data = (SAMPLES / "multi-turn.runtime.jsonl.zstd").read_bytes()
+    assert cli("fold", "-", "--json", input=data).json()["seq"] == 62
+
+
+def test_version_and_module_entry_point():
+    out = subprocess.run([sys.executable, "-m", "dshreplay", "--version"], capture_output=True, text=True)
+    assert out.returncode == 0
+    assert out.stdout.startswith("dshreplay, version ")

@@ -1,0 +1,105 @@
+"""Shared fixtures: the corpus location, a log writer, and a CLI runner."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from dshreplay.samples import LogBuilder
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = Path(os.environ.get("DSHREPLAY_CORPUS", ROOT.parent / "shared" / "corpus"))
+SAMPLES = ROOT / "sample_logs"
+
+
+def corpus_available() -> bool:
+    return (CORPUS / "index.json").is_file()
+
+
+@pytest.fixture(scope="session")
+def corpus_dir() -> Path:
+    if not corpus_available():
+        pytest.skip(f"conformance corpus not found at {CORPUS}")
+    return CORPUS
+
+
+@pytest.fixture
+def builder():
+    """A fresh LogBuilder with a turn and a step already open."""
+    def make(**kwargs) -> LogBuilder:
+        b = LogBuilder(**kwargs)
+        b.start_turn()
+        b.request_header()
+        b.start_step()
+        return b
+    return make
+
+
+@pytest.fixture
+def write_log(tmp_path):
+    """Write a LogBuilder, raw bytes, or a list of records/lines to a file; return its path."""
+    counter = iter(range(10_000))
+
+    def write(content, name: str | None = None, **options) -> Path:
+        name = name or f"log{next(counter)}.jsonl"
+        path = tmp_path / name
+        if isinstance(content, LogBuilder):
+            content.write(path, **options)
+        elif isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            lines = [c if isinstance(c, (bytes, str)) else json.dumps(c) for c in content]
+            path.write_bytes(b"".join((x.encode() if isinstance(x, str) else x) + b"\n" for x in lines))
+        return path
+    return write
+
+
+class CliResult:
+    def __init__(self, result):
+        self.result = result
+        self.exit_code = result.exit_code
+        self.stdout = result.stdout
+        self.stderr = result.stderr
+
+    def json(self):
+        return json.loads(self.stdout)
+
+
+@pytest.fixture
+def cli():
+    """Run the CLI in-process; a wrong exit code fails with stdout and stderr shown."""
+    from dshreplay.cli import cli as command
+
+    def run(*args, expect: int | None = 0, input: bytes | None = None) -> CliResult:
+        runner = CliRunner()
+        result = runner.invoke(command, [str(a) for a in args], input=input, catch_exceptions=True)
+        if expect is not None and result.exit_code != expect:
+            raise AssertionError(
+                f"dshreplay {' '.join(map(str, args))}: exit {result.exit_code}, wanted {expect}\n"
+                f"--- stdout\n{result.stdout}\n--- stderr\n{result.stderr}\n"
+                f"--- exception\n{result.exc_info and result.exc_info[1]!r}")
+        assert "Traceback" not in result.stderr
+        return CliResult(result)
+    return run
+
+
+# -- corpus accounting for .ci/run ---------------------------------------
+
+_corpus_outcomes: dict[str, list[str]] = {"passed": [], "skipped": [], "failed": []}
+
+
+def pytest_runtest_logreport(report):
+    if "tests/corpus/" not in report.nodeid.replace(os.sep, "/"):
+        return
+    if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
+        _corpus_outcomes[report.outcome].append(report.nodeid)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    target = os.environ.get("DSHREPLAY_CORPUS_REPORT")
+    if target:
+        Path(target).write_text(json.dumps(_corpus_outcomes, indent=1))
