@@ -14,7 +14,9 @@ from pathlib import Path
 
 import orjson
 
-from .reader import ROW_TAGS
+from .errors import FoldError
+from .reader import ROW_TAGS, Event
+from .surface import SurfaceFold, fold
 
 CREATED_AT = 1783352165190
 DELTA_KINDS = {"text-delta": "text-chunks", "reasoning-delta": "reasoning-chunks",
@@ -42,11 +44,16 @@ class LogBuilder:
         self.turn_open = False
         self.step_open = False
         self._ids = 0
+        self._fold = SurfaceFold()  # kept current while every added event folds
+        self.base = 0  # seq of events[0]: drain() hands events out and forgets them
 
     # -- low level -------------------------------------------------------
     @property
     def next_seq(self) -> int:
-        return len(self.events)
+        return self.base + len(self.events)
+
+    def event(self, seq: int) -> dict:
+        return self.events[seq - self.base]
 
     def add(self, type_: str, data, dt: int = 7, **envelope) -> int:
         """Append one event (envelope extras such as surfaceOp go in `envelope`)."""
@@ -54,6 +61,11 @@ class LogBuilder:
         event = {"type": type_, "seq": self.next_seq, "time": self.clock, "data": data}
         event.update(envelope)
         self.events.append(event)
+        if self._fold is not None:
+            try:
+                self._fold.apply(Event(event["seq"], type_, event, 0))
+            except FoldError:
+                self._fold = None  # a deliberately broken log: surface() refolds (and raises)
         return event["seq"]
 
     def new_id(self, prefix: str = "id") -> str:
@@ -171,8 +183,8 @@ class LogBuilder:
     # -- replacements ----------------------------------------------------
     def surface(self) -> list[int]:
         """The current surface, computed by dshreplay's own fold."""
-        from .reader import Event
-        from .surface import fold
+        if self._fold is not None and self._fold.next_seq == self.next_seq:
+            return list(self._fold.nodes)
         return list(fold(Event(e["seq"], e["type"], e, 0) for e in self.events).nodes)
 
     def compaction(self, start: int, end: int, summary: str, *, tokens: int = 900,
@@ -213,7 +225,7 @@ class LogBuilder:
 
     def rewrite_tool_result(self, seq: int, new_output: str) -> int:
         """Replace one tool/result node with a copy whose first result content changed."""
-        original = self.events[seq]
+        original = self.event(seq)
         data = orjson.loads(orjson.dumps(original["data"]))
         data["message"]["content"][0]["content"] = [{"type": "text", "text": new_output}]
         return self.add("tool/result", data, sourceEventSeqs=[seq],
@@ -237,6 +249,13 @@ class LogBuilder:
             out.append(event)
             i += 1
         return out
+
+    def drain(self, *, layout: str = "runtime", pack: bool = False) -> bytes:
+        """The lines of the events added since the last drain; then forget them."""
+        data = b"".join(orjson.dumps(r) + b"\n" for r in self.records(layout=layout, pack=pack))
+        self.base += len(self.events)
+        self.events = []
+        return data
 
     def to_bytes(self, *, layout: str = "runtime", pack: bool = False) -> bytes:
         lines = [orjson.dumps(self.header)] + [orjson.dumps(r) for r in self.records(

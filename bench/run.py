@@ -1,0 +1,97 @@
+"""Time and peak memory of dshreplay commands against a bare orjson parse.
+
+Every figure comes from one run on the same file; each command runs in its
+own process (best of --repeat), and ratios are to the bare parse.
+
+    python bench/run.py bench/out/400k.jsonl [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tabulate import tabulate
+
+BARE_PARSE = ("import orjson, sys\n"
+              "loads = orjson.loads\n"
+              "with open(sys.argv[1], 'rb') as fh:\n"
+              "    for line in fh:\n"
+              "        loads(line)\n")
+
+
+ZSTD_STREAM_PARSE = ("import io, orjson, sys, zstandard\n"
+                     "raw = open(sys.argv[1], 'rb')\n"
+                     "text = io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(raw, "
+                     "read_across_frames=True))\n"
+                     "for line in text:\n"
+                     "    orjson.loads(line)\n")
+
+
+def measure(argv: list[str], repeat: int) -> tuple[float, float]:
+    """Best wall time (s) and the peak RSS (MB) of a command, output discarded."""
+    best_time, peak = float("inf"), 0.0
+    for _ in range(repeat):
+        start = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        _, status, usage = os.wait4(proc.pid, 0)
+        elapsed = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        err = proc.stderr.read().decode(errors="replace")
+        proc.stderr.close()
+        if proc.returncode not in (0, 1):
+            raise SystemExit(f"{' '.join(argv)} failed ({proc.returncode}): {err.strip()}")
+        best_time = min(best_time, elapsed)
+        peak = max(peak, usage.ru_maxrss / 1024)
+    return best_time, peak
+
+
+def commands(log: Path, middle: int | None) -> list[tuple[str, list[str]]]:
+    py = sys.executable
+    cmds = [("orjson parse (baseline)", [py, "-c", BARE_PARSE, str(log)])]
+    if log.suffix == ".zstd":
+        cmds = [("zstandard stream + orjson parse (baseline)", [py, "-c", ZSTD_STREAM_PARSE, str(log)])]
+    elif shutil.which("jq"):
+        cmds.append(("jq -c .", ["sh", "-c", f"jq -c . '{log}' >/dev/null"]))
+    dsh = [py, "-m", "dshreplay"]
+    cmds.append(("dshreplay fold --json", dsh + ["fold", str(log), "--json"]))
+    if middle is not None:
+        cmds.append((f"dshreplay fold --at {middle}", dsh + ["fold", str(log), "--at", str(middle), "--json"]))
+    from dshreplay.cli import cli
+    if "validate" in cli.commands:
+        cmds.append(("dshreplay validate", dsh + ["validate", str(log)]))
+    return cmds
+
+
+def count_events(log: Path) -> int:
+    from dshreplay.reader import LogReader
+    with LogReader(log) as reader:
+        return sum(1 for _ in reader.events())
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("logs", nargs="+", type=Path)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args(argv)
+    rows = []
+    for log in args.logs:
+        events = count_events(log)
+        results = [(name, *measure(argv, args.repeat)) for name, argv in commands(log, events // 2)]
+        base_time, base_mem = results[0][1], results[0][2]
+        size = log.stat().st_size / 1e6
+        for name, seconds, mem in results:
+            rows.append((log.name, f"{events:,}", f"{size:.0f}", name, f"{seconds:.2f}",
+                         f"{seconds / base_time:.2f}x", f"{mem:.0f}"))
+    print(tabulate(rows, headers=["log", "events", "MB", "command", "seconds", "vs parse", "peak RSS MB"],
+                   disable_numparse=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
