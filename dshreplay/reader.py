@@ -16,13 +16,14 @@ import io
 import os
 import sys
 from dataclasses import dataclass
+from itertools import accumulate
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
 import orjson
 
 from .errors import FormatVersionError, ReadError
-from .jsvalues import MISSING, is_event_seq, is_number, is_safe_int
+from .jsvalues import MAX_SAFE_INTEGER, MISSING, is_event_seq, is_number, is_safe_int
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 FORMAT_VERSION = 0
@@ -340,6 +341,15 @@ def _json_reason(raw: bytes, exc: Exception) -> str:
 
 # -- packed chunk rows ----------------------------------------------------
 
+def _all_safe_ints(values: list) -> bool:
+    """Every value a safe integer (fast path for plain ints)."""
+    if not values:
+        return True
+    if set(map(type, values)) == {int}:
+        return -MAX_SAFE_INTEGER <= min(values) and max(values) <= MAX_SAFE_INTEGER
+    return all(is_safe_int(v) for v in values)
+
+
 def _malformed(tag: str, why: str, path: str, line: int, seq: int) -> ReadError:
     return ReadError(f"malformed {tag} row: {why}", path=path, line=line, seq=seq)
 
@@ -388,43 +398,78 @@ def expand_row(rec: dict, tag: str, seq: int, line: int, path: str) -> list[Even
     if type(payload) is not list or not payload or any(type(p) is not str for p in payload):
         raise _malformed(tag, f"{key} must be a non-empty array of strings", path, line, seq)
     dt = data["dt"]
-    if type(dt) is not list or not all(is_safe_int(g) for g in dt):
+    if type(dt) is not list or not _all_safe_ints(dt):
         raise _malformed(tag, "dt must be an array of safe integers", path, line, seq)
     if len(dt) != len(payload) - 1:
         raise _malformed(tag, f"dt has {len(dt)} gaps for {len(payload)} members (want one fewer)",
                          path, line, seq)
     if seq0 is not None and not is_safe_int(seq0 + len(payload) - 1):
         raise _malformed(tag, "member seqs must stay safe integers", path, line, seq)
-    times = [time0]
-    t = time0
-    for gap in dt:
-        t += gap
-        if not is_safe_int(t):
-            raise _malformed(tag, "member times must stay safe integers", path, line, seq)
-        times.append(t)
-    turn, step, index = data["turn"], data["step"], data["index"]
-    members = []
-    if tag == "tool-call-chunks":
-        call_id = data["id"]
-        has_name = "name" in data
-        name = data.get("name")
-    for k, text in enumerate(payload):
-        if tag == "text-chunks":
-            chunk = {"type": "text-delta", "index": index, "text": text}
-        elif tag == "reasoning-chunks":
-            chunk = {"type": "reasoning-delta", "index": index, "text": text}
-        elif has_name:
-            chunk = {"type": "tool-call-delta", "index": index, "id": call_id, "name": name,
-                     "argumentsDelta": text}
+    times = list(accumulate(dt, initial=time0))
+    if not _all_safe_ints(times):
+        raise _malformed(tag, "member times must stay safe integers", path, line, seq)
+    shared = _Row(tag, data, seq0)
+    return [PackedMember(seq + k, shared, k, line, times[k]) for k in range(len(payload))]
+
+
+class _Row:
+    """What every member of one packed row shares."""
+
+    __slots__ = ("tag", "data", "seq0")
+
+    def __init__(self, tag: str, data: dict, seq0):
+        self.tag = tag
+        self.data = data
+        self.seq0 = seq0
+
+
+class PackedMember(Event):
+    """An `assistant/chunk` event stored inside a packed row.
+
+    Its record is built only when someone asks for it: the fold needs just
+    the seq, so expanding large rows stays cheap.
+    """
+
+    __slots__ = ("_shared", "_k", "_record")
+
+    def __init__(self, seq: int, shared: _Row, k: int, line: int, time):
+        self.seq = seq
+        self.type = "assistant/chunk"
+        self.line = line
+        self.row = shared.tag
+        self.time = time
+        self._shared = shared
+        self._k = k
+        self._record = None
+
+    @property
+    def declared_seq(self):
+        seq0 = self._shared.seq0
+        return MISSING if seq0 is None else seq0 + self._k
+
+    @property
+    def record(self) -> dict:
+        if self._record is None:
+            self._record = self._build()
+        return self._record
+
+    def _build(self) -> dict:
+        shared, k = self._shared, self._k
+        data = shared.data
+        if shared.tag == "text-chunks":
+            chunk = {"type": "text-delta", "index": data["index"], "text": data["texts"][k]}
+        elif shared.tag == "reasoning-chunks":
+            chunk = {"type": "reasoning-delta", "index": data["index"], "text": data["texts"][k]}
+        elif "name" in data:
+            chunk = {"type": "tool-call-delta", "index": data["index"], "id": data["id"],
+                     "name": data["name"], "argumentsDelta": data["args"][k]}
         else:
-            chunk = {"type": "tool-call-delta", "index": index, "id": call_id, "argumentsDelta": text}
-        if seq0 is None:
-            event = {"type": "assistant/chunk", "data": {"turn": turn, "step": step, "chunk": chunk}}
-        else:
-            event = {"type": "assistant/chunk", "seq": seq0 + k, "time": times[k],
-                     "data": {"turn": turn, "step": step, "chunk": chunk}}
-        members.append(Event(seq + k, "assistant/chunk", event, line, tag, times[k]))
-    return members
+            chunk = {"type": "tool-call-delta", "index": data["index"], "id": data["id"],
+                     "argumentsDelta": data["args"][k]}
+        body = {"turn": data["turn"], "step": data["step"], "chunk": chunk}
+        if shared.seq0 is None:
+            return {"type": "assistant/chunk", "data": body}
+        return {"type": "assistant/chunk", "seq": shared.seq0 + k, "time": self.time, "data": body}
 
 
 def read_log(source, **kwargs) -> tuple[dict, list[Event]]:

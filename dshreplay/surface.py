@@ -137,6 +137,15 @@ class SurfaceFold:
 
     def apply(self, event: Event) -> Replacement | None:
         expected = self.next_seq
+        if event.row is not None:
+            # a packed-row member: an assistant/chunk whose exact shape the
+            # reader checked (no surface fields); only its seq can be wrong
+            declared = event.declared_seq
+            if event.seq != expected or (declared is not MISSING and declared != expected):
+                raise _fail(event, NOT_CONTIGUOUS, f"seq {_show(declared)} is not contiguous; "
+                                                   f"expected {expected}", "/seq0")
+            self.next_seq = expected + 1
+            return None
         declared = event.record.get("seq", MISSING)
         if declared is not MISSING and not (declared == expected and type(declared) in (int, float)):
             raise _fail(event, NOT_CONTIGUOUS,
@@ -220,13 +229,16 @@ class SurfaceFold:
                             "sourceEventSeqs must not be empty except on assistant/message",
                             "/sourceEventSeqs")
             later = None
-            for i, source in enumerate(raw):
-                if not is_event_seq(source):
-                    raise _fail(event, BAD_SOURCE_SEQS, f"sourceEventSeqs[{i}] is {_show(source)}: "
-                                "want a non-negative safe integer", f"/sourceEventSeqs/{i}")
-                sources.add(source)
-                if later is None and source >= event.seq:
-                    later = (i, source)
+            if raw and set(map(type, raw)) == {int} and min(raw) >= 0 and max(raw) < event.seq:
+                sources = set(raw)  # the common case: plain ints, all earlier
+            else:
+                for i, source in enumerate(raw):
+                    if not is_event_seq(source):
+                        raise _fail(event, BAD_SOURCE_SEQS, f"sourceEventSeqs[{i}] is {_show(source)}: "
+                                    "want a non-negative safe integer", f"/sourceEventSeqs/{i}")
+                    sources.add(source)
+                    if later is None and source >= event.seq:
+                        later = (i, source)
             if len(sources) != len(raw):
                 raise _fail(event, BAD_SOURCE_SEQS, "sourceEventSeqs must not contain duplicates",
                             "/sourceEventSeqs")
