@@ -12,6 +12,8 @@ import click
 
 from . import __version__
 from .api import fold_log
+from .findings import ERROR, WARNING
+from .validate import ValidateOptions, validate_log
 from .errors import DshReplayError, ReadError, UsageError
 from .reporters import JsonReporter, TextReporter
 
@@ -104,6 +106,47 @@ def fold(log: str, at: int | None, as_json: bool) -> None:
     reporter_for(as_json).fold(report)
     if report.error is not None:
         say_error(report.error)
+        sys.exit(EXIT_FINDINGS)
+
+
+def _codes(ctx, param, value: str | None):
+    if value is None:
+        return None
+    codes = frozenset(c.strip().upper() for c in value.split(",") if c.strip())
+    if not codes:
+        raise click.BadParameter("give one or more codes or prefixes, comma-separated")
+    return codes
+
+
+@cli.command()
+@click.argument("logs", nargs=-1, required=True, metavar="LOG...")
+@click.option("--strict", is_flag=True, help="Exit 1 on warnings too, not only on errors.")
+@click.option("--snapshot", is_flag=True,
+              help="Accept whole-string placeholders such as \"{{cwd}}\" (dsh's test snapshots) as any "
+                   "value; they are counted in one notice per file.")
+@click.option("--select", callback=_codes, metavar="CODES",
+              help="Report only these finding codes or prefixes, comma-separated (e.g. DSH-E1,DSH-W).")
+@click.option("--ignore", callback=_codes, metavar="CODES",
+              help="Never report these finding codes or prefixes, comma-separated.")
+@output_options
+def validate(logs: tuple[str, ...], strict: bool, snapshot: bool, select, ignore, as_json: bool) -> None:
+    """Check that logs are intact and well-formed, in one streaming pass each.
+
+    Checks every record against the JSON Schemas, the format rules (seqs,
+    layouts, packed rows, known types, torn tails), dsh's surface fold, and
+    the relations between events (turns, steps, tool calls, compaction
+    brackets, metering). Each finding has a stable code (docs/findings.md),
+    a severity, and its seq, line and JSON pointer. Exit 0 when no file has
+    an error, 1 when one does (or a warning, with --strict), 2 when a file
+    cannot be read at all.
+    """
+    options = ValidateOptions(snapshot=snapshot, select=select, ignore=ignore or frozenset())
+    reports = [validate_log(log, options) for log in logs]
+    reporter_for(as_json).validate(reports)
+    if any(r.unreadable for r in reports):
+        sys.exit(EXIT_UNREADABLE)
+    failing = (ERROR, WARNING) if strict else (ERROR,)
+    if any(f.severity in failing for r in reports for f in r.findings):
         sys.exit(EXIT_FINDINGS)
 
 

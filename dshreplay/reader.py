@@ -18,7 +18,7 @@ import sys
 from dataclasses import dataclass
 from itertools import accumulate
 from pathlib import Path
-from typing import BinaryIO, Iterator
+from typing import BinaryIO, Callable, Iterator
 
 import orjson
 
@@ -264,8 +264,16 @@ class LogReader:
             raise ReadError(f"no complete header: {self.torn_tail.describe()}", path=self.path)
         raise ReadError("empty log: no session header", path=self.path)
 
-    def events(self) -> Iterator[Event]:
-        """Yield every event in seq order. Raises ReadError on a defect."""
+    def events(self, recover: Callable[[ReadError], None] | None = None) -> Iterator[Event]:
+        """Yield every event in seq order.
+
+        A bad line (not JSON, not an object, a malformed packed row) raises
+        ReadError, unless `recover` is given: then the error is handed to it,
+        the line is skipped and assumed to hold one event, and reading goes
+        on. In the runtime layout the next good record's written seq tells
+        how many events the skipped lines really held, and numbering resumes
+        from it.
+        """
         if self._started:
             raise RuntimeError("LogReader.events() can be iterated only once")
         self._started = True
@@ -275,6 +283,7 @@ class LogReader:
         path = self.path
         seq = 0
         last = b"\n"
+        resync = None  # seq of the first event lost to a skipped line
         for lineno, offset, raw in self._lines:
             try:
                 rec = loads(raw)
@@ -285,15 +294,41 @@ class LogReader:
                     self.torn_tail = TornTail(line=lineno, offset=offset, size=len(raw),
                                               encoding=self.encoding)
                     break
-                raise ReadError(f"line is not valid JSON: {_json_reason(raw, exc)}",
-                                path=path, line=lineno, seq=seq) from None
-            if type(rec) is not dict:
-                raise ReadError(f"record must be a JSON object, got {_json_kind(rec)}",
-                                path=path, line=lineno, seq=seq)
+                error = ReadError(f"line is not valid JSON: {_json_reason(raw, exc)}",
+                                  path=path, line=lineno, seq=seq)
+                if recover is None:
+                    raise error from None
+                recover(error)
+                resync = seq if resync is None else resync
+                seq += 1
+                continue
             last = raw
+            if type(rec) is not dict:
+                error = ReadError(f"record must be a JSON object, got {_json_kind(rec)}",
+                                  path=path, line=lineno, seq=seq)
+                if recover is None:
+                    raise error
+                recover(error)
+                resync = seq if resync is None else resync
+                seq += 1
+                continue
+            if resync is not None:
+                written = rec.get("seq0" if rec.get("type") in ROW_TAGS else "seq")
+                if type(written) is int and resync <= written < seq + 1_000_000:
+                    seq = written
+                resync = None
             tag = rec.get("type")
             if tag in ROW_TAGS:
-                for member in expand_row(rec, tag, seq, lineno, path):
+                try:
+                    members = expand_row(rec, tag, seq, lineno, path)
+                except ReadError as error:
+                    if recover is None:
+                        raise
+                    recover(error)
+                    resync = seq
+                    seq += 1
+                    continue
+                for member in members:
                     yield member
                     seq += 1
                 continue
@@ -408,19 +443,20 @@ def expand_row(rec: dict, tag: str, seq: int, line: int, path: str) -> list[Even
     times = list(accumulate(dt, initial=time0))
     if not _all_safe_ints(times):
         raise _malformed(tag, "member times must stay safe integers", path, line, seq)
-    shared = _Row(tag, data, seq0)
+    shared = _Row(tag, data, seq0, rec)
     return [PackedMember(seq + k, shared, k, line, times[k]) for k in range(len(payload))]
 
 
 class _Row:
     """What every member of one packed row shares."""
 
-    __slots__ = ("tag", "data", "seq0")
+    __slots__ = ("tag", "data", "seq0", "record")
 
-    def __init__(self, tag: str, data: dict, seq0):
+    def __init__(self, tag: str, data: dict, seq0, record: dict):
         self.tag = tag
         self.data = data
         self.seq0 = seq0
+        self.record = record
 
 
 class PackedMember(Event):
@@ -441,6 +477,20 @@ class PackedMember(Event):
         self._shared = shared
         self._k = k
         self._record = None
+
+    @property
+    def index_in_row(self) -> int:
+        return self._k
+
+    @property
+    def row_data(self) -> dict:
+        """The packed row's `data` (turn, step, index, dt, texts/args)."""
+        return self._shared.data
+
+    @property
+    def row_record(self) -> dict:
+        """The whole packed row as stored."""
+        return self._shared.record
 
     @property
     def declared_seq(self):

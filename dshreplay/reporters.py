@@ -12,6 +12,8 @@ import orjson
 from tabulate import tabulate
 
 from .api import FoldReport
+from .findings import ERROR, NOTICE, WARNING
+from .validate import FileReport
 from .render import json_size, message_text, one_line, role_of
 
 WIDTH = 100  # human output reads well at this many columns
@@ -32,6 +34,23 @@ def _table(rows, headers, text_col: int | None = None, width: int = WIDTH) -> st
         rows = [tuple(one_line(str(v), room) if i == text_col else v for i, v in enumerate(r))
                 for r in rows]
     return tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)
+
+
+def _wrapped_table(rows, headers, wrap_col: int, width: int = WIDTH) -> str:
+    """A table whose free-text column wraps so the table fits `width`."""
+    if not rows:
+        return ""
+    fixed = sum(max(len(str(h)) + 2, *(len(str(r[i])) for r in rows)) + 2
+                for i, h in enumerate(headers) if i != wrap_col)
+    room = max(width - fixed, 24)
+    widths = [None] * len(headers)
+    widths[wrap_col] = room
+    return tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True,
+                    maxcolwidths=widths)
+
+
+def _dash(value) -> str:
+    return "-" if value is None else str(value)
 
 
 class JsonReporter:
@@ -55,6 +74,10 @@ class JsonReporter:
         self.emit({"seq": report.seq, "nodes": list(state.nodes),
                    "replacements": [r.to_json() for r in state.replacements],
                    "messages": report.messages})
+
+
+    def validate(self, reports: list[FileReport]) -> None:
+        self.emit({"files": [r.to_json() for r in reports]})
 
 
 class TextReporter:
@@ -84,3 +107,20 @@ class TextReporter:
         at = "no events" if report.seq is None else f"seq {report.seq}"
         self.line(f"{len(state.nodes)} nodes, {len(report.messages)} messages, "
                   f"{len(state.replacements)} replacements at {at}")
+
+    def validate(self, reports: list[FileReport]) -> None:
+        for report in reports:
+            counts = ", ".join(f"{report.count(s)} {s}s" for s in (ERROR, WARNING, NOTICE))
+            verdict = "UNREADABLE" if report.unreadable else ("ok" if report.ok else "FAILED")
+            self.line(f"{one_line(report.path, 60)}: {verdict}: {report.events} events, {counts}")
+            rows = [(f.severity, f.code, _dash(f.seq), _dash(f.line), one_line(f.pointer or "-", 28),
+                     one_line(f.message, 2000)) for f in report.findings]
+            if rows:
+                self.line(_wrapped_table(rows, ["severity", "code", "seq", "line", "pointer", "message"], 5))
+            self.line()
+        total = {s: sum(r.count(s) for r in reports) for s in (ERROR, WARNING, NOTICE)}
+        unreadable = sum(1 for r in reports if r.unreadable)
+        failed = sum(1 for r in reports if not r.ok and not r.unreadable)
+        self.line(f"{len(reports)} files: {len(reports) - failed - unreadable} ok, {failed} with errors, "
+                  f"{unreadable} unreadable; {total[ERROR]} errors, {total[WARNING]} warnings, "
+                  f"{total[NOTICE]} notices")

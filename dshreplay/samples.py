@@ -98,7 +98,7 @@ class LogBuilder:
                        tools: list | None = None) -> int:
         tools = tools if tools is not None else [
             {"name": "bash", "description": "Run a shell command.",
-             "inputSchema": {"type": "object", "properties": {"command": {"type": "string"}}}}]
+             "parameters": {"type": "object", "properties": {"command": {"type": "string"}}}}]
         return self.add("request/header", {
             "header": {"config": {"provider": self.provider, "model": self.model},
                        "system": system, "tools": tools}, "reason": reason})

@@ -18,19 +18,19 @@ from .reader import Event
 
 SURFACE_TYPES = frozenset({"user/message", "assistant/message", "tool/result"})
 
-# Fold error codes: stable names for dsh's fold rejections.
-NOT_CONTIGUOUS = "not-contiguous"
-SURFACE_FIELD_ON_LOG_ONLY = "surface-field-on-log-only"
-MISSING_SURFACE_OP = "missing-surface-op"
-INVALID_SURFACE_OP = "invalid-surface-op"
-INVALID_REPLACE = "invalid-replace"
-BAD_SOURCE_SEQS = "bad-source-seqs"
-START_NOT_FOUND = "start-not-found"
-END_NOT_FOUND = "end-not-found"
-START_AFTER_END = "start-after-end"
-MISSING_SHADOWED_SOURCES = "missing-shadowed-sources"
-TOOL_REWRITE = "tool-result-rewrite"
-
+# Fold error codes: the finding codes `validate` reports (see findings.py).
+NOT_CONTIGUOUS = "DSH-E101"
+SURFACE_FIELD_ON_LOG_ONLY = "DSH-E102"
+MISSING_SURFACE_OP = "DSH-E103"
+INVALID_SURFACE_OP = "DSH-E104"
+INVALID_REPLACE = "DSH-E105"
+BAD_SOURCE_SEQS = "DSH-E106"
+START_NOT_FOUND = "DSH-E107"
+END_NOT_FOUND = "DSH-E108"
+START_AFTER_END = "DSH-E109"
+MISSING_SHADOWED_SOURCES = "DSH-E110"
+TOOL_REWRITE = "DSH-E111"
+NO_MESSAGE = "DSH-E112"
 
 @dataclass(frozen=True)
 class Replacement:

@@ -80,44 +80,44 @@ def test_float_integers_count_as_integers_like_in_javascript():
 # -- rejections, each with its code and seq ---------------------------------
 
 @pytest.mark.parametrize("records,code,seq,text", [
-    ([log_only(seq=0), log_only(seq=2)], "not-contiguous", 1, "seq 2 is not contiguous; expected 1"),
-    ([log_only(seq="0")], "not-contiguous", 0, 'seq "0" is not contiguous'),
-    ([log_only(surfaceOp="append")], "surface-field-on-log-only", 0, "cannot carry surfaceOp"),
-    ([log_only(sourceEventSeqs=[])], "surface-field-on-log-only", 0, "cannot carry sourceEventSeqs"),
-    ([log_only(surfaceOp=None)], "surface-field-on-log-only", 0, "cannot carry surfaceOp"),
-    ([user()], "missing-surface-op", 0, "requires a surfaceOp"),
-    ([user(surfaceOp="prepend")], "invalid-surface-op", 0, "invalid surfaceOp"),
-    ([user(surfaceOp=None)], "invalid-surface-op", 0, "invalid surfaceOp"),
-    ([user(surfaceOp=[1])], "invalid-surface-op", 0, "invalid surfaceOp"),
+    ([log_only(seq=0), log_only(seq=2)], "DSH-E101", 1, "seq 2 is not contiguous; expected 1"),
+    ([log_only(seq="0")], "DSH-E101", 0, 'seq "0" is not contiguous'),
+    ([log_only(surfaceOp="append")], "DSH-E102", 0, "cannot carry surfaceOp"),
+    ([log_only(sourceEventSeqs=[])], "DSH-E102", 0, "cannot carry sourceEventSeqs"),
+    ([log_only(surfaceOp=None)], "DSH-E102", 0, "cannot carry surfaceOp"),
+    ([user()], "DSH-E103", 0, "requires a surfaceOp"),
+    ([user(surfaceOp="prepend")], "DSH-E104", 0, "invalid surfaceOp"),
+    ([user(surfaceOp=None)], "DSH-E104", 0, "invalid surfaceOp"),
+    ([user(surfaceOp=[1])], "DSH-E104", 0, "invalid surfaceOp"),
     ([user(surfaceOp="append"), user(surfaceOp={"op": "replace", "start": 0, "end": 0, "x": 1})],
-     "invalid-replace", 1, "invalid replace surfaceOp"),
+     "DSH-E105", 1, "invalid replace surfaceOp"),
     ([user(surfaceOp="append"), user(surfaceOp={"op": "swap", "start": 0, "end": 0})],
-     "invalid-replace", 1, "invalid replace surfaceOp"),
+     "DSH-E105", 1, "invalid replace surfaceOp"),
     ([user(surfaceOp="append"), user(surfaceOp={"op": "replace", "start": -1, "end": 0})],
-     "invalid-replace", 1, "invalid replace surfaceOp"),
+     "DSH-E105", 1, "invalid replace surfaceOp"),
     ([user(surfaceOp="append"), user(surfaceOp={"op": "replace", "start": 0, "end": 0.5})],
-     "invalid-replace", 1, "invalid replace surfaceOp"),
-    ([user(surfaceOp="append", sourceEventSeqs=5)], "bad-source-seqs", 0, "must be an array"),
-    ([user(surfaceOp="append", sourceEventSeqs=[])], "bad-source-seqs", 0, "must not be empty"),
-    ([log_only(), user(surfaceOp="append", sourceEventSeqs=[True])], "bad-source-seqs", 1,
+     "DSH-E105", 1, "invalid replace surfaceOp"),
+    ([user(surfaceOp="append", sourceEventSeqs=5)], "DSH-E106", 0, "must be an array"),
+    ([user(surfaceOp="append", sourceEventSeqs=[])], "DSH-E106", 0, "must not be empty"),
+    ([log_only(), user(surfaceOp="append", sourceEventSeqs=[True])], "DSH-E106", 1,
      "sourceEventSeqs[0] is true"),
-    ([log_only(), log_only(), user(surfaceOp="append", sourceEventSeqs=[0, 0])], "bad-source-seqs", 2,
+    ([log_only(), log_only(), user(surfaceOp="append", sourceEventSeqs=[0, 0])], "DSH-E106", 2,
      "duplicates"),
-    ([log_only(), user(surfaceOp="append", sourceEventSeqs=[0, 1])], "bad-source-seqs", 1,
+    ([log_only(), user(surfaceOp="append", sourceEventSeqs=[0, 1])], "DSH-E106", 1,
      "1 >= current seq 1"),
     ([user(surfaceOp="append"), user(surfaceOp={"op": "replace", "start": 7, "end": 0},
-                                     sourceEventSeqs=[0])], "start-not-found", 1, "start seq 7"),
+                                     sourceEventSeqs=[0])], "DSH-E107", 1, "start seq 7"),
     ([user(surfaceOp="append"), user(surfaceOp={"op": "replace", "start": 0, "end": 7},
-                                     sourceEventSeqs=[0])], "end-not-found", 1, "end seq 7"),
+                                     sourceEventSeqs=[0])], "DSH-E108", 1, "end seq 7"),
     ([user(surfaceOp="append"), user(surfaceOp="append"),
       user(surfaceOp={"op": "replace", "start": 1, "end": 0}, sourceEventSeqs=[0, 1])],
-     "start-after-end", 2, "start seq 1 (index 1) is after end seq 0 (index 0)"),
+     "DSH-E109", 2, "start seq 1 (index 1) is after end seq 0 (index 0)"),
     ([user(surfaceOp="append"), user(surfaceOp="append"),
       user(surfaceOp={"op": "replace", "start": 0, "end": 1}, sourceEventSeqs=[0])],
-     "missing-shadowed-sources", 2, "missing 1"),
+     "DSH-E110", 2, "missing 1"),
     ([user(surfaceOp="append"), user(surfaceOp="append"),
       user(surfaceOp={"op": "replace", "start": 0, "end": 1})],
-     "missing-shadowed-sources", 2, "missing 0, 1"),
+     "DSH-E110", 2, "missing 0, 1"),
 ])
 def test_fold_rejects_with_dsh_meaning_and_the_breaking_seq(records, code, seq, text):
     err = fold_error(records)
@@ -168,7 +168,7 @@ def test_tool_result_rewrite_changing_other_fields_is_rejected(builder):
     seq = b.rewrite_tool_result(result, "shorter")
     b.events[seq]["data"]["message"]["content"][0]["isError"] = True
     err = fold_error(b.events)
-    assert (err.code, err.seq) == ("tool-result-rewrite", seq)
+    assert (err.code, err.seq) == ("DSH-E111", seq)
     assert "may change only the first result's content" in err.message
 
 
@@ -186,7 +186,7 @@ def test_tool_result_rewrite_must_target_one_tool_result(builder):
     seq = b.add("tool/result", data, sourceEventSeqs=[first], surfaceOp={"op": "replace", "start": first,
                                                                         "end": first})
     err = fold_error(b.events)
-    assert (err.code, err.seq) == ("tool-result-rewrite", seq)
+    assert (err.code, err.seq) == ("DSH-E111", seq)
     assert "must target a tool/result" in err.message
     b.events.pop()
     nodes = b.surface()

@@ -1,6 +1,6 @@
-"""Regenerate docs/cli.md from the commands' own --help text.
+"""Regenerate the generated docs: docs/cli.md (from --help) and docs/findings.md.
 
-Run: python scripts/make_cli_reference.py   (a test fails when it is stale)
+Run: python scripts/make_docs.py   (a test fails when either is stale)
 """
 
 from __future__ import annotations
@@ -11,14 +11,15 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from dshreplay.cli import cli
+from dshreplay.findings import findings_doc
 
-TARGET = Path(__file__).resolve().parent.parent / "docs" / "cli.md"
+DOCS = Path(__file__).resolve().parent.parent / "docs"
 
 
 def reference() -> str:
     runner = CliRunner()
     parts = ["# dshreplay command reference", "",
-             "Generated from `--help` by `python scripts/make_cli_reference.py`; do not edit.", ""]
+             "Generated from `--help` by `python scripts/make_docs.py`; do not edit.", ""]
     for args in [[]] + [[name] for name in sorted(cli.commands)]:
         result = runner.invoke(cli, args + ["--help"], prog_name="dshreplay", terminal_width=100)
         title = " ".join(["dshreplay", *args])
@@ -26,10 +27,15 @@ def reference() -> str:
     return "\n".join(parts)
 
 
+def generated() -> dict[Path, str]:
+    return {DOCS / "cli.md": reference(), DOCS / "findings.md": findings_doc()}
+
+
 def main() -> int:
-    TARGET.parent.mkdir(exist_ok=True)
-    TARGET.write_text(reference())
-    print(TARGET)
+    DOCS.mkdir(exist_ok=True)
+    for path, text in generated().items():
+        path.write_text(text)
+        print(path)
     return 0
 
 

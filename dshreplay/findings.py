@@ -1,0 +1,181 @@
+"""Findings: what `validate` reports, and the catalogue of every finding code.
+
+A code is stable forever once released: `DSH-<severity letter><number>`.
+`docs/findings.md` is generated from `CODES` (a test keeps it current).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+ERROR, WARNING, NOTICE = "error", "warning", "notice"
+SEVERITY_RANK = {ERROR: 0, WARNING: 1, NOTICE: 2}
+
+
+@dataclass(frozen=True)
+class Code:
+    code: str
+    severity: str
+    name: str
+    meaning: str
+    why: str
+
+
+def _codes(*entries: tuple[str, str, str, str]) -> dict[str, Code]:
+    out = {}
+    for code, name, meaning, why in entries:
+        severity = {"E": ERROR, "W": WARNING, "N": NOTICE}[code[4]]
+        out[code] = Code(code, severity, name, meaning, why)
+    return out
+
+
+CODES = _codes(
+    # -- reading and format (0xx)
+    ("DSH-E000", "unreadable-file", "The file cannot be read at all: missing, not a session log (no "
+     "header), or a format version other than 0.", "Nothing in it was checked (exit code 2)."),
+    ("DSH-E001", "unreadable-line", "A line is not valid JSON or not a JSON object; it was skipped and "
+     "assumed to hold one event.", "dsh refuses to load the log; everything after it may be misnumbered."),
+    ("DSH-E002", "malformed-row", "A packed chunk row does not have dsh's exact row shape; it was skipped.",
+     "dsh treats it as corrupt storage: a whole run of stream chunks is lost."),
+    ("DSH-E003", "header-schema", "The header line does not match the header schema (for example no "
+     "`version`).", "dsh's restore checks refuse a malformed header; provenance facts may be wrong."),
+    ("DSH-E004", "record-schema", "An event envelope has a field of the wrong type or an unknown field.",
+     "Readers may mis-number or misread the event."),
+    ("DSH-E005", "payload-schema", "An event's `data` does not match the schema of its type.",
+     "Consumers of that event (fold, reconstruction, stats) may crash or misreport."),
+    ("DSH-E006", "unknown-type", "An event type dsh 0.1.1 does not define, without `ignorable: true`.",
+     "dsh must refuse a log with an unknown required event: it may change what the rest means."),
+    ("DSH-N007", "ignorable-unknown-type", "An unknown event type marked `ignorable: true`.",
+     "Safe to skip by contract, but nothing checks what it says."),
+    ("DSH-E008", "partial-envelope", "A record has `seq` without `time` or `time` without `seq`.",
+     "dsh writes both or (in projected snapshots) neither; one alone means a hand-edited or damaged line."),
+    ("DSH-N009", "mixed-layout", "Records in both the runtime and the projected layout in one file.",
+     "Allowed while the seqs agree with positions, but no dsh writer produces it."),
+    ("DSH-W010", "torn-tail", "The last line (or zstd frame) was cut short by a crash; it is not an event.",
+     "The committed prefix is intact; whatever the tail held is lost."),
+    ("DSH-N011", "placeholders", "Snapshot placeholders such as `{{cwd}}` were accepted (with --snapshot).",
+     "Snapshot fixtures hide volatile values; those fields were not checked."),
+    ("DSH-W012", "no-final-newline", "The last record parses but has no closing newline.",
+     "dsh only counts newline-terminated lines as committed; its repair would cut this record."),
+    ("DSH-E013", "unreadable-rest", "Reading stopped: corrupt zstd data or a decompression limit.",
+     "Nothing after this point was checked."),
+    ("DSH-E014", "seed-boundary", "`seedLength` in the header does not point at the `session/end-seed` "
+     "event.", "The inherited prefix of a fork cannot be told from the child's own history."),
+    # -- the surface fold (1xx)
+    ("DSH-E101", "not-contiguous", "An event's written seq is not its position in the log.",
+     "dsh's fold stops here: a line was lost, duplicated or reordered."),
+    ("DSH-E102", "surface-field-on-log-only", "A log-only event carries `surfaceOp` or `sourceEventSeqs`.",
+     "dsh's fold refuses it; only messages may join the model's view."),
+    ("DSH-E103", "missing-surface-op", "A `user/message`, `assistant/message` or `tool/result` has no "
+     "`surfaceOp`.", "dsh's fold refuses it: it cannot tell how the message entered the model's view."),
+    ("DSH-E104", "invalid-surface-op", "`surfaceOp` is neither \"append\" nor an object.",
+     "dsh's fold refuses it."),
+    ("DSH-E105", "invalid-replace", "A replace `surfaceOp` is not exactly {op: \"replace\", start, end} with "
+     "non-negative integer seqs.", "dsh's fold refuses it."),
+    ("DSH-E106", "bad-source-seqs", "`sourceEventSeqs` is not an array of distinct earlier seqs (or is empty "
+     "outside an assistant message).", "dsh's fold refuses it; provenance would point at nothing."),
+    ("DSH-E107", "replace-start-not-found", "A replacement's `start` seq is not in the current surface.",
+     "dsh's fold refuses it: the range it claims to summarize is not what the model sees."),
+    ("DSH-E108", "replace-end-not-found", "A replacement's `end` seq is not in the current surface.",
+     "dsh's fold refuses it."),
+    ("DSH-E109", "replace-start-after-end", "A replacement's `start` comes after its `end` on the surface.",
+     "dsh's fold refuses it."),
+    ("DSH-E110", "missing-shadowed-sources", "A replacement does not cite every node it shadows in "
+     "`sourceEventSeqs`.", "dsh's fold refuses it: what was summarized away would lose its provenance."),
+    ("DSH-E111", "tool-result-rewrite", "A `tool/result` replacement shadows more than one node, a "
+     "non-result, or changes more than the first result's content.",
+     "dsh's fold refuses it: a rewrite may only shrink or redact a result."),
+    ("DSH-E112", "no-message", "A surface node has no message to give the model (for example an assistant "
+     "message without `data.message.content`).", "dsh crashes when it builds the model's request."),
+    # -- turns, steps and tools (2xx)
+    ("DSH-E201", "turn-start-while-open", "`turn/start` while another turn is open.",
+     "Turn boundaries no longer say which events belong together."),
+    ("DSH-E202", "turn-number", "`turn/start` does not number the next turn (1, 2, ...).",
+     "Turn numbers are how every other event names its turn."),
+    ("DSH-E203", "turn-end-mismatch", "`turn/end` does not name the open turn (or none is open).",
+     "The turn it closes is ambiguous."),
+    ("DSH-E204", "turn-end-with-open-step", "`turn/end` while a step is still open.",
+     "dsh always closes the step first; a step was lost or the log was edited."),
+    ("DSH-E205", "step-outside-turn", "`step/start` does not name the open turn.",
+     "The step cannot be placed in a turn."),
+    ("DSH-E206", "step-start-while-open", "`step/start` while another step is open.",
+     "Steps do not nest."),
+    ("DSH-E207", "step-number", "`step/start` does not number the next step of its turn (1, 2, ...).",
+     "Step numbers are how chunks, messages and tools name their step."),
+    ("DSH-E208", "not-in-open-step", "A step event (`step/end`, chunk, assistant message, `tool/call`, "
+     "appended `tool/result`) names a turn/step that is not the open one.",
+     "It cannot be tied to the model call it belongs to."),
+    ("DSH-E209", "outside-turn", "`todo/write`, `request/header`, `request/context` or a `tool/result` "
+     "rewrite outside any open turn.", "dsh only writes these inside a turn."),
+    ("DSH-E210", "result-without-call", "A `tool/result` answers no `tool/call` of its step (and is not a "
+     "synthetic TOOL_NOT_STARTED result).", "The model is shown a result for a call nobody made."),
+    ("DSH-W211", "unanswered-call", "A step closed with a `tool/call` that got no `tool/result`.",
+     "The model never saw that call's outcome; its side effects are unknown."),
+    ("DSH-E212", "foreign-chunk-source", "An assistant message's `sourceEventSeqs` cite events that are not "
+     "`assistant/chunk` events of its own step.", "Its provenance points at the wrong stream."),
+    ("DSH-W213", "interrupted-turn", "The log ends inside a turn (a crash or a live session).",
+     "dsh would close it on load with synthetic results; the message says which."),
+    # -- compaction brackets and metering (3xx)
+    ("DSH-E301", "nested-compaction", "`compaction/start` while another compaction is open.",
+     "dsh runs one compaction at a time; brackets would overlap."),
+    ("DSH-E302", "compaction-owner", "A compaction's `turn` does not fit the open turn (a numbered owner "
+     "needs that turn open; `null` needs none open).", "The bracket does not lie where it says."),
+    ("DSH-E303", "compaction-id-mismatch", "A summary, end or checkpoint names another `compactionId` (or "
+     "`sourceCommandId`) than the open start.", "The pieces of one compaction no longer match."),
+    ("DSH-E304", "compaction-without-start", "`compaction/summary` or `compaction/end` with no open start.",
+     "An orphan piece of a compaction: its start was lost or it was edited in."),
+    ("DSH-E305", "repeated-summary", "A second `compaction/summary` in one compaction.",
+     "Which summary replaced the history is ambiguous."),
+    ("DSH-E306", "summary-range", "A summary's `shadowedSeqs` is empty or its `shadowedRange` is not its "
+     "first and last seq.", "The metering of the compaction is inconsistent."),
+    ("DSH-E307", "end-owner-mismatch", "`compaction/end` names another `turn` than its start.",
+     "The bracket's owner changed mid-way."),
+    ("DSH-E308", "end-without-summary", "A compaction ended without error but never wrote a summary.",
+     "dsh requires one summary for a successful compaction."),
+    ("DSH-E309", "turn-boundary-in-compaction", "A turn started or ended while a compaction was open.",
+     "Compaction brackets must not cross turn boundaries."),
+    ("DSH-W310", "open-compaction", "The log ends with a compaction started but not ended.",
+     "It was in progress or crashed; its replacement may be missing."),
+    ("DSH-N311", "abandoned-compaction", "A compaction left open before a `session/end-seed`.",
+     "It belongs to an ended (inherited) lifecycle; dsh ignores it."),
+    ("DSH-E312", "meter-mismatch", "The metering event before a replacement lists other `shadowedSeqs` "
+     "than the replacement actually shadowed.", "Token accounting subtracts the wrong nodes."),
+    ("DSH-E313", "meter-without-replacement", "A `compaction/summary` or `compaction/prune` is not directly "
+     "followed by a replacement.", "The price is recorded for a replacement that never happened."),
+    ("DSH-N314", "unmetered-replacement", "A replacement with no metering event directly before it.",
+     "Token accounting cannot price what it removed (plugins may do this)."),
+    ("DSH-W315", "checkpoint-without-compaction", "A compaction checkpoint message (source plugin "
+     "`compact`) replaces history outside an open compaction.",
+     "dsh's compaction invariant would flag it; the replacement has no bracket to explain it."),
+)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One defect or remark about a log, located as precisely as possible."""
+
+    code: str
+    severity: str
+    message: str
+    seq: int | None = None
+    line: int | None = None
+    pointer: str | None = None
+
+    def to_json(self) -> dict:
+        return {"code": self.code, "severity": self.severity, "seq": self.seq, "line": self.line,
+                "pointer": self.pointer, "message": self.message}
+
+
+def finding(code: str, message: str, *, seq=None, line=None, pointer=None) -> Finding:
+    return Finding(code, CODES[code].severity, message, seq, line, pointer)
+
+
+def findings_doc() -> str:
+    """The text of docs/findings.md."""
+    lines = ["# Finding codes", "",
+             "Generated from `dshreplay/findings.py` by `python scripts/make_docs.py`; do not edit.",
+             "", "Severity: **error** (exit 1), **warning** (exit 1 only with `--strict`), **notice** "
+             "(information).", "", "| code | name | what it means | why it matters |", "|---|---|---|---|"]
+    for c in CODES.values():
+        lines.append(f"| `{c.code}` | {c.name} | {c.meaning} | {c.why} |")
+    return "\n".join(lines) + "\n"

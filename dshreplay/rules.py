@@ -1,0 +1,402 @@
+"""Relational rules: turns, steps, tool calls, compaction brackets, metering.
+
+FORMAT.md sections 7 and 8. dsh checks these only in its optional invariant
+companions; `validate` always checks them. `RelationChecker` sees events in
+order, one at a time, after the surface fold has processed each one, and
+collects findings; `finish()` adds what only the end of the log can tell.
+"""
+
+from __future__ import annotations
+
+from .findings import Finding, finding
+from .jsvalues import MISSING, is_safe_int
+from .reader import Event
+from .surface import Replacement
+
+TOOL_NOT_STARTED = "TOOL_NOT_STARTED"
+TOOL_OUTCOME_UNKNOWN = "TOOL_OUTCOME_UNKNOWN"
+STEP_EVENTS = frozenset({"assistant/chunk", "assistant/message", "tool/call"})
+TURN_EVENTS = frozenset({"todo/write", "request/header", "request/context"})
+METERS = frozenset({"compaction/summary", "compaction/prune"})
+
+
+def _num(value) -> bool:
+    t = type(value)
+    return t is int or t is float
+
+
+def _same(a, b) -> bool:
+    """JavaScript `===` on the numbers and nulls these rules compare."""
+    if a is None or b is None:
+        return a is None and b is None
+    return _num(a) and _num(b) and a == b
+
+
+def _show(value) -> str:
+    if value is None or value is MISSING:
+        return "none"
+    return str(int(value)) if _num(value) and float(value).is_integer() else repr(value)
+
+
+def _get(value, *keys):
+    for key in keys:
+        if type(value) is dict:
+            value = value.get(key, MISSING)
+        elif type(value) is list and type(key) is int and -len(value) <= key < len(value):
+            value = value[key]
+        else:
+            return MISSING
+    return value
+
+
+class _Bracket:
+    __slots__ = ("cid", "command", "start", "turn", "summary", "deferred")
+
+    def __init__(self, cid, command, start: int, turn):
+        self.cid = cid
+        self.command = command
+        self.start = start
+        self.turn = turn
+        self.summary: int | None = None
+        self.deferred: list[Finding] = []  # turn-boundary findings, dropped if later abandoned
+
+
+class RelationChecker:
+    """Streaming checker for the relations between events."""
+
+    def __init__(self, header: dict | None = None) -> None:
+        self.findings: list[Finding] = []
+        self.open_turn = None
+        self.open_step = None
+        self.next_turn = 1
+        self.next_step = 1
+        self.pending: dict = {}  # callId -> tool/call seq, in the open step
+        self.answered: dict = {}  # callId -> tool/result seq, in the open step
+        self.asked: dict = {}  # callId -> (step, tool/call seq or None): what a crash leaves unanswered
+        self.step_chunks: set[int] = set()
+        self.bracket: _Bracket | None = None
+        self.meter: Event | None = None  # a metering event waiting for its replacement
+        self.last_event: Event | None = None
+        seed = _get(header, "seedLength")
+        self.seed_length = seed if is_safe_int(seed) and seed >= 0 else None
+        self.seed_checked = False
+
+    def add(self, code: str, message: str, event: Event, pointer: str | None = None) -> None:
+        self.findings.append(finding(code, message, seq=event.seq, line=event.line, pointer=pointer))
+
+    # -- the stream ------------------------------------------------------
+    def check(self, event: Event, replacement: Replacement | None) -> None:
+        kind = event.type
+        if self.meter is not None:
+            self._settle_meter(event, replacement)
+        elif replacement is not None:
+            self.add("DSH-N314", f"replacement of {replacement.start}..{replacement.end} has no "
+                                 "compaction/summary or compaction/prune directly before it", event)
+        if kind in METERS:
+            self.meter = event
+        if self.seed_length is not None and event.seq == self.seed_length:
+            self.seed_checked = True
+            if kind != "session/end-seed":
+                self.add("DSH-E014", f"header seedLength {self.seed_length} points at {kind}, "
+                                     "not session/end-seed", event)
+        handler = _HANDLERS.get(kind)
+        if handler is not None:
+            handler(self, event, None if event.row is not None else event.record.get("data"))
+        self.last_event = event
+
+    def _settle_meter(self, event: Event, replacement: Replacement | None) -> None:
+        meter, self.meter = self.meter, None
+        if replacement is None and type(event.record.get("surfaceOp")) is dict:
+            return  # the replacement was there but the fold rejected it: that finding says it
+        if replacement is None:
+            failed = meter.type == "compaction/summary" and event.type == "compaction/end" \
+                and _get(event.record, "data", "error") is not MISSING
+            if not failed:
+                self.add("DSH-E313", f"{meter.type} at seq {meter.seq} is not directly followed by the "
+                                     f"replacement it prices (next is {event.type})", meter)
+            return
+        declared = _get(meter.record, "data", "shadowedSeqs")
+        actual = list(replacement.shadowed_seqs)
+        if type(declared) is list and declared != actual:
+            self.add("DSH-E312", f"{meter.type} at seq {meter.seq} says it prices {declared} but the "
+                                 f"replacement shadowed {actual}", meter, "/data/shadowedSeqs")
+
+    # -- turns and steps (dsh's session invariant) -------------------------
+    def _turn_start(self, event: Event, data) -> None:
+        turn = _get(data, "turn")
+        self._turn_boundary(event)
+        if self.open_turn is not None:
+            self.add("DSH-E201", f"turn/start {_show(turn)} while turn {_show(self.open_turn)} is open", event)
+        if not _same(turn, self.next_turn):
+            self.add("DSH-E202", f"turn/start should number turn {self.next_turn}, not {_show(turn)}",
+                     event, "/data/turn")
+        self.open_turn = turn if _num(turn) else None
+        self.open_step = None
+        self.next_step = 1
+        self._reset_step()
+        self.asked.clear()
+
+    def _turn_end(self, event: Event, data) -> None:
+        turn = _get(data, "turn")
+        self._turn_boundary(event)
+        if self.open_turn is None or not _same(turn, self.open_turn):
+            self.add("DSH-E203", f"turn/end {_show(turn)} does not match the open turn "
+                                 f"({_show(self.open_turn)})", event, "/data/turn")
+        if self.open_step is not None:
+            self.add("DSH-E204", f"turn/end {_show(turn)} while step {_show(self.open_step)} is open", event)
+        self.open_turn = None
+        self.open_step = None
+        self.next_turn += 1
+        self._reset_step()
+        self.asked.clear()
+
+    def _step_start(self, event: Event, data) -> None:
+        turn, step = _get(data, "turn"), _get(data, "step")
+        if self.open_turn is None or not _same(turn, self.open_turn):
+            self.add("DSH-E205", f"step/start in turn {_show(turn)} but the open turn is "
+                                 f"{_show(self.open_turn)}", event, "/data/turn")
+        if self.open_step is not None:
+            self.add("DSH-E206", f"step/start {_show(step)} while step {_show(self.open_step)} is open", event)
+        if not _same(step, self.next_step):
+            self.add("DSH-E207", f"step/start should number step {self.next_step} of turn "
+                                 f"{_show(turn)}, not {_show(step)}", event, "/data/step")
+        self.open_step = step if _num(step) else None
+        self._reset_step()
+
+    def _step_end(self, event: Event, data) -> None:
+        self._in_step(event, data)
+        for call_id, call_seq in self.pending.items():
+            self.add("DSH-W211", f"step closed with tool call {call_id!r} (tool/call at seq {call_seq}) "
+                                 "unanswered", event)
+        self.open_step = None
+        self.next_step += 1
+        self._reset_step()
+        self.asked.clear()
+
+    def _reset_step(self) -> None:
+        self.pending = {}
+        self.answered = {}
+        self.step_chunks = set()
+
+    def _in_step(self, event: Event, data) -> bool:
+        turn, step = _get(data, "turn"), _get(data, "step")
+        if self.open_turn is None or self.open_step is None or not _same(turn, self.open_turn) \
+                or not _same(step, self.open_step):
+            self.add("DSH-E208", f"{event.type} names turn {_show(turn)}/step {_show(step)} but the open "
+                                 f"one is turn {_show(self.open_turn)}/step {_show(self.open_step)}", event)
+            return False
+        return True
+
+    def _chunk(self, event: Event, data) -> None:
+        if event.row is not None:
+            # a packed-row member: its turn/step are the row's, checked once per row
+            if event.index_in_row == 0:
+                self._in_step(event, event.row_data)
+        else:
+            self._in_step(event, data)
+        self.step_chunks.add(event.seq)
+
+    def _assistant_message(self, event: Event, data) -> None:
+        self._in_step(event, data)
+        sources = event.record.get("sourceEventSeqs")
+        if type(sources) is list:
+            foreign = [s for s in sources if s not in self.step_chunks]
+            if foreign:
+                self.add("DSH-E212", f"assistant/message cites {foreign[:5]}"
+                                     f"{' ...' if len(foreign) > 5 else ''}, which are not assistant/chunk "
+                                     "events of its step", event, "/sourceEventSeqs")
+        content = _get(data, "message", "content")
+        if type(content) is list:
+            step = _get(data, "step")
+            for block in content:
+                if _get(block, "type") == "tool-call" and type(_get(block, "id")) is str:
+                    self.asked[block["id"]] = [step, None]
+
+    def _tool_call(self, event: Event, data) -> None:
+        self._in_step(event, data)
+        call_id = _get(data, "callId")
+        if type(call_id) is str:
+            self.pending[call_id] = event.seq
+            if call_id in self.asked:
+                self.asked[call_id][1] = event.seq
+
+    def _tool_result(self, event: Event, data) -> None:
+        if event.record.get("surfaceOp") != "append":
+            if self.open_turn is None:
+                self.add("DSH-E209", "tool/result rewrite outside any open turn", event)
+            return
+        self._in_step(event, data)
+        call_id = _get(data, "message", "source", "callId")
+        synthetic = _get(data, "message", "content", 0, "isError") is True \
+            and _get(data, "error", "code") == TOOL_NOT_STARTED
+        if call_id in self.pending:
+            del self.pending[call_id]
+        elif not synthetic:
+            earlier = self.answered.get(call_id) if type(call_id) is str else None
+            again = f" (already answered at seq {earlier})" if earlier is not None else ""
+            self.add("DSH-E210", f"tool/result for {call_id if call_id is not MISSING else 'no callId'!r} "
+                                 f"answers no tool/call of this step{again}", event,
+                     "/data/message/source/callId")
+        if type(call_id) is str:
+            self.answered[call_id] = event.seq
+            self.asked.pop(call_id, None)
+
+    def _turn_scoped(self, event: Event, data) -> None:
+        if self.open_turn is None:
+            self.add("DSH-E209", f"{event.type} outside any open turn", event)
+
+    # -- compaction brackets (dsh's compaction invariant) ------------------
+    def _turn_boundary(self, event: Event) -> None:
+        b = self.bracket
+        if b is not None:
+            owner = "standalone compaction" if b.turn is None else f"compaction for turn {_show(b.turn)}"
+            b.deferred.append(finding("DSH-E309", f"{event.type} inside an open {owner} (started at seq "
+                                                  f"{b.start})", seq=event.seq, line=event.line))
+
+    def _owner(self, event: Event, owner) -> None:
+        if owner is None:
+            if self.open_turn is not None:
+                self.add("DSH-E302", f"{event.type} is standalone (turn null) but turn "
+                                     f"{_show(self.open_turn)} is open", event, "/data/turn")
+        elif self.open_turn is None:
+            self.add("DSH-E302", f"{event.type} for turn {_show(owner)} outside any open turn", event,
+                     "/data/turn")
+        elif not _same(owner, self.open_turn):
+            self.add("DSH-E302", f"{event.type} names turn {_show(owner)} but the open turn is "
+                                 f"{_show(self.open_turn)}", event, "/data/turn")
+
+    def _matches_open(self, event: Event, data) -> bool:
+        b = self.bracket
+        if b is None:
+            self.add("DSH-E304", f"{event.type} has no open compaction/start", event)
+            return False
+        cid, command = _get(data, "compactionId"), _get(data, "sourceCommandId")
+        if cid != b.cid:
+            self.add("DSH-E303", f"{event.type} names compaction {cid!r} but the open one is {b.cid!r} "
+                                 f"(seq {b.start})", event, "/data/compactionId")
+        if command != b.command:
+            self.add("DSH-E303", f"{event.type} sourceCommandId {_opt(command)} does not match the start's "
+                                 f"{_opt(b.command)}", event, "/data/sourceCommandId")
+        return True
+
+    def _compaction_start(self, event: Event, data) -> None:
+        if self.bracket is not None:
+            self.add("DSH-E301", f"compaction/start while compaction {self.bracket.cid!r} (seq "
+                                 f"{self.bracket.start}) is open", event)
+            self._close_bracket()
+        owner = _get(data, "turn")
+        owner = None if owner is MISSING else owner
+        self._owner(event, owner)
+        self.bracket = _Bracket(_get(data, "compactionId"), _get(data, "sourceCommandId"), event.seq, owner)
+
+    def _compaction_summary(self, event: Event, data) -> None:
+        if not self._matches_open(event, data):
+            return
+        b = self.bracket
+        self._owner(event, b.turn)
+        if b.summary is not None:
+            self.add("DSH-E305", f"second compaction/summary for {b.cid!r} (first at seq {b.summary})", event)
+        b.summary = event.seq
+        seqs, span = _get(data, "shadowedSeqs"), _get(data, "shadowedRange")
+        if type(seqs) is list:
+            if not seqs:
+                self.add("DSH-E306", "compaction/summary shadowedSeqs is empty", event, "/data/shadowedSeqs")
+            elif not (_same(_get(span, "start"), seqs[0]) and _same(_get(span, "end"), seqs[-1])):
+                self.add("DSH-E306", f"shadowedRange {_get(span, 'start')!r}..{_get(span, 'end')!r} is not the "
+                                     f"first and last shadowedSeqs ({seqs[0]}..{seqs[-1]})", event,
+                         "/data/shadowedRange")
+
+    def _compaction_end(self, event: Event, data) -> None:
+        if not self._matches_open(event, data):
+            return
+        b = self.bracket
+        owner = _get(data, "turn")
+        if not _same(None if owner is MISSING else owner, b.turn):
+            self.add("DSH-E307", f"compaction/end names turn {_show(owner)} but its start named "
+                                 f"{_show(b.turn)}", event, "/data/turn")
+        self._owner(event, b.turn)
+        if _get(data, "error") is MISSING and b.summary is None:
+            self.add("DSH-E308", f"compaction {b.cid!r} ended without error but wrote no summary", event)
+        self._close_bracket()
+
+    def _close_bracket(self) -> None:
+        if self.bracket is not None:
+            self.findings.extend(self.bracket.deferred)
+        self.bracket = None
+
+    def _end_seed(self, event: Event, data) -> None:
+        b = self.bracket
+        if b is not None:
+            self.add("DSH-N311", f"compaction {b.cid!r} (seq {b.start}) was left open before this "
+                                 "session/end-seed: abandoned with its lifecycle", event)
+            self.bracket = None  # its deferred turn-boundary findings belong to the dead lifecycle
+
+    def _user_message(self, event: Event, data) -> None:
+        op = event.record.get("surfaceOp")
+        source = _get(data, "source")
+        if type(op) is dict and _get(source, "kind") == "plugin" and _get(source, "plugin") == "compact":
+            b = self.bracket
+            cid = _get(source, "compactionId")
+            if b is None or cid != b.cid:
+                where = "no compaction is open" if b is None else f"the open compaction is {b.cid!r}"
+                self.add("DSH-W315", f"compaction checkpoint {cid if cid is not MISSING else '(no id)'!r} "
+                                     f"replaces history but {where}", event, "/data/source/compactionId")
+
+    # -- the end -----------------------------------------------------------
+    def finish(self, last_seq: int | None) -> list[Finding]:
+        """Findings only the end of the log can tell; returns every finding, by seq."""
+        where = {"seq": self.last_event.seq, "line": self.last_event.line} if self.last_event else {}
+        if self.meter is not None:
+            self.findings.append(finding("DSH-E313", f"{self.meter.type} at seq {self.meter.seq} ends the log "
+                                         "without the replacement it prices", seq=self.meter.seq,
+                                         line=self.meter.line))
+        if self.bracket is not None:
+            b = self.bracket
+            self.findings.append(finding("DSH-W310", f"compaction {b.cid!r} started at seq {b.start} never "
+                                                     "ended (in progress or crashed)", seq=b.start))
+            self._close_bracket()
+        if self.seed_length is not None and not self.seed_checked:
+            self.findings.append(finding("DSH-E014", f"header seedLength {self.seed_length} is beyond the "
+                                                     f"log's {0 if last_seq is None else last_seq + 1} events"))
+        if self.open_turn is not None:
+            self.findings.append(finding("DSH-W213", self.interrupted_message(), **where))
+        self.findings.sort(key=lambda f: (f.seq is None, f.seq if f.seq is not None else 0))
+        return self.findings
+
+    def interrupted_message(self) -> str:
+        """What dsh would append on load to close the interrupted turn."""
+        closers = []
+        for call_id, (step, call_seq) in self.asked.items():
+            if call_seq is not None:
+                closers.append(f"tool/result {TOOL_OUTCOME_UNKNOWN} for {call_id!r} (its tool/call at seq "
+                               f"{call_seq} may have had side effects)")
+            else:
+                closers.append(f"tool/result {TOOL_NOT_STARTED} for {call_id!r} (asked for, never started)")
+        if self.open_step is not None:
+            closers.append(f"step/end {_show(self.open_step)}")
+        closers.append("turn/end (interrupted)")
+        return f"log ends inside turn {_show(self.open_turn)}; dsh would append " + ", ".join(closers)
+
+
+def _opt(value) -> str:
+    return "none" if value is MISSING else repr(value)
+
+
+_HANDLERS = {
+    "turn/start": RelationChecker._turn_start,
+    "turn/end": RelationChecker._turn_end,
+    "step/start": RelationChecker._step_start,
+    "step/end": RelationChecker._step_end,
+    "assistant/chunk": RelationChecker._chunk,
+    "assistant/message": RelationChecker._assistant_message,
+    "tool/call": RelationChecker._tool_call,
+    "tool/result": RelationChecker._tool_result,
+    "user/message": RelationChecker._user_message,
+    "todo/write": RelationChecker._turn_scoped,
+    "request/header": RelationChecker._turn_scoped,
+    "request/context": RelationChecker._turn_scoped,
+    "compaction/start": RelationChecker._compaction_start,
+    "compaction/summary": RelationChecker._compaction_summary,
+    "compaction/end": RelationChecker._compaction_end,
+    "session/end-seed": RelationChecker._end_seed,
+}

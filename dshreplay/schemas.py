@@ -1,0 +1,145 @@
+"""The JSON Schemas shipped in `schemas/`, loaded by type name.
+
+Validation is two-speed: a compiled validator (jsonschema-rs) answers "is it
+valid?" for every record, and only the records that fail are explained by the
+pure-Python `jsonschema`, whose errors carry precise paths and sub-errors.
+
+Snapshot placeholders: dsh's committed test snapshots replace volatile values
+with whole strings such as "{{cwd}}" (even where an array is expected). With
+`snapshot=True`, an error whose failing value is such a placeholder is
+excused, and so is a combinator error one of whose branches fails only on
+placeholders.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from importlib import resources
+from pathlib import Path
+
+import orjson
+
+ID_BASE = "https://dshreplay.invalid/schemas/"
+PLACEHOLDER = re.compile(r"\{\{[A-Za-z0-9_.-]+\}\}")
+
+
+def schema_dir() -> Path:
+    """The folder holding the schema files (package data, or the source tree)."""
+    return Path(str(resources.files("dshreplay.schema_files")))
+
+
+def event_schema_name(event_type: str) -> str:
+    return "events/" + event_type.replace("/", "__") + ".schema.json"
+
+
+@dataclass(frozen=True)
+class SchemaError:
+    pointer: str  # JSON pointer into the validated instance
+    message: str
+
+
+def is_placeholder(value) -> bool:
+    return type(value) is str and PLACEHOLDER.fullmatch(value) is not None
+
+
+def count_placeholders(value) -> int:
+    """How many whole-string placeholders a JSON value holds."""
+    t = type(value)
+    if t is str:
+        return 1 if value.startswith("{{") and PLACEHOLDER.fullmatch(value) else 0
+    if t is dict:
+        return sum(count_placeholders(v) for v in value.values())
+    if t is list:
+        return sum(count_placeholders(v) for v in value)
+    return 0
+
+
+class SchemaSet:
+    """Every schema file, with fast and explaining validators per schema."""
+
+    def __init__(self, folder: Path | None = None) -> None:
+        self.folder = folder or schema_dir()
+        self.documents: dict[str, dict] = {}
+        for path in sorted(self.folder.rglob("*.schema.json")):
+            doc = orjson.loads(path.read_bytes())
+            self.documents[path.relative_to(self.folder).as_posix()] = doc
+        self._fast: dict[str, object] = {}
+        self._slow: dict[str, object] = {}
+
+    @cached_property
+    def event_types(self) -> frozenset[str]:
+        """The event types a schema exists for (the known vocabulary)."""
+        return frozenset(name[len("events/"):-len(".schema.json")].replace("__", "/")
+                         for name in self.documents if name.startswith("events/"))
+
+    @cached_property
+    def _rs_registry(self):
+        import jsonschema_rs
+        return jsonschema_rs.Registry([(doc["$id"], doc) for doc in self.documents.values()])
+
+    @cached_property
+    def _py_registry(self):
+        from referencing import Registry, Resource
+        return Registry().with_resources(
+            (doc["$id"], Resource.from_contents(doc)) for doc in self.documents.values())
+
+    def fast(self, name: str):
+        """A compiled validator for one schema file (cached)."""
+        validator = self._fast.get(name)
+        if validator is None:
+            import jsonschema_rs
+            validator = jsonschema_rs.Draft202012Validator(self.documents[name], registry=self._rs_registry)
+            self._fast[name] = validator
+        return validator
+
+    def slow(self, name: str):
+        validator = self._slow.get(name)
+        if validator is None:
+            from jsonschema import Draft202012Validator
+            validator = Draft202012Validator(self.documents[name], registry=self._py_registry)
+            self._slow[name] = validator
+        return validator
+
+    def errors(self, name: str, instance, *, snapshot: bool = False) -> list[SchemaError]:
+        """Why `instance` fails schema `name` ([] when it is valid)."""
+        if self.fast(name).is_valid(instance):
+            return []
+        out = []
+        for error in self.slow(name).iter_errors(instance):
+            if snapshot and _excused(error):
+                continue
+            out.append(SchemaError(_pointer(error.absolute_path), _describe(error)))
+        return out
+
+
+def _excused(error) -> bool:
+    """A failure caused only by snapshot placeholders."""
+    if is_placeholder(error.instance):
+        return True
+    if error.validator in ("anyOf", "oneOf") and error.context:
+        branches: dict[int, list] = {}
+        for sub in error.context:
+            branches.setdefault(sub.relative_schema_path[0], []).append(sub)
+        return any(all(_excused(sub) for sub in subs) for subs in branches.values())
+    return False
+
+
+def _pointer(path) -> str:
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
+
+
+def _describe(error) -> str:
+    """A short message naming what was expected (and the best sub-error of a combinator)."""
+    message = error.message
+    if error.validator in ("anyOf", "oneOf") and error.context:
+        from jsonschema.exceptions import best_match
+        # a branch whose type does not even fit says least: prefer the others
+        fitting = [e for e in error.context if not (e.validator == "type" and not e.relative_path)]
+        deepest = best_match(fitting or error.context)
+        where = _pointer(deepest.absolute_path)
+        message = f"matches none of the allowed shapes; closest: {where or '/'}: {deepest.message}"
+    if len(message) > 300:
+        message = message[:297] + "..."
+    return message

@@ -1,0 +1,1 @@
+"""JSON Schema files for dsh session logs (package data; see README.md here)."""
