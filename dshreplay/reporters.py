@@ -49,6 +49,12 @@ def _wrapped_table(rows, headers, wrap_col: int, width: int = WIDTH) -> str:
                     maxcolwidths=widths)
 
 
+def _tail(path: str, width: int) -> str:
+    """A path cut from the left to `width` characters (its end says most)."""
+    path = one_line(path, 10_000)
+    return path if len(path) <= width else "…" + path[len(path) - width + 1:]
+
+
 def _dash(value) -> str:
     return "-" if value is None else str(value)
 
@@ -112,7 +118,8 @@ class TextReporter:
         for report in reports:
             counts = ", ".join(f"{report.count(s)} {s}s" for s in (ERROR, WARNING, NOTICE))
             verdict = "UNREADABLE" if report.unreadable else ("ok" if report.ok else "FAILED")
-            self.line(f"{one_line(report.path, 60)}: {verdict}: {report.events} events, {counts}")
+            rest = f": {verdict}: {report.events} events, {counts}"
+            self.line(_tail(report.path, WIDTH - len(rest)) + rest)
             rows = [(f.severity, f.code, _dash(f.seq), _dash(f.line), one_line(f.pointer or "-", 28),
                      one_line(f.message, 2000)) for f in report.findings]
             if rows:

@@ -1,0 +1,40 @@
+"""`validate --snapshot` gives each corpus log the verdict its index expects.
+
+`clean` logs were recorded from real dsh runs: no error allowed. `invalid`
+logs break dsh's own rules: at least one error, and a fold error wherever dsh's
+fold failed.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from dshreplay.validate import ValidateOptions, validate_log
+
+from conftest import CORPUS, corpus_available
+
+
+def _entries():
+    if not corpus_available():
+        return [pytest.param(None, None, id="corpus-absent")]
+    index = json.loads((CORPUS / "index.json").read_text())
+    return [pytest.param(entry, name, id=name) for entry in index["logs"]
+            for name in [f"{entry['name']}.jsonl", *entry["variants"]]]
+
+
+@pytest.mark.parametrize("entry,filename", _entries())
+def test_validate_verdict_matches_the_corpus(corpus_dir, entry, filename):
+    report = validate_log(corpus_dir / "upstream" / filename, ValidateOptions(snapshot=True))
+    errors = [f for f in report.findings if f.severity == "error"]
+    assert report.unreadable is None
+    if entry["expect"] == "clean":
+        assert errors == [], errors[:3]
+    else:
+        assert errors, entry["expectWhy"]
+    if entry["errorStage"] == "fold":
+        assert any(f.code.startswith("DSH-E1") and f.seq == entry["firstFailingSeq"] for f in errors)
+    if entry["errorStage"] == "derive":
+        assert any(f.code == "DSH-E112" for f in errors)
+    assert report.events == entry["eventCount"]

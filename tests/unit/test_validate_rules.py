@@ -1,0 +1,427 @@
+"""Every validate rule, each broken by a small crafted log: the code and the seq."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from dshreplay.findings import CODES
+from dshreplay.samples import LogBuilder
+from dshreplay.validate import ValidateOptions, validate_log
+
+
+def findings(path, **options):
+    report = validate_log(path, ValidateOptions(**options))
+    return [(f.code, f.seq) for f in report.findings]
+
+
+def problems(path, **options):
+    """Errors and warnings as (code, seq); the still-open turn of `clean` (DSH-W213) left out."""
+    options.setdefault("ignore", frozenset({"DSH-W213"}))
+    report = validate_log(path, ValidateOptions(**options))
+    return [(f.code, f.seq) for f in report.findings if f.severity != "notice"]
+
+
+@pytest.fixture
+def clean(builder):
+    """A valid two-step turn with a tool round; the turn is still open."""
+    b = builder()
+    b.user("list files")
+    b.tool_round("bash", '{"command":"ls"}', "a\nb\n")
+    b.end_step()
+    b.start_step()
+    b.assistant("two files")
+    return b
+
+
+def test_a_clean_log_has_no_findings(clean, write_log):
+    clean.end_turn()
+    assert findings(write_log(clean)) == []
+    assert findings(write_log(clean, layout="projected", pack=True)) == []
+    assert findings(write_log(clean, "c.jsonl.zstd", pack=True)) == []
+
+
+# -- reading and format -------------------------------------------------------
+
+def test_e001_unreadable_line_is_skipped_and_numbering_resyncs(clean, write_log):
+    clean.end_turn()
+    lines = clean.to_bytes().splitlines(keepends=True)
+    path = write_log(b"".join(lines[:4] + [b"{not json\n"] + lines[4:]))
+    assert findings(path) == [("DSH-E001", 3)]
+
+
+def test_e001_a_line_that_replaced_an_event_costs_that_seq(clean, write_log):
+    clean.end_turn()
+    lines = clean.to_bytes().splitlines(keepends=True)
+    path = write_log(b"".join(lines[:4] + [b"[1]\n"] + lines[5:]))  # event 3 is gone
+    assert findings(path) == [("DSH-E001", 3), ("DSH-E101", 4)]  # the fold misses event 3
+
+
+def test_e002_malformed_row(clean, write_log):
+    clean.end_turn()
+    records = clean.records(pack=True)
+    row = next(i for i, r in enumerate(records) if r["type"] == "text-chunks")
+    records[row]["data"]["dt"].append(1)
+    path = write_log([clean.header, *records])
+    found = findings(path)
+    assert found[0] == ("DSH-E002", records[row]["seq0"])
+
+
+def test_e003_header_without_version(clean, write_log):
+    del clean.header["version"]
+    assert ("DSH-E003", None) in findings(write_log(clean))
+
+
+def test_e004_unknown_envelope_field(clean, write_log):
+    clean.events[2]["colour"] = "red"
+    assert problems(write_log(clean))[0] == ("DSH-E004", 2)
+
+
+def test_e005_payload_of_the_wrong_shape(clean, write_log):
+    clean.events[0]["data"]["turn"] = "one"
+    report = validate_log(write_log(clean))
+    first = report.findings[0]
+    assert (first.code, first.seq, first.pointer) == ("DSH-E005", 0, "/data/turn")
+
+
+def test_e006_unknown_type_and_n007_ignorable_unknown_type(clean, write_log):
+    clean.add("custom/thing", {"x": 1})
+    clean.add("custom/other", {"x": 2}, ignorable=True)
+    seq = clean.next_seq - 2
+    found = findings(write_log(clean))
+    assert ("DSH-E006", seq) in found and ("DSH-N007", seq + 1) in found
+
+
+def test_e008_seq_without_time(clean, write_log):
+    del clean.events[3]["time"]
+    assert problems(write_log(clean))[0] == ("DSH-E008", 3)
+
+
+def test_n009_mixed_layouts(clean, write_log):
+    clean.end_turn()
+    records = clean.records()
+    records[5] = {k: v for k, v in records[5].items() if k not in ("seq", "time")}
+    assert findings(write_log([clean.header, *records])) == [("DSH-N009", None)]
+
+
+def test_w010_torn_tail(clean, write_log):
+    clean.end_turn()
+    assert findings(write_log(clean.to_bytes() + b'{"type":"turn/st')) == [("DSH-W010", None)]
+
+
+def test_n011_placeholders_only_with_snapshot(clean, write_log):
+    clean.end_turn()
+    clean.header["cwd"] = "{{cwd}}"
+    clean.events[1]["data"]["header"]["tools"] = "{{tools}}"
+    path = write_log(clean)
+    assert findings(path, snapshot=True) == [("DSH-N011", None)]
+    assert ("DSH-E005", 1) in findings(path)
+
+
+def test_w012_last_record_without_newline(clean, write_log):
+    clean.end_turn()
+    assert findings(write_log(clean.to_bytes()[:-1])) == [("DSH-W012", None)]
+
+
+def test_e013_corrupt_zstd_stops_reading(clean, write_log):
+    clean.end_turn()
+    data = bytearray(clean.to_zstd(batch=4))
+    data[-2] ^= 0xFF
+    assert findings(write_log(bytes(data), "c.jsonl.zstd"))[-1][0] == "DSH-E013"
+
+
+def test_e014_seed_length_must_point_at_end_seed(write_log):
+    from dshreplay.samples import fork_child
+    b = fork_child()
+    b.header["seedLength"] -= 1
+    assert ("DSH-E014", b.header["seedLength"]) in findings(write_log(b))
+
+
+# -- the surface fold, as findings ---------------------------------------------
+
+def test_fold_rejections_are_findings_and_checking_goes_on(clean, write_log):
+    assert clean.events[3]["type"] == "user/message"
+    clean.events[3]["surfaceOp"] = "prepend"
+    clean.events[5]["seq"] = 50
+    assert problems(write_log(clean)) == [("DSH-E004", 3), ("DSH-E104", 3), ("DSH-E101", 5)]
+
+
+def test_e112_assistant_message_without_message(clean, write_log):
+    seq = next(e["seq"] for e in clean.events if e["type"] == "assistant/message")
+    del clean.events[seq]["data"]["message"]
+    found = findings(write_log(clean))
+    assert ("DSH-E112", seq) in found and ("DSH-E005", seq) in found
+
+
+# -- turns, steps, tools -------------------------------------------------------
+
+def test_e201_turn_start_while_open(clean, write_log):
+    seq = clean.add("turn/start", {"turn": 2})
+    assert ("DSH-E201", seq) in problems(write_log(clean))
+
+
+def test_e202_turn_numbering(clean, write_log):
+    clean.end_turn()
+    seq = clean.add("turn/start", {"turn": 3})
+    assert ("DSH-E202", seq) in problems(write_log(clean))
+
+
+def test_e203_turn_end_for_another_turn(clean, write_log):
+    clean.end_step()
+    seq = clean.add("turn/end", {"turn": 2, "reason": {"kind": "completed"}})
+    assert problems(write_log(clean)) == [("DSH-E203", seq)]
+
+
+def test_e204_turn_end_with_open_step(clean, write_log):
+    seq = clean.add("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
+    assert problems(write_log(clean)) == [("DSH-E204", seq)]
+
+
+def test_e205_step_in_another_turn(clean, write_log):
+    clean.end_step()
+    seq = clean.add("step/start", {"turn": 2, "step": 3})
+    assert ("DSH-E205", seq) in problems(write_log(clean))
+
+
+def test_e206_step_start_while_open(clean, write_log):
+    seq = clean.add("step/start", {"turn": 1, "step": 3})
+    assert ("DSH-E206", seq) in problems(write_log(clean))
+
+
+def test_e207_step_numbering(clean, write_log):
+    clean.end_step()
+    seq = clean.add("step/start", {"turn": 1, "step": 5})
+    assert ("DSH-E207", seq) in problems(write_log(clean))
+
+
+def test_e208_tool_call_in_another_step(clean, write_log):
+    seq = clean.add("tool/call", {"turn": 1, "step": 1, "callId": "c9", "name": "bash", "arguments": "{}"})
+    assert ("DSH-E208", seq) in problems(write_log(clean))
+
+
+def test_e208_packed_chunks_outside_any_step_reported_once_per_row(write_log):
+    b = LogBuilder()
+    b.start_turn()
+    b.start_step()
+    b.user("hi")
+    b.assistant("a reply in many pieces", pieces=6)
+    b.events = [e for e in b.events if e["type"] != "step/start"]
+    for i, e in enumerate(b.events):
+        e["seq"] = i
+    found = [c for c in problems(write_log(b, pack=True)) if c[0] == "DSH-E208"]
+    # block-start, the row of six deltas (once), block-end, usage, finish, the message
+    assert found == [("DSH-E208", s) for s in (2, 3, 9, 10, 11, 12)]
+
+
+def test_e209_request_header_outside_any_turn(clean, write_log):
+    clean.end_turn()
+    seq = clean.request_header()
+    assert problems(write_log(clean)) == [("DSH-E209", seq)]
+
+
+def test_e210_result_without_call(clean, write_log):
+    seq = clean.tool_result("never-called", "?", cites=2)
+    assert problems(write_log(clean)) == [("DSH-E210", seq)]
+
+
+def test_e210_synthetic_not_started_result_is_allowed(clean, write_log):
+    seq = clean.tool_result("never-called", "interrupted", cites=2, is_error=True)
+    clean.events[seq]["data"]["error"] = {"name": "ToolNotStartedError", "code": "TOOL_NOT_STARTED"}
+    clean.end_turn()
+    assert problems(write_log(clean)) == []
+
+
+def test_e210_second_result_for_one_call(clean, write_log):
+    results = [e for e in clean.events if e["type"] == "tool/result"]
+    b = clean
+    b.end_step()
+    b.start_step()
+    call_id = results[0]["data"]["message"]["source"]["callId"]
+    b.tool_call(call_id, "bash", "{}")
+    b.tool_result(call_id, "x", cites=b.next_seq - 1)
+    seq = b.tool_result(call_id, "again", cites=b.next_seq - 2)
+    b.end_turn()
+    report = validate_log(write_log(b))
+    assert [(f.code, f.seq) for f in report.findings] == [("DSH-E210", seq)]
+    assert "already answered at seq" in report.findings[0].message
+
+
+def test_w211_unanswered_call_at_step_end(clean, write_log):
+    clean.tool_call("c-lost", "bash", "{}")
+    seq = clean.end_step()
+    clean.end_turn()
+    assert problems(write_log(clean)) == [("DSH-W211", seq)]
+
+
+def test_e212_assistant_message_citing_other_events(clean, write_log):
+    message = next(e for e in reversed(clean.events) if e["type"] == "assistant/message")
+    message["sourceEventSeqs"] = [0, *message["sourceEventSeqs"]]
+    assert problems(write_log(clean)) == [("DSH-E212", message["seq"])]
+
+
+def test_w213_interrupted_turn_says_what_dsh_would_synthesize(clean, write_log):
+    clean.end_step()
+    clean.start_step()
+    clean.assistant("", calls=[("c-run", "bash", "{}"), ("c-asked", "read", "{}")])
+    call = clean.tool_call("c-run", "bash", "{}")
+    report = validate_log(write_log(clean))
+    [last] = report.findings
+    assert (last.code, last.seq) == ("DSH-W213", call)
+    assert last.message == (
+        f"log ends inside turn 1; dsh would append tool/result TOOL_OUTCOME_UNKNOWN for 'c-run' (its "
+        f"tool/call at seq {call} may have had side effects), tool/result TOOL_NOT_STARTED for 'c-asked' "
+        "(asked for, never started), step/end 3, turn/end (interrupted)")
+
+
+# -- compaction brackets and metering -------------------------------------------
+
+@pytest.fixture
+def compacting(clean):
+    """`clean` plus a valid compaction of its first two nodes; returns (builder, seqs)."""
+    nodes = clean.surface()
+    replacer = clean.compaction(nodes[0], nodes[1], "summary")
+    seqs = {"start": replacer - 2, "summary": replacer - 1, "replace": replacer, "end": replacer + 1}
+    return clean, seqs
+
+
+def test_a_valid_compaction_has_no_findings(compacting, write_log):
+    b, _ = compacting
+    b.end_turn()
+    assert findings(write_log(b)) == []
+
+
+def test_e301_nested_compaction(compacting, write_log):
+    b, s = compacting
+    b.events[s["end"]] = {**b.events[s["end"]], "type": "compaction/start",
+                          "data": {"compactionId": "other", "turn": 1}}
+    found = problems(write_log(b))
+    assert ("DSH-E301", s["end"]) in found
+
+
+def test_e302_standalone_compaction_inside_a_turn(compacting, write_log):
+    b, s = compacting
+    b.events[s["start"]]["data"]["turn"] = None
+    b.events[s["end"]]["data"]["turn"] = None
+    assert ("DSH-E302", s["start"]) in problems(write_log(b))
+
+
+def test_e303_summary_for_another_compaction(compacting, write_log):
+    b, s = compacting
+    b.events[s["summary"]]["data"]["compactionId"] = "someone-else"
+    assert problems(write_log(b)) == [("DSH-E303", s["summary"])]
+
+
+def test_e304_end_without_start(clean, write_log):
+    seq = clean.add("compaction/end", {"compactionId": "x", "turn": 1})
+    assert problems(write_log(clean)) == [("DSH-E304", seq)]
+
+
+def test_e305_second_summary(compacting, write_log):
+    b, s = compacting
+    summary = b.events[s["summary"]]
+    b.events.insert(s["summary"], dict(summary))
+    for i, e in enumerate(b.events):
+        e["seq"] = i
+    for e in b.events[s["replace"]:]:
+        if "sourceEventSeqs" in e:
+            e["sourceEventSeqs"] = [x + 1 if x >= s["summary"] else x for x in e["sourceEventSeqs"]]
+    found = problems(write_log(b))
+    assert ("DSH-E305", s["summary"] + 1) in found
+
+
+def test_e306_shadowed_range_disagrees_with_seqs(compacting, write_log):
+    b, s = compacting
+    b.events[s["summary"]]["data"]["shadowedRange"]["end"] = 0
+    assert problems(write_log(b)) == [("DSH-E306", s["summary"])]
+
+
+def test_e307_end_names_another_turn(compacting, write_log):
+    b, s = compacting
+    b.events[s["end"]]["data"]["turn"] = 2
+    assert ("DSH-E307", s["end"]) in problems(write_log(b))
+
+
+def test_e308_successful_end_without_summary(clean, write_log):
+    clean.add("compaction/start", {"compactionId": "k", "turn": 1})
+    seq = clean.add("compaction/end", {"compactionId": "k", "turn": 1})
+    assert problems(write_log(clean)) == [("DSH-E308", seq)]
+    clean.events[seq]["data"]["error"] = "model refused"
+    assert problems(write_log(clean)) == []
+
+
+def test_e309_turn_boundary_inside_open_compaction(clean, write_log):
+    clean.add("compaction/start", {"compactionId": "k", "turn": 1})
+    clean.end_step()
+    seq = clean.add("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
+    clean.add("compaction/end", {"compactionId": "k", "turn": 1, "error": "cancelled"})
+    found = problems(write_log(clean))
+    assert ("DSH-E309", seq) in found
+
+
+def test_w310_open_compaction_at_the_end(clean, write_log):
+    seq = clean.add("compaction/start", {"compactionId": "k", "turn": 1})
+    assert ("DSH-W310", seq) in problems(write_log(clean))
+
+
+def test_n311_compaction_abandoned_before_end_seed(clean, write_log):
+    clean.add("compaction/start", {"compactionId": "k", "turn": 1})
+    clean.end_step()
+    clean.add("turn/end", {"turn": 1, "reason": {"kind": "interrupted"}})  # repair closers
+    seed = clean.add("session/end-seed", {})
+    assert findings(write_log(clean)) == [("DSH-N311", seed)]
+
+
+def test_e312_meter_prices_other_nodes(compacting, write_log):
+    b, s = compacting
+    b.events[s["summary"]]["data"]["shadowedSeqs"] = [b.events[s["replace"]]["surfaceOp"]["start"]]
+    b.events[s["summary"]]["data"]["shadowedRange"]["end"] = b.events[s["replace"]]["surfaceOp"]["start"]
+    assert problems(write_log(b)) == [("DSH-E312", s["summary"])]
+
+
+def test_e313_prune_not_followed_by_its_replacement(clean, write_log):
+    nodes = clean.surface()
+    seq = clean.add("compaction/prune", {"shadowedRange": {"start": nodes[0], "end": nodes[0]},
+                                         "shadowedSeqs": [nodes[0]], "shadowedTokenCount": 10})
+    clean.user("no replacement here")
+    assert problems(write_log(clean)) == [("DSH-E313", seq)]
+
+
+def test_n314_unmetered_replacement(clean, write_log):
+    result = next(e["seq"] for e in clean.events if e["type"] == "tool/result")
+    seq = clean.rewrite_tool_result(result, "shorter")
+    clean.end_turn()
+    assert findings(write_log(clean)) == [("DSH-N314", seq)]
+
+
+def test_w315_checkpoint_without_compaction(clean, write_log):
+    nodes = clean.surface()
+    message = {"content": [{"type": "text", "text": "summary"}],
+               "source": {"kind": "plugin", "plugin": "compact", "compactionId": "ghost"},
+               "role": "user", "id": "m-x"}
+    seq = clean.add("user/message", message, sourceEventSeqs=[nodes[0]],
+                    surfaceOp={"op": "replace", "start": nodes[0], "end": nodes[0]})
+    assert problems(write_log(clean)) == [("DSH-W315", seq)]
+
+
+def test_every_code_is_exercised_by_a_test():
+    source = open(__file__).read() + open(__file__.replace("test_validate_rules", "test_surface")).read()
+    for code in CODES:
+        if code in ("DSH-E000",) or code.startswith("DSH-E1"):
+            continue  # unreadable files: CLI tests; fold codes: test_surface.py
+        assert code.lower().replace("dsh-", "") in source.lower() or code in source, code
+
+
+def test_select_and_ignore_filter_by_prefix(clean, write_log):
+    clean.add("custom/thing", {"x": 1})
+    clean.tool_call("c-lost", "bash", "{}")
+    clean.end_step()
+    path = write_log(clean)
+    assert {c for c, _ in findings(path, select=frozenset({"DSH-W"}))} == {"DSH-W211", "DSH-W213"}
+    assert {c for c, _ in findings(path, ignore=frozenset({"DSH-W", "DSH-E006"}))} == set()
+
+
+def test_findings_carry_line_and_pointer(clean, write_log):
+    clean.events[0]["data"]["turn"] = "one"
+    path = write_log(clean)
+    report = validate_log(path)
+    assert orjson.loads(path.read_bytes().splitlines()[report.findings[0].line - 1])["seq"] == 0
