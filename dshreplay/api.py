@@ -44,15 +44,15 @@ def fold_log(source, at: int | None = None, **reader_options) -> FoldReport:
         fold = SurfaceFold()
         last = None
         error = None
-        for event in reader.events():
+        for event in reader.records():
             try:
                 fold.apply(event)
             except FoldError as exc:
                 exc.path = reader.path
                 error = exc
                 break
-            last = event.seq
-            if last == at:
+            last = fold.next_seq - 1
+            if at is not None and last >= at:
                 break
         else:
             if at is not None and at != last:
@@ -63,7 +63,7 @@ def fold_log(source, at: int | None = None, **reader_options) -> FoldReport:
         report = FoldReport(reader.path, header, seq, None, None, None, error, reader.torn_tail, count)
         if error is not None:
             return report
-        state = fold.state()
+        state = fold.state(seq)
         report.state = state
         try:
             report.node_messages = state.node_messages()

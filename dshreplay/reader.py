@@ -43,6 +43,7 @@ class Event:
     """
 
     __slots__ = ("seq", "type", "record", "line", "row", "time")
+    count = 1  # events this item stands for (a PackedRun stands for several)
 
     def __init__(self, seq: int, type_: object, record: dict, line: int,
                  row: str | None = None, time=0):
@@ -265,9 +266,22 @@ class LogReader:
         raise ReadError("empty log: no session header", path=self.path)
 
     def events(self, recover: Callable[[ReadError], None] | None = None) -> Iterator[Event]:
-        """Yield every event in seq order.
+        """Yield every event in seq order, packed rows expanded into their members.
 
-        A bad line (not JSON, not an object, a malformed packed row) raises
+        See `records()` for `recover`.
+        """
+        for item in self.records(recover):
+            if item.__class__ is PackedRun:
+                yield from item.members()
+            else:
+                yield item
+
+    def records(self, recover: Callable[[ReadError], None] | None = None) -> Iterator[Event | PackedRun]:
+        """Yield each stored record as an Event, or a PackedRun for a packed row.
+
+        A PackedRun stands for `count` consecutive `assistant/chunk` events
+        (seqs `seq` .. `last_seq`); hot paths handle it whole instead of
+        member by member. A bad line (not JSON, not an object, a malformed packed row) raises
         ReadError, unless `recover` is given: then the error is handed to it,
         the line is skipped and assumed to hold one event, and reading goes
         on. In the runtime layout the next good record's written seq tells
@@ -275,7 +289,7 @@ class LogReader:
         from it.
         """
         if self._started:
-            raise RuntimeError("LogReader.events() can be iterated only once")
+            raise RuntimeError("a LogReader's events can be iterated only once")
         self._started = True
         self.header  # noqa: B018 - the header comes first
         loads = orjson.loads
@@ -313,14 +327,16 @@ class LogReader:
                 seq += 1
                 continue
             if resync is not None:
-                written = rec.get("seq0" if rec.get("type") in ROW_TAGS else "seq")
+                written = rec.get("seq0" if "seq0" in rec else "seq")
                 if type(written) is int and resync <= written < seq + 1_000_000:
                     seq = written
                 resync = None
             tag = rec.get("type")
-            if tag in ROW_TAGS:
+            if tag.__class__ is not str:
+                tag = None  # not a type name; the validator reports it
+            elif tag in ROW_TAGS:
                 try:
-                    members = expand_row(rec, tag, seq, lineno, path)
+                    run = expand_row(rec, tag, seq, lineno, path)
                 except ReadError as error:
                     if recover is None:
                         raise
@@ -328,9 +344,8 @@ class LogReader:
                     resync = seq
                     seq += 1
                     continue
-                for member in members:
-                    yield member
-                    seq += 1
+                yield run
+                seq += run.count
                 continue
             yield Event(seq, tag, rec, lineno, None, rec.get("time", 0))
             seq += 1
@@ -389,8 +404,8 @@ def _malformed(tag: str, why: str, path: str, line: int, seq: int) -> ReadError:
     return ReadError(f"malformed {tag} row: {why}", path=path, line=line, seq=seq)
 
 
-def expand_row(rec: dict, tag: str, seq: int, line: int, path: str) -> list[Event]:
-    """Validate one packed row exactly as dsh does and expand it to its members.
+def expand_row(rec: dict, tag: str, seq: int, line: int, path: str) -> "PackedRun":
+    """Validate one packed row exactly as dsh does; return it as a run of events.
 
     `seq` is the position of the first member. A runtime row's `seq0` is kept
     as each member's written seq (`seq0 + k`), so the fold's contiguity rule
@@ -430,7 +445,7 @@ def expand_row(rec: dict, tag: str, seq: int, line: int, path: str) -> list[Even
     if not (is_number(data["turn"]) and is_number(data["step"]) and is_number(data["index"])):
         raise _malformed(tag, "turn/step/index must be numbers", path, line, seq)
     payload = data[key]
-    if type(payload) is not list or not payload or any(type(p) is not str for p in payload):
+    if type(payload) is not list or not payload or set(map(type, payload)) != {str}:
         raise _malformed(tag, f"{key} must be a non-empty array of strings", path, line, seq)
     dt = data["dt"]
     if type(dt) is not list or not _all_safe_ints(dt):
@@ -440,11 +455,57 @@ def expand_row(rec: dict, tag: str, seq: int, line: int, path: str) -> list[Even
                          path, line, seq)
     if seq0 is not None and not is_safe_int(seq0 + len(payload) - 1):
         raise _malformed(tag, "member seqs must stay safe integers", path, line, seq)
-    times = list(accumulate(dt, initial=time0))
-    if not _all_safe_ints(times):
+    if abs(time0) + sum(map(abs, dt)) > MAX_SAFE_INTEGER \
+            and not _all_safe_ints(list(accumulate(dt, initial=time0))):
         raise _malformed(tag, "member times must stay safe integers", path, line, seq)
-    shared = _Row(tag, data, seq0, rec)
-    return [PackedMember(seq + k, shared, k, line, times[k]) for k in range(len(payload))]
+    return PackedRun(seq, _Row(tag, data, seq0, rec), line, time0, len(payload))
+
+
+class PackedRun:
+    """The `count` assistant/chunk events one packed row stands for."""
+
+    __slots__ = ("seq", "count", "line", "row", "time0", "_shared")
+    type = "assistant/chunk"
+
+    def __init__(self, seq: int, shared: "_Row", line: int, time0, count: int):
+        self.seq = seq
+        self.count = count
+        self.line = line
+        self.row = shared.tag
+        self.time0 = time0
+        self._shared = shared
+
+    @property
+    def last_seq(self) -> int:
+        return self.seq + self.count - 1
+
+    @property
+    def declared_seq(self):
+        """The row's written `seq0`, or MISSING in the projected layout."""
+        seq0 = self._shared.seq0
+        return MISSING if seq0 is None else seq0
+
+    @property
+    def row_data(self) -> dict:
+        """The packed row's `data` (turn, step, index, dt, texts/args)."""
+        return self._shared.data
+
+    @property
+    def row_record(self) -> dict:
+        """The whole packed row as stored."""
+        return self._shared.record
+
+    @property
+    def times(self) -> list:
+        """Each member's time: time0 plus the gaps before it."""
+        return list(accumulate(self._shared.data["dt"], initial=self.time0))
+
+    def members(self) -> list["PackedMember"]:
+        shared, times, seq, line = self._shared, self.times, self.seq, self.line
+        return [PackedMember(seq + k, shared, k, line, times[k]) for k in range(self.count)]
+
+    def __repr__(self) -> str:
+        return f"PackedRun(seq={self.seq}, count={self.count}, row={self.row!r}, line={self.line})"
 
 
 class _Row:

@@ -94,7 +94,7 @@ class RelationChecker:
                                  "compaction/summary or compaction/prune directly before it", event)
         if kind in METERS:
             self.meter = event
-        if self.seed_length is not None and event.seq == self.seed_length:
+        if self.seed_length is not None and event.seq <= self.seed_length < event.seq + event.count:
             self.seed_checked = True
             if kind != "session/end-seed":
                 self.add("DSH-E014", f"header seedLength {self.seed_length} points at {kind}, "
@@ -179,6 +179,11 @@ class RelationChecker:
         self.step_chunks = set()
 
     def _in_step(self, event: Event, data) -> bool:
+        if data.__class__ is dict:  # fast path: plain integers naming the open step
+            turn, step = data.get("turn"), data.get("step")
+            if turn.__class__ is int and step.__class__ is int and turn == self.open_turn \
+                    and step == self.open_step:
+                return True
         turn, step = _get(data, "turn"), _get(data, "step")
         if self.open_turn is None or self.open_step is None or not _same(turn, self.open_turn) \
                 or not _same(step, self.open_step):
@@ -188,13 +193,14 @@ class RelationChecker:
         return True
 
     def _chunk(self, event: Event, data) -> None:
-        if event.row is not None:
-            # a packed-row member: its turn/step are the row's, checked once per row
-            if event.index_in_row == 0:
-                self._in_step(event, event.row_data)
-        else:
+        if event.row is None:
             self._in_step(event, data)
-        self.step_chunks.add(event.seq)
+            self.step_chunks.add(event.seq)
+            return
+        # a packed run, or one member of it: turn/step are the row's, checked once per row
+        if event.count > 1 or event.index_in_row == 0:
+            self._in_step(event, event.row_data)
+        self.step_chunks.update(range(event.seq, event.seq + event.count))
 
     def _assistant_message(self, event: Event, data) -> None:
         self._in_step(event, data)
@@ -345,7 +351,8 @@ class RelationChecker:
     # -- the end -----------------------------------------------------------
     def finish(self, last_seq: int | None) -> list[Finding]:
         """Findings only the end of the log can tell; returns every finding, by seq."""
-        where = {"seq": self.last_event.seq, "line": self.last_event.line} if self.last_event else {}
+        last = self.last_event
+        where = {"seq": last.seq + last.count - 1, "line": last.line} if last else {}
         if self.meter is not None:
             self.findings.append(finding("DSH-E313", f"{self.meter.type} at seq {self.meter.seq} ends the log "
                                          "without the replacement it prices", seq=self.meter.seq,

@@ -102,6 +102,21 @@ class SchemaSet:
             self._slow[name] = validator
         return validator
 
+    def record_validator(self, event_type: str):
+        """One compiled validator for a whole event record of a known type:
+        the envelope and its `data` payload in a single call (the hot path)."""
+        key = "record+" + event_type
+        validator = self._fast.get(key)
+        if validator is None:
+            import jsonschema_rs
+            combined = {"$schema": "https://json-schema.org/draft/2020-12/schema",
+                        "$id": ID_BASE + "combined/" + event_type.replace("/", "__"),
+                        "allOf": [{"$ref": ID_BASE + "record.schema.json"},
+                                  {"properties": {"data": {"$ref": ID_BASE + event_schema_name(event_type)}}}]}
+            validator = jsonschema_rs.Draft202012Validator(combined, registry=self._rs_registry)
+            self._fast[key] = validator
+        return validator
+
     def errors(self, name: str, instance, *, snapshot: bool = False) -> list[SchemaError]:
         """Why `instance` fails schema `name` ([] when it is valid)."""
         if self.fast(name).is_valid(instance):

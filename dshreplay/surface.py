@@ -138,13 +138,14 @@ class SurfaceFold:
     def apply(self, event: Event) -> Replacement | None:
         expected = self.next_seq
         if event.row is not None:
-            # a packed-row member: an assistant/chunk whose exact shape the
-            # reader checked (no surface fields); only its seq can be wrong
+            # a packed run (or one member of it): assistant/chunk events whose
+            # exact shape the reader checked (no surface fields); only the
+            # seq can be wrong
             declared = event.declared_seq
             if event.seq != expected or (declared is not MISSING and declared != expected):
                 raise _fail(event, NOT_CONTIGUOUS, f"seq {_show(declared)} is not contiguous; "
                                                    f"expected {expected}", "/seq0")
-            self.next_seq = expected + 1
+            self.next_seq = expected + event.count
             return None
         declared = event.record.get("seq", MISSING)
         if declared is not MISSING and not (declared == expected and type(declared) in (int, float)):
@@ -214,7 +215,7 @@ class SurfaceFold:
 
     def skip(self, event: Event) -> None:
         """Move past an event that `apply` rejected, without changing the surface."""
-        self.next_seq = event.seq + 1
+        self.next_seq = event.seq + event.count
 
     @staticmethod
     def _check_sources(event: Event, shadowed: tuple[int, ...]) -> None:
@@ -270,10 +271,12 @@ class SurfaceFold:
                         f"a tool/result replacement may change only the first result's content "
                         f"(it differs from seq {original.seq} elsewhere)", "/data")
 
-    def state(self) -> SurfaceState:
-        """An immutable snapshot of the current state."""
-        return SurfaceState(self.next_seq - 1 if self.next_seq else None, tuple(self.nodes),
-                            tuple(self.replacements), {s: self.events[s] for s in self.nodes})
+    def state(self, seq: int | None = None) -> SurfaceState:
+        """An immutable snapshot of the current state (labelled `seq`, default the last seq)."""
+        if seq is None and self.next_seq:
+            seq = self.next_seq - 1
+        return SurfaceState(seq, tuple(self.nodes), tuple(self.replacements),
+                            {s: self.events[s] for s in self.nodes})
 
 
 class _Unreadable(Exception):
@@ -335,7 +338,10 @@ def _show_type(event: Event) -> str:
 # -- drivers --------------------------------------------------------------
 
 def fold(events: Iterable[Event]) -> SurfaceState:
-    """Fold a whole stream; the state after its last event. Raises FoldError."""
+    """Fold a whole stream (events, or reader records); the state after its last event.
+
+    Raises FoldError.
+    """
     f = SurfaceFold()
     for event in events:
         f.apply(event)
@@ -345,8 +351,9 @@ def fold(events: Iterable[Event]) -> SurfaceState:
 def states_at(events: Iterable[Event], seqs: Iterable[int]) -> Iterator[SurfaceState]:
     """Yield the state right after each wanted seq, in ascending seq order, in one pass.
 
-    Stops reading once the last wanted seq is reached. Raises FoldError when
-    the fold breaks at or before a wanted seq; states before the break are
+    `events` may be single events or reader records (packed runs). Stops
+    reading once the last wanted seq is reached. Raises FoldError when the
+    fold breaks at or before a wanted seq; states before the break are
     yielded first.
     """
     wanted = sorted(set(seqs))
@@ -357,8 +364,8 @@ def states_at(events: Iterable[Event], seqs: Iterable[int]) -> Iterator[SurfaceS
     target = wanted[0]
     for event in events:
         f.apply(event)
-        if event.seq == target:
-            yield f.state()
+        while target < f.next_seq:  # chunks inside a run leave the surface as it is
+            yield f.state(target)
             i += 1
             if i == len(wanted):
                 return

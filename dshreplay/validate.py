@@ -105,6 +105,7 @@ class _Pass:
         self.known = self.schemas.event_types
         self.placeholders = 0
         self.layouts: set[bool] = set()
+        self.validators: dict = {}  # event type -> compiled whole-record validator
 
     def add(self, code: str, message: str, **where) -> None:
         self.report.findings.append(finding(code, message, **where))
@@ -123,14 +124,12 @@ class _Pass:
         fold = SurfaceFold()
         rules = RelationChecker(header)
         add = self.add
-        fast_record = self.schemas.fast("record.schema.json")
-        for event in reader.events(recover=self.unreadable_line):
+        for event in reader.records(recover=self.unreadable_line):
             replacement = None
             if event.row is not None:
-                if event.index_in_row == 0:
-                    self.check_row(event)
+                self.check_row(event)
             else:
-                self.check_record(event, fast_record)
+                self.check_record(event)
             try:
                 replacement = fold.apply(event)
             except FoldError as exc:
@@ -153,28 +152,35 @@ class _Pass:
         code = "DSH-E002" if error.message.startswith("malformed ") else "DSH-E001"
         self.add(code, f"{error.message} (line skipped)", seq=error.seq, line=error.line)
 
-    def check_record(self, event, fast_record) -> None:
+    def check_record(self, event) -> None:
         rec = event.record
         seq, line = event.seq, event.line
+        kind = event.type
         if self.snapshot:
             self.placeholders += count_placeholders(rec)
-        if not fast_record.is_valid(rec):
+        validator = self.validators.get(kind)
+        if validator is None and kind in self.known:
+            validator = self.validators[kind] = self.schemas.record_validator(kind)
+        known = validator is not None
+        if not (known and validator.is_valid(rec)):
+            # explain: the envelope and the payload separately
             self.schema_check("record.schema.json", rec, "DSH-E004", "", seq=seq, line=line)
+            if known and "data" in rec:
+                self.schema_check(event_schema_name(kind), rec["data"], "DSH-E005", "/data", seq=seq,
+                                  line=line)
         runtime = "seq" in rec
         if runtime != ("time" in rec):
             self.add("DSH-E008", "record has " + ("seq but no time" if runtime else "time but no seq"),
                      seq=seq, line=line)
         self.layouts.add(runtime)
-        kind = event.type
-        if kind in self.known:
-            if "data" in rec:
-                self.schema_check(event_schema_name(kind), rec["data"], "DSH-E005", "/data", seq=seq,
-                                  line=line)
-        elif rec.get("ignorable") is True:
-            self.add("DSH-N007", f"unknown event type {kind!r} skipped (marked ignorable)", seq=seq,
+        if known:
+            return
+        shown = _shown_type(rec.get("type"))
+        if rec.get("ignorable") is True:
+            self.add("DSH-N007", f"unknown event type {shown} skipped (marked ignorable)", seq=seq,
                      line=line, pointer="/type")
         else:
-            self.add("DSH-E006", f"unknown event type {kind!r} without ignorable: true: dsh refuses "
+            self.add("DSH-E006", f"unknown event type {shown} without ignorable: true: dsh refuses "
                                  "to load the log", seq=seq, line=line, pointer="/type")
 
     def check_row(self, event) -> None:
@@ -197,6 +203,15 @@ class _Pass:
             self.add("DSH-W012", "the last record has no closing newline", line=reader.lines or None)
         if self.placeholders:
             self.add("DSH-N011", f"{self.placeholders} snapshot placeholder values accepted (--snapshot)")
+
+
+def _shown_type(value) -> str:
+    import orjson
+    try:
+        text = orjson.dumps(value).decode()
+    except TypeError:
+        text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 __all__ = ["FileReport", "ValidateOptions", "validate_log", "ERROR", "WARNING", "NOTICE"]

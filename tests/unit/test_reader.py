@@ -70,7 +70,7 @@ def test_blank_lines_and_crlf_are_tolerated_and_counted_as_lines(write_log):
 def test_text_row_expands_to_members_with_cumulative_times():
     row = {"type": "text-chunks", "seq0": 10, "time0": 100,
            "data": {"turn": 1, "step": 2, "index": 0, "dt": [5, -2], "texts": ["a", "", "c"]}}
-    members = expand_row(row, "text-chunks", 10, 7, "f")
+    members = expand_row(row, "text-chunks", 10, 7, "f").members()
     assert [m.record for m in members] == [
         {"type": "assistant/chunk", "seq": 10, "time": 100,
          "data": {"turn": 1, "step": 2, "chunk": {"type": "text-delta", "index": 0, "text": "a"}}},
@@ -86,9 +86,9 @@ def test_tool_call_row_keeps_name_only_when_the_row_has_one():
                                                   "name": "bash", "dt": [0], "args": ["", "{}"]}}
     bare = {"type": "tool-call-chunks", "data": {"turn": 1, "step": 1, "index": 1, "id": "c",
                                                  "dt": [0], "args": ["", "{}"]}}
-    assert expand_row(named, "tool-call-chunks", 0, 1, "f")[1].record["data"]["chunk"] == {
+    assert expand_row(named, "tool-call-chunks", 0, 1, "f").members()[1].record["data"]["chunk"] == {
         "type": "tool-call-delta", "index": 1, "id": "c", "name": "bash", "argumentsDelta": "{}"}
-    assert expand_row(bare, "tool-call-chunks", 0, 1, "f")[1].record["data"]["chunk"] == {
+    assert expand_row(bare, "tool-call-chunks", 0, 1, "f").members()[1].record["data"]["chunk"] == {
         "type": "tool-call-delta", "index": 1, "id": "c", "argumentsDelta": "{}"}
 
 

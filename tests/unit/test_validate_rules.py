@@ -425,3 +425,10 @@ def test_findings_carry_line_and_pointer(clean, write_log):
     path = write_log(clean)
     report = validate_log(path)
     assert orjson.loads(path.read_bytes().splitlines()[report.findings[0].line - 1])["seq"] == 0
+
+
+@pytest.mark.parametrize("bad_type", [["a"], {"k": 1}, 5, None])
+def test_a_type_that_is_not_a_string_is_reported_not_crashed_on(clean, write_log, bad_type):
+    clean.events[2]["type"] = bad_type
+    found = problems(write_log(clean))
+    assert ("DSH-E004", 2) in found and ("DSH-E006", 2) in found
