@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .errors import DeriveError, DshReplayError, FoldError, UsageError
-from .reader import LogReader, TornTail
+from .reader import TornTail
 from .surface import SurfaceFold, SurfaceState
 
 
@@ -37,9 +37,12 @@ def fold_log(source, at: int | None = None, **reader_options) -> FoldReport:
     Raises ReadError (cannot read) and UsageError (`at` beyond the log);
     a fold or derive failure is returned in the report, not raised.
     """
+    from .session import Session
+
     if at is not None and at < 0:
         raise UsageError(f"seq {at} is negative: seqs count events from 0")
-    with LogReader(source, **reader_options) as reader:
+    session = source if isinstance(source, Session) else Session(source, **reader_options)
+    with session.reader() as reader:
         header = reader.header
         fold = SurfaceFold()
         last = None

@@ -13,6 +13,12 @@ import click
 from . import __version__
 from .api import fold_log
 from .findings import ERROR, WARNING
+from .health import Health
+from .provenance import message_provenance
+from .query import EventFilter, query_events
+from .reporters import unified_text_diff
+from .session import Session
+from .transcript import transcript as build_transcript
 from .validate import ValidateOptions, validate_log
 from .errors import DshReplayError, ReadError, UsageError
 from .reporters import JsonReporter, TextReporter
@@ -148,6 +154,187 @@ def validate(logs: tuple[str, ...], strict: bool, snapshot: bool, select, ignore
     failing = (ERROR, WARNING) if strict else (ERROR,)
     if any(f.severity in failing for r in reports for f in r.findings):
         sys.exit(EXIT_FINDINGS)
+
+
+def log_argument(func):
+    return click.argument("log")(func)
+
+
+def at_option(func):
+    return click.option("--at", "at", type=int, metavar="S",
+                        help="Answer for the model's view right after event S (default: the end).")(func)
+
+
+@cli.command()
+@log_argument
+@at_option
+@output_options
+def shadows(log: str, at: int | None, as_json: bool) -> None:
+    """List every replacement: what it shadowed, its kind and what priced it.
+
+    Kind is summary (a compaction/summary meters it), prune (compaction/prune),
+    tool-result-rewrite, or other. The chain column names shadowed nodes that
+    were themselves replacements (a summary of a summary).
+    """
+    session = Session(log)
+    index = session.index()
+    if at is not None:
+        session.states([at])  # checks that S is inside the log
+    records = [r for r in index.shadows if at is None or r.seq <= at]
+    reporter_for(as_json).shadows(records)
+
+
+@cli.command()
+@log_argument
+@output_options
+def brackets(log: str, as_json: bool) -> None:
+    """One row per compaction: start, end, status, summary and replacement.
+
+    Status is closed, failed (with its error), open (no end: in progress or
+    crashed) or abandoned (left open before a session/end-seed). Exit 1 when
+    a bracket is open or has an anomaly (end without start, started twice,
+    replacement outside its bracket), so scripts can alert.
+    """
+    records = Session(log).index().brackets
+    reporter_for(as_json).brackets(records)
+    if any(b.status == "open" or b.anomalies for b in records):
+        sys.exit(EXIT_FINDINGS)
+
+
+@cli.command()
+@log_argument
+@at_option
+@click.option("--message", "message", type=int, metavar="N", help="Only the N-th model message (from 0).")
+@click.option("--seq", "seq", type=int, metavar="Q", help="Only the message of surface node Q.")
+@output_options
+def provenance(log: str, at: int | None, message: int | None, seq: int | None, as_json: bool) -> None:
+    """Where each model-visible message came from.
+
+    For each message: its seq, type, how it entered the surface, the seqs it
+    cites directly, and its origins: everything it stands for, followed
+    through replacements down to the original messages and the chunks and
+    tool calls they cite.
+    """
+    if message is not None and seq is not None:
+        raise click.UsageError("give --message or --seq, not both")
+    session = Session(log)
+    index = session.index()
+    state = session.state(at)
+    rows = message_provenance(state.node_messages(), index)
+    if message is not None:
+        if not 0 <= message < len(rows):
+            raise click.UsageError(f"--message {message}: the view has {len(rows)} messages (0..{len(rows) - 1})")
+        rows = [rows[message]]
+    if seq is not None:
+        rows = [r for r in rows if r.seq == seq]
+        if not rows:
+            raise click.UsageError(f"--seq {seq} is not a message of the model's view at that point")
+    reporter_for(as_json).provenance(rows)
+
+
+@cli.command()
+@log_argument
+@click.option("--from", "a", type=int, required=True, metavar="A", help="The earlier (or first) seq.")
+@click.option("--to", "b", type=int, required=True, metavar="B", help="The later (or second) seq.")
+@click.option("--text", "as_text", is_flag=True, help="Print a unified diff of the rendered messages.")
+@output_options
+def diff(log: str, a: int, b: int, as_text: bool, as_json: bool) -> None:
+    """Compare the model's view at seq A with its view at seq B.
+
+    Nodes kept, removed (with the replacement that shadowed each) and
+    added. --text prints a unified diff of the rendered messages instead
+    (with --json, as a "text" field).
+    """
+    session = Session(log)
+    states = session.states([a, b])
+    result = session.diff(a, b)
+    text = unified_text_diff(states[a].node_messages(), states[b].node_messages(), a, b) if as_text else None
+    reporter_for(as_json).diff(result, text)
+
+
+@cli.command()
+@log_argument
+@click.option("--list", "listing", is_flag=True, help="List every model call.")
+@click.option("--all", "include_all", is_flag=True,
+              help="With --list: also the auxiliary model calls (summaries, titles, web search).")
+@click.option("--call", "call", type=int, metavar="N", help="The full request of main-loop call N.")
+@click.option("--at", "at", type=int, metavar="S", help="The request the harness would build after seq S.")
+@output_options
+def request(log: str, listing: bool, include_all: bool, call: int | None, at: int | None,
+            as_json: bool) -> None:
+    """Reconstruct the exact requests sent to the model.
+
+    --list enumerates the model calls (one finish-terminated chunk stream
+    each, retries included) with their chunk range, model, finish reason,
+    usage and message count. --call N prints the request of call N: the
+    header in force and the messages the model was given.
+    """
+    if sum(x is not None and x is not False for x in (listing or None, call, at)) != 1:
+        raise click.UsageError("give exactly one of --list, --call N, --at S")
+    if include_all and not listing:
+        raise click.UsageError("--all goes with --list")
+    session = Session(log)
+    if listing:
+        reporter_for(as_json).calls(session.calls(include_auxiliary=include_all))
+    else:
+        reporter_for(as_json).request(session.request(call, at=at))
+
+
+@cli.command()
+@log_argument
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text",
+              show_default=True, help="Output format.")
+@click.option("--reasoning", is_flag=True, help="Include the model's reasoning blocks.")
+def transcript(log: str, fmt: str, reasoning: bool) -> None:
+    """The conversation as it happened (not the model's compacted view).
+
+    Messages that entered by appending, in log order, with a marker where a
+    replacement changed what the model sees from then on.
+    """
+    entries = build_transcript(Session(log).records())
+    if fmt == "json":
+        JsonReporter().transcript(entries, reasoning)
+    else:
+        TextReporter().transcript(entries, reasoning, markdown=fmt == "markdown")
+
+
+@cli.command()
+@log_argument
+@click.option("--type", "types", multiple=True, metavar="T",
+              help="Only events of type T (repeatable; a prefix ending in / matches a family).")
+@click.option("--from", "start", type=int, metavar="A", help="Only events from seq A on.")
+@click.option("--to", "end", type=int, metavar="B", help="Only events up to seq B.")
+@click.option("--turn", type=int, metavar="N", help="Only events inside turn N.")
+@click.option("--surface", type=click.Choice(["current", "shadowed", "log-only"]),
+              help="Only events with this surface status.")
+@click.option("--grep", metavar="TEXT", help="Only messages whose text contains TEXT (any case).")
+@at_option
+@output_options
+def events(log: str, types, start, end, turn, surface, grep, at, as_json: bool) -> None:
+    """Find events; each is current (on the model's surface), shadowed, or log-only.
+
+    The surface status is taken at the end of the log, or at --at S (then
+    only events up to S are listed).
+    """
+    session = Session(log)
+    state = session.state(at)
+    flt = EventFilter(frozenset(types), start, end, turn, surface, grep)
+    rows = list(query_events(session.events(), frozenset(state.nodes), flt, last=at))
+    reporter_for(as_json).events(rows)
+
+
+@cli.command("inspect")
+@log_argument
+@output_options
+def inspect_command(log: str, as_json: bool) -> None:
+    """The health summary an incident starts with.
+
+    Header facts, counts by type, turns, steps and calls, a torn tail, and
+    whether the last turn was interrupted: if so, the closers dsh would
+    append on load (TOOL_OUTCOME_UNKNOWN for a recorded tool call that may
+    have had side effects, TOOL_NOT_STARTED for one only asked for).
+    """
+    reporter_for(as_json).inspect(Health(Session(log).index()))
 
 
 def main(args=None, prog_name: str = "dshreplay") -> None:

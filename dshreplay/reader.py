@@ -307,6 +307,7 @@ class LogReader:
                 if not raw.endswith(b"\n"):
                     self.torn_tail = TornTail(line=lineno, offset=offset, size=len(raw),
                                               encoding=self.encoding)
+                    self.lines = lineno
                     break
                 error = ReadError(f"line is not valid JSON: {_json_reason(raw, exc)}",
                                   path=path, line=lineno, seq=seq)

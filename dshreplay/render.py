@@ -38,8 +38,9 @@ def role_of(event_type: str, message) -> str:
         event_type, "?")
 
 
-def message_text(message) -> str:
-    """The readable text of a model message: text blocks, tool calls, tool results."""
+def message_text(message, reasoning: bool = True) -> str:
+    """The readable text of a model message: text blocks, tool calls, tool results
+    (and reasoning blocks, unless `reasoning` is False)."""
     if type(message) is not dict:
         return "" if message is None else _json(message)
     content = message.get("content")
@@ -49,6 +50,8 @@ def message_text(message) -> str:
         return ""
     parts = []
     for block in content:
+        if not reasoning and type(block) is dict and block.get("type") == "reasoning":
+            continue
         parts.append(_block_text(block))
     return "\n".join(p for p in parts if p)
 
@@ -88,3 +91,15 @@ def _json(value) -> str:
         return orjson.dumps(value).decode()
     except TypeError:
         return repr(value)
+
+
+def utc_time(ms) -> str | None:
+    """Epoch milliseconds as an ISO 8601 UTC time (None for 0 or a non-number)."""
+    import datetime
+    if type(ms) not in (int, float) or not ms:
+        return None
+    try:
+        moment = datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        return None
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")

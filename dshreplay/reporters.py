@@ -11,8 +11,11 @@ from typing import TextIO
 import orjson
 from tabulate import tabulate
 
+import difflib
+
 from .api import FoldReport
 from .findings import ERROR, NOTICE, WARNING
+from .render import clean, message_text, utc_time
 from .validate import FileReport
 from .render import json_size, message_text, one_line, role_of
 
@@ -85,6 +88,27 @@ class JsonReporter:
     def validate(self, reports: list[FileReport]) -> None:
         self.emit({"files": [r.to_json() for r in reports]})
 
+    def items(self, items) -> None:
+        """Any list of report objects with `to_json()`."""
+        self.emit([item.to_json() for item in items])
+
+    shadows = brackets = provenance = calls = events = items
+
+    def diff(self, diff, text: str | None = None) -> None:
+        body = diff.to_json()
+        if text is not None:
+            body["text"] = text
+        self.emit(body)
+
+    def request(self, request) -> None:
+        self.emit(request.to_json())
+
+    def transcript(self, entries, reasoning: bool) -> None:
+        self.emit([e.to_json(reasoning) for e in entries])
+
+    def inspect(self, health) -> None:
+        self.emit(health.to_json())
+
 
 class TextReporter:
     def __init__(self, out: TextIO | None = None) -> None:
@@ -131,3 +155,188 @@ class TextReporter:
         self.line(f"{len(reports)} files: {len(reports) - failed - unreadable} ok, {failed} with errors, "
                   f"{unreadable} unreadable; {total[ERROR]} errors, {total[WARNING]} warnings, "
                   f"{total[NOTICE]} notices")
+
+    # -- forensics ---------------------------------------------------------
+    def shadows(self, records) -> None:
+        rows = [(r.seq, r.kind, f"{r.start}..{r.end}", _seqs(r.shadowed_seqs), _dash(r.meter_seq),
+                 _dash(r.tokens), one_line(str(r.compaction_id or "-"), 24), _seqs(r.chain) or "-")
+                for r in records]
+        if rows:
+            self.line(_wrapped_table(rows, ["seq", "kind", "range", "shadowed", "meter", "tokens",
+                                            "compactionId", "chain"], 3))
+        self.line(f"{len(records)} replacements")
+
+    def brackets(self, records) -> None:
+        rows = [(one_line(str(b.compaction_id), 24), _dash(b.start), _dash(b.end), b.status, _dash(b.turn),
+                 _dash(b.summary_seq), _dash(b.replacement_seq),
+                 one_line("; ".join(b.anomalies + ([f"error: {b.error}"] if b.error is not None else [])),
+                          2000) or "-")
+                for b in records]
+        if rows:
+            self.line(_wrapped_table(rows, ["compactionId", "start", "end", "status", "turn", "summary",
+                                            "replacement", "notes"], 7))
+        self.line(f"{len(records)} compactions")
+
+    def provenance(self, rows) -> None:
+        table = [(p.index, p.seq, one_line(str(p.type), 18), _op(p.op), _seqs(p.sources) or "-",
+                  _origins(p.origins) or "-") for p in rows]
+        if table:
+            self.line(_wrapped_table(table, ["#", "seq", "type", "op", "sources", "origins"], 5))
+        self.line(f"{len(rows)} messages")
+
+    def diff(self, diff, text: str | None = None) -> None:
+        if text is not None:
+            self.out.write(text)
+            return
+        self.line(f"model view at seq {diff.a} -> seq {diff.b}: {len(diff.kept)} kept, {len(diff.removed)} "
+                  f"removed, {len(diff.added)} added")
+        rows = [("removed", s, f"by replacement at seq {by}" if by is not None else "-")
+                for s, by in diff.removed] + [("added", s, "-") for s in diff.added]
+        if rows:
+            self.line(tabulate(rows, headers=["change", "seq", "note"], tablefmt="simple",
+                               disable_numparse=True))
+
+    def calls(self, calls) -> None:
+        rows = []
+        for c in calls:
+            finish = _finish(c.finish) if c.kind == "main" else "-"
+            usage = c.usage if type(c.usage) is dict else {}
+            rows.append((_dash(c.call) if c.kind == "main" else c.kind, _dash(c.turn), _dash(c.step),
+                         f"{c.first_chunk_seq}..{c.last_chunk_seq}", one_line(f"{c.provider}/{c.model}", 30),
+                         finish, _dash(usage.get("inputTokens")), _dash(usage.get("outputTokens")),
+                         _dash(c.message_count)))
+        if rows:
+            self.line(_wrapped_table(rows, ["call", "turn", "step", "chunks", "model", "finish", "in",
+                                            "out", "msgs"], 5))
+        main = sum(1 for c in calls if c.kind == "main")
+        self.line(f"{main} model calls" + (f", {len(calls) - main} auxiliary" if len(calls) > main else ""))
+
+    def request(self, request) -> None:
+        config = request.header.get("config") if type(request.header) is dict else None
+        title = f"call {request.call}" if request.call is not None else f"request at seq {request.at_seq}"
+        self.line(f"{title}: turn {_dash(request.turn)}, step {_dash(request.step)}; messages as of seq "
+                  f"{request.at_seq}; header from seq {_dash(request.header_seq)}")
+        if type(config) is dict:
+            self.line("config: " + one_line(", ".join(f"{k}={v}" for k, v in config.items()), WIDTH - 8))
+        header = request.header if type(request.header) is dict else {}
+        if type(header.get("system")) is str:
+            self.line("system: " + one_line(header["system"], WIDTH - 8))
+        tools = header.get("tools")
+        if type(tools) is list:
+            names = [t.get("name") if type(t) is dict else str(t) for t in tools]
+            self.line("tools: " + one_line(", ".join(map(str, names)), WIDTH - 7))
+        rows = [(k, one_line(str(m.get("role") if type(m) is dict else "?"), 10), message_text(m))
+                for k, m in enumerate(request.messages)]
+        if rows:
+            self.line(_table(rows, ["#", "role", "text"], text_col=2))
+        self.line(f"{len(request.messages)} messages")
+
+    def transcript(self, entries, reasoning: bool, markdown: bool = False) -> None:
+        for e in entries:
+            if e.entry == "replacement":
+                self.line(f"> **{e.marker_text()}**" if markdown else e.marker_text())
+                self.line()
+                continue
+            when = f" · {e.time}" if e.time else ""
+            text = clean(message_text(e.message, reasoning)).rstrip()
+            if markdown:
+                self.line(f"### {clean(e.role or '?')} · seq {e.seq}{when}")
+                self.line()
+                self.line(_fenced(text) if e.type == "tool/result" else _markdown_text(text))
+            else:
+                self.line(f"── {clean(e.role or '?')} · seq {e.seq}{when} ──")
+                self.line(text)
+            self.line()
+
+    def events(self, rows) -> None:
+        table = [(r.seq, r.line, one_line(str(r.type), 22), _dash(r.turn), _dash(r.step), r.surface,
+                  one_line(r.text, 2000) or "-") for r in rows]
+        if table:
+            self.line(_table(table, ["seq", "line", "type", "turn", "step", "surface", "text"], text_col=6))
+        self.line(f"{len(rows)} events")
+
+    def inspect(self, health) -> None:
+        h = health.to_json()
+        head = h["header"]
+        facts = [("file", one_line(h["path"], 80)), ("encoding", h["encoding"]),
+                 ("session id", one_line(str(head["id"]), 80)), ("cwd", one_line(str(head["cwd"]), 80)),
+                 ("created", _dash(head["createdAt"])), ("origin", _dash(head["origin"])),
+                 ("parent", _dash(head["parentSession"])), ("seedLength", _dash(head["seedLength"])),
+                 ("events / lines", f"{h['events']} / {h['lines']}"),
+                 ("turns / steps / calls", f"{h['turns']} / {h['steps']} / {h['calls']}"),
+                 ("replacements", h["replacements"]), ("surface nodes", _dash(h["surfaceNodes"])),
+                 ("torn tail", "none" if h["tornTail"] is None else
+                  f"{h['tornTail']['bytes']} bytes lost at offset {h['tornTail']['offset']} "
+                  f"(line {h['tornTail']['line']})"),
+                 ("fold errors", len(h["foldErrors"]) or "none"),
+                 ("last turn", "interrupted" if h["interrupted"] else "complete")]
+        self.line(tabulate(facts, tablefmt="plain", disable_numparse=True))
+        if health.index.closers:
+            self.line()
+            self.line("dsh would close the interrupted turn with:")
+            for c in health.index.closers:
+                self.line(f"  {clean(c.describe())}")
+        self.line()
+        counts = list(h["countsByType"].items())
+        self.line(tabulate([(one_line(str(k), 40), v) for k, v in counts], headers=["type", "events"],
+                           tablefmt="simple", disable_numparse=True))
+
+
+def _seqs(seqs) -> str:
+    seqs = list(seqs)
+    if len(seqs) > 6:
+        return ", ".join(map(str, seqs[:3])) + f", … {seqs[-1]} ({len(seqs)})"
+    return ", ".join(map(str, seqs))
+
+
+def _op(op) -> str:
+    if isinstance(op, tuple):
+        return f"replace {op[0]}..{op[1]}"
+    return one_line(str(op), 20)
+
+
+def _origins(origins) -> str:
+    by_type: dict = {}
+    for seq, kind in origins:
+        by_type.setdefault(kind, []).append(seq)
+    return "; ".join(f"{clean(str(k))}: {_seqs(v)}" for k, v in by_type.items())
+
+
+def _finish(reason) -> str:
+    if type(reason) is not dict:
+        return "(open)" if reason is None else one_line(str(reason), 30)
+    kind = str(reason.get("kind"))
+    failure = reason.get("failure")
+    code = failure.get("code") if type(failure) is dict else None
+    return one_line(f"{kind} {code}" if code else kind, 30)
+
+
+def _fenced(text: str) -> str:
+    fence = "```"
+    while fence in text:
+        fence += "`"
+    return f"{fence}text\n{text}\n{fence}"
+
+
+_MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_[]()!|#+-~"})
+
+
+def _markdown_text(text: str) -> str:
+    """Log text as inert Markdown: HTML, links, emphasis and block syntax escaped."""
+    escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return escaped.translate(_MD_SPECIAL).replace("\n", "  \n")
+
+
+def unified_text_diff(before, after, a: int, b: int) -> str:
+    """A unified diff of two rendered model views ([(seq, message)] each)."""
+    def render(node_messages):
+        lines = []
+        for seq, message in node_messages:
+            if message is None:
+                continue
+            role = message.get("role") if type(message) is dict else "?"
+            lines.append(f"== seq {seq} · {clean(str(role))} ==")
+            lines.extend(clean(message_text(message)).splitlines() or [""])
+        return [line + "\n" for line in lines]
+    return "".join(difflib.unified_diff(render(before), render(after), f"model view at seq {a}",
+                                        f"model view at seq {b}"))

@@ -8,6 +8,8 @@ collects findings; `finish()` adds what only the end of the log can tell.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from .findings import Finding, finding
 from .jsvalues import MISSING, is_safe_int
 from .reader import Event
@@ -49,6 +51,52 @@ def _get(value, *keys):
     return value
 
 
+@dataclass
+class BracketRecord:
+    """Everything the log says about one compactionId (one row of `brackets`)."""
+
+    compaction_id: object
+    start: int | None = None
+    end: int | None = None
+    status: str = "open"  # closed | failed | open | abandoned
+    turn: object = None
+    summary_seq: int | None = None
+    replacement_seq: int | None = None
+    error: object = None
+    anomalies: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {"compactionId": self.compaction_id, "start": self.start, "end": self.end,
+                "status": self.status, "turn": self.turn, "summarySeq": self.summary_seq,
+                "replacementSeq": self.replacement_seq, "error": self.error, "anomalies": self.anomalies}
+
+
+@dataclass(frozen=True)
+class Closer:
+    """One event dsh would synthesize to close an interrupted turn."""
+
+    type: str
+    turn: object
+    step: object = None
+    call_id: str | None = None
+    code: str | None = None  # TOOL_OUTCOME_UNKNOWN or TOOL_NOT_STARTED for tool/result
+    call_seq: int | None = None  # the recorded tool/call, for TOOL_OUTCOME_UNKNOWN
+
+    def to_json(self) -> dict:
+        return {"type": self.type, "turn": self.turn, "step": self.step, "callId": self.call_id,
+                "code": self.code, "callSeq": self.call_seq}
+
+    def describe(self) -> str:
+        if self.type == "tool/result" and self.code == TOOL_OUTCOME_UNKNOWN:
+            return (f"tool/result {TOOL_OUTCOME_UNKNOWN} for {self.call_id!r} (its tool/call at seq "
+                    f"{self.call_seq} may have had side effects)")
+        if self.type == "tool/result":
+            return f"tool/result {TOOL_NOT_STARTED} for {self.call_id!r} (asked for, never started)"
+        if self.type == "step/end":
+            return f"step/end {_show(self.step)}"
+        return "turn/end (interrupted)"
+
+
 class _Bracket:
     __slots__ = ("cid", "command", "start", "turn", "summary", "deferred")
 
@@ -75,6 +123,7 @@ class RelationChecker:
         self.asked: dict = {}  # callId -> (step, tool/call seq or None): what a crash leaves unanswered
         self.step_chunks: set[int] = set()
         self.bracket: _Bracket | None = None
+        self.brackets: dict = {}  # compactionId -> BracketRecord, in order of first mention
         self.meter: Event | None = None  # a metering event waiting for its replacement
         self.last_event: Event | None = None
         seed = _get(header, "seedLength")
@@ -104,8 +153,19 @@ class RelationChecker:
             handler(self, event, None if event.row is not None else event.record.get("data"))
         self.last_event = event
 
+    def record_for(self, cid) -> BracketRecord:
+        key = cid if isinstance(cid, (str, int, float, type(None))) else repr(cid)
+        record = self.brackets.get(key)
+        if record is None:
+            record = self.brackets[key] = BracketRecord(None if cid is MISSING else cid)
+        return record
+
     def _settle_meter(self, event: Event, replacement: Replacement | None) -> None:
         meter, self.meter = self.meter, None
+        if replacement is not None and meter.type == "compaction/summary":
+            cid = _get(meter.record, "data", "compactionId")
+            if cid is not MISSING:
+                self.record_for(cid).replacement_seq = event.seq
         if replacement is None and type(event.record.get("surfaceOp")) is dict:
             return  # the replacement was there but the fold rejected it: that finding says it
         if replacement is None:
@@ -275,6 +335,12 @@ class RelationChecker:
         b = self.bracket
         if b is None:
             self.add("DSH-E304", f"{event.type} has no open compaction/start", event)
+            record = self.record_for(_get(data, "compactionId"))
+            what = "end" if event.type == "compaction/end" else "summary"
+            record.anomalies.append(f"{what} without start (seq {event.seq})")
+            if what == "end":
+                record.end = event.seq
+                record.status = "failed" if _get(data, "error") is not MISSING else "closed"
             return False
         cid, command = _get(data, "compactionId"), _get(data, "sourceCommandId")
         if cid != b.cid:
@@ -293,7 +359,13 @@ class RelationChecker:
         owner = _get(data, "turn")
         owner = None if owner is MISSING else owner
         self._owner(event, owner)
-        self.bracket = _Bracket(_get(data, "compactionId"), _get(data, "sourceCommandId"), event.seq, owner)
+        cid = _get(data, "compactionId")
+        self.bracket = _Bracket(cid, _get(data, "sourceCommandId"), event.seq, owner)
+        record = self.record_for(cid)
+        if record.start is not None:
+            record.anomalies.append(f"started twice (seq {record.start} and seq {event.seq})")
+        else:
+            record.start, record.turn = event.seq, owner
 
     def _compaction_summary(self, event: Event, data) -> None:
         if not self._matches_open(event, data):
@@ -303,6 +375,7 @@ class RelationChecker:
         if b.summary is not None:
             self.add("DSH-E305", f"second compaction/summary for {b.cid!r} (first at seq {b.summary})", event)
         b.summary = event.seq
+        self.record_for(b.cid).summary_seq = event.seq
         seqs, span = _get(data, "shadowedSeqs"), _get(data, "shadowedRange")
         if type(seqs) is list:
             if not seqs:
@@ -321,8 +394,13 @@ class RelationChecker:
             self.add("DSH-E307", f"compaction/end names turn {_show(owner)} but its start named "
                                  f"{_show(b.turn)}", event, "/data/turn")
         self._owner(event, b.turn)
-        if _get(data, "error") is MISSING and b.summary is None:
+        error = _get(data, "error")
+        if error is MISSING and b.summary is None:
             self.add("DSH-E308", f"compaction {b.cid!r} ended without error but wrote no summary", event)
+        record = self.record_for(b.cid)
+        record.end = event.seq
+        record.status = "closed" if error is MISSING else "failed"
+        record.error = None if error is MISSING else error
         self._close_bracket()
 
     def _close_bracket(self) -> None:
@@ -335,6 +413,7 @@ class RelationChecker:
         if b is not None:
             self.add("DSH-N311", f"compaction {b.cid!r} (seq {b.start}) was left open before this "
                                  "session/end-seed: abandoned with its lifecycle", event)
+            self.record_for(b.cid).status = "abandoned"
             self.bracket = None  # its deferred turn-boundary findings belong to the dead lifecycle
 
     def _user_message(self, event: Event, data) -> None:
@@ -343,7 +422,10 @@ class RelationChecker:
         if type(op) is dict and _get(source, "kind") == "plugin" and _get(source, "plugin") == "compact":
             b = self.bracket
             cid = _get(source, "compactionId")
+            record = self.record_for(cid)
+            record.replacement_seq = event.seq
             if b is None or cid != b.cid:
+                record.anomalies.append(f"replacement at seq {event.seq} outside its bracket")
                 where = "no compaction is open" if b is None else f"the open compaction is {b.cid!r}"
                 self.add("DSH-W315", f"compaction checkpoint {cid if cid is not MISSING else '(no id)'!r} "
                                      f"replaces history but {where}", event, "/data/source/compactionId")
@@ -370,19 +452,22 @@ class RelationChecker:
         self.findings.sort(key=lambda f: (f.seq is None, f.seq if f.seq is not None else 0))
         return self.findings
 
-    def interrupted_message(self) -> str:
-        """What dsh would append on load to close the interrupted turn."""
-        closers = []
+    def closers(self) -> list[Closer]:
+        """What dsh would append on load to close an interrupted final turn ([] if none)."""
+        if self.open_turn is None:
+            return []
+        out = []
         for call_id, (step, call_seq) in self.asked.items():
-            if call_seq is not None:
-                closers.append(f"tool/result {TOOL_OUTCOME_UNKNOWN} for {call_id!r} (its tool/call at seq "
-                               f"{call_seq} may have had side effects)")
-            else:
-                closers.append(f"tool/result {TOOL_NOT_STARTED} for {call_id!r} (asked for, never started)")
+            code = TOOL_OUTCOME_UNKNOWN if call_seq is not None else TOOL_NOT_STARTED
+            out.append(Closer("tool/result", self.open_turn, step, call_id, code, call_seq))
         if self.open_step is not None:
-            closers.append(f"step/end {_show(self.open_step)}")
-        closers.append("turn/end (interrupted)")
-        return f"log ends inside turn {_show(self.open_turn)}; dsh would append " + ", ".join(closers)
+            out.append(Closer("step/end", self.open_turn, self.open_step))
+        out.append(Closer("turn/end", self.open_turn))
+        return out
+
+    def interrupted_message(self) -> str:
+        closers = ", ".join(c.describe() for c in self.closers())
+        return f"log ends inside turn {_show(self.open_turn)}; dsh would append {closers}"
 
 
 def _opt(value) -> str:

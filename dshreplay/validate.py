@@ -58,7 +58,7 @@ class ValidateOptions:
 
 def validate_log(source, options: ValidateOptions = ValidateOptions(), **reader_options) -> FileReport:
     """Validate one log. Never raises for a defect of the log: see `FileReport`."""
-    name = str(source)
+    name = reader_options.get("name") or str(source)
     try:
         reader = LogReader(source, **reader_options)
     except DshReplayError as exc:

@@ -1,0 +1,137 @@
+"""Model calls: which requests the harness sent, and what each one contained.
+
+FORMAT.md section 8: a main-loop call is the `assistant/chunk` stream of one
+turn/step ending in a `finish` chunk (a step may hold several: retries,
+calls after a compaction). Its request messages are the model messages at
+the seq just before its first chunk; its header is the latest
+`request/header` before that. Auxiliary model calls the log records are
+listed apart, without shifting the main-loop numbering.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+AUXILIARY = {
+    "compaction/summary": "compaction-summary",
+    "session/title-llm-request": "session-title",
+    "web/deepseek-search-llm-request": "web-search",
+}
+
+
+@dataclass
+class Call:
+    """One model call found in the log."""
+
+    call: int | None  # main-loop number from 1; None for an auxiliary call
+    kind: str  # "main" or the auxiliary kind
+    turn: object = None
+    step: object = None
+    first_chunk_seq: int | None = None
+    last_chunk_seq: int | None = None
+    header_seq: int | None = None
+    provider: object = None
+    model: object = None
+    finish: object = None  # the finish chunk's reason (None: the stream never finished)
+    usage: object = None
+    message_count: int | None = None
+    chunks: int = 0
+
+    def to_json(self) -> dict:
+        out = {"call": self.call, "turn": self.turn, "step": self.step,
+               "firstChunkSeq": self.first_chunk_seq, "lastChunkSeq": self.last_chunk_seq,
+               "provider": self.provider, "model": self.model, "finish": self.finish,
+               "usage": self.usage, "messageCount": self.message_count}
+        if self.kind != "main":
+            out["kind"] = self.kind
+        return out
+
+
+def _get(value, *keys):
+    for key in keys:
+        if type(value) is not dict:
+            return None
+        value = value.get(key)
+    return value
+
+
+@dataclass
+class CallTracker:
+    """Feed it every item in log order; `count_messages` gives the model
+    message count of the current surface (called when a call opens)."""
+
+    count_messages: object
+    calls: list[Call] = field(default_factory=list)
+    auxiliary: list[Call] = field(default_factory=list)
+    open: dict = field(default_factory=dict)  # (turn, step) -> Call in progress
+    header_seq: int | None = None
+    header: object = None
+
+    def observe(self, event) -> None:
+        kind = event.type
+        if kind == "assistant/chunk":
+            if event.row is not None:
+                data = event.row_data
+                chunk_type = None
+            else:
+                data = event.record.get("data")
+                chunk = _get(data, "chunk")
+                chunk_type = _get(chunk, "type")
+            key = (_key(_get(data, "turn")), _key(_get(data, "step")))
+            call = self.open.get(key)
+            if call is None:
+                call = self._open(event, data)
+                self.open[key] = call
+            call.chunks += event.count
+            call.last_chunk_seq = event.seq + event.count - 1
+            if chunk_type == "usage":
+                call.usage = _get(chunk, "usage")
+            elif chunk_type == "finish":
+                call.finish = _get(chunk, "reason")
+                del self.open[key]
+        elif kind == "request/header":
+            self.header_seq = event.seq
+            self.header = _get(event.record.get("data"), "header")
+        elif kind in AUXILIARY:
+            data = event.record.get("data")
+            if kind == "compaction/summary" and _get(data, "llmStreamCall") is not True:
+                return
+            self.auxiliary.append(Call(None, AUXILIARY[kind], first_chunk_seq=event.seq,
+                                       last_chunk_seq=event.seq, provider=_get(data, "provider"),
+                                       model=_get(data, "model"), usage=_get(data, "usage")))
+
+    def _open(self, event, data) -> Call:
+        config = _get(self.header, "config")
+        call = Call(len(self.calls) + 1, "main", turn=_get(data, "turn"), step=_get(data, "step"),
+                    first_chunk_seq=event.seq, header_seq=self.header_seq,
+                    provider=_get(config, "provider"), model=_get(config, "model"),
+                    message_count=self.count_messages())
+        self.calls.append(call)
+        return call
+
+    def all_calls(self) -> list[Call]:
+        """Main-loop and auxiliary calls together, in log order."""
+        return sorted(self.calls + self.auxiliary, key=lambda c: c.first_chunk_seq)
+
+
+def _key(value):
+    return value if isinstance(value, (int, float, str, type(None))) else repr(value)
+
+
+@dataclass
+class Request:
+    """The exact request of one call (or the one that would be sent at a seq)."""
+
+    call: int | None
+    turn: object
+    step: object
+    first_chunk_seq: int | None
+    at_seq: int  # the messages are the model view right after this seq (-1: before any event)
+    header_seq: int | None
+    header: object
+    messages: list
+
+    def to_json(self) -> dict:
+        return {"call": self.call, "turn": self.turn, "step": self.step,
+                "firstChunkSeq": self.first_chunk_seq, "atSeq": self.at_seq, "headerSeq": self.header_seq,
+                "header": self.header, "messages": self.messages}

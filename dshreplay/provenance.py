@@ -1,0 +1,165 @@
+"""Where the model's view came from: replacements, their meters, origins, diffs.
+
+`ShadowTracker` watches the fold replace surface ranges and records each
+replacement with what priced it (the metering event right before it).
+`origins` follows `sourceEventSeqs` transitively. `diff_states` compares the
+model's view at two seqs. All of it reads the one fold in `surface`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .reader import Event
+from .surface import Replacement, SurfaceState
+
+METERS = {"compaction/summary": "summary", "compaction/prune": "prune"}
+
+
+@dataclass(frozen=True)
+class ShadowRecord:
+    """One replacement: what it shadowed, what kind it was, what priced it."""
+
+    seq: int
+    kind: str  # summary | prune | tool-result-rewrite | other
+    start: int
+    end: int
+    shadowed_seqs: tuple[int, ...]
+    meter_seq: int | None
+    tokens: object
+    compaction_id: object
+    chain: tuple[int, ...]  # shadowed nodes that were themselves replacements
+
+    def to_json(self) -> dict:
+        return {"seq": self.seq, "kind": self.kind, "start": self.start, "end": self.end,
+                "shadowedSeqs": list(self.shadowed_seqs), "meterSeq": self.meter_seq,
+                "tokens": self.tokens, "compactionId": self.compaction_id, "chain": list(self.chain)}
+
+
+def _data_get(record: dict, *keys):
+    value = record.get("data")
+    for key in keys:
+        if type(value) is not dict:
+            return None
+        value = value.get(key)
+    return value
+
+
+class ShadowTracker:
+    """Feed it each item the fold accepted, with the replacement it caused (if any)."""
+
+    def __init__(self) -> None:
+        self.shadows: list[ShadowRecord] = []
+        self.replacers: set[int] = set()
+        self.previous = None  # the item before the current one
+
+    def observe(self, event, replacement: Replacement | None) -> ShadowRecord | None:
+        record = None
+        if replacement is not None:
+            record = self._record(event, replacement)
+            self.shadows.append(record)
+            self.replacers.add(event.seq)
+        self.previous = event
+        return record
+
+    def _record(self, event: Event, r: Replacement) -> ShadowRecord:
+        prev = self.previous
+        meter = prev if prev is not None and prev.row is None and prev.type in METERS \
+            and prev.seq == event.seq - 1 else None
+        if meter is not None:
+            kind = METERS[meter.type]
+        elif event.type == "tool/result":
+            kind = "tool-result-rewrite"
+        else:
+            kind = "other"
+        cid = _data_get(meter.record, "compactionId") if meter is not None else None
+        if cid is None:
+            cid = _data_get(event.record, "source", "compactionId")
+        return ShadowRecord(
+            seq=event.seq, kind=kind, start=r.start, end=r.end, shadowed_seqs=r.shadowed_seqs,
+            meter_seq=meter.seq if meter is not None else None,
+            tokens=_data_get(meter.record, "shadowedTokenCount") if meter is not None else None,
+            compaction_id=cid, chain=tuple(s for s in r.shadowed_seqs if s in self.replacers))
+
+
+def origins(seq: int, sources: dict[int, tuple], types) -> list[tuple[int, object]]:
+    """Every event `seq` stands for: the transitive closure of `sourceEventSeqs`.
+
+    Through replacements down to the append-origin messages they replaced and
+    the events (chunks, tool calls, compaction markers) those cite. Returns
+    (seq, type) pairs in seq order, `seq` itself excluded.
+    """
+    seen: set[int] = set()
+    stack = list(sources.get(seq, ()))
+    while stack:
+        s = stack.pop()
+        if s in seen:
+            continue
+        seen.add(s)
+        stack.extend(sources.get(s, ()))
+    return [(s, types[s] if 0 <= s < len(types) else None) for s in sorted(seen)]
+
+
+@dataclass(frozen=True)
+class ViewDiff:
+    """The model's view at `a` versus at `b`."""
+
+    a: int
+    b: int
+    kept: tuple[int, ...]
+    removed: tuple[tuple[int, int | None], ...]  # (seq, replacement that shadowed it or None)
+    added: tuple[int, ...]
+
+    def to_json(self) -> dict:
+        return {"from": self.a, "to": self.b, "kept": list(self.kept),
+                "removed": [{"seq": s, "by": by} for s, by in self.removed], "added": list(self.added)}
+
+
+def diff_states(before: SurfaceState, after: SurfaceState, shadows: list[ShadowRecord]) -> ViewDiff:
+    """Compare two views. `removed` names the replacement that shadowed each node
+    (the first one after `before`'s seq that took it off the surface), when
+    the later view is `after`; going back in time nothing shadowed them."""
+    kept_set = set(before.nodes) & set(after.nodes)
+    forward = (after.seq or 0) >= (before.seq or 0)
+    shadowed_by: dict[int, int] = {}
+    if forward:
+        low, high = before.seq if before.seq is not None else -1, after.seq
+        for record in shadows:
+            if low < record.seq <= high:
+                for s in record.shadowed_seqs:
+                    shadowed_by.setdefault(s, record.seq)
+    removed = tuple((s, shadowed_by.get(s)) for s in before.nodes if s not in kept_set)
+    added = tuple(s for s in after.nodes if s not in kept_set)
+    return ViewDiff(before.seq, after.seq, tuple(s for s in after.nodes if s in kept_set), removed, added)
+
+
+@dataclass(frozen=True)
+class MessageProvenance:
+    """Where one model-visible message came from."""
+
+    index: int  # position among the model messages
+    seq: int
+    type: object
+    op: object
+    sources: tuple[int, ...]
+    origins: tuple[tuple[int, object], ...]
+
+    def to_json(self) -> dict:
+        op = self.op if not isinstance(self.op, tuple) else {"op": "replace", "start": self.op[0],
+                                                              "end": self.op[1]}
+        return {"index": self.index, "seq": self.seq, "type": self.type, "op": op,
+                "sources": list(self.sources),
+                "origins": [{"seq": s, "type": t} for s, t in self.origins]}
+
+
+def message_provenance(node_messages, index) -> list[MessageProvenance]:
+    """Provenance of each model message; `node_messages` as SurfaceState.node_messages()."""
+    out = []
+    position = 0
+    for seq, message in node_messages:
+        if message is None:
+            continue
+        out.append(MessageProvenance(position, seq, index.type_of(seq), index.ops.get(seq),
+                                     index.sources.get(seq, ()), tuple(index.origins(seq))))
+        position += 1
+    return out

@@ -1,0 +1,275 @@
+"""A session log as one object: read it, fold it, index it, ask it questions.
+
+`Session` can read its log as many times as a question needs (standard
+input is held in memory once, so it can be re-read too). `Session.index()`
+makes one pass that drives the fold, the relation checker, the shadow and
+call trackers together; the forensic commands are built on it and on
+`states()` (the model's view at several seqs, in one more pass).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from itertools import repeat
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from .calls import Call, CallTracker, Request
+from .errors import DeriveError, DshReplayError, FoldError, UsageError
+from .provenance import ShadowRecord, ShadowTracker, ViewDiff, diff_states, origins
+from .reader import DEFAULT_MAX_BYTES, Event, LogReader, PackedRun, TornTail, resolve_log_path
+from .rules import BracketRecord, Closer, RelationChecker
+from .surface import SURFACE_TYPES, SurfaceFold, SurfaceState, derive_message
+
+
+@dataclass
+class LogIndex:
+    """What one pass over a log learns (everything but message payloads)."""
+
+    path: str
+    header: dict
+    encoding: str
+    event_count: int = 0
+    lines: int = 0
+    torn_tail: TornTail | None = None
+    types: list = field(default_factory=list)  # seq -> event type
+    sources: dict = field(default_factory=dict)  # seq -> tuple of sourceEventSeqs (surface events)
+    ops: dict = field(default_factory=dict)  # seq -> "append" or (start, end), for surface events
+    shadows: list[ShadowRecord] = field(default_factory=list)
+    brackets: list[BracketRecord] = field(default_factory=list)
+    closers: list[Closer] = field(default_factory=list)
+    calls: list[Call] = field(default_factory=list)
+    auxiliary_calls: list[Call] = field(default_factory=list)
+    fold_errors: list[FoldError] = field(default_factory=list)  # events the fold rejected (skipped)
+    final: SurfaceState | None = None
+    counts: Counter = field(default_factory=Counter)
+    turns: int = 0
+    steps: int = 0
+
+    @property
+    def last_seq(self) -> int | None:
+        return self.event_count - 1 if self.event_count else None
+
+    def type_of(self, seq: int):
+        return self.types[seq] if 0 <= seq < len(self.types) else None
+
+    def origins(self, seq: int) -> list[tuple[int, object]]:
+        return origins(seq, self.sources, self.types)
+
+
+class Session:
+    """One dsh session log. `source`: a path, a session directory, or "-"."""
+
+    def __init__(self, source, *, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+        self.max_bytes = max_bytes
+        self._data: bytes | None = None
+        if isinstance(source, (str, os.PathLike)) and str(source) == "-":
+            self.path = "<stdin>"
+            self._data = sys.stdin.buffer.read()
+        elif isinstance(source, (bytes, bytearray)):
+            self.path = "<bytes>"
+            self._data = bytes(source)
+        else:
+            self._file = resolve_log_path(source)
+            self.path = str(self._file)
+        self._index: LogIndex | None = None
+        self._header: dict | None = None
+
+    def reader(self) -> LogReader:
+        """A fresh reader positioned at the start of the log."""
+        if self._data is not None:
+            return LogReader(io.BufferedReader(io.BytesIO(self._data)), name=self.path,
+                             max_bytes=self.max_bytes)
+        return LogReader(self._file, name=self.path, max_bytes=self.max_bytes)
+
+    @property
+    def header(self) -> dict:
+        if self._header is None:
+            with self.reader() as reader:
+                self._header = reader.header
+        return self._header
+
+    def records(self) -> Iterator[Event | PackedRun]:
+        """Stored records in order (packed rows as runs); a new pass each call."""
+        with self.reader() as reader:
+            yield from reader.records()
+
+    def events(self) -> Iterator[Event]:
+        """Every event in seq order; a new pass each call."""
+        with self.reader() as reader:
+            yield from reader.events()
+
+    # -- the fold ----------------------------------------------------------
+    def states(self, seqs: Iterable[int]) -> dict[int, SurfaceState]:
+        """The model's view right after each seq, in one pass (-1: before any event).
+
+        Raises UsageError for a seq beyond the log, FoldError when the fold
+        breaks at or before a wanted seq.
+        """
+        wanted = sorted(set(seqs))
+        out: dict[int, SurfaceState] = {}
+        if wanted and wanted[0] < -1:
+            raise UsageError(f"seq {wanted[0]} is negative: seqs count events from 0", path=self.path)
+        if wanted and wanted[0] == -1:
+            out[-1] = SurfaceState(-1, (), (), {})
+            wanted = wanted[1:]
+        if not wanted:
+            return out
+        fold = SurfaceFold()
+        i = 0
+        with self.reader() as reader:
+            for item in reader.records():
+                try:
+                    fold.apply(item)
+                except FoldError as exc:
+                    exc.path = self.path
+                    raise
+                while i < len(wanted) and wanted[i] < fold.next_seq:
+                    out[wanted[i]] = fold.state(wanted[i])
+                    i += 1
+                if i == len(wanted):
+                    return out
+            last = reader.event_count - 1
+        end = "it has no events" if last < 0 else f"its last seq is {last}"
+        raise UsageError(f"seq {wanted[i]} is beyond the log: {end}", path=self.path)
+
+    def state(self, at: int | None = None) -> SurfaceState:
+        """The model's view after `at` (default: after the last event)."""
+        if at is None:
+            index = self.index()
+            if index.fold_errors:
+                raise index.fold_errors[0]
+            return index.final
+        return self.states([at])[at]
+
+    def fold(self, at: int | None = None):
+        from .api import fold_log
+        return fold_log(self, at=at)
+
+    # -- the index -----------------------------------------------------------
+    def index(self) -> LogIndex:
+        """One pass: types, provenance links, shadows, brackets, calls, closers (cached)."""
+        if self._index is None:
+            self._index = self._build_index()
+        return self._index
+
+    def _build_index(self) -> LogIndex:
+        with self.reader() as reader:
+            index = LogIndex(self.path, reader.header, reader.encoding)
+            fold = SurfaceFold()
+            rules = RelationChecker(reader.header)
+            shadows = ShadowTracker()
+            derived: dict[int, bool] = {}
+
+            def count_messages() -> int:
+                n = 0
+                for s in fold.nodes:
+                    has = derived.get(s)
+                    if has is None:
+                        try:
+                            has = derive_message(fold.events[s])[0]
+                        except DeriveError:
+                            has = False
+                        derived[s] = has
+                    n += has
+                return n
+
+            calls = CallTracker(count_messages)
+            types = index.types
+            for item in reader.records():
+                if item.row is not None:
+                    types.extend(repeat("assistant/chunk", item.count))
+                    index.counts["assistant/chunk"] += item.count
+                else:
+                    kind = item.type
+                    types.append(kind)
+                    index.counts[kind] += 1
+                    if kind in SURFACE_TYPES:
+                        rec = item.record
+                        sources = rec.get("sourceEventSeqs")
+                        if type(sources) is list:
+                            index.sources[item.seq] = tuple(s for s in sources if type(s) is int)
+                        op = rec.get("surfaceOp")
+                        index.ops[item.seq] = (op.get("start"), op.get("end")) if type(op) is dict else op
+                    elif kind == "turn/start":
+                        index.turns += 1
+                    elif kind == "step/start":
+                        index.steps += 1
+                replacement = None
+                try:
+                    replacement = fold.apply(item)
+                except FoldError as exc:
+                    exc.path = self.path
+                    index.fold_errors.append(exc)
+                    fold.skip(item)
+                shadows.observe(item, replacement)
+                rules.check(item, replacement)
+                calls.observe(item)
+            index.event_count = reader.event_count
+            index.lines = reader.lines
+            index.torn_tail = reader.torn_tail
+        rules.finish(index.last_seq)
+        index.shadows = shadows.shadows
+        index.brackets = list(rules.brackets.values())
+        index.closers = rules.closers()
+        index.calls = calls.calls
+        index.auxiliary_calls = calls.auxiliary
+        index.final = fold.state()
+        return index
+
+    # -- questions -------------------------------------------------------------
+    def calls(self, include_auxiliary: bool = False) -> list[Call]:
+        index = self.index()
+        if include_auxiliary:
+            return sorted(index.calls + index.auxiliary_calls, key=lambda c: c.first_chunk_seq)
+        return list(index.calls)
+
+    def request(self, call: int | None = None, *, at: int | None = None) -> Request:
+        """The exact request of main-loop call `call`, or the one built at seq `at`."""
+        index = self.index()
+        if call is not None:
+            if not 1 <= call <= len(index.calls):
+                raise UsageError(f"there is no call {call}: the log has {len(index.calls)} model calls",
+                                 path=self.path)
+            c = index.calls[call - 1]
+            at_seq, header_seq = c.first_chunk_seq - 1, c.header_seq
+            turn, step, first = c.turn, c.step, c.first_chunk_seq
+        else:
+            if at is None:
+                at = index.last_seq if index.last_seq is not None else -1
+            at_seq = at
+            header_seq = max((s for s, t in enumerate(index.types[:at + 1]) if t == "request/header"),
+                             default=None)
+            turn = step = first = None
+        state = self.states([at_seq])[at_seq]
+        messages = state.messages()
+        header = None
+        if header_seq is not None:
+            for item in self.records():
+                if item.seq == header_seq:
+                    data = item.record.get("data")
+                    header = data.get("header") if type(data) is dict else None
+                    break
+        return Request(call, turn, step, first, at_seq, header_seq, header, messages)
+
+    def diff(self, a: int, b: int) -> ViewDiff:
+        states = self.states([a, b])
+        return diff_states(states[a], states[b], self.index().shadows)
+
+    def validate(self, **options):
+        """Validate the log (see `dshreplay.validate`); options as ValidateOptions."""
+        from .validate import ValidateOptions, validate_log
+        source = self._file if self._data is None else io.BufferedReader(io.BytesIO(self._data))
+        return validate_log(source, ValidateOptions(**options), name=self.path, max_bytes=self.max_bytes)
+
+
+def open_session(source, **options) -> Session:
+    """Open a log for questions: `dshreplay.open("session.jsonl.zstd")`."""
+    return Session(source, **options)
+
+
+__all__ = ["Session", "LogIndex", "open_session", "DshReplayError", "Path"]

@@ -1,0 +1,68 @@
+"""The human transcript: what was said, in log order, not what the model sees.
+
+FORMAT.md section 6: the transcript is the append-origin surface events in
+log order; replacements are model-only, so each shows as a marker where the
+model's view diverges from the conversation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import DeriveError, FoldError
+from .provenance import ShadowTracker
+from .render import message_text, role_of, utc_time
+from .surface import SURFACE_TYPES, SurfaceFold, derive_message
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A message of the conversation, or a marker where the model's view diverges."""
+
+    seq: int
+    entry: str  # "message" or "replacement"
+    type: str | None = None
+    role: str | None = None
+    time: str | None = None
+    message: object = None
+    kind: str | None = None  # for markers: summary | prune | tool-result-rewrite | other
+    shadowed: tuple[int, ...] = ()
+
+    def marker_text(self) -> str:
+        what = {"summary": "summary", "prune": "prune", "tool-result-rewrite": "rewritten tool result"}.get(
+            self.kind, "replacement")
+        shadowed = self.shadowed
+        span = f"seq {shadowed[0]}" if len(shadowed) == 1 else f"seqs {shadowed[0]}-{shadowed[-1]}"
+        return f"[{span} replaced for the model by {what} at seq {self.seq}]"
+
+    def to_json(self, reasoning: bool) -> dict:
+        if self.entry == "replacement":
+            return {"seq": self.seq, "entry": self.entry, "kind": self.kind, "shadowedSeqs": list(self.shadowed),
+                    "text": self.marker_text()}
+        return {"seq": self.seq, "entry": self.entry, "type": self.type, "role": self.role, "time": self.time,
+                "text": message_text(self.message, reasoning), "message": self.message}
+
+
+def transcript(records) -> list[Entry]:
+    """Transcript entries from a stream of reader records, in one pass."""
+    fold = SurfaceFold()
+    shadows = ShadowTracker()
+    entries: list[Entry] = []
+    for item in records:
+        replacement = None
+        try:
+            replacement = fold.apply(item)
+        except FoldError:
+            fold.skip(item)  # validate says why; the transcript shows what it can
+        record = shadows.observe(item, replacement)
+        if record is not None:
+            entries.append(Entry(item.seq, "replacement", kind=record.kind, shadowed=record.shadowed_seqs))
+        elif item.row is None and item.type in SURFACE_TYPES and item.record.get("surfaceOp") == "append":
+            try:
+                has, message = derive_message(item)
+            except DeriveError:
+                has, message = True, item.record.get("data")
+            if has:
+                entries.append(Entry(item.seq, "message", item.type, role_of(item.type, message),
+                                     utc_time(item.time), message))
+    return entries
