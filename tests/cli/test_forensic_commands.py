@@ -1,0 +1,144 @@
+"""The forensic commands from the command line: shapes, tables, exit codes."""
+
+from __future__ import annotations
+
+import pytest
+
+import scenarios
+from conftest import SAMPLES
+
+
+@pytest.fixture
+def compactions(write_log):
+    return write_log([scenarios.HEADER, *scenarios.compactions()])
+
+
+@pytest.fixture
+def crashed(write_log):
+    return write_log([scenarios.HEADER, *scenarios.rewrite_then_crash()])
+
+
+def test_shadows_json_and_at(cli, compactions):
+    out = cli("shadows", compactions, "--json").json()
+    assert [r["seq"] for r in out] == [7, 12, 15]
+    assert list(out[0]) == ["seq", "kind", "start", "end", "shadowedSeqs", "meterSeq", "tokens",
+                            "compactionId", "chain"]
+    assert [r["seq"] for r in cli("shadows", compactions, "--at", 12, "--json").json()] == [7, 12]
+    cli("shadows", compactions, "--at", 99, expect=2)
+
+
+def test_shadows_table(cli, compactions):
+    lines = cli("shadows", compactions).stdout.splitlines()
+    assert lines[3].split() == ["12", "summary", "7..4", "7,", "4", "11", "80", "k2", "7"]
+    assert lines[-1] == "3 replacements"
+
+
+def test_brackets_exit_0_when_all_closed_and_1_when_one_is_open(cli, compactions, write_log):
+    out = cli("brackets", compactions, "--json").json()
+    assert [(b["compactionId"], b["status"]) for b in out] == [("k1", "closed"), ("k2", "closed")]
+    open_log = write_log([scenarios.HEADER, *scenarios.compactions()[:11]])  # k2 started, never ended
+    out = cli("brackets", open_log, "--json", expect=1).json()
+    assert out[1] == {"compactionId": "k2", "start": 10, "end": None, "status": "open", "turn": 1,
+                      "summarySeq": None, "replacementSeq": None, "error": None, "anomalies": []}
+
+
+def test_brackets_anomaly_end_without_start(cli, write_log):
+    log = scenarios.compactions()[:5] + [scenarios.ev(5, "compaction/end", {"compactionId": "z", "turn": 1})]
+    out = cli("brackets", write_log([scenarios.HEADER, *log]), "--json", expect=1).json()
+    assert out == [{"compactionId": "z", "start": None, "end": 5, "status": "closed", "turn": None,
+                    "summarySeq": None, "replacementSeq": None, "error": None,
+                    "anomalies": ["end without start (seq 5)"]}]
+
+
+def test_provenance_selectors(cli, compactions):
+    assert [r["seq"] for r in cli("provenance", compactions, "--json").json()] == [12, 15]
+    assert cli("provenance", compactions, "--message", 1, "--json").json()[0]["sources"] == [9]
+    assert cli("provenance", compactions, "--seq", 3, "--at", 4, "--json").json()[0]["index"] == 1
+    cli("provenance", compactions, "--seq", 3, expect=2)
+    cli("provenance", compactions, "--message", 0, "--seq", 12, expect=2)
+
+
+def test_diff_json_and_text(cli, compactions):
+    out = cli("diff", compactions, "--from", 8, "--to", 13, "--json").json()
+    assert out == {"from": 8, "to": 13, "kept": [], "removed": [{"seq": 7, "by": 12}, {"seq": 4, "by": 12}],
+                   "added": [12, 9]}
+    text = cli("diff", compactions, "--from", 4, "--to", 9, "--text").stdout
+    assert "-== seq 2 · user ==\n-alpha\n" in text
+    assert "+== seq 7 · user ==\n+summary of alpha and beta\n" in text
+    assert " == seq 4 · user ==\n gamma\n" in text
+
+
+def test_request_list_call_and_usage_errors(cli, crashed):
+    listing = cli("request", crashed, "--list", "--json").json()
+    assert [(c["call"], c["firstChunkSeq"], c["messageCount"]) for c in listing] == [(1, 4, 1), (2, 15, 3)]
+    call = cli("request", crashed, "--call", 2, "--json").json()
+    assert list(call) == ["call", "turn", "step", "firstChunkSeq", "atSeq", "headerSeq", "header", "messages"]
+    assert [m["id"] for m in call["messages"]] == ["m3", "a9", "r11"]
+    assert call["messages"][2]["content"][0]["content"][0]["text"] == "[shortened]"
+    cli("request", crashed, "--call", 3, expect=2)
+    cli("request", crashed, expect=2)
+    cli("request", crashed, "--list", "--call", 1, expect=2)
+    cli("request", crashed, "--all", "--call", 1, expect=2)
+    table = cli("request", crashed, "--call", 1).stdout
+    assert "tools: bash" in table and "system: be brief" in table
+
+
+def test_transcript_formats(cli, compactions):
+    text = cli("transcript", compactions).stdout
+    assert "[seqs 2-3 replaced for the model by summary at seq 7]" in text
+    assert text.count("── user · seq") == 4
+    out = cli("transcript", compactions, "--format", "json").json()
+    assert [e["seq"] for e in out] == [2, 3, 4, 7, 9, 12, 15]
+    md = cli("transcript", compactions, "--format", "markdown").stdout
+    assert "### user · seq 2" in md and "> **[seq 9 replaced" in md
+
+
+def test_transcript_markdown_neutralises_markup(cli, write_log):
+    log = [scenarios.user(0, "<script>alert(1)</script> [x](javascript:alert(1)) # not a heading")]
+    md = cli("transcript", write_log([scenarios.HEADER, *log]), "--format", "markdown").stdout
+    assert "<script>" not in md and "&lt;script&gt;" in md
+    assert "](javascript" not in md
+
+
+def test_transcript_reasoning_only_on_request(cli):
+    path = SAMPLES / "multi-turn.jsonl"
+    assert "[reasoning]" not in cli("transcript", path).stdout
+    assert "[reasoning] I should list the directory first." in cli("transcript", path, "--reasoning").stdout
+
+
+def test_events_filters(cli, compactions):
+    rows = cli("events", compactions, "--type", "user/message", "--surface", "shadowed", "--json").json()
+    assert [r["seq"] for r in rows] == [2, 3, 4, 7, 9]
+    rows = cli("events", compactions, "--type", "compaction/", "--from", 10, "--json").json()
+    assert [(r["seq"], r["surface"]) for r in rows] == [(10, "log-only"), (11, "log-only"), (13, "log-only"),
+                                                        (14, "log-only")]
+    rows = cli("events", compactions, "--grep", "GAMMA", "--at", 8, "--json").json()
+    assert [(r["seq"], r["surface"], r["turn"]) for r in rows] == [(4, "current", 1)]
+    assert cli("events", compactions, "--turn", 2, "--json").json() == []
+
+
+def test_inspect_of_a_crashed_log(cli, crashed):
+    out = cli("inspect", crashed, "--json").json()
+    assert (out["events"], out["turns"], out["steps"], out["calls"], out["interrupted"]) == (25, 1, 2, 2, True)
+    assert [(c["type"], c["callId"], c["code"]) for c in out["closers"]] == [
+        ("tool/result", "c2", "TOOL_OUTCOME_UNKNOWN"), ("tool/result", "c3", "TOOL_NOT_STARTED"),
+        ("step/end", None, None), ("turn/end", None, None)]
+    assert out["header"]["createdAt"] == "2026-07-06T15:36:05.190Z"
+    text = cli("inspect", crashed).stdout
+    assert "tool/result TOOL_OUTCOME_UNKNOWN for 'c2' (its tool/call at seq 24 may have had side effects)" in text
+
+
+def test_inspect_reports_a_torn_tail(cli):
+    data = (SAMPLES / "torn-tail.jsonl").read_bytes()
+    tail = data[data.rindex(b"\n") + 1:]
+    out = cli("inspect", SAMPLES / "torn-tail.jsonl", "--json").json()
+    assert out["tornTail"] == {"line": data.count(b"\n") + 1, "offset": len(data) - len(tail),
+                               "bytes": len(tail)}
+    assert out["interrupted"] is False
+
+
+def test_commands_refuse_unreadable_logs_with_one_line(cli, tmp_path):
+    for command in (["shadows"], ["brackets"], ["provenance"], ["diff", "--from", "0", "--to", "1"],
+                    ["request", "--list"], ["transcript"], ["events"], ["inspect"]):
+        result = cli(*command[:1], SAMPLES / "broken-version-1.jsonl", *command[1:], expect=2)
+        assert result.stderr.count("\n") == 1 and "format version 1 not supported" in result.stderr

@@ -1,0 +1,134 @@
+"""Small hand-numbered logs whose folds were worked out by hand (see each docstring).
+
+Every event is written with its seq in a comment-like position, so the
+expected answers in the tests can be checked by reading these lines.
+"""
+
+from __future__ import annotations
+
+HEADER = {"type": "session", "version": 0, "id": "scenario", "createdAt": 1783352165190,
+          "cwd": "/work/project", "delegationDepth": 0}
+CONFIG = {"provider": "deepseek-official", "model": "deepseek-v4-flash"}
+
+
+def ev(seq: int, type_: str, data, **envelope) -> dict:
+    return {"type": type_, "seq": seq, "time": 1783352166000 + 10 * seq, "data": data, **envelope}
+
+
+def user(seq: int, text: str, op="append", sources=None, **source) -> dict:
+    message = {"content": [{"type": "text", "text": text}], "source": source or {"kind": "user"},
+               "role": "user", "id": f"m{seq}"}
+    envelope = {"surfaceOp": op}
+    if sources is not None:
+        envelope["sourceEventSeqs"] = sources
+    return ev(seq, "user/message", message, **envelope)
+
+
+def replace(start: int, end: int) -> dict:
+    return {"op": "replace", "start": start, "end": end}
+
+
+def chunk(seq: int, turn: int, step: int, body: dict) -> dict:
+    return ev(seq, "assistant/chunk", {"turn": turn, "step": step, "chunk": body})
+
+
+def summary(seq: int, cid: str, shadowed: list[int], tokens: int) -> dict:
+    return ev(seq, "compaction/summary", {
+        "compactionId": cid, "summary": [{"type": "text", "text": f"summary {cid}"}],
+        "shadowedRange": {"start": shadowed[0], "end": shadowed[-1]}, "shadowedSeqs": shadowed,
+        "shadowedTokenCount": tokens, **CONFIG})
+
+
+def compactions() -> list[dict]:
+    """Two compactions, the second shadowing the first's summary (a chain), then a prune.
+
+    Surface: after 4 [2, 3, 4]; after 7 [7, 4]; after 9 [7, 4, 9]; after 12 [12, 9];
+    after 15 [12, 15].
+    """
+    compact = {"kind": "plugin", "plugin": "compact"}
+    return [
+        ev(0, "turn/start", {"turn": 1}),
+        ev(1, "step/start", {"turn": 1, "step": 1}),
+        user(2, "alpha"),
+        user(3, "beta"),
+        user(4, "gamma"),
+        ev(5, "compaction/start", {"compactionId": "k1", "turn": 1}),
+        summary(6, "k1", [2, 3], 120),
+        user(7, "summary of alpha and beta", replace(2, 3), [5, 6, 2, 3], **compact, compactionId="k1"),
+        ev(8, "compaction/end", {"compactionId": "k1", "turn": 1}),
+        user(9, "delta"),
+        ev(10, "compaction/start", {"compactionId": "k2", "turn": 1}),
+        summary(11, "k2", [7, 4], 80),
+        user(12, "summary of everything", replace(7, 4), [10, 11, 7, 4], **compact, compactionId="k2"),
+        ev(13, "compaction/end", {"compactionId": "k2", "turn": 1}),
+        ev(14, "compaction/prune", {"shadowedRange": {"start": 9, "end": 9}, "shadowedSeqs": [9],
+                                    "shadowedTokenCount": 5}),
+        user(15, "[delta pruned]", replace(9, 9), [9], kind="plugin", plugin="prune"),
+        ev(16, "step/end", {"turn": 1, "step": 1}),
+        ev(17, "turn/end", {"turn": 1, "reason": {"kind": "completed"}}),
+    ]
+
+
+def replacing_a_shadowed_seq() -> list[dict]:
+    """`compactions()` plus a replacement naming seq 2, shadowed since seq 7: invalid."""
+    log = compactions()[:16]
+    log.append(user(16, "again", replace(2, 2), [2]))
+    return log
+
+
+def tool_message(seq: int, call_id: str, text: str, op="append", sources=None, id_seq=None) -> dict:
+    message = {"source": {"kind": "tool", "callId": call_id},
+               "content": [{"type": "tool-result", "toolCallId": call_id,
+                            "content": [{"type": "text", "text": text}], "isError": False}],
+               "role": "user", "id": f"r{id_seq if id_seq is not None else seq}"}
+    return ev(seq, "tool/result", {"turn": 1, "step": 1, "message": message},
+              surfaceOp=op, sourceEventSeqs=sources)
+
+
+def stream(first: int, step: int, calls: list[tuple[str, str]]) -> list[dict]:
+    """One model call asking for tools: block-start, delta, block-end per call, usage, finish."""
+    out, seq = [], first
+    for index, (call_id, name) in enumerate(calls):
+        out.append(chunk(seq, 1, step, {"type": "block-start", "index": index, "blockType": "tool-call"}))
+        out.append(chunk(seq + 1, 1, step, {"type": "tool-call-delta", "index": index, "id": call_id,
+                                            "name": name, "argumentsDelta": "{}"}))
+        out.append(chunk(seq + 2, 1, step, {"type": "block-end", "index": index, "block": {
+            "type": "tool-call", "id": call_id, "name": name, "arguments": "{}"}}))
+        seq += 3
+    out.append(chunk(seq, 1, step, {"type": "usage", "usage": {"inputTokens": 100 * step, "outputTokens": 7}}))
+    out.append(chunk(seq + 1, 1, step, {"type": "finish", "reason": {"kind": "tool-calls"}}))
+    return out
+
+
+def assistant(seq: int, step: int, calls: list[tuple[str, str]], sources: list[int]) -> dict:
+    content = [{"type": "tool-call", "id": c, "name": n, "arguments": "{}"} for c, n in calls]
+    message = {"role": "assistant", "content": content, "id": f"a{seq}",
+               "source": {"kind": "model", **CONFIG}}
+    return ev(seq, "assistant/message", {"turn": 1, "step": step, "message": message},
+              surfaceOp="append", sourceEventSeqs=sources)
+
+
+def rewrite_then_crash() -> list[dict]:
+    """A tool result rewritten in place, then a turn cut off with two calls pending.
+
+    0 turn/start, 1 request/header, 2 step/start, 3 user, 4-8 call 1 (asks c1), 9 its message,
+    10 tool/call c1, 11 result, 12 rewrite of 11, 13 step/end, 14 step/start 2,
+    15-22 call 2 (asks c2 and c3), 23 its message, 24 tool/call c2, then the log ends.
+    Surface after 13: [3, 9, 12]; after 24: [3, 9, 12, 23].
+    """
+    header = {"header": {"config": CONFIG, "system": "be brief", "tools": [
+        {"name": "bash", "description": "Run a command.", "parameters": {"type": "object"}}]},
+        "reason": "initial"}
+    log = [ev(0, "turn/start", {"turn": 1}), ev(1, "request/header", header),
+           ev(2, "step/start", {"turn": 1, "step": 1}), user(3, "run it")]
+    log += stream(4, 1, [("c1", "bash")])
+    log += [assistant(9, 1, [("c1", "bash")], [4, 5, 6, 7, 8]),
+            ev(10, "tool/call", {"turn": 1, "step": 1, "callId": "c1", "name": "bash", "arguments": "{}"}),
+            tool_message(11, "c1", "a very long output", sources=[10]),
+            tool_message(12, "c1", "[shortened]", op=replace(11, 11), sources=[11], id_seq=11),
+            ev(13, "step/end", {"turn": 1, "step": 1}),
+            ev(14, "step/start", {"turn": 1, "step": 2})]
+    log += stream(15, 2, [("c2", "bash"), ("c3", "bash")])
+    log += [assistant(23, 2, [("c2", "bash"), ("c3", "bash")], list(range(15, 23))),
+            ev(24, "tool/call", {"turn": 1, "step": 2, "callId": "c2", "name": "bash", "arguments": "{}"})]
+    return log
