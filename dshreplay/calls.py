@@ -61,6 +61,7 @@ class CallTracker:
     message count of the current surface (called when a call opens)."""
 
     count_messages: object
+    on_open: object = None  # called with each new main-loop Call
     calls: list[Call] = field(default_factory=list)
     auxiliary: list[Call] = field(default_factory=list)
     open: dict = field(default_factory=dict)  # (turn, step) -> Call in progress
@@ -107,6 +108,8 @@ class CallTracker:
                     provider=_get(config, "provider"), model=_get(config, "model"),
                     message_count=self.count_messages())
         self.calls.append(call)
+        if self.on_open is not None:
+            self.on_open(call, self.header)
         return call
 
     def all_calls(self) -> list[Call]:

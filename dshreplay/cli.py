@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 import click
 
@@ -335,6 +336,87 @@ def inspect_command(log: str, as_json: bool) -> None:
     have had side effects, TOOL_NOT_STARTED for one only asked for).
     """
     reporter_for(as_json).inspect(Health(Session(log).index()))
+
+
+@cli.command()
+@click.argument("logs", nargs=-1, required=True, metavar="LOG_OR_DIR...")
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="The bundle folder to write (must be empty or absent).")
+@click.option("--redact", "rules", type=click.Path(dir_okay=False),
+              help='A JSON rules file: {"text": [regex], "pointers": [JSON pointer], "keys": [name]}.')
+@click.option("--no-default-redaction", is_flag=True,
+              help="Do not mask API keys, bearer tokens and private keys by default.")
+@click.option("--timestamp", metavar="ISO", help="The generated-at time to record (default: "
+              "SOURCE_DATE_EPOCH, else now); fix it for byte-identical bundles.")
+@click.option("--force", is_flag=True, help="Replace an existing bundle in --out.")
+@output_options
+def export(logs, out: Path, rules, no_default_redaction: bool, timestamp, force: bool, as_json: bool) -> None:
+    """Write an audit bundle: manifest, findings, events, every model request,
+    shadows, brackets, approvals, transcript and an HTML report per session.
+
+    Redaction applies to everything written, never to the inputs. The same
+    inputs, rules and --timestamp give a byte-identical bundle. Exit 2 when
+    an input cannot be read (the others are still exported).
+    """
+    from .export import ExportOptions, export as write_bundle
+    from .redact import load_redactor
+    redactor = load_redactor(rules, defaults=not no_default_redaction)
+    options = ExportOptions(out, redactor, rules, timestamp, force, not no_default_redaction)
+    manifest = write_bundle(list(logs), options)
+    reporter_for(as_json).exported(out, manifest)
+    if any(e.get("verdict") == "unreadable" for e in manifest["sessions"]):
+        sys.exit(EXIT_UNREADABLE)
+
+
+@cli.command("verify-export")
+@click.argument("bundle", type=click.Path(file_okay=False, path_type=Path))
+@output_options
+def verify_export_command(bundle: Path, as_json: bool) -> None:
+    """Re-hash a bundle and the inputs it names; report every difference.
+
+    Exit 0 when every file matches the manifest (inputs that are not present
+    here are listed, not failed), 1 on any difference.
+    """
+    from .export import verify_export
+    differences, absent = verify_export(bundle)
+    reporter_for(as_json).verify(bundle, differences, absent)
+    if differences:
+        sys.exit(EXIT_FINDINGS)
+
+
+@cli.command()
+@click.argument("logs", nargs=-1, required=True, metavar="LOG...")
+@output_options
+def stats(logs, as_json: bool) -> None:
+    """Figures per session: turns, steps, calls, retries, tools, approvals,
+    compactions, tokens, how much the model has forgotten, and times.
+
+    With several logs, a total row adds them up.
+    """
+    from .stats import session_stats, totals
+    results = [session_stats(Session(log)) for log in logs]
+    reporter_for(as_json).stats(results, totals(results) if len(results) > 1 else None)
+
+
+@cli.command()
+@click.argument("inputs", nargs=-1, required=True, metavar="ROOT_OR_FILES...")
+@output_options
+def lineage(inputs, as_json: bool) -> None:
+    """The tree of parent and child sessions, with each fork's seed verified.
+
+    Finds logs in store roots, session folders or files. For each child that
+    repeats its parent's history (seedLength), checks that its first events
+    equal the parent's; flags missing parents, reused ids and cycles. Exit 1
+    when there is any problem.
+    """
+    from .lineage import lineage as build
+    roots, problems = build(inputs)
+    reporter_for(as_json).lineage(roots, problems)
+
+    def bad(node) -> bool:
+        return bool(node.problems) or any(bad(c) for c in node.children)
+    if problems or any(bad(r) for r in roots):
+        sys.exit(EXIT_FINDINGS)
 
 
 def main(args=None, prog_name: str = "dshreplay") -> None:

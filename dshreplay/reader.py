@@ -104,8 +104,10 @@ class LogReader:
     lines, and `final_newline` whether the last record ended with a newline.
     """
 
-    def __init__(self, source, *, max_bytes: int = DEFAULT_MAX_BYTES, name: str | None = None):
+    def __init__(self, source, *, max_bytes: int = DEFAULT_MAX_BYTES, name: str | None = None,
+                 transform=None):
         self.max_bytes = max_bytes
+        self.transform = transform  # applied to every parsed line (header included), e.g. redaction
         self._own = False
         if isinstance(source, (str, os.PathLike)) and str(source) == "-":
             self.path = name or "<stdin>"
@@ -244,6 +246,8 @@ class LogReader:
         for lineno, offset, raw in self._lines:
             try:
                 value = orjson.loads(raw)
+                if self.transform is not None:
+                    value = self.transform(value)
             except orjson.JSONDecodeError as exc:
                 if not raw.strip():
                     continue
@@ -293,6 +297,11 @@ class LogReader:
         self._started = True
         self.header  # noqa: B018 - the header comes first
         loads = orjson.loads
+        if self.transform is not None:
+            transform = self.transform
+
+            def loads(raw, _loads=orjson.loads):
+                return transform(_loads(raw))
         JSONDecodeError = orjson.JSONDecodeError
         path = self.path
         seq = 0

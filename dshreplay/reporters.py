@@ -109,6 +109,23 @@ class JsonReporter:
     def inspect(self, health) -> None:
         self.emit(health.to_json())
 
+    def stats(self, stats, total=None) -> None:
+        body = {"sessions": [s.to_json() for s in stats]}
+        if total is not None:
+            body["total"] = total.to_json()
+        self.emit(body)
+
+    def lineage(self, roots, problems) -> None:
+        self.emit({"sessions": [r.to_json() for r in roots], "problems": problems})
+
+    def verify(self, bundle, differences, absent) -> None:
+        self.emit({"bundle": str(bundle), "ok": not differences,
+                   "differences": [d.to_json() for d in differences], "inputsNotPresent": absent})
+
+    def exported(self, out, manifest) -> None:
+        self.emit({"out": str(out), "sessions": manifest["sessions"],
+                   "redaction": manifest["redaction"], "files": len(manifest["files"])})
+
 
 class TextReporter:
     def __init__(self, out: TextIO | None = None) -> None:
@@ -282,6 +299,64 @@ class TextReporter:
                            tablefmt="simple", disable_numparse=True))
 
 
+    def stats(self, stats, total=None) -> None:
+        rows = []
+        for s in stats + ([total] if total is not None else []):
+            t = s.tokens
+            tools = sum(v["calls"] for v in s.tools.values())
+            errors = sum(v["errors"] for v in s.tools.values())
+            rows.append((_tail(s.path, 28), s.turns, s.steps, s.calls, s.retries, f"{tools}/{errors}",
+                         f"{s.approvals['asked']}/{s.approvals['denied']}",
+                         f"{s.compactions['summaries']}/{s.compactions['prunes']}",
+                         f"{t['input']}/{t['output']}", f"{s.surface_now}/{s.appended}"))
+        self.line(tabulate(rows, headers=["session", "turns", "steps", "calls", "retries", "tools/err",
+                                          "asked/denied", "sum/prune", "tokens in/out", "surface/all"],
+                           tablefmt="simple", disable_numparse=True))
+        for s in stats:
+            if s.tools:
+                self.line()
+                self.line(f"{_tail(s.path, 80)}: tools " + ", ".join(
+                    f"{clean(name)} {v['calls']}" + (f" ({v['errors']} failed)" if v["errors"] else "")
+                    for name, v in s.tools.items()))
+            timed = {k: v for k, v in s.times.items() if v}
+            if timed:
+                self.line("  times: " + "; ".join(
+                    f"{k} median {v['medianMs']:.0f} ms, max {v['maxMs']:.0f} ms (n={v['count']})"
+                    for k, v in timed.items()))
+
+    def lineage(self, roots, problems) -> None:
+        def walk(node, depth):
+            mark = "" if node.seed_checked is None else (" seed ok" if node.seed_checked else " SEED DIFFERS")
+            label = f"{clean(str(node.session_id))} [{clean(str(node.origin or 'root'))}]{mark}"
+            self.line("  " * depth + ("└─ " if depth else "") + one_line(label, WIDTH - 2 * depth - 3)
+                      + f"  {_tail(node.path, 40)}")
+            for problem in node.problems:
+                self.line("  " * depth + "   ! " + one_line(problem, WIDTH - 2 * depth - 5))
+            for child in node.children:
+                walk(child, depth + 1)
+        for root in roots:
+            walk(root, 0)
+        for problem in problems:
+            self.line("! " + one_line(problem, WIDTH - 2))
+
+    def verify(self, bundle, differences, absent) -> None:
+        for d in differences:
+            self.line(f"DIFFERS  {one_line(d.path, 50)}: {d.problem}")
+        for given in absent:
+            self.line(f"absent   {one_line(given, 50)}: input not present here, not re-hashed")
+        self.line(f"{bundle}: " + ("verified: every file matches the manifest" if not differences
+                                   else f"{len(differences)} differences"))
+
+    def exported(self, out, manifest) -> None:
+        rows = [(_tail(e.get("input", ""), 40), e.get("folder") or "-", e.get("verdict"), e.get("events", "-"))
+                for e in manifest["sessions"]]
+        self.line(tabulate(rows, headers=["input", "folder", "verdict", "events"], tablefmt="simple",
+                           disable_numparse=True))
+        red = manifest["redaction"]
+        self.line(f"wrote {len(manifest['files']) + 1} files to {out}; {red['replacements']} redactions; "
+                  f"open {out}/index.html")
+
+
 def _seqs(seqs) -> str:
     seqs = list(seqs)
     if len(seqs) > 6:
@@ -340,3 +415,4 @@ def unified_text_diff(before, after, a: int, b: int) -> str:
         return [line + "\n" for line in lines]
     return "".join(difflib.unified_diff(render(before), render(after), f"model view at seq {a}",
                                         f"model view at seq {b}"))
+

@@ -64,8 +64,9 @@ class LogIndex:
 class Session:
     """One dsh session log. `source`: a path, a session directory, or "-"."""
 
-    def __init__(self, source, *, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+    def __init__(self, source, *, max_bytes: int = DEFAULT_MAX_BYTES, transform=None) -> None:
         self.max_bytes = max_bytes
+        self.transform = transform  # applied to every parsed line (see LogReader)
         self._data: bytes | None = None
         if isinstance(source, (str, os.PathLike)) and str(source) == "-":
             self.path = "<stdin>"
@@ -83,8 +84,8 @@ class Session:
         """A fresh reader positioned at the start of the log."""
         if self._data is not None:
             return LogReader(io.BufferedReader(io.BytesIO(self._data)), name=self.path,
-                             max_bytes=self.max_bytes)
-        return LogReader(self._file, name=self.path, max_bytes=self.max_bytes)
+                             max_bytes=self.max_bytes, transform=self.transform)
+        return LogReader(self._file, name=self.path, max_bytes=self.max_bytes, transform=self.transform)
 
     @property
     def header(self) -> dict:

@@ -43,26 +43,35 @@ class Entry:
                 "text": message_text(self.message, reasoning), "message": self.message}
 
 
-def transcript(records) -> list[Entry]:
-    """Transcript entries from a stream of reader records, in one pass."""
-    fold = SurfaceFold()
-    shadows = ShadowTracker()
-    entries: list[Entry] = []
-    for item in records:
-        replacement = None
-        try:
-            replacement = fold.apply(item)
-        except FoldError:
-            fold.skip(item)  # validate says why; the transcript shows what it can
-        record = shadows.observe(item, replacement)
-        if record is not None:
-            entries.append(Entry(item.seq, "replacement", kind=record.kind, shadowed=record.shadowed_seqs))
+class TranscriptBuilder:
+    """Collects transcript entries; feed it each item with the shadow record it caused."""
+
+    def __init__(self) -> None:
+        self.entries: list[Entry] = []
+
+    def observe(self, item, shadow) -> None:
+        if shadow is not None:
+            self.entries.append(Entry(item.seq, "replacement", kind=shadow.kind, shadowed=shadow.shadowed_seqs))
         elif item.row is None and item.type in SURFACE_TYPES and item.record.get("surfaceOp") == "append":
             try:
                 has, message = derive_message(item)
             except DeriveError:
                 has, message = True, item.record.get("data")
             if has:
-                entries.append(Entry(item.seq, "message", item.type, role_of(item.type, message),
-                                     utc_time(item.time), message))
-    return entries
+                self.entries.append(Entry(item.seq, "message", item.type, role_of(item.type, message),
+                                          utc_time(item.time), message))
+
+
+def transcript(records) -> list[Entry]:
+    """Transcript entries from a stream of reader records, in one pass."""
+    fold = SurfaceFold()
+    shadows = ShadowTracker()
+    builder = TranscriptBuilder()
+    for item in records:
+        replacement = None
+        try:
+            replacement = fold.apply(item)
+        except FoldError:
+            fold.skip(item)  # validate says why; the transcript shows what it can
+        builder.observe(item, shadows.observe(item, replacement))
+    return builder.entries

@@ -1,0 +1,455 @@
+"""`export`: an audit bundle an auditor can archive, and `verify-export` to check it.
+
+Layout of a bundle (all text UTF-8, LF line ends, deterministic):
+
+    manifest.json                  inputs (path, size, SHA-256, facts, verdict) and
+                                   the SHA-256 of every other file in the bundle
+    index.html                     links to each session's report
+    <session>/findings.json        the validate output for that log
+    <session>/events.csv           one row per event
+    <session>/calls/NNNN.json      each model call's exact request
+    <session>/shadows.json, brackets.json, approvals.csv, transcript.md, report.html
+
+Folder names come from session ids, escaped so that no id can leave the
+bundle or collide with another. The bundle is built in a temporary folder
+beside `--out` and renamed into place, so an interrupted export leaves no
+half bundle behind.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime
+import hashlib
+import html
+import io
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+
+from . import __version__
+from .calls import CallTracker, Request
+from .errors import DeriveError, DshReplayError, FoldError, UsageError
+from .findings import ERROR, NOTICE, WARNING
+from .htmlreport import render_index, render_report
+from .provenance import ShadowTracker
+from .query import CURRENT, LOG_ONLY, SHADOWED
+from .redact import Redactor
+from .render import message_text, one_line, role_of, utc_time
+from .reporters import TextReporter
+from .session import Session
+from .surface import SURFACE_TYPES, SurfaceFold, derive_message
+from .transcript import TranscriptBuilder
+from .validate import ValidateOptions, validate_log
+
+JSON_OPTS = orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE
+MAX_CALL_VIEWS = 200  # calls whose model view is drawn in report.html (every call has its JSON file)
+PREVIEW = 160
+
+
+def dumps(value) -> bytes:
+    return orjson.dumps(value, option=JSON_OPTS)
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def canonical_sha256(value) -> str:
+    """SHA-256 of a JSON value's canonical form (sorted keys, no spaces)."""
+    return hashlib.sha256(orjson.dumps(value, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+def folder_name(session_id) -> str:
+    """An injective, traversal-proof folder name for a session id.
+
+    Letters, digits, `.`, `_` and `-` stay; every other character becomes
+    `~XXXX` (or `~UXXXXXX` beyond the BMP); `.` and `..` are escaped too.
+    Names longer than 120 characters keep 100 and add `~~` and a hash.
+    """
+    raw = session_id if type(session_id) is str else orjson.dumps(session_id).decode()
+    if raw in ("", ".", ".."):
+        out = "~" + "".join(f"{ord(c):04X}" for c in raw) if raw else "~empty"
+        return out if raw else "~~empty"
+    parts = []
+    for ch in raw:
+        if ch != "~" and (ch.isascii() and (ch.isalnum() or ch in "._-")):
+            parts.append(ch)
+        elif ord(ch) <= 0xFFFF:
+            parts.append(f"~{ord(ch):04X}")
+        else:
+            parts.append(f"~U{ord(ch):06X}")
+    name = "".join(parts)
+    if len(name) > 120:
+        name = name[:100] + "~~" + hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return name
+
+
+def schema_set_version() -> str:
+    from .validate import schemas
+    digest = hashlib.sha256()
+    for name, doc in sorted(schemas().documents.items()):
+        digest.update(name.encode() + b"\0" + orjson.dumps(doc, option=orjson.OPT_SORT_KEYS) + b"\0")
+    return "sha256:" + digest.hexdigest()[:16]
+
+
+def generated_at(timestamp: str | None) -> str:
+    """--timestamp, else SOURCE_DATE_EPOCH, else now; as UTC ISO 8601 seconds."""
+    if timestamp is not None:
+        try:
+            moment = datetime.datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
+        except ValueError:
+            raise UsageError(f"--timestamp {timestamp!r} is not an ISO 8601 time") from None
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=datetime.timezone.utc)
+    elif os.environ.get("SOURCE_DATE_EPOCH", "").strip().isdigit():
+        moment = datetime.datetime.fromtimestamp(int(os.environ["SOURCE_DATE_EPOCH"]), datetime.timezone.utc)
+    else:
+        moment = datetime.datetime.now(datetime.timezone.utc)
+    return moment.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def csv_cell(value) -> str:
+    """A CSV cell that a spreadsheet will not run as a formula."""
+    text = "" if value is None else (value if type(value) is str else orjson.dumps(value).decode())
+    text = text.replace("\r", " ").replace("\n", " ")
+    if text[:1] in ("=", "+", "-", "@", "\t"):
+        text = "'" + text
+    return text
+
+
+def write_csv(path: Path, header: list[str], rows) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh, lineterminator="\n")
+        writer.writerow(header)
+        for row in rows:
+            writer.writerow([csv_cell(v) for v in row])
+
+
+@dataclass
+class SessionExport:
+    """What one session contributes to the bundle (kept for the report and manifest)."""
+
+    input: str
+    folder: str | None = None
+    entry: dict = field(default_factory=dict)
+
+
+@dataclass
+class ExportOptions:
+    out: Path
+    redactor: Redactor
+    rules_label: str | None = None
+    timestamp: str | None = None
+    force: bool = False
+    defaults: bool = True  # the default secret rules were on
+
+
+def export(inputs: list[str], options: ExportOptions) -> dict:
+    """Write the bundle; returns the manifest. Raises UsageError for a bad --out."""
+    out = options.out
+    if out.is_symlink():
+        raise UsageError(f"--out {out} is a symbolic link: refusing to write through it")
+    if out.exists():
+        if not out.is_dir():
+            raise UsageError(f"--out {out} exists and is not a folder")
+        if any(out.iterdir()):
+            if not options.force:
+                raise UsageError(f"--out {out} is not empty (use --force to replace a previous bundle)")
+            if not (out / "manifest.json").is_file():
+                raise UsageError(f"--out {out} is not a dshreplay bundle: --force only replaces bundles")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    stamp = generated_at(options.timestamp)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+    try:
+        manifest = _build(inputs, staging, options, stamp)
+        if out.exists():
+            shutil.rmtree(out)
+        os.replace(staging, out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return manifest
+
+
+def _build(inputs: list[str], root: Path, options: ExportOptions, stamp: str) -> dict:
+    redactor = options.redactor
+    used: set[str] = set()
+    sessions = []
+    for given in inputs:
+        sessions.append(_export_one(given, root, redactor, used))
+    index_html = render_index([s.entry for s in sessions], stamp)
+    (root / "index.html").write_text(index_html, encoding="utf-8")
+    files = {}
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        files[path.relative_to(root).as_posix()] = sha256_file(path)
+    manifest = {
+        "dshreplay": __version__,
+        "schemaSet": schema_set_version(),
+        "generatedAt": stamp,
+        "redaction": {"defaultRules": options.defaults,
+                      "rulesFile": options.rules_label, "rulesSha256": redactor.rules_sha256,
+                      "replacements": redactor.replacements},
+        "sessions": [s.entry for s in sessions],
+        "files": files,
+    }
+    (root / "manifest.json").write_bytes(dumps(manifest))
+    return manifest
+
+
+def _input_facts(given: str) -> dict:
+    facts: dict = {"input": given}
+    path = Path(given)
+    if path.is_dir():
+        from .reader import resolve_log_path
+        path = resolve_log_path(path)
+        facts["file"] = str(path)
+    facts["size"] = path.stat().st_size
+    facts["sha256"] = sha256_file(path)
+    return facts
+
+
+def _export_one(given: str, root: Path, redactor: Redactor, used: set[str]) -> SessionExport:
+    result = SessionExport(given)
+    try:
+        facts = _input_facts(given)
+        session = Session(given, transform=redactor.record)
+        header = session.header
+    except (DshReplayError, OSError) as exc:
+        message = exc.message if isinstance(exc, DshReplayError) else (exc.strerror or str(exc))
+        result.entry = {"input": given, "verdict": "unreadable", "error": redactor.text(message)}
+        return result
+    except Exception as exc:  # noqa: BLE001 - one bad input never stops the others
+        result.entry = {"input": given, "verdict": "unreadable", "error": f"{type(exc).__name__}: {exc}"}
+        return result
+    report = validate_log(given)
+    if report.unreadable is not None:
+        result.entry = {**facts, "verdict": "unreadable", "error": redactor.text(report.unreadable.message)}
+        return result
+    name = folder_name(header.get("id"))
+    base, n = name, 1
+    while name in used:
+        n += 1
+        name = f"{base}~~{n}"
+    used.add(name)
+    folder = root / name
+    (folder / "calls").mkdir(parents=True)
+    result.folder = name
+    redactor.counting = True
+    index = session.index()
+    redactor.counting = False
+    counts = {s: report.count(s) for s in (ERROR, WARNING, NOTICE)}
+    findings = [{**f.to_json(), "message": redactor.text(f.message)} for f in report.findings]
+    (folder / "findings.json").write_bytes(dumps({"files": [{
+        "path": given, "ok": report.ok, "events": report.events, "findings": findings}]}))
+    (folder / "shadows.json").write_bytes(dumps([r.to_json() for r in index.shadows]))
+    (folder / "brackets.json").write_bytes(dumps([b.to_json() for b in index.brackets]))
+    view = _stream(session, index, folder)
+    entries = view.pop("transcript")
+    buffer = io.StringIO()
+    TextReporter(buffer).transcript(entries, reasoning=False, markdown=True)
+    (folder / "transcript.md").write_text(f"# Transcript of {header.get('id')}\n\n" + buffer.getvalue(),
+                                          encoding="utf-8")
+    head = {k: header.get(k) for k in ("id", "version", "createdAt", "cwd", "parentSession", "seedLength",
+                                       "origin", "delegationDepth", "agentPreset") if k in header}
+    result.entry = {**facts, "folder": name, "encoding": index.encoding, "header": head,
+                    "events": index.event_count, "verdict": "ok" if report.ok else "errors",
+                    "findings": counts}
+    report_html = render_report(entry=result.entry, index=index, findings=findings, view=view,
+                                transcript=entries)
+    (folder / "report.html").write_text(report_html, encoding="utf-8")
+    return result
+
+
+def _stream(session: Session, index, folder: Path) -> dict:
+    """The one pass that writes events.csv, calls/*.json and approvals.csv, and
+    gathers what the report draws."""
+    final_nodes = set(index.final.nodes) if index.final is not None else set()
+    fold = SurfaceFold()
+    shadows = ShadowTracker()
+    transcript = TranscriptBuilder()
+    views: list[dict] = []
+    headers: dict = {}
+
+    def count_messages() -> int:
+        return 0  # the call list comes from the index; here only the request files matter
+
+    def on_open(call, header) -> None:
+        state = fold.state(call.first_chunk_seq - 1)
+        try:
+            messages = state.messages()
+        except DeriveError:
+            messages = [m for _, m in _safe_node_messages(state)]
+        request = Request(call.call, call.turn, call.step, call.first_chunk_seq, call.first_chunk_seq - 1,
+                          call.header_seq, header, messages)
+        (folder / "calls" / f"{call.call:04d}.json").write_bytes(dumps(request.to_json()))
+        if len(views) < MAX_CALL_VIEWS:
+            views.append({"call": call.call, "turn": call.turn, "step": call.step,
+                          "firstChunkSeq": call.first_chunk_seq, "headerSeq": call.header_seq,
+                          "header": header,
+                          "messages": [(role_of("", m), one_line(message_text(m, reasoning=False), PREVIEW))
+                                       for m in messages]})
+
+    tracker = CallTracker(count_messages, on_open)
+    rows = []
+    asked: dict = {}
+    approvals: list[list] = []
+    turn = step = None
+    spans: dict = {"turns": [], "steps": []}
+    open_turn = open_step = None
+    for event in session.events():
+        replacement = None
+        try:
+            replacement = fold.apply(event)
+        except FoldError:
+            fold.skip(event)
+        transcript.observe(event, shadows.observe(event, replacement))
+        tracker.observe(event)
+        kind = event.type
+        record = event.record
+        data = record.get("data")
+        if kind == "turn/start":
+            turn = data.get("turn") if type(data) is dict else None
+            open_turn = event.seq
+        elif kind == "step/start":
+            step = data.get("step") if type(data) is dict else None
+            open_step = event.seq
+        status = (CURRENT if event.seq in final_nodes else SHADOWED) if kind in SURFACE_TYPES else LOG_ONLY
+        text = ""
+        if kind in SURFACE_TYPES:
+            try:
+                has, message = derive_message(event)
+                text = message_text(message) if has else ""
+            except DeriveError:
+                text = ""
+        call_id = _call_id(kind, data)
+        compaction_id = data.get("compactionId") if type(data) is dict else None
+        if compaction_id is None and type(data) is dict and type(data.get("source")) is dict:
+            compaction_id = data["source"].get("compactionId")
+        rows.append([event.seq, utc_time(event.time), kind, turn, step, status, record.get("surfaceOp"),
+                     call_id, compaction_id, one_line(text, 120), canonical_sha256(record)])
+        if kind == "approval/asked" and type(data) is dict:
+            entry = [event.seq, None, data.get("id"), data.get("toolName"), data.get("callId"), None,
+                     data.get("reason"), "no decision"]
+            approvals.append(entry)
+            asked[_hashable(data.get("id"))] = entry
+        elif kind == "approval/decided" and type(data) is dict:
+            entry = asked.pop(_hashable(data.get("id")), None)
+            if entry is None:
+                approvals.append([None, event.seq, data.get("id"), None, None, data.get("outcome"), None,
+                                  "decision without ask"])
+            else:
+                entry[1], entry[5], entry[7] = event.seq, data.get("outcome"), ""
+        elif kind == "step/end":
+            if open_step is not None:
+                spans["steps"].append((open_step, event.seq, f"turn {turn} step {step}"))
+            open_step, step = None, None
+        elif kind == "turn/end":
+            if open_turn is not None:
+                spans["turns"].append((open_turn, event.seq, f"turn {turn}"))
+            open_turn, turn = None, None
+    last = index.last_seq if index.last_seq is not None else 0
+    if open_step is not None:
+        spans["steps"].append((open_step, last, f"turn {turn} step {step} (open)"))
+    if open_turn is not None:
+        spans["turns"].append((open_turn, last, f"turn {turn} (open)"))
+    write_csv(folder / "events.csv", ["seq", "time", "type", "turn", "step", "surface", "op", "callId",
+                                      "compactionId", "preview", "sha256"], rows)
+    write_csv(folder / "approvals.csv", ["askedSeq", "decidedSeq", "id", "tool", "callId", "outcome",
+                                         "reason", "flag"], approvals)
+    return {"calls": views, "spans": spans, "approvals": approvals, "transcript": transcript.entries,
+            "finalNodes": final_nodes}
+
+
+def _safe_node_messages(state):
+    out = []
+    for seq in state.nodes:
+        try:
+            has, message = derive_message(state.events[seq])
+        except DeriveError:
+            continue
+        if has:
+            out.append((seq, message))
+    return out
+
+
+def _call_id(kind, data):
+    if type(data) is not dict:
+        return None
+    if kind == "tool/result":
+        message = data.get("message")
+        source = message.get("source") if type(message) is dict else None
+        return source.get("callId") if type(source) is dict else None
+    return data.get("callId")
+
+
+def _hashable(value):
+    return value if isinstance(value, (str, int, float, type(None))) else repr(value)
+
+
+# -- verification -------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Difference:
+    path: str
+    problem: str
+
+    def to_json(self) -> dict:
+        return {"path": self.path, "problem": self.problem}
+
+
+def verify_export(bundle: Path) -> tuple[list[Difference], list[str]]:
+    """Re-hash a bundle and its inputs. Returns (differences, inputs not present to check)."""
+    manifest_path = bundle / "manifest.json"
+    try:
+        manifest = orjson.loads(manifest_path.read_bytes())
+        files = manifest["files"]
+        sessions = manifest["sessions"]
+        assert type(files) is dict and type(sessions) is list
+    except (OSError, orjson.JSONDecodeError, KeyError, TypeError, AssertionError):
+        raise UsageError(f"{bundle} has no readable manifest.json: not a dshreplay bundle") from None
+    differences: list[Difference] = []
+    for rel, digest in sorted(files.items()):
+        path = bundle / rel
+        if not _inside(bundle, path) or not path.is_file() or path.is_symlink():
+            differences.append(Difference(rel, "listed in the manifest but missing"))
+        elif sha256_file(path) != digest:
+            differences.append(Difference(rel, "content changed (SHA-256 differs)"))
+    for path in sorted(p for p in bundle.rglob("*") if p.is_file() or p.is_symlink()):
+        rel = path.relative_to(bundle).as_posix()
+        if rel != "manifest.json" and rel not in files:
+            differences.append(Difference(rel, "not listed in the manifest"))
+    absent = []
+    for entry in sessions:
+        given = entry.get("input") if type(entry) is dict else None
+        if type(given) is not str or "sha256" not in entry:
+            continue
+        target = Path(entry.get("file") or given)
+        if not target.is_file():
+            absent.append(given)
+            continue
+        if target.stat().st_size != entry.get("size"):
+            differences.append(Difference(given, f"input size changed: {target.stat().st_size} bytes, "
+                                                 f"manifest says {entry.get('size')}"))
+        elif sha256_file(target) != entry["sha256"]:
+            differences.append(Difference(given, "input content changed (SHA-256 differs)"))
+    return differences, absent
+
+
+def _inside(root: Path, path: Path) -> bool:
+    try:
+        path.resolve().relative_to(root.resolve())
+    except ValueError:
+        return False
+    return True
+
+
+__all__ = ["export", "ExportOptions", "verify_export", "folder_name", "html"]

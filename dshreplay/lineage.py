@@ -1,0 +1,147 @@
+"""`lineage`: the tree of parent and child sessions, with each child's seed checked.
+
+A fork or subagent child names its parent (`parentSession`) and repeats the
+parent's first `seedLength` events. Sessions are found in a store root
+(`<root>/<project>/<session>/session.jsonl[.zstd]`), in session directories,
+or as files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import DshReplayError
+from .jsvalues import js_equal
+from .reader import LOG_NAMES
+from .session import Session
+
+
+def discover(inputs) -> list[str]:
+    """Log paths from files, session directories and store roots, sorted per input."""
+    out: list[str] = []
+    for item in inputs:
+        path = Path(item)
+        if path.is_dir():
+            direct = [path / n for n in LOG_NAMES if (path / n).is_file()]
+            if direct:
+                out.append(str(path))
+                continue
+            found = sorted(p for name in LOG_NAMES for p in path.rglob(name) if p.is_file())
+            dirs = sorted({str(p.parent) for p in found})
+            out.extend(dirs)
+        else:
+            out.append(str(item))
+    return out
+
+
+@dataclass
+class Node:
+    path: str
+    session_id: object
+    parent_id: object = None
+    origin: object = None
+    depth: object = None
+    seed_length: object = None
+    descriptor: object = None  # the child's own subagent/descriptor data
+    children: list = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    seed_checked: bool | None = None  # True: prefix equals the parent's; None: not checked
+
+    def to_json(self) -> dict:
+        return {"path": self.path, "sessionId": self.session_id, "parentSession": self.parent_id,
+                "origin": self.origin, "delegationDepth": self.depth, "seedLength": self.seed_length,
+                "descriptor": self.descriptor, "seedVerified": self.seed_checked, "problems": self.problems,
+                "children": [c.to_json() for c in self.children]}
+
+
+def _descriptor(session: Session, limit: int):
+    for event in session.events():
+        if event.seq < limit:
+            continue
+        if event.type == "subagent/descriptor":
+            return event.record.get("data")
+        if event.type == "step/start":
+            return None
+    return None
+
+
+def compare_seed(child: Session, parent: Session, seed_length: int) -> str | None:
+    """The first difference between the child's seed and the parent's events, or None."""
+    parent_events = parent.events()
+    for event in child.events():
+        if event.seq >= seed_length:
+            return None
+        other = next(parent_events, None)
+        if other is None:
+            return f"the parent has only {event.seq} events; the seed needs {seed_length}"
+        mine, theirs = _comparable(event.record), _comparable(other.record)
+        if not js_equal(mine, theirs):
+            return f"seed event {event.seq} ({event.type}) differs from the parent's ({other.type})"
+    return f"the child has fewer than seedLength = {seed_length} events"
+
+
+def _comparable(record: dict) -> dict:
+    """An event without its envelope timing: the seed repeats content, seq and type."""
+    return {k: v for k, v in record.items() if k not in ("time", "seq")}
+
+
+def lineage(inputs) -> tuple[list[Node], list[str]]:
+    """Build the forest. Returns (roots, problems that concern no single session)."""
+    nodes: list[Node] = []
+    sessions: dict[int, Session] = {}
+    errors: list[str] = []
+    for path in discover(inputs):
+        try:
+            session = Session(path)
+            header = session.header
+        except DshReplayError as exc:
+            errors.append(str(exc))
+            continue
+        node = Node(session.path, header.get("id"), header.get("parentSession"), header.get("origin"),
+                    header.get("delegationDepth"), header.get("seedLength"))
+        sessions[id(node)] = session
+        nodes.append(node)
+    by_id: dict = {}
+    for node in nodes:
+        key = node.session_id if isinstance(node.session_id, str) else repr(node.session_id)
+        if key in by_id:
+            node.problems.append(f"session id also used by {by_id[key].path}")
+            continue
+        by_id[key] = node
+    roots = []
+    for node in nodes:
+        session = sessions[id(node)]
+        seed = node.seed_length if type(node.seed_length) is int and node.seed_length >= 0 else None
+        node.descriptor = _descriptor(session, seed or 0)
+        parent = by_id.get(node.parent_id) if isinstance(node.parent_id, str) else None
+        if node.parent_id is None:
+            roots.append(node)
+            continue
+        if parent is None:
+            node.problems.append(f"parent session {node.parent_id!r} not found")
+            roots.append(node)
+            continue
+        if _is_ancestor(node, parent, by_id):
+            node.problems.append(f"cycle: {node.parent_id!r} descends from this session")
+            roots.append(node)
+            continue
+        parent.children.append(node)
+        if seed is not None:  # a spawned child starts fresh; a fork repeats the parent's prefix
+            mismatch = compare_seed(session, sessions[id(parent)], seed)
+            node.seed_checked = mismatch is None
+            if mismatch:
+                node.problems.append(mismatch)
+    return roots, errors
+
+
+def _is_ancestor(node: Node, candidate: Node, by_id: dict) -> bool:
+    """Whether following parents up from `candidate` reaches `node` (a cycle)."""
+    seen = set()
+    current = candidate
+    while current is not None and id(current) not in seen:
+        if current is node:
+            return True
+        seen.add(id(current))
+        current = by_id.get(current.parent_id) if isinstance(current.parent_id, str) else None
+    return False

@@ -1,0 +1,144 @@
+"""Redaction for exports: rules that mask text and values in what is written.
+
+A rules file is JSON: {"text": [regex, ...], "pointers": [JSON pointer, ...],
+"keys": [key name, ...]}. `text` patterns are replaced in every string;
+`pointers` (into each log record, e.g. "/data/header/system") and `keys`
+(any object member of that name, at any depth) have their whole value
+replaced. The default rules mask obvious secrets. Redaction applies to what
+dshreplay writes, never to the log it reads.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+
+from .errors import UsageError
+
+MASK = "[REDACTED]"
+
+DEFAULT_TEXT_RULES = (
+    r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----",
+    r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{12,}",
+    r"\b(?:sk|pk|rk)-[A-Za-z0-9_-]{16,}",
+    r"\bAKIA[0-9A-Z]{16}\b",
+    r"\bgh[pousr]_[A-Za-z0-9]{30,}\b",
+    r"\bxox[abprs]-[A-Za-z0-9-]{10,}",
+    r"\bAIza[0-9A-Za-z_-]{35}\b",
+    r"(?i)\b(?:api[_-]?key|secret|password|token)\b(\s*[=:]\s*)[\"']?[^\s\"',;]{8,}",
+)
+
+
+@dataclass
+class Redactor:
+    """Masks strings and values; counts what it replaced while `counting`."""
+
+    patterns: list[re.Pattern] = field(default_factory=list)
+    pointers: list[tuple[str, ...]] = field(default_factory=list)
+    keys: frozenset[str] = frozenset()
+    rules_sha256: str | None = None
+    counting: bool = False
+    replacements: int = 0
+
+    @property
+    def active(self) -> bool:
+        return bool(self.patterns or self.pointers or self.keys)
+
+    def text(self, value: str) -> str:
+        for pattern in self.patterns:
+            value, n = pattern.subn(MASK, value)
+            if n and self.counting:
+                self.replacements += n
+        return value
+
+    def value(self, value):
+        """A redacted copy of any JSON value (keys and text rules)."""
+        t = type(value)
+        if t is str:
+            return self.text(value)
+        if t is dict:
+            out = {}
+            for k, v in value.items():
+                if k in self.keys:
+                    if self.counting:
+                        self.replacements += 1
+                    out[k] = MASK
+                else:
+                    out[k] = self.value(v)
+            return out
+        if t is list:
+            return [self.value(v) for v in value]
+        return value
+
+    def record(self, record):
+        """A redacted copy of one log record (pointers, then keys and text)."""
+        if not self.active:
+            return record
+        if self.pointers and type(record) is dict:
+            record = orjson.loads(orjson.dumps(record))
+            for path in self.pointers:
+                if _replace_at(record, path):
+                    if self.counting:
+                        self.replacements += 1
+        return self.value(record)
+
+
+def _replace_at(value, path: tuple[str, ...]) -> bool:
+    for part in path[:-1]:
+        if type(value) is dict and part in value:
+            value = value[part]
+        elif type(value) is list and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        else:
+            return False
+    last = path[-1] if path else None
+    if type(value) is dict and last in value:
+        value[last] = MASK
+        return True
+    if type(value) is list and last is not None and last.isdigit() and int(last) < len(value):
+        value[int(last)] = MASK
+        return True
+    return False
+
+
+def _pointer(text: str) -> tuple[str, ...]:
+    if not text.startswith("/"):
+        raise UsageError(f"redaction pointer {text!r} must start with /")
+    return tuple(p.replace("~1", "/").replace("~0", "~") for p in text[1:].split("/"))
+
+
+def load_redactor(rules_path: str | None, *, defaults: bool = True) -> Redactor:
+    """The redactor for an export: the rules file (if any) plus the default secret rules."""
+    texts: list[str] = list(DEFAULT_TEXT_RULES) if defaults else []
+    pointers: list[tuple[str, ...]] = []
+    keys: set[str] = set()
+    digest = None
+    if rules_path is not None:
+        try:
+            raw = Path(rules_path).read_bytes()
+        except OSError as exc:
+            raise UsageError(f"cannot read redaction rules: {exc.strerror or exc}", path=str(rules_path)) from None
+        digest = hashlib.sha256(raw).hexdigest()
+        try:
+            rules = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            raise UsageError(f"redaction rules are not valid JSON: {exc}", path=str(rules_path)) from None
+        if type(rules) is not dict or not set(rules) <= {"text", "pointers", "keys"} or not all(
+                type(rules.get(k, [])) is list and all(type(x) is str for x in rules.get(k, []))
+                for k in ("text", "pointers", "keys")):
+            raise UsageError('redaction rules must be {"text": [regex...], "pointers": [pointer...], '
+                             '"keys": [name...]}', path=str(rules_path))
+        texts += rules.get("text", [])
+        pointers = [_pointer(p) for p in rules.get("pointers", [])]
+        keys = set(rules.get("keys", []))
+    patterns = []
+    for text in texts:
+        try:
+            patterns.append(re.compile(text))
+        except re.error as exc:
+            raise UsageError(f"redaction pattern {text!r} is not a valid regular expression: {exc}") from None
+    return Redactor(patterns, pointers, frozenset(keys), digest)
