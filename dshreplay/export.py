@@ -76,9 +76,10 @@ def folder_name(session_id) -> str:
     Names longer than 120 characters keep 100 and add `~~` and a hash.
     """
     raw = session_id if type(session_id) is str else orjson.dumps(session_id).decode()
-    if raw in ("", ".", ".."):
-        out = "~" + "".join(f"{ord(c):04X}" for c in raw) if raw else "~empty"
-        return out if raw else "~~empty"
+    if raw == "":
+        return "~~empty"
+    if raw in (".", ".."):
+        return "".join(f"~{ord(c):04X}" for c in raw)
     parts = []
     for ch in raw:
         if ch != "~" and (ch.isascii() and (ch.isalnum() or ch in "._-")):

@@ -433,6 +433,28 @@ def fork_child() -> LogBuilder:
     return b
 
 
+def audit_demo() -> LogBuilder:
+    """The export demo: a compaction, an approval, and a secret in a tool result."""
+    b = compacted()
+    b.header["id"] = "sample-audit-demo"
+    b.start_turn()
+    b.start_step()
+    b.user("Deploy it to staging.")
+    call_id = b.new_id("call")
+    b.assistant("I will deploy with the staging key.", calls=[(call_id, "bash", '{"command": "./deploy.sh"}')])
+    approval = b.new_id("approval")
+    b.add("approval/asked", {"id": approval, "toolName": "bash", "callId": call_id,
+                             "reason": "deploys to a shared environment"})
+    b.add("approval/decided", {"id": approval, "outcome": "allowed-once"})
+    seq = b.tool_call(call_id, "bash", '{"command": "./deploy.sh"}')
+    b.tool_result(call_id, "using token sk-stag1ng0123456789abcdef\ndeployed build 42", cites=seq)
+    b.end_step()
+    b.start_step()
+    b.assistant("Deployed build 42 to staging.")
+    b.end_turn()
+    return b
+
+
 def write_samples(out: Path) -> list[Path]:
     """Regenerate every bundled sample under `out`; returns the written paths."""
     out.mkdir(parents=True, exist_ok=True)
@@ -449,6 +471,7 @@ def write_samples(out: Path) -> list[Path]:
     put("multi-turn.runtime.jsonl.zstd", m.to_zstd(layout="runtime"))
     put("packed-rows.jsonl", m.to_bytes(layout="runtime", pack=True))
     put("compaction.jsonl", compacted().to_bytes(pack=True))
+    put("audit-demo.jsonl", audit_demo().to_bytes(pack=True))
     put("prune.jsonl", pruned().to_bytes())
     put("tool-result-rewrite.jsonl", rewritten().to_bytes())
     put("fork-child.jsonl", fork_child().to_bytes(pack=True))

@@ -90,10 +90,11 @@ def cli():
 # -- corpus accounting for .ci/run ---------------------------------------
 
 _corpus_outcomes: dict[str, list[str]] = {"passed": [], "skipped": [], "failed": []}
+GUARDED = ("tests/corpus/", "tests/browser/")  # .ci/run fails when any of these skipped
 
 
 def pytest_runtest_logreport(report):
-    if "tests/corpus/" not in report.nodeid.replace(os.sep, "/"):
+    if not any(part in report.nodeid.replace(os.sep, "/") for part in GUARDED):
         return
     if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
         _corpus_outcomes[report.outcome].append(report.nodeid)

@@ -1,0 +1,66 @@
+"""report.html in a real browser: it renders, and hostile log text stays text.
+
+Needs Debian's chromium (`.ci/run` installs it); skips where it is missing,
+and `.ci/run` fails when these tests skipped.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from conftest import ROOT
+from dshreplay.samples import LogBuilder
+
+spec = importlib.util.spec_from_file_location("screenshot_report", ROOT / "scripts" / "screenshot_report.py")
+browser = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(browser)
+
+pytestmark = pytest.mark.skipif(browser.find_chromium() is None, reason="chromium is not installed")
+
+HOSTILE = [
+    "<script>document.title='PWNED'</script>",
+    '"onload="document.title=\'PWNED\'',
+    "<img src=x onerror=\"document.title='PWNED'\">",
+    "<svg onload=\"document.title='PWNED'\"></svg>",
+]
+
+
+@pytest.fixture(scope="module")
+def hostile_report(tmp_path_factory):
+    b = LogBuilder("<script>alert('id')</script>", cwd='/tmp/"onload="x')
+    b.start_turn()
+    b.request_header()
+    b.start_step()
+    for text in HOSTILE:
+        b.user(text)
+    b.tool_round("bash", '{"command": "<script>x</script>"}', HOSTILE[2])
+    b.add("custom/<b>type</b>", {"x": HOSTILE[0]})  # an unknown type: shows in findings
+    b.end_turn()
+    log = tmp_path_factory.mktemp("log") / "hostile.jsonl"
+    b.write(log)
+    return browser.export_sample(tmp_path_factory.mktemp("bundle") / "out", log)
+
+
+def test_hostile_strings_render_as_text_and_no_script_runs(hostile_report):
+    dom = browser.dump_dom(hostile_report)
+    assert "<title>dshreplay report" in dom and "PWNED" not in dom.split("</title>")[0]
+    assert "<script" not in dom.lower()
+    for text in ("&lt;script&gt;document.title='PWNED'&lt;/script&gt;", "&lt;img src=x onerror="):
+        assert text in dom
+    assert "<img" not in dom and "<svg onload" not in dom
+
+
+def test_report_has_timeline_findings_and_transcript(hostile_report):
+    dom = browser.dump_dom(hostile_report)
+    assert 'id="timeline"' in dom and "<rect" in dom
+    assert 'id="findings"' in dom and "DSH-E006" in dom
+    assert 'id="transcript"' in dom
+
+
+def test_screenshot_of_the_sample_report(tmp_path):
+    report = browser.export_sample(tmp_path / "bundle")
+    png = browser.screenshot(report, tmp_path / "report.png", height=900)
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert png.stat().st_size > 20_000  # a rendered page, not a blank canvas

@@ -1,0 +1,149 @@
+"""export and verify-export: a bundle that verifies, is reproducible and catches tampering."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import CORPUS, SAMPLES
+from dshreplay.export import folder_name
+
+CORPUS_LOGS = ["headless-agent__compaction-recovery__session.jsonl",
+               "acp-agent__subagent-fork-in-process__session.jsonl",
+               "acp-agent__agent-instructions__session.runtime.jsonl.zstd"]
+STAMP = "2026-11-29T12:00:00Z"
+
+
+def bundle_bytes(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def inputs(corpus_dir):
+    return [str(corpus_dir / "upstream" / name) for name in CORPUS_LOGS] + [
+        str(SAMPLES / "audit-demo.jsonl"), str(SAMPLES / "tool-result-rewrite.jsonl")]
+
+
+def test_export_verifies_and_is_byte_identical_when_rerun(cli, inputs, tmp_path):
+    cli("export", *inputs, "--out", tmp_path / "a", "--timestamp", STAMP)
+    cli("export", *inputs, "--out", tmp_path / "b", "--timestamp", STAMP)
+    first, second = bundle_bytes(tmp_path / "a"), bundle_bytes(tmp_path / "b")
+    assert first == second
+    manifest = json.loads(first["manifest.json"])
+    assert [s["input"] for s in manifest["sessions"]] == inputs
+    assert manifest["generatedAt"] == STAMP
+    assert set(manifest["files"]) == set(first) - {"manifest.json"}
+    out = cli("verify-export", tmp_path / "a", "--json").json()
+    assert out == {"bundle": str(tmp_path / "a"), "ok": True, "differences": [], "inputsNotPresent": []}
+
+
+def test_bundle_contents_per_session(cli, tmp_path):
+    cli("export", SAMPLES / "audit-demo.jsonl", "--out", tmp_path / "out", "--timestamp", STAMP)
+    folder = tmp_path / "out" / "sample-audit-demo"
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "approvals.csv", "brackets.json", "calls", "events.csv", "findings.json", "report.html",
+        "shadows.json", "transcript.md"]
+    calls = sorted(p.name for p in (folder / "calls").iterdir())
+    assert calls == [f"{n:04d}.json" for n in range(1, 9)]
+    request = cli("request", SAMPLES / "audit-demo.jsonl", "--call", 3, "--json").json()
+    assert json.loads((folder / "calls" / "0003.json").read_text()) == request
+    events = (folder / "events.csv").read_text().splitlines()
+    assert events[0] == "seq,time,type,turn,step,surface,op,callId,compactionId,preview,sha256"
+    assert len(events) == 1 + 131
+    approvals = (folder / "approvals.csv").read_text().splitlines()
+    assert approvals[1].split(",")[5:8] == ["allowed-once", "deploys to a shared environment", ""]
+    assert json.loads((folder / "shadows.json").read_text())[0]["seq"] == 67
+
+
+def test_default_redaction_masks_the_secret_everywhere_but_never_the_input(cli, tmp_path):
+    log = tmp_path / "in.jsonl"
+    shutil.copy(SAMPLES / "audit-demo.jsonl", log)
+    before = log.read_bytes()
+    cli("export", log, "--out", tmp_path / "out", "--timestamp", STAMP)
+    assert log.read_bytes() == before and b"sk-stag1ng0123456789abcdef" in before
+    for path in (tmp_path / "out").rglob("*"):
+        if path.is_file():
+            assert b"sk-stag1ng" not in path.read_bytes(), path
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["redaction"]["replacements"] >= 1
+    cli("export", log, "--out", tmp_path / "raw", "--timestamp", STAMP, "--no-default-redaction")
+    assert b"sk-stag1ng" in (tmp_path / "raw" / "sample-audit-demo" / "events.csv").read_bytes() or \
+        b"sk-stag1ng" in (tmp_path / "raw" / "sample-audit-demo" / "transcript.md").read_bytes()
+
+
+def test_redaction_rules_file(cli, tmp_path):
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps({"text": ["main\\.py"], "pointers": ["/data/header/system"], "keys": ["cwd"]}))
+    cli("export", SAMPLES / "compaction.jsonl", "--out", tmp_path / "out", "--redact", rules, "--timestamp", STAMP)
+    folder = tmp_path / "out" / "sample-compaction"
+    call = json.loads((folder / "calls" / "0001.json").read_text())
+    assert call["header"]["system"] == "[REDACTED]"
+    assert "main.py" not in (folder / "transcript.md").read_text()
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["sessions"][0]["header"]["cwd"] == "[REDACTED]"
+    assert manifest["redaction"]["rulesSha256"] and manifest["redaction"]["replacements"] > 3
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"text": ["("]}')
+    result = cli("export", SAMPLES / "compaction.jsonl", "--out", tmp_path / "x", "--redact", bad, expect=2)
+    assert "not a valid regular expression" in result.stderr
+
+
+def test_tampered_bundle_file_and_input_are_caught(cli, tmp_path):
+    log = tmp_path / "in.jsonl"
+    shutil.copy(SAMPLES / "prune.jsonl", log)
+    cli("export", log, "--out", tmp_path / "out", "--timestamp", STAMP)
+    report = tmp_path / "out" / "sample-prune" / "report.html"
+    report.write_text(report.read_text().replace("prune", "Prune", 1))
+    (tmp_path / "out" / "extra.txt").write_text("smuggled")
+    with log.open("ab") as fh:
+        fh.write(b"\n")
+    out = cli("verify-export", tmp_path / "out", "--json", expect=1).json()
+    assert out["differences"] == [
+        {"path": "sample-prune/report.html", "problem": "content changed (SHA-256 differs)"},
+        {"path": "extra.txt", "problem": "not listed in the manifest"},
+        {"path": str(log), "problem": f"input size changed: {log.stat().st_size} bytes, manifest says "
+                                      f"{log.stat().st_size - 1}"}]
+    log.unlink()
+    (tmp_path / "out" / "extra.txt").unlink()
+    (tmp_path / "out" / "sample-prune" / "events.csv").unlink()
+    out = cli("verify-export", tmp_path / "out", "--json", expect=1).json()
+    assert out["inputsNotPresent"] == [str(log)]
+    assert {"path": "sample-prune/events.csv", "problem": "listed in the manifest but missing"} in out["differences"]
+
+
+def test_out_must_be_empty_unless_force_replaces_a_bundle(cli, tmp_path):
+    busy = tmp_path / "busy"
+    busy.mkdir()
+    (busy / "keep.txt").write_text("mine")
+    result = cli("export", SAMPLES / "prune.jsonl", "--out", busy, expect=2)
+    assert "is not empty" in result.stderr
+    result = cli("export", SAMPLES / "prune.jsonl", "--out", busy, "--force", expect=2)
+    assert "not a dshreplay bundle" in result.stderr and (busy / "keep.txt").exists()
+    cli("export", SAMPLES / "prune.jsonl", "--out", tmp_path / "b", "--timestamp", STAMP)
+    cli("export", SAMPLES / "multi-turn.jsonl", "--out", tmp_path / "b", "--force", "--timestamp", STAMP)
+    assert json.loads((tmp_path / "b" / "manifest.json").read_text())["sessions"][0]["folder"] == "sample-multi-turn"
+    assert not any(p.name.startswith(".b.partial") for p in tmp_path.iterdir())
+
+
+def test_an_unreadable_input_is_recorded_and_exits_2(cli, tmp_path):
+    out = cli("export", SAMPLES / "broken-version-1.jsonl", SAMPLES / "prune.jsonl", "--out", tmp_path / "o",
+              "--json", expect=2).json()
+    assert [s["verdict"] for s in out["sessions"]] == ["unreadable", "ok"]
+    cli("verify-export", tmp_path / "o")
+
+
+@pytest.mark.parametrize("session_id,name", [
+    ("abc-1.2_x", "abc-1.2_x"), ("../../etc", "..~002F..~002Fetc"), (".", "~002E"),
+    ("..", "~002E~002E"), ("a/b", "a~002Fb"), ("a~002Fb", "a~007E002Fb"), ("", "~~empty"),
+    ("nul\x00byte", "nul~0000byte"), ("😀", "~U01F600"), (None, "null"),
+])
+def test_folder_names_are_escaped_injectively(session_id, name):
+    assert folder_name(session_id) == name
+
+
+def test_long_ids_are_cut_with_a_hash_and_stay_distinct():
+    a, b = folder_name("x" * 300), folder_name("x" * 299 + "y")
+    assert len(a) == 118 and a != b and "~~" in a
