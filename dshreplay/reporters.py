@@ -58,6 +58,17 @@ def _tail(path: str, width: int) -> str:
     return path if len(path) <= width else "…" + path[len(path) - width + 1:]
 
 
+def _tight_table(rows, headers) -> str:
+    """A table without tabulate's header padding, for wide figure tables."""
+    import tabulate as module
+    saved = module.MIN_PADDING
+    module.MIN_PADDING = 0
+    try:
+        return tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)
+    finally:
+        module.MIN_PADDING = saved
+
+
 def _dash(value) -> str:
     return "-" if value is None else str(value)
 
@@ -305,13 +316,14 @@ class TextReporter:
             t = s.tokens
             tools = sum(v["calls"] for v in s.tools.values())
             errors = sum(v["errors"] for v in s.tools.values())
-            rows.append((_tail(s.path, 28), s.turns, s.steps, s.calls, s.retries, f"{tools}/{errors}",
+            rows.append((_tail(s.path, 22), s.turns, s.steps, s.calls, s.retries, f"{tools}/{errors}",
                          f"{s.approvals['asked']}/{s.approvals['denied']}",
                          f"{s.compactions['summaries']}/{s.compactions['prunes']}",
                          f"{t['input']}/{t['output']}", f"{s.surface_now}/{s.appended}"))
-        self.line(tabulate(rows, headers=["session", "turns", "steps", "calls", "retries", "tools/err",
-                                          "asked/denied", "sum/prune", "tokens in/out", "surface/all"],
-                           tablefmt="simple", disable_numparse=True))
+        self.line(_tight_table(rows, ["session", "turns", "steps", "calls", "retry", "tool/err", "ask/deny",
+                                      "sum/prn", "tok in/out", "surface"]))
+        self.line("tool/err: tool calls/failed; ask/deny: approvals asked/denied; sum/prn: summaries/"
+                  "prunes;\nsurface: messages the model sees now / all messages ever appended")
         for s in stats:
             if s.tools:
                 self.line()

@@ -42,11 +42,8 @@ class SessionStats:
     tokens: dict = field(default_factory=lambda: {name: 0 for name, _ in TOKEN_FIELDS})
     surface_now: int = 0
     appended: int = 0
+    forgotten: int = 0  # appended messages no longer on the surface
     times: dict = field(default_factory=dict)
-
-    @property
-    def forgotten(self) -> int:
-        return max(self.appended - self.surface_now, 0)
 
     def to_json(self) -> dict:
         return {"path": self.path, "sessionId": self.session_id, "events": self.events, "turns": self.turns,
@@ -80,6 +77,7 @@ def session_stats(session: Session) -> SessionStats:
             out.compactions["open"] += 1
     out.surface_now = sum(1 for _, message in index.final.node_messages() if message is not None) \
         if index.final is not None else 0
+    final_nodes = set(index.final.nodes) if index.final is not None else set()
     call_names: dict = {}
     tool_started: dict = {}
     tool_ms: list = []
@@ -136,6 +134,7 @@ def session_stats(session: Session) -> SessionStats:
             out.compactions["prunes"] += 1
         if kind in SURFACE_TYPES and event.record.get("surfaceOp") == "append":
             out.appended += 1
+            out.forgotten += event.seq not in final_nodes
     out.approvals["undecided"] = len(asked)
     out.tools = dict(sorted(out.tools.items()))
     out.times = {"turns": _summary(turn_ms), "timeToFirstChunk": _summary(first_chunk_ms),
@@ -154,7 +153,7 @@ def totals(stats: list[SessionStats]) -> SessionStats:
     total = SessionStats("(total)", None)
     for s in stats:
         for name in ("events", "turns", "steps", "calls", "auxiliary_calls", "retries", "surface_now",
-                     "appended"):
+                     "appended", "forgotten"):
             setattr(total, name, getattr(total, name) + getattr(s, name))
         for group in ("approvals", "compactions", "tokens"):
             for key, value in getattr(s, group).items():

@@ -142,3 +142,24 @@ def test_commands_refuse_unreadable_logs_with_one_line(cli, tmp_path):
                     ["request", "--list"], ["transcript"], ["events"], ["inspect"]):
         result = cli(*command[:1], SAMPLES / "broken-version-1.jsonl", *command[1:], expect=2)
         assert result.stderr.count("\n") == 1 and "format version 1 not supported" in result.stderr
+
+
+def test_stats_command_with_a_total_row(cli):
+    out = cli("stats", SAMPLES / "audit-demo.jsonl", SAMPLES / "prune.jsonl", "--json").json()
+    assert [s["turns"] for s in out["sessions"]] == [4, 1]
+    assert out["total"]["turns"] == 5
+    table = cli("stats", SAMPLES / "audit-demo.jsonl", SAMPLES / "prune.jsonl").stdout
+    assert table.splitlines()[0].split()[:4] == ["session", "turns", "steps", "calls"]
+    assert "(total)" in table and all(len(line) <= 100 for line in table.splitlines())
+
+
+def test_lineage_command_exit_codes(cli, tmp_path):
+    from dshreplay.samples import fork_child, multi_turn
+    multi_turn().write(tmp_path / "parent.jsonl")
+    fork_child().write(tmp_path / "child.jsonl")
+    out = cli("lineage", tmp_path / "parent.jsonl", tmp_path / "child.jsonl", "--json").json()
+    assert out["problems"] == []
+    [child] = out["sessions"][0]["children"]
+    assert (child["sessionId"], child["seedVerified"], child["seedLength"]) == ("sample-fork-child", True, 35)
+    assert "seed ok" in cli("lineage", tmp_path / "parent.jsonl", tmp_path / "child.jsonl").stdout
+    cli("lineage", tmp_path / "child.jsonl", expect=1)  # its parent is missing
