@@ -327,14 +327,12 @@ class TextReporter:
         for s in stats:
             if s.tools:
                 self.line()
-                self.line(f"{_tail(s.path, 80)}: tools " + ", ".join(
+                self.line(one_line(f"{_tail(s.path, 60)}: tools " + ", ".join(
                     f"{clean(name)} {v['calls']}" + (f" ({v['errors']} failed)" if v["errors"] else "")
-                    for name, v in s.tools.items()))
-            timed = {k: v for k, v in s.times.items() if v}
-            if timed:
-                self.line("  times: " + "; ".join(
-                    f"{k} median {v['medianMs']:.0f} ms, max {v['maxMs']:.0f} ms (n={v['count']})"
-                    for k, v in timed.items()))
+                    for name, v in s.tools.items()), WIDTH))
+            for k, v in s.times.items():
+                if v:
+                    self.line(f"  {k}: median {v['medianMs']:.0f} ms, max {v['maxMs']:.0f} ms (n={v['count']})")
 
     def lineage(self, roots, problems) -> None:
         def walk(node, depth):
