@@ -320,7 +320,7 @@ def events(log: str, types, start, end, turn, surface, grep, at, as_json: bool) 
     session = Session(log)
     state = session.state(at)
     flt = EventFilter(frozenset(types), start, end, turn, surface, grep)
-    rows = list(query_events(session.events(), frozenset(state.nodes), flt, last=at))
+    rows = list(query_events(session.events, frozenset(state.nodes), flt, last=at))
     reporter_for(as_json).events(rows)
 
 

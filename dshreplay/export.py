@@ -306,7 +306,7 @@ def _stream(session: Session, index, folder: Path) -> dict:
     turn = step = None
     spans: dict = {"turns": [], "steps": []}
     open_turn = open_step = None
-    for event in session.events():
+    for event in session.events:
         replacement = None
         try:
             replacement = fold.apply(event)

@@ -56,7 +56,7 @@ class Node:
 
 
 def _descriptor(session: Session, limit: int):
-    for event in session.events():
+    for event in session.events:
         if event.seq < limit:
             continue
         if event.type == "subagent/descriptor":
@@ -68,8 +68,8 @@ def _descriptor(session: Session, limit: int):
 
 def compare_seed(child: Session, parent: Session, seed_length: int) -> str | None:
     """The first difference between the child's seed and the parent's events, or None."""
-    parent_events = parent.events()
-    for event in child.events():
+    parent_events = iter(parent.events)
+    for event in child.events:
         if event.seq >= seed_length:
             return None
         other = next(parent_events, None)

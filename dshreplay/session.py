@@ -99,10 +99,18 @@ class Session:
         with self.reader() as reader:
             yield from reader.records()
 
-    def events(self) -> Iterator[Event]:
-        """Every event in seq order; a new pass each call."""
-        with self.reader() as reader:
-            yield from reader.events()
+    @property
+    def events(self) -> "EventStream":
+        """Every event in seq order, lazily: each iteration is a new pass over the log."""
+        return EventStream(self)
+
+    def to_records(self, at: int | None = None) -> list[dict]:
+        """One flat dict per event, ready for pandas or DuckDB:
+        seq, line, time (UTC ISO), type, turn, step, surface, op, text."""
+        from .query import EventFilter, query_events
+        nodes = frozenset(self.state(at).nodes)
+        rows = query_events(self.events, nodes, EventFilter(), last=at)
+        return [{k: v for k, v in row.to_json().items() if k != "record"} for row in rows]
 
     # -- the fold ----------------------------------------------------------
     def states(self, seqs: Iterable[int]) -> dict[int, SurfaceState]:
@@ -266,6 +274,17 @@ class Session:
         from .validate import ValidateOptions, validate_log
         source = self._file if self._data is None else io.BufferedReader(io.BytesIO(self._data))
         return validate_log(source, ValidateOptions(**options), name=self.path, max_bytes=self.max_bytes)
+
+
+class EventStream:
+    """`Session.events`: iterable any number of times, each time a new streaming pass."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def __iter__(self) -> Iterator[Event]:
+        with self.session.reader() as reader:
+            yield from reader.events()
 
 
 def open_session(source, **options) -> Session:

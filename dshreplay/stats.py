@@ -87,7 +87,7 @@ def session_stats(session: Session) -> SessionStats:
     previous_time = None
     call_starts = {c.first_chunk_seq for c in index.calls}
     asked: dict = {}
-    for event in session.events():
+    for event in session.events:
         kind, time = event.type, event.time
         timed = _num(time) and time > 0
         if event.seq in call_starts and timed and previous_time is not None:

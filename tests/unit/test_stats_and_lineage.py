@@ -16,7 +16,7 @@ from dshreplay.stats import session_stats, totals
 def usage_sums(path) -> dict:
     """Token totals by a plain scan of usage chunks (independent of dshreplay's call tracker)."""
     sums = {"inputTokens": 0, "outputTokens": 0}
-    for event in Session(path).events():
+    for event in Session(path).events:
         data = event.record.get("data")
         chunk = data.get("chunk") if type(data) is dict else None
         if type(chunk) is dict and chunk.get("type") == "usage":
