@@ -78,6 +78,23 @@ def output_options(func):
                         help="Print machine-readable JSON (shape documented in README).")(func)
 
 
+def jobs_options(func):
+    """--jobs and --quiet, for commands that take many logs."""
+    func = click.option("--quiet", "-q", is_flag=True, help="No progress bar on stderr.")(func)
+    return click.option("--jobs", "-j", type=click.IntRange(min=1), metavar="N",
+                        help="Work on N logs at once (default: the number of cores).")(func)
+
+
+def mapper_for(jobs: int | None, quiet: bool):
+    """How a many-logs command runs its per-log function: a fleet's Dask
+    mapper when `dshreplay fleet` set one, else a local process pool."""
+    fleet = click.get_current_context().meta.get("dshreplay.mapper")
+    if fleet is not None:
+        return fleet
+    from .parallel import run_map
+    return lambda fn, items: run_map(fn, items, jobs=jobs, progress=not quiet)
+
+
 def reporter_for(as_json: bool):
     return JsonReporter() if as_json else TextReporter()
 
@@ -135,8 +152,10 @@ def _codes(ctx, param, value: str | None):
               help="Report only these finding codes or prefixes, comma-separated (e.g. DSH-E1,DSH-W).")
 @click.option("--ignore", callback=_codes, metavar="CODES",
               help="Never report these finding codes or prefixes, comma-separated.")
+@jobs_options
 @output_options
-def validate(logs: tuple[str, ...], strict: bool, snapshot: bool, select, ignore, as_json: bool) -> None:
+def validate(logs: tuple[str, ...], strict: bool, snapshot: bool, select, ignore, jobs, quiet,
+             as_json: bool) -> None:
     """Check that logs are intact and well-formed, in one streaming pass each.
 
     Checks every record against the JSON Schemas, the format rules (seqs,
@@ -147,8 +166,10 @@ def validate(logs: tuple[str, ...], strict: bool, snapshot: bool, select, ignore
     an error, 1 when one does (or a warning, with --strict), 2 when a file
     cannot be read at all.
     """
+    import functools
     options = ValidateOptions(snapshot=snapshot, select=select, ignore=ignore or frozenset())
-    reports = [validate_log(log, options) for log in logs]
+    from .lineage import discover
+    reports = mapper_for(jobs, quiet)(functools.partial(validate_log, options=options), discover(logs))
     reporter_for(as_json).validate(reports)
     if any(r.unreadable for r in reports):
         sys.exit(EXIT_UNREADABLE)
@@ -349,8 +370,10 @@ def inspect_command(log: str, as_json: bool) -> None:
 @click.option("--timestamp", metavar="ISO", help="The generated-at time to record (default: "
               "SOURCE_DATE_EPOCH, else now); fix it for byte-identical bundles.")
 @click.option("--force", is_flag=True, help="Replace an existing bundle in --out.")
+@jobs_options
 @output_options
-def export(logs, out: Path, rules, no_default_redaction: bool, timestamp, force: bool, as_json: bool) -> None:
+def export(logs, out: Path, rules, no_default_redaction: bool, timestamp, force: bool, jobs, quiet,
+           as_json: bool) -> None:
     """Write an audit bundle: manifest, findings, events, every model request,
     shadows, brackets, approvals, transcript and an HTML report per session.
 
@@ -362,7 +385,8 @@ def export(logs, out: Path, rules, no_default_redaction: bool, timestamp, force:
     from .redact import load_redactor
     redactor = load_redactor(rules, defaults=not no_default_redaction)
     options = ExportOptions(out, redactor, rules, timestamp, force, not no_default_redaction)
-    manifest = write_bundle(list(logs), options)
+    from .lineage import discover
+    manifest = write_bundle(discover(logs), options, mapper_for(jobs, quiet))
     reporter_for(as_json).exported(out, manifest)
     if any(e.get("verdict") == "unreadable" for e in manifest["sessions"]):
         sys.exit(EXIT_UNREADABLE)
@@ -386,22 +410,29 @@ def verify_export_command(bundle: Path, as_json: bool) -> None:
 
 @cli.command()
 @click.argument("logs", nargs=-1, required=True, metavar="LOG...")
+@jobs_options
 @output_options
-def stats(logs, as_json: bool) -> None:
+def stats(logs, jobs, quiet, as_json: bool) -> None:
     """Figures per session: turns, steps, calls, retries, tools, approvals,
     compactions, tokens, how much the model has forgotten, and times.
 
     With several logs, a total row adds them up.
     """
-    from .stats import session_stats, totals
-    results = [session_stats(Session(log)) for log in logs]
+    from .lineage import discover
+    from .stats import stats_for, totals
+    results = mapper_for(jobs, quiet)(stats_for, discover(logs))
     reporter_for(as_json).stats(results, totals(results) if len(results) > 1 else None)
+    for failed in (r for r in results if r.error is not None):
+        click.echo(f"dshreplay: read error: {failed.error}", err=True)
+    if any(r.error is not None for r in results):
+        sys.exit(EXIT_UNREADABLE)
 
 
 @cli.command()
 @click.argument("inputs", nargs=-1, required=True, metavar="ROOT_OR_FILES...")
+@jobs_options
 @output_options
-def lineage(inputs, as_json: bool) -> None:
+def lineage(inputs, jobs, quiet, as_json: bool) -> None:
     """The tree of parent and child sessions, with each fork's seed verified.
 
     Finds logs in store roots, session folders or files. For each child that
@@ -410,13 +441,46 @@ def lineage(inputs, as_json: bool) -> None:
     when there is any problem.
     """
     from .lineage import lineage as build
-    roots, problems = build(inputs)
+    roots, problems = build(inputs, mapper_for(jobs, quiet))
     reporter_for(as_json).lineage(roots, problems)
 
     def bad(node) -> bool:
         return bool(node.problems) or any(bad(c) for c in node.children)
     if problems or any(bad(r) for r in roots):
         sys.exit(EXIT_FINDINGS)
+
+
+@cli.group()
+def fleet() -> None:
+    """Run validate, stats or export over many sessions on a Dask cluster.
+
+    Same options and outputs as the local commands, plus --scheduler
+    ADDRESS (default: start a LocalCluster with --workers processes). Needs
+    the fleet extra: pip install 'dshreplay[fleet]'.
+    """
+
+
+def _fleet_variant(command: click.Command) -> click.Command:
+    def callback(scheduler, workers, **kwargs):
+        from .fleet import DaskMapper
+        ctx = click.get_current_context()
+        mapper = DaskMapper(scheduler, workers)
+        ctx.meta["dshreplay.mapper"] = mapper
+        try:
+            return ctx.invoke(command.callback, jobs=None, **kwargs)
+        finally:
+            mapper.close()
+    params = [p for p in command.params if p.name != "jobs"] + [
+        click.Option(["--scheduler"], metavar="ADDRESS",
+                     help="The Dask scheduler, e.g. tcp://10.0.0.5:8786 (default: a LocalCluster)."),
+        click.Option(["--workers"], type=click.IntRange(min=1), default=2, show_default=True,
+                     help="Worker processes of the LocalCluster started without --scheduler.")]
+    return click.Command(command.name, callback=callback, params=params, help=command.help,
+                         short_help=command.get_short_help_str(limit=70))
+
+
+for _command in (validate, stats, export):
+    fleet.add_command(_fleet_variant(_command))
 
 
 def main(args=None, prog_name: str = "dshreplay") -> None:

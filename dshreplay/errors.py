@@ -21,6 +21,10 @@ class DshReplayError(Exception):
         self.seq = seq
         self.pointer = pointer
 
+    def __reduce__(self):
+        # picklable for process pools and Dask workers, keyword fields included
+        return (_rebuild, (type(self), self.message, dict(self.__dict__)))
+
     def where(self) -> str:
         parts = [self.path or "<log>"]
         if self.line is not None:
@@ -67,3 +71,10 @@ class UsageError(DshReplayError):
     """The request does not fit the log (for example a seq beyond its end)."""
 
     kind = "usage"
+
+
+def _rebuild(cls, message, state):
+    error = cls.__new__(cls)
+    Exception.__init__(error, message)
+    error.__dict__.update(state)
+    return error

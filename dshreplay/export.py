@@ -142,6 +142,7 @@ class SessionExport:
     input: str
     folder: str | None = None
     entry: dict = field(default_factory=dict)
+    redactions: int = 0
 
 
 @dataclass
@@ -154,8 +155,12 @@ class ExportOptions:
     defaults: bool = True  # the default secret rules were on
 
 
-def export(inputs: list[str], options: ExportOptions) -> dict:
-    """Write the bundle; returns the manifest. Raises UsageError for a bad --out."""
+def export(inputs: list[str], options: ExportOptions, mapper=None) -> dict:
+    """Write the bundle; returns the manifest. Raises UsageError for a bad --out.
+
+    `mapper(fn, items)` runs the per-session jobs (default: in this process;
+    a process pool or a Dask client gives the same bytes).
+    """
     out = options.out
     if out.is_symlink():
         raise UsageError(f"--out {out} is a symbolic link: refusing to write through it")
@@ -171,7 +176,7 @@ def export(inputs: list[str], options: ExportOptions) -> dict:
     stamp = generated_at(options.timestamp)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
     try:
-        manifest = _build(inputs, staging, options, stamp)
+        manifest = _build(inputs, staging, options, stamp, mapper or (lambda fn, items: [fn(i) for i in items]))
         if out.exists():
             shutil.rmtree(out)
         os.replace(staging, out)
@@ -181,12 +186,43 @@ def export(inputs: list[str], options: ExportOptions) -> dict:
     return manifest
 
 
-def _build(inputs: list[str], root: Path, options: ExportOptions, stamp: str) -> dict:
-    redactor = options.redactor
+def _plan(inputs: list[str]) -> list[str | None]:
+    """The folder of each input (None: unreadable), unique in input order."""
     used: set[str] = set()
-    sessions = []
+    folders = []
     for given in inputs:
-        sessions.append(_export_one(given, root, redactor, used))
+        try:
+            session_id = Session(given).header.get("id")
+        except (DshReplayError, OSError):
+            folders.append(None)
+            continue
+        except Exception:  # noqa: BLE001 - decided again, and reported, by the job
+            folders.append(None)
+            continue
+        name = base = folder_name(session_id)
+        n = 1
+        while name in used:
+            n += 1
+            name = f"{base}~~{n}"
+        used.add(name)
+        folders.append(name)
+    return folders
+
+
+def _job(item) -> SessionExport:
+    """One session's part of the bundle (runs in any process)."""
+    given, folder, root, redactor = item
+    redactor = Redactor(redactor.patterns, redactor.pointers, redactor.keys, redactor.rules_sha256)
+    result = _export_one(given, root, redactor, folder)
+    result.redactions = redactor.replacements
+    return result
+
+
+def _build(inputs: list[str], root: Path, options: ExportOptions, stamp: str, mapper) -> dict:
+    redactor = options.redactor
+    folders = _plan(inputs)
+    sessions = mapper(_job, [(given, folder, root, redactor) for given, folder in zip(inputs, folders)])
+    redactor.replacements = sum(s.redactions for s in sessions)
     index_html = render_index([s.entry for s in sessions], stamp)
     (root / "index.html").write_text(index_html, encoding="utf-8")
     files = {}
@@ -218,7 +254,18 @@ def _input_facts(given: str) -> dict:
     return facts
 
 
-def _export_one(given: str, root: Path, redactor: Redactor, used: set[str]) -> SessionExport:
+def _export_one(given: str, root: Path, redactor: Redactor, name: str | None) -> SessionExport:
+    try:
+        return _export_session(given, root, redactor, name)
+    except DshReplayError as exc:  # a defect past what validate can read around: no folder
+        if name is not None:
+            shutil.rmtree(root / name, ignore_errors=True)
+        result = SessionExport(given)
+        result.entry = {"input": given, "verdict": "unreadable", "error": redactor.text(str(exc))}
+        return result
+
+
+def _export_session(given: str, root: Path, redactor: Redactor, name: str | None) -> SessionExport:
     result = SessionExport(given)
     try:
         facts = _input_facts(given)
@@ -232,15 +279,10 @@ def _export_one(given: str, root: Path, redactor: Redactor, used: set[str]) -> S
         result.entry = {"input": given, "verdict": "unreadable", "error": f"{type(exc).__name__}: {exc}"}
         return result
     report = validate_log(given)
-    if report.unreadable is not None:
-        result.entry = {**facts, "verdict": "unreadable", "error": redactor.text(report.unreadable.message)}
+    if report.unreadable is not None or name is None:
+        message = report.unreadable.message if report.unreadable is not None else "unreadable header"
+        result.entry = {**facts, "verdict": "unreadable", "error": redactor.text(message)}
         return result
-    name = folder_name(header.get("id"))
-    base, n = name, 1
-    while name in used:
-        n += 1
-        name = f"{base}~~{n}"
-    used.add(name)
     folder = root / name
     (folder / "calls").mkdir(parents=True)
     result.folder = name

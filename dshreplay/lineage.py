@@ -86,21 +86,32 @@ def _comparable(record: dict) -> dict:
     return {k: v for k, v in record.items() if k not in ("time", "seq")}
 
 
-def lineage(inputs) -> tuple[list[Node], list[str]]:
+def _node_info(path: str):
+    """A session's node (header facts and its own subagent descriptor), or why it is unreadable."""
+    try:
+        session = Session(path)
+        header = session.header
+        node = Node(session.path, header.get("id"), header.get("parentSession"), header.get("origin"),
+                    header.get("delegationDepth"), header.get("seedLength"))
+        seed = node.seed_length if type(node.seed_length) is int and node.seed_length >= 0 else 0
+        node.descriptor = _descriptor(session, seed)
+        return node
+    except DshReplayError as exc:
+        return str(exc)
+
+
+def lineage(inputs, mapper=None) -> tuple[list[Node], list[str]]:
     """Build the forest. Returns (roots, problems that concern no single session)."""
     nodes: list[Node] = []
     sessions: dict[int, Session] = {}
     errors: list[str] = []
-    for path in discover(inputs):
-        try:
-            session = Session(path)
-            header = session.header
-        except DshReplayError as exc:
-            errors.append(str(exc))
+    paths = discover(inputs)
+    for path, info in zip(paths, (mapper or (lambda fn, items: [fn(i) for i in items]))(_node_info, paths)):
+        if isinstance(info, str):
+            errors.append(info)
             continue
-        node = Node(session.path, header.get("id"), header.get("parentSession"), header.get("origin"),
-                    header.get("delegationDepth"), header.get("seedLength"))
-        sessions[id(node)] = session
+        node = info
+        sessions[id(node)] = Session(path)
         nodes.append(node)
     by_id: dict = {}
     for node in nodes:
@@ -113,7 +124,6 @@ def lineage(inputs) -> tuple[list[Node], list[str]]:
     for node in nodes:
         session = sessions[id(node)]
         seed = node.seed_length if type(node.seed_length) is int and node.seed_length >= 0 else None
-        node.descriptor = _descriptor(session, seed or 0)
         parent = by_id.get(node.parent_id) if isinstance(node.parent_id, str) else None
         if node.parent_id is None:
             roots.append(node)

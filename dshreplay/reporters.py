@@ -313,6 +313,9 @@ class TextReporter:
     def stats(self, stats, total=None) -> None:
         rows = []
         for s in stats + ([total] if total is not None else []):
+            if s.error is not None:
+                rows.append((_tail(s.path, 22), "unreadable", "", "", "", "", "", "", "", ""))
+                continue
             t = s.tokens
             tools = sum(v["calls"] for v in s.tools.values())
             errors = sum(v["errors"] for v in s.tools.values())

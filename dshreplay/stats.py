@@ -44,9 +44,10 @@ class SessionStats:
     appended: int = 0
     forgotten: int = 0  # appended messages no longer on the surface
     times: dict = field(default_factory=dict)
+    error: str | None = None  # set when the log could not be read
 
     def to_json(self) -> dict:
-        return {"path": self.path, "sessionId": self.session_id, "events": self.events, "turns": self.turns,
+        return {"path": self.path, "error": self.error, "sessionId": self.session_id, "events": self.events, "turns": self.turns,
                 "steps": self.steps, "calls": self.calls, "auxiliaryCalls": self.auxiliary_calls,
                 "retries": self.retries, "tools": self.tools, "approvals": self.approvals,
                 "compactions": self.compactions, "tokens": self.tokens,
@@ -142,6 +143,15 @@ def session_stats(session: Session) -> SessionStats:
     return out
 
 
+def stats_for(source) -> SessionStats:
+    """`session_stats` of one log, or a row carrying why it cannot be read."""
+    from .errors import DshReplayError
+    try:
+        return session_stats(Session(source))
+    except DshReplayError as exc:
+        return SessionStats(str(source), error=str(exc))
+
+
 def _first_is_error(data) -> bool:
     content = _get(data, "message", "content")
     return type(content) is list and bool(content) and type(content[0]) is dict \
@@ -152,6 +162,8 @@ def totals(stats: list[SessionStats]) -> SessionStats:
     """One row adding up several sessions."""
     total = SessionStats("(total)", None)
     for s in stats:
+        if s.error is not None:
+            continue
         for name in ("events", "turns", "steps", "calls", "auxiliary_calls", "retries", "surface_now",
                      "appended", "forgotten"):
             setattr(total, name, getattr(total, name) + getattr(s, name))
