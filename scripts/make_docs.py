@@ -20,7 +20,12 @@ def reference() -> str:
     runner = CliRunner()
     parts = ["# dshreplay command reference", "",
              "Generated from `--help` by `python scripts/make_docs.py`; do not edit.", ""]
-    for args in [[]] + [[name] for name in sorted(cli.commands)]:
+    commands = [[]]
+    for name in sorted(cli.commands):
+        commands.append([name])
+        sub = getattr(cli.commands[name], "commands", None)
+        commands.extend([name, child] for child in sorted(sub or {}))
+    for args in commands:
         result = runner.invoke(cli, args + ["--help"], prog_name="dshreplay", terminal_width=100)
         title = " ".join(["dshreplay", *args])
         parts += [f"## {title}", "", "```", result.stdout.rstrip(), "```", ""]

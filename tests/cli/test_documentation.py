@@ -15,8 +15,15 @@ def load_reference_script():
     return module
 
 
-def test_every_command_has_help_text():
+def all_commands():
     for name, command in cli.commands.items():
+        yield name, command
+        for child, sub in getattr(command, "commands", {}).items():
+            yield f"{name} {child}", sub
+
+
+def test_every_command_has_help_text():
+    for name, command in all_commands():
         assert command.help and len(command.help.strip()) > 20, name
         for param in command.params:
             if param.param_type_name == "option":
