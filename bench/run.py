@@ -51,7 +51,7 @@ def measure(argv: list[str], repeat: int) -> tuple[float, float]:
     return best_time, peak
 
 
-def commands(log: Path, middle: int | None) -> list[tuple[str, list[str]]]:
+def commands(log: Path, middle: int | None, scratch: Path | None = None) -> list[tuple[str, list[str]]]:
     py = sys.executable
     cmds = [("orjson parse (baseline)", [py, "-c", BARE_PARSE, str(log)])]
     if log.suffix == ".zstd":
@@ -62,9 +62,13 @@ def commands(log: Path, middle: int | None) -> list[tuple[str, list[str]]]:
     cmds.append(("dshreplay fold --json", dsh + ["fold", str(log), "--json"]))
     if middle is not None:
         cmds.append((f"dshreplay fold --at {middle}", dsh + ["fold", str(log), "--at", str(middle), "--json"]))
-    from dshreplay.cli import cli
-    if "validate" in cli.commands:
-        cmds.append(("dshreplay validate", dsh + ["validate", str(log)]))
+        cmds.append((f"dshreplay diff --from {middle} --to end",
+                     dsh + ["diff", str(log), "--from", str(middle), "--to", str(2 * middle - 1), "--json"]))
+    cmds.append(("dshreplay validate", dsh + ["validate", str(log), "--jobs", "1"]))
+    cmds.append(("dshreplay request --list", dsh + ["request", str(log), "--list", "--json"]))
+    if scratch is not None:
+        cmds.append(("dshreplay export", dsh + ["export", str(log), "--out", str(scratch / "bundle"), "--force",
+                                                "--jobs", "1", "--timestamp", "2026-01-01T00:00:00Z"]))
     return cmds
 
 
@@ -74,22 +78,36 @@ def count_events(log: Path) -> int:
         return sum(1 for _ in reader.events())
 
 
+def run(logs: list[Path], repeat: int, export: bool = True) -> list[dict]:
+    """Measure every command on every log; one dict per (log, command)."""
+    import tempfile
+    results = []
+    for log in logs:
+        events = count_events(log)
+        with tempfile.TemporaryDirectory(prefix="dshreplay-bench-") as scratch:
+            measured = [(name, *measure(argv, repeat)) for name, argv in
+                        commands(log, events // 2, Path(scratch) if export else None)]
+        base_time = measured[0][1]
+        for name, seconds, mem in measured:
+            results.append({"log": log.name, "events": events, "mb": log.stat().st_size / 1e6,
+                            "command": name, "seconds": seconds, "ratio": seconds / base_time, "rss": mem})
+    return results
+
+
+def table(results: list[dict]) -> str:
+    rows = [(r["log"], f"{r['events']:,}", f"{r['mb']:.0f}", r["command"], f"{r['seconds']:.2f}",
+             f"{r['ratio']:.2f}x", f"{r['rss']:.0f}") for r in results]
+    return tabulate(rows, headers=["log", "events", "MB", "command", "seconds", "vs parse", "peak RSS MB"],
+                    disable_numparse=True)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("logs", nargs="+", type=Path)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--no-export", action="store_true", help="skip the export measurement")
     args = parser.parse_args(argv)
-    rows = []
-    for log in args.logs:
-        events = count_events(log)
-        results = [(name, *measure(argv, args.repeat)) for name, argv in commands(log, events // 2)]
-        base_time, base_mem = results[0][1], results[0][2]
-        size = log.stat().st_size / 1e6
-        for name, seconds, mem in results:
-            rows.append((log.name, f"{events:,}", f"{size:.0f}", name, f"{seconds:.2f}",
-                         f"{seconds / base_time:.2f}x", f"{mem:.0f}"))
-    print(tabulate(rows, headers=["log", "events", "MB", "command", "seconds", "vs parse", "peak RSS MB"],
-                   disable_numparse=True))
+    print(table(run(args.logs, args.repeat, not args.no_export)))
     return 0
 
 

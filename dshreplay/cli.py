@@ -99,10 +99,24 @@ def reporter_for(as_json: bool):
     return JsonReporter() if as_json else TextReporter()
 
 
+def _size(ctx, param, value: str | None):
+    if value is None:
+        return None
+    text = value.strip().upper()
+    scale = {"K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}.get(text[-1:], 1)
+    number = text[:-1] if text[-1:] in "KMGT" else text
+    if not number.isdigit() or int(number) == 0:
+        raise click.BadParameter("a size such as 500M or 4G")
+    return int(number) * scale
+
+
 @click.group(cls=DshGroup, context_settings={"help_option_names": ["-h", "--help"],
                                              "max_content_width": 100})
 @click.version_option(__version__, "--version", prog_name="dshreplay")
-def cli() -> None:
+@click.option("--max-bytes", callback=_size, expose_value=True, metavar="SIZE",
+              help="Refuse a .zstd log that decompresses to more than SIZE (default 8G): "
+                   "a decompression bomb stops with an error.")
+def cli(max_bytes: int | None) -> None:
     """Read DeepSeek Harness session logs offline: what did the model see,
     where did it come from, and is the log intact?
 
@@ -110,6 +124,8 @@ def cli() -> None:
     directory, or - for standard input. Exit codes: 0 clean, 1 findings
     (or a failed fold), 2 cannot read or bad usage.
     """
+    from .reader import DEFAULT_MAX_BYTES, LIMITS
+    LIMITS["max_bytes"] = max_bytes or DEFAULT_MAX_BYTES
 
 
 @cli.command()

@@ -30,6 +30,8 @@ FORMAT_VERSION = 0
 ROW_TAGS = frozenset({"text-chunks", "reasoning-chunks", "tool-call-chunks"})
 LOG_NAMES = ("session.jsonl", "session.jsonl.zstd")
 DEFAULT_MAX_BYTES = 8 * 1024**3  # ceiling on decompressed zstd text
+MAX_FRAME_BYTES = 64 * 1024**2  # one frame is buffered until its checksum is verified
+LIMITS = {"max_bytes": DEFAULT_MAX_BYTES}  # process-wide default, set by `dshreplay --max-bytes`
 _ZSTD_FEED = 4096  # compressed bytes fed per call: bounds one call's output
 
 
@@ -104,9 +106,9 @@ class LogReader:
     lines, and `final_newline` whether the last record ended with a newline.
     """
 
-    def __init__(self, source, *, max_bytes: int = DEFAULT_MAX_BYTES, name: str | None = None,
+    def __init__(self, source, *, max_bytes: int | None = None, name: str | None = None,
                  transform=None):
-        self.max_bytes = max_bytes
+        self.max_bytes = max_bytes if max_bytes is not None else LIMITS["max_bytes"]
         self.transform = transform  # applied to every parsed line (header included), e.g. redaction
         self._own = False
         if isinstance(source, (str, os.PathLike)) and str(source) == "-":
@@ -198,8 +200,12 @@ class LogReader:
                     total_out += len(out)
                     if total_out > self.max_bytes:
                         raise ReadError(f"decompressed text exceeds the {self.max_bytes}-byte ceiling "
-                                        "(a decompression bomb or a log too large for --max-bytes)",
+                                        "(a decompression bomb, or a log that needs a larger --max-bytes)",
                                         path=self.path, line=lineno + 1)
+                    if frame_size > MAX_FRAME_BYTES:
+                        raise ReadError(f"the zstd frame at byte offset {frame_start} decompresses to more "
+                                        f"than {MAX_FRAME_BYTES} bytes; dsh writes small append batches "
+                                        "(a decompression bomb?)", path=self.path, line=lineno + 1)
                 if obj.eof:
                     rest = obj.unused_data
                     fed += len(data) - len(rest)

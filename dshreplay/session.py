@@ -21,7 +21,7 @@ from typing import Iterable, Iterator
 from .calls import Call, CallTracker, Request
 from .errors import DeriveError, DshReplayError, FoldError, UsageError
 from .provenance import ShadowRecord, ShadowTracker, ViewDiff, diff_states, origins
-from .reader import DEFAULT_MAX_BYTES, Event, LogReader, PackedRun, TornTail, resolve_log_path
+from .reader import Event, LogReader, PackedRun, TornTail, resolve_log_path
 from .rules import BracketRecord, Closer, RelationChecker
 from .surface import SURFACE_TYPES, SurfaceFold, SurfaceState, derive_message
 
@@ -64,7 +64,7 @@ class LogIndex:
 class Session:
     """One dsh session log. `source`: a path, a session directory, or "-"."""
 
-    def __init__(self, source, *, max_bytes: int = DEFAULT_MAX_BYTES, transform=None) -> None:
+    def __init__(self, source, *, max_bytes: int | None = None, transform=None) -> None:
         self.max_bytes = max_bytes
         self.transform = transform  # applied to every parsed line (see LogReader)
         self._data: bytes | None = None

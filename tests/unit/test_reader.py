@@ -306,3 +306,14 @@ def test_reading_never_changes_the_file(builder, write_log):
     read_log(path)
     after = (path.stat().st_mtime_ns, path.stat().st_size, hashlib.sha256(path.read_bytes()).digest())
     assert before == after
+
+
+def test_one_huge_zstd_frame_is_refused_before_it_fills_memory(tmp_path, monkeypatch):
+    import dshreplay.reader as reader_module
+    monkeypatch.setattr(reader_module, "MAX_FRAME_BYTES", 1 << 16)
+    cctx = zstandard.ZstdCompressor(write_checksum=True)
+    data = cctx.compress(orjson.dumps(HEADER) + b"\n") + cctx.compress(b"\n" * (1 << 18))
+    path = tmp_path / "bomb.jsonl.zstd"
+    path.write_bytes(data)
+    with LogReader(path) as reader, pytest.raises(ReadError, match="decompresses to more than 65536 bytes"):
+        list(reader.events())
