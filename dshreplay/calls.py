@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .jsvalues import dig as _get
+
 AUXILIARY = {
     "compaction/summary": "compaction-summary",
     "session/title-llm-request": "session-title",
@@ -45,14 +47,6 @@ class Call:
         if self.kind != "main":
             out["kind"] = self.kind
         return out
-
-
-def _get(value, *keys):
-    for key in keys:
-        if type(value) is not dict:
-            return None
-        value = value.get(key)
-    return value
 
 
 @dataclass

@@ -49,3 +49,27 @@ def js_length(value: object):
     if type(value) in (str, list):
         return len(value)
     return None
+
+
+def dig(value, *keys, default=None):
+    """value[k1][k2]... through objects (and arrays, for int keys); `default` when absent."""
+    for key in keys:
+        if type(value) is dict:
+            value = value.get(key, MISSING)
+        elif type(value) is list and type(key) is int and -len(value) <= key < len(value):
+            value = value[key]
+        else:
+            return default
+        if value is MISSING:
+            return default
+    return value
+
+
+def short_json(value, width: int = 60) -> str:
+    """A value as compact JSON, cut to `width` characters, for messages."""
+    import orjson
+    try:
+        text = orjson.dumps(value).decode()
+    except TypeError:
+        text = repr(value)
+    return text if len(text) <= width else text[:width - 3] + "..."

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .jsvalues import dig
 from .reader import Event
 from .surface import Replacement, SurfaceState
 
@@ -37,12 +38,7 @@ class ShadowRecord:
 
 
 def _data_get(record: dict, *keys):
-    value = record.get("data")
-    for key in keys:
-        if type(value) is not dict:
-            return None
-        value = value.get(key)
-    return value
+    return dig(record, "data", *keys)
 
 
 class ShadowTracker:

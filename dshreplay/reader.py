@@ -477,7 +477,23 @@ def expand_row(rec: dict, tag: str, seq: int, line: int, path: str) -> "PackedRu
     return PackedRun(seq, _Row(tag, data, seq0, rec), line, time0, len(payload))
 
 
-class PackedRun:
+class _RowView:
+    """What a packed run and each of its members tell about their row."""
+
+    __slots__ = ()
+
+    @property
+    def row_data(self) -> dict:
+        """The packed row's `data` (turn, step, index, dt, texts/args)."""
+        return self._shared.data
+
+    @property
+    def row_record(self) -> dict:
+        """The whole packed row as stored."""
+        return self._shared.record
+
+
+class PackedRun(_RowView):
     """The `count` assistant/chunk events one packed row stands for."""
 
     __slots__ = ("seq", "count", "line", "row", "time0", "_shared")
@@ -500,16 +516,6 @@ class PackedRun:
         """The row's written `seq0`, or MISSING in the projected layout."""
         seq0 = self._shared.seq0
         return MISSING if seq0 is None else seq0
-
-    @property
-    def row_data(self) -> dict:
-        """The packed row's `data` (turn, step, index, dt, texts/args)."""
-        return self._shared.data
-
-    @property
-    def row_record(self) -> dict:
-        """The whole packed row as stored."""
-        return self._shared.record
 
     @property
     def times(self) -> list:
@@ -536,7 +542,7 @@ class _Row:
         self.record = record
 
 
-class PackedMember(Event):
+class PackedMember(_RowView, Event):
     """An `assistant/chunk` event stored inside a packed row.
 
     Its record is built only when someone asks for it: the fold needs just
@@ -558,16 +564,6 @@ class PackedMember(Event):
     @property
     def index_in_row(self) -> int:
         return self._k
-
-    @property
-    def row_data(self) -> dict:
-        """The packed row's `data` (turn, step, index, dt, texts/args)."""
-        return self._shared.data
-
-    @property
-    def row_record(self) -> dict:
-        """The whole packed row as stored."""
-        return self._shared.record
 
     @property
     def declared_seq(self):

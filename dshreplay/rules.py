@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .findings import Finding, finding
-from .jsvalues import MISSING, is_safe_int
+from .jsvalues import MISSING, dig, is_safe_int
 from .reader import Event
 from .surface import Replacement
 
@@ -41,14 +41,7 @@ def _show(value) -> str:
 
 
 def _get(value, *keys):
-    for key in keys:
-        if type(value) is dict:
-            value = value.get(key, MISSING)
-        elif type(value) is list and type(key) is int and -len(value) <= key < len(value):
-            value = value[key]
-        else:
-            return MISSING
-    return value
+    return dig(value, *keys, default=MISSING)
 
 
 @dataclass

@@ -6,20 +6,13 @@ import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 
+from .jsvalues import dig as _get
 from .session import Session
 from .surface import SURFACE_TYPES
 
 TOKEN_FIELDS = (("input", "inputTokens"), ("output", "outputTokens"), ("cacheRead", "cacheReadTokens"),
                 ("reasoning", "reasoningTokens"))
 DENIED = {"rejected", "cancelled", "unavailable"}
-
-
-def _get(value, *keys):
-    for key in keys:
-        if type(value) is not dict:
-            return None
-        value = value.get(key)
-    return value
 
 
 def _num(value) -> bool:
@@ -153,9 +146,7 @@ def stats_for(source) -> SessionStats:
 
 
 def _first_is_error(data) -> bool:
-    content = _get(data, "message", "content")
-    return type(content) is list and bool(content) and type(content[0]) is dict \
-        and content[0].get("isError") is True
+    return _get(data, "message", "content", 0, "isError") is True
 
 
 def totals(stats: list[SessionStats]) -> SessionStats:

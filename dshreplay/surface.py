@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
 from .errors import DeriveError, FoldError
-from .jsvalues import MISSING, is_event_seq, js_equal, js_length
+from .jsvalues import MISSING, is_event_seq, js_equal, js_length, short_json
 from .reader import Event
 
 SURFACE_TYPES = frozenset({"user/message", "assistant/message", "tool/result"})
@@ -323,12 +323,7 @@ def _spread(value) -> dict:
 
 
 def _show(value) -> str:
-    import orjson
-    try:
-        text = orjson.dumps(value).decode()
-    except TypeError:
-        text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return short_json(value, 60)
 
 
 def _show_type(event: Event) -> str:

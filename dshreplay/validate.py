@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from .errors import DeriveError, DshReplayError, FoldError, ReadError
 from .findings import ERROR, NOTICE, WARNING, Finding, finding
+from .jsvalues import short_json
 from .reader import LogReader
 from .rules import RelationChecker
 from .schemas import SchemaSet, count_placeholders, event_schema_name
@@ -175,7 +176,7 @@ class _Pass:
         self.layouts.add(runtime)
         if known:
             return
-        shown = _shown_type(rec.get("type"))
+        shown = short_json(rec.get("type"), 80)
         if rec.get("ignorable") is True:
             self.add("DSH-N007", f"unknown event type {shown} skipped (marked ignorable)", seq=seq,
                      line=line, pointer="/type")
@@ -203,15 +204,6 @@ class _Pass:
             self.add("DSH-W012", "the last record has no closing newline", line=reader.lines or None)
         if self.placeholders:
             self.add("DSH-N011", f"{self.placeholders} snapshot placeholder values accepted (--snapshot)")
-
-
-def _shown_type(value) -> str:
-    import orjson
-    try:
-        text = orjson.dumps(value).decode()
-    except TypeError:
-        text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
 
 
 __all__ = ["FileReport", "ValidateOptions", "validate_log", "ERROR", "WARNING", "NOTICE"]
