@@ -22,7 +22,7 @@ import csv
 import datetime
 import hashlib
 import html
-import io
+
 import os
 import shutil
 import tempfile
@@ -48,6 +48,7 @@ from .validate import ValidateOptions, validate_log
 
 JSON_OPTS = orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE
 MAX_CALL_VIEWS = 200  # calls whose model view is drawn in report.html (every call has its JSON file)
+MAX_TRANSCRIPT_ENTRIES = 2000  # transcript entries drawn in report.html (transcript.md has them all)
 PREVIEW = 160
 
 
@@ -127,12 +128,26 @@ def csv_cell(value) -> str:
     return text
 
 
+class CsvFile:
+    """A CSV file written row by row, every cell neutralised against formulas."""
+
+    def __init__(self, path: Path, header: list[str]) -> None:
+        self.fh = open(path, "w", newline="", encoding="utf-8")
+        self.writer = csv.writer(self.fh, lineterminator="\n")
+        self.writer.writerow(header)
+
+    def row(self, values) -> None:
+        self.writer.writerow([csv_cell(v) for v in values])
+
+    def close(self) -> None:
+        self.fh.close()
+
+
 def write_csv(path: Path, header: list[str], rows) -> None:
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        writer = csv.writer(fh, lineterminator="\n")
-        writer.writerow(header)
-        for row in rows:
-            writer.writerow([csv_cell(v) for v in row])
+    out = CsvFile(path, header)
+    for row in rows:
+        out.row(row)
+    out.close()
 
 
 @dataclass
@@ -212,7 +227,8 @@ def _plan(inputs: list[str]) -> list[str | None]:
 def _job(item) -> SessionExport:
     """One session's part of the bundle (runs in any process)."""
     given, folder, root, redactor = item
-    redactor = Redactor(redactor.patterns, redactor.pointers, redactor.keys, redactor.rules_sha256)
+    redactor = Redactor(redactor.patterns, redactor.pointers, redactor.keys, redactor.rules_sha256,
+                        triggers=redactor.triggers)
     result = _export_one(given, root, redactor, folder)
     result.redactions = redactor.replacements
     return result
@@ -295,12 +311,8 @@ def _export_session(given: str, root: Path, redactor: Redactor, name: str | None
         "path": given, "ok": report.ok, "events": report.events, "findings": findings}]}))
     (folder / "shadows.json").write_bytes(dumps([r.to_json() for r in index.shadows]))
     (folder / "brackets.json").write_bytes(dumps([b.to_json() for b in index.brackets]))
-    view = _stream(session, index, folder)
+    view = _stream(session, index, folder, header)
     entries = view.pop("transcript")
-    buffer = io.StringIO()
-    TextReporter(buffer).transcript(entries, reasoning=False, markdown=True)
-    (folder / "transcript.md").write_text(f"# Transcript of {header.get('id')}\n\n" + buffer.getvalue(),
-                                          encoding="utf-8")
     head = {k: header.get(k) for k in ("id", "version", "createdAt", "cwd", "parentSession", "seedLength",
                                        "origin", "delegationDepth", "agentPreset") if k in header}
     result.entry = {**facts, "folder": name, "encoding": index.encoding, "header": head,
@@ -312,13 +324,36 @@ def _export_session(given: str, root: Path, redactor: Redactor, name: str | None
     return result
 
 
-def _stream(session: Session, index, folder: Path) -> dict:
-    """The one pass that writes events.csv, calls/*.json and approvals.csv, and
-    gathers what the report draws."""
+class _TranscriptFile(TranscriptBuilder):
+    """transcript.md written entry by entry; the report keeps only its first entries."""
+
+    def __init__(self, path: Path, title: str) -> None:
+        super().__init__()
+        self.fh = open(path, "w", encoding="utf-8")
+        self.fh.write(f"# Transcript of {title}\n\n")
+        self.reporter = TextReporter(self.fh)
+        self.kept: list = []
+
+    def observe(self, item, shadow) -> None:
+        before = len(self.entries)
+        super().observe(item, shadow)
+        for entry in self.entries[before:]:
+            self.reporter.transcript([entry], reasoning=False, markdown=True)
+            if len(self.kept) < MAX_TRANSCRIPT_ENTRIES:
+                self.kept.append(entry)
+        self.entries.clear()
+
+    def close(self) -> None:
+        self.fh.close()
+
+
+def _stream(session: Session, index, folder: Path, header: dict) -> dict:
+    """The one pass that writes events.csv, calls/*.json, approvals.csv and
+    transcript.md, and gathers what the report draws."""
     final_nodes = set(index.final.nodes) if index.final is not None else set()
     fold = SurfaceFold()
     shadows = ShadowTracker()
-    transcript = TranscriptBuilder()
+    transcript = _TranscriptFile(folder / "transcript.md", str(header.get("id")))
     views: list[dict] = []
     headers: dict = {}
 
@@ -342,7 +377,8 @@ def _stream(session: Session, index, folder: Path) -> dict:
                                        for m in messages]})
 
     tracker = CallTracker(count_messages, on_open)
-    rows = []
+    events_csv = CsvFile(folder / "events.csv", ["seq", "time", "type", "turn", "step", "surface", "op",
+                                                 "callId", "compactionId", "preview", "sha256"])
     asked: dict = {}
     approvals: list[list] = []
     turn = step = None
@@ -377,8 +413,8 @@ def _stream(session: Session, index, folder: Path) -> dict:
         compaction_id = data.get("compactionId") if type(data) is dict else None
         if compaction_id is None and type(data) is dict and type(data.get("source")) is dict:
             compaction_id = data["source"].get("compactionId")
-        rows.append([event.seq, utc_time(event.time), kind, turn, step, status, record.get("surfaceOp"),
-                     call_id, compaction_id, one_line(text, 120), canonical_sha256(record)])
+        events_csv.row([event.seq, utc_time(event.time), kind, turn, step, status, record.get("surfaceOp"),
+                        call_id, compaction_id, one_line(text, 120), canonical_sha256(record)])
         if kind == "approval/asked" and type(data) is dict:
             entry = [event.seq, None, data.get("id"), data.get("toolName"), data.get("callId"), None,
                      data.get("reason"), "no decision"]
@@ -404,11 +440,11 @@ def _stream(session: Session, index, folder: Path) -> dict:
         spans["steps"].append((open_step, last, f"turn {turn} step {step} (open)"))
     if open_turn is not None:
         spans["turns"].append((open_turn, last, f"turn {turn} (open)"))
-    write_csv(folder / "events.csv", ["seq", "time", "type", "turn", "step", "surface", "op", "callId",
-                                      "compactionId", "preview", "sha256"], rows)
+    events_csv.close()
+    transcript.close()
     write_csv(folder / "approvals.csv", ["askedSeq", "decidedSeq", "id", "tool", "callId", "outcome",
                                          "reason", "flag"], approvals)
-    return {"calls": views, "spans": spans, "approvals": approvals, "transcript": transcript.entries,
+    return {"calls": views, "spans": spans, "approvals": approvals, "transcript": transcript.kept,
             "finalNodes": final_nodes}
 
 

@@ -151,7 +151,7 @@ def _calls(view: dict, index) -> str:
 def _transcript(entries, final_nodes: set) -> str:
     parts = ["<section id=\"transcript\"><h2>Transcript</h2><p class=\"meta\">The conversation as it "
              "happened; highlighted messages are no longer what the model sees.</p>"]
-    for e in entries[:MAX_TRANSCRIPT]:
+    for e in entries:
         if e.entry == "replacement":
             parts.append(f'<div class="marker">{esc(e.marker_text())}</div>')
             continue
@@ -161,7 +161,7 @@ def _transcript(entries, final_nodes: set) -> str:
         parts.append(f'<div class="{css}"><span class="role">{esc(e.role)}</span> '
                      f'<span class="meta">seq {e.seq}{esc(" · " + e.time) if e.time else ""}{note}</span>\n'
                      f"{esc(message_text(e.message, reasoning=False))}</div>")
-    if len(entries) > MAX_TRANSCRIPT:
+    if len(entries) >= MAX_TRANSCRIPT:
         parts.append(f"<p class=\"meta\">The first {MAX_TRANSCRIPT} entries are shown; transcript.md has "
                      "them all.</p>")
     parts.append("</section>")

@@ -21,6 +21,9 @@ from .errors import UsageError
 
 MASK = "[REDACTED]"
 
+# Every default rule needs one of these (lower-cased) in the string: a cheap test first.
+DEFAULT_TRIGGERS = ("private key", "bearer", "sk-", "pk-", "rk-", "akia", "gh", "xox", "aiza", "api",
+                    "secret", "password", "token")
 DEFAULT_TEXT_RULES = (
     r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----",
     r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{12,}",
@@ -43,16 +46,33 @@ class Redactor:
     rules_sha256: str | None = None
     counting: bool = False
     replacements: int = 0
+    triggers: tuple[str, ...] | None = None  # set when only the default rules apply
 
     @property
     def active(self) -> bool:
         return bool(self.patterns or self.pointers or self.keys)
 
+    def __post_init__(self) -> None:
+        # one alternation of every text rule: one scan of each string, not one per rule
+        # (rules with backreferences keep their own scan: joining would renumber groups)
+        joinable = [p for p in self.patterns if not _BACKREF.search(p.pattern)]
+        self._separate = [p for p in self.patterns if _BACKREF.search(p.pattern)]
+        self._combined = re.compile("|".join(f"(?:{_scoped(p.pattern)})" for p in joinable)) \
+            if joinable else None
+
     def text(self, value: str) -> str:
-        for pattern in self.patterns:
-            value, n = pattern.subn(MASK, value)
-            if n and self.counting:
-                self.replacements += n
+        if self.triggers is not None:
+            lowered = value.lower()
+            if not any(t in lowered for t in self.triggers):
+                return value
+        n = 0
+        if self._combined is not None:
+            value, n = self._combined.subn(MASK, value)
+        for pattern in self._separate:
+            value, more = pattern.subn(MASK, value)
+            n += more
+        if n and self.counting:
+            self.replacements += n
         return value
 
     def value(self, value):
@@ -85,6 +105,18 @@ class Redactor:
                     if self.counting:
                         self.replacements += 1
         return self.value(record)
+
+
+_BACKREF = re.compile(r"\\[1-9]|\(\?P=")
+_GLOBAL_FLAGS = re.compile(r"^\(\?([aiLmsux]+)\)")
+
+
+def _scoped(pattern: str) -> str:
+    """A pattern's leading global flags, e.g. (?i), made local so it can join an alternation."""
+    match = _GLOBAL_FLAGS.match(pattern)
+    if match is None:
+        return pattern
+    return f"(?{match.group(1)}:{pattern[match.end():]})"
 
 
 def _replace_at(value, path: tuple[str, ...]) -> bool:
@@ -141,4 +173,6 @@ def load_redactor(rules_path: str | None, *, defaults: bool = True) -> Redactor:
             patterns.append(re.compile(text))
         except re.error as exc:
             raise UsageError(f"redaction pattern {text!r} is not a valid regular expression: {exc}") from None
-    return Redactor(patterns, pointers, frozenset(keys), digest)
+    only_defaults = defaults and rules_path is None
+    return Redactor(patterns, pointers, frozenset(keys), digest,
+                    triggers=DEFAULT_TRIGGERS if only_defaults else None)

@@ -147,3 +147,16 @@ def test_folder_names_are_escaped_injectively(session_id, name):
 def test_long_ids_are_cut_with_a_hash_and_stay_distinct():
     a, b = folder_name("x" * 300), folder_name("x" * 299 + "y")
     assert len(a) == 118 and a != b and "~~" in a
+
+
+@pytest.mark.parametrize("secret", [
+    "sk-abcdefghijklmnop1234", "Bearer eyJhbGciOiJIUzI1NiJ9.abc", "AKIAABCDEFGHIJKLMNOP",
+    "-----BEGIN RSA PRIVATE KEY-----\nMIIB\n-----END RSA PRIVATE KEY-----", "password=hunter2hunter2",
+    "ghp_" + "a" * 36, "xoxb-123456789012-abc", "AIza" + "B" * 35,
+])
+def test_default_rules_mask_each_kind_of_secret(secret):
+    from dshreplay.redact import MASK, load_redactor
+    redactor = load_redactor(None)
+    assert secret not in redactor.text(f"before {secret} after")
+    assert MASK in redactor.text(f"before {secret} after")
+    assert redactor.text("an ordinary sentence about tokens") == "an ordinary sentence about tokens"
