@@ -283,9 +283,9 @@ def diff(log: str, a: int, b: int, as_text: bool, as_json: bool) -> None:
     added. --text prints a unified diff of the rendered messages instead
     (with --json, as a "text" field).
     """
-    session = Session(log)
-    states = session.states([a, b])
-    result = session.diff(a, b)
+    from .provenance import diff_states
+    states = Session(log).states([a, b])
+    result = diff_states(states[a], states[b])
     text = unified_text_diff(states[a].node_messages(), states[b].node_messages(), a, b) if as_text else None
     reporter_for(as_json).diff(result, text)
 

@@ -111,10 +111,13 @@ class ViewDiff:
                 "removed": [{"seq": s, "by": by} for s, by in self.removed], "added": list(self.added)}
 
 
-def diff_states(before: SurfaceState, after: SurfaceState, shadows: list[ShadowRecord]) -> ViewDiff:
+def diff_states(before: SurfaceState, after: SurfaceState, shadows=None) -> ViewDiff:
     """Compare two views. `removed` names the replacement that shadowed each node
     (the first one after `before`'s seq that took it off the surface), when
-    the later view is `after`; going back in time nothing shadowed them."""
+    the later view is `after`; going back in time nothing shadowed them.
+    `shadows` defaults to the replacements the later state records."""
+    if shadows is None:
+        shadows = after.replacements
     kept_set = set(before.nodes) & set(after.nodes)
     forward = (after.seq or 0) >= (before.seq or 0)
     shadowed_by: dict[int, int] = {}

@@ -173,21 +173,7 @@ class Session:
             rules = RelationChecker(reader.header)
             shadows = ShadowTracker()
             derived: dict[int, bool] = {}
-
-            def count_messages() -> int:
-                n = 0
-                for s in fold.nodes:
-                    has = derived.get(s)
-                    if has is None:
-                        try:
-                            has = derive_message(fold.events[s])[0]
-                        except DeriveError:
-                            has = False
-                        derived[s] = has
-                    n += has
-                return n
-
-            calls = CallTracker(count_messages)
+            calls = CallTracker(lambda: _count_messages(fold, derived))
             types = index.types
             for item in reader.records():
                 if item.row is not None:
@@ -232,22 +218,40 @@ class Session:
 
     # -- questions -------------------------------------------------------------
     def calls(self, include_auxiliary: bool = False) -> list[Call]:
-        index = self.index()
+        """The model calls (from the index when it exists, else one light pass)."""
+        if self._index is not None:
+            main, auxiliary = self._index.calls, self._index.auxiliary_calls
+        else:
+            main, auxiliary = self._scan_calls()
         if include_auxiliary:
-            return sorted(index.calls + index.auxiliary_calls, key=lambda c: c.first_chunk_seq)
-        return list(index.calls)
+            return sorted(main + auxiliary, key=lambda c: c.first_chunk_seq)
+        return list(main)
+
+    def _scan_calls(self) -> tuple[list[Call], list[Call]]:
+        fold = SurfaceFold()
+        derived: dict[int, bool] = {}
+        tracker = CallTracker(lambda: _count_messages(fold, derived))
+        with self.reader() as reader:
+            for item in reader.records():
+                try:
+                    fold.apply(item)
+                except FoldError:
+                    fold.skip(item)
+                tracker.observe(item)
+        return tracker.calls, tracker.auxiliary
 
     def request(self, call: int | None = None, *, at: int | None = None) -> Request:
         """The exact request of main-loop call `call`, or the one built at seq `at`."""
-        index = self.index()
         if call is not None:
-            if not 1 <= call <= len(index.calls):
-                raise UsageError(f"there is no call {call}: the log has {len(index.calls)} model calls",
+            calls = self.calls()
+            if not 1 <= call <= len(calls):
+                raise UsageError(f"there is no call {call}: the log has {len(calls)} model calls",
                                  path=self.path)
-            c = index.calls[call - 1]
+            c = calls[call - 1]
             at_seq, header_seq = c.first_chunk_seq - 1, c.header_seq
             turn, step, first = c.turn, c.step, c.first_chunk_seq
         else:
+            index = self.index()
             if at is None:
                 at = index.last_seq if index.last_seq is not None else -1
             at_seq = at
@@ -266,14 +270,31 @@ class Session:
         return Request(call, turn, step, first, at_seq, header_seq, header, messages)
 
     def diff(self, a: int, b: int) -> ViewDiff:
+        """The model's view at `a` against `b` (one pass)."""
         states = self.states([a, b])
-        return diff_states(states[a], states[b], self.index().shadows)
+        return diff_states(states[a], states[b])
 
     def validate(self, **options):
         """Validate the log (see `dshreplay.validate`); options as ValidateOptions."""
         from .validate import ValidateOptions, validate_log
         source = self._file if self._data is None else io.BufferedReader(io.BytesIO(self._data))
         return validate_log(source, ValidateOptions(**options), name=self.path, max_bytes=self.max_bytes)
+
+
+def _count_messages(fold: SurfaceFold, cache: dict | None = None) -> int:
+    """How many model messages the fold's current surface yields."""
+    n = 0
+    for seq in fold.nodes:
+        has = cache.get(seq) if cache is not None else None
+        if has is None:
+            try:
+                has = derive_message(fold.events[seq])[0]
+            except DeriveError:
+                has = False
+            if cache is not None:
+                cache[seq] = has
+        n += has
+    return n
 
 
 class EventStream:

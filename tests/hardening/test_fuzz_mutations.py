@@ -73,6 +73,7 @@ KNOWN_CRASHES = {
     ("TypeError", "reporters.py", "emit"): "test_bug_inspect_json_with_a_non_string_event_type",
     ("TypeError", "rules.py", "_assistant_message"): "test_bug_unhashable_source_seq_crashes_every_reader",
     ("TypeError", "stats.py", "session_stats"): "test_bug_stats_with_unhashable_ids",
+    ("AttributeError", "rules.py", "_settle_meter"): "test_bug_meter_followed_by_a_packed_row",
 }
 
 
@@ -640,3 +641,19 @@ def test_bug_unhashable_source_seq_crashes_every_reader(tmp_path):
 def test_bug_stats_with_unhashable_ids(tmp_path, edit):
     path = _write_variant(tmp_path, edit)
     _assert_no_crash(path, ("stats", "--json"), ("stats",))
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: when a compaction/summary (a meter) is directly followed by "
+                   "a packed chunk row, the relation checker reads .record of the PackedRun "
+                   "(rules.py _settle_meter: AttributeError) and validate, inspect, shadows, events, "
+                   "stats exit 2 with an internal error instead of reporting DSH-E313")
+def test_bug_meter_followed_by_a_packed_row(tmp_path):
+    lines = (SAMPLES / "audit-demo.jsonl").read_bytes().splitlines(keepends=True)
+    kinds = [orjson.loads(line).get("type") for line in lines]
+    meter = kinds.index("compaction/summary")
+    row = next(k for k in range(meter + 1, len(lines)) if kinds[k] in ("text-chunks", "reasoning-chunks"))
+    lines.insert(row - 1, lines.pop(meter))  # the meter now sits right before the packed row
+    path = tmp_path / "meter-before-row.jsonl"
+    path.write_bytes(b"".join(lines))
+    _assert_no_crash(path, ("validate", "--json"), ("inspect", "--json"), ("shadows", "--json"),
+                     ("events", "--json"), ("stats", "--json"))
