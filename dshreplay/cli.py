@@ -32,11 +32,17 @@ def exit_code_for(error: DshReplayError) -> int:
 
 
 def say_error(error: DshReplayError) -> None:
-    click.echo(f"dshreplay: {error.kind} error: {error}", err=True)
+    click.echo(f"dshreplay: {error.kind} error: {_safe(str(error))}", err=True)
 
 
 def warn(text: str) -> None:
-    click.echo(f"dshreplay: warning: {text}", err=True)
+    click.echo(f"dshreplay: warning: {_safe(text)}", err=True)
+
+
+def _safe(text: str) -> str:
+    """Log text on one terminal line: no escapes, no control characters, no line breaks."""
+    from .render import clean
+    return clean(text).replace("\n", "\\n").replace("\t", " ")
 
 
 class DshGroup(click.Group):
@@ -439,7 +445,7 @@ def stats(logs, jobs, quiet, as_json: bool) -> None:
     results = mapper_for(jobs, quiet)(stats_for, discover(logs))
     reporter_for(as_json).stats(results, totals(results) if len(results) > 1 else None)
     for failed in (r for r in results if r.error is not None):
-        click.echo(f"dshreplay: read error: {failed.error}", err=True)
+        click.echo(f"dshreplay: read error: {_safe(failed.error)}", err=True)
     if any(r.error is not None for r in results):
         sys.exit(EXIT_UNREADABLE)
 

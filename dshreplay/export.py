@@ -39,8 +39,8 @@ from .htmlreport import render_index, render_report
 from .provenance import ShadowTracker
 from .query import CURRENT, LOG_ONLY, SHADOWED
 from .redact import Redactor
-from .render import message_text, one_line, role_of, utc_time
-from .reporters import TextReporter
+from .render import clean, message_text, one_line, role_of, utc_time
+from .reporters import TextReporter, markdown_text
 from .session import Session
 from .surface import SURFACE_TYPES, SurfaceFold, derive_message
 from .transcript import TranscriptBuilder
@@ -122,7 +122,7 @@ def generated_at(timestamp: str | None) -> str:
 def csv_cell(value) -> str:
     """A CSV cell that a spreadsheet will not run as a formula."""
     text = "" if value is None else (value if type(value) is str else orjson.dumps(value).decode())
-    text = text.replace("\r", " ").replace("\n", " ")
+    text = clean(text.replace("\r", " ").replace("\n", " "))
     if text[:1] in ("=", "+", "-", "@", "\t"):
         text = "'" + text
     return text
@@ -330,7 +330,7 @@ class _TranscriptFile(TranscriptBuilder):
     def __init__(self, path: Path, title: str) -> None:
         super().__init__()
         self.fh = open(path, "w", encoding="utf-8")
-        self.fh.write(f"# Transcript of {title}\n\n")
+        self.fh.write(f"# Transcript of {markdown_text(one_line(title, 200))}\n\n")
         self.reporter = TextReporter(self.fh)
         self.kept: list = []
 

@@ -29,7 +29,7 @@ def discover(inputs) -> list[str]:
                 continue
             found = sorted(p for name in LOG_NAMES for p in path.rglob(name) if p.is_file())
             dirs = sorted({str(p.parent) for p in found})
-            out.extend(dirs)
+            out.extend(dirs or [str(path)])  # nothing found: the folder itself, reported as unreadable
         else:
             out.append(str(item))
     return out

@@ -30,6 +30,7 @@ FORMAT_VERSION = 0
 ROW_TAGS = frozenset({"text-chunks", "reasoning-chunks", "tool-call-chunks"})
 LOG_NAMES = ("session.jsonl", "session.jsonl.zstd")
 DEFAULT_MAX_BYTES = 8 * 1024**3  # ceiling on decompressed zstd text
+MAX_BLANK_RUN = 100_000  # dsh never writes blank lines; a long run of them is an attack, not a log
 MAX_FRAME_BYTES = 64 * 1024**2  # one frame is buffered until its checksum is verified
 LIMITS = {"max_bytes": DEFAULT_MAX_BYTES}  # process-wide default, set by `dshreplay --max-bytes`
 _ZSTD_FEED = 4096  # compressed bytes fed per call: bounds one call's output
@@ -249,7 +250,14 @@ class LogReader:
         return self._header_line
 
     def _read_header(self) -> None:
+        blanks = 0
         for lineno, offset, raw in self._lines:
+            if not raw.strip():
+                blanks += 1
+                if blanks > MAX_BLANK_RUN:
+                    raise ReadError(f"more than {MAX_BLANK_RUN} blank lines before the header: not a dsh log",
+                                    path=self.path, line=lineno)
+                continue
             try:
                 value = orjson.loads(raw)
                 if self.transform is not None:
@@ -313,7 +321,15 @@ class LogReader:
         seq = 0
         last = b"\n"
         resync = None  # seq of the first event lost to a skipped line
+        blanks = 0
         for lineno, offset, raw in self._lines:
+            if raw == b"\n" or raw == b"\r\n":
+                blanks += 1
+                if blanks > MAX_BLANK_RUN:
+                    raise ReadError(f"more than {MAX_BLANK_RUN} blank lines in a row: not a dsh log",
+                                    path=path, line=lineno, seq=seq)
+                continue
+            blanks = 0
             try:
                 rec = loads(raw)
             except JSONDecodeError as exc:

@@ -268,9 +268,9 @@ class TextReporter:
             when = f" · {e.time}" if e.time else ""
             text = clean(message_text(e.message, reasoning)).rstrip()
             if markdown:
-                self.line(f"### {clean(e.role or '?')} · seq {e.seq}{when}")
+                self.line(f"### {markdown_text(one_line(e.role or '?', 40))} · seq {e.seq}{when}")
                 self.line()
-                self.line(_fenced(text) if e.type == "tool/result" else _markdown_text(text))
+                self.line(_fenced(text) if e.type == "tool/result" else markdown_text(text))
             else:
                 self.line(f"── {clean(e.role or '?')} · seq {e.seq}{when} ──")
                 self.line(text)
@@ -286,10 +286,12 @@ class TextReporter:
     def inspect(self, health) -> None:
         h = health.to_json()
         head = h["header"]
-        facts = [("file", one_line(h["path"], 80)), ("encoding", h["encoding"]),
-                 ("session id", one_line(str(head["id"]), 80)), ("cwd", one_line(str(head["cwd"]), 80)),
-                 ("created", _dash(head["createdAt"])), ("origin", _dash(head["origin"])),
-                 ("parent", _dash(head["parentSession"])), ("seedLength", _dash(head["seedLength"])),
+        def fact(value) -> str:
+            return one_line(_dash(value), 80)
+        facts = [("file", fact(h["path"])), ("encoding", h["encoding"]),
+                 ("session id", fact(head["id"])), ("cwd", fact(head["cwd"])),
+                 ("created", fact(head["createdAt"])), ("origin", fact(head["origin"])),
+                 ("parent", fact(head["parentSession"])), ("seedLength", fact(head["seedLength"])),
                  ("events / lines", f"{h['events']} / {h['lines']}"),
                  ("turns / steps / calls", f"{h['turns']} / {h['steps']} / {h['calls']}"),
                  ("replacements", h["replacements"]), ("surface nodes", _dash(h["surfaceNodes"])),
@@ -409,7 +411,7 @@ def _fenced(text: str) -> str:
 _MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_[]()!|#+-~"})
 
 
-def _markdown_text(text: str) -> str:
+def markdown_text(text: str) -> str:
     """Log text as inert Markdown: HTML, links, emphasis and block syntax escaped."""
     escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return escaped.translate(_MD_SPECIAL).replace("\n", "  \n")

@@ -159,11 +159,12 @@ class RelationChecker:
             cid = _get(meter.record, "data", "compactionId")
             if cid is not MISSING:
                 self.record_for(cid).replacement_seq = event.seq
-        if replacement is None and type(event.record.get("surfaceOp")) is dict:
+        record = event.record if event.row is None else {}
+        if replacement is None and type(record.get("surfaceOp")) is dict:
             return  # the replacement was there but the fold rejected it: that finding says it
         if replacement is None:
             failed = meter.type == "compaction/summary" and event.type == "compaction/end" \
-                and _get(event.record, "data", "error") is not MISSING
+                and _get(record, "data", "error") is not MISSING
             if not failed:
                 self.add("DSH-E313", f"{meter.type} at seq {meter.seq} is not directly followed by the "
                                      f"replacement it prices (next is {event.type})", meter)
@@ -259,7 +260,7 @@ class RelationChecker:
         self._in_step(event, data)
         sources = event.record.get("sourceEventSeqs")
         if type(sources) is list:
-            foreign = [s for s in sources if s not in self.step_chunks]
+            foreign = [s for s in sources if type(s) is not int or s not in self.step_chunks]
             if foreign:
                 self.add("DSH-E212", f"assistant/message cites {foreign[:5]}"
                                      f"{' ...' if len(foreign) > 5 else ''}, which are not assistant/chunk "
@@ -288,7 +289,7 @@ class RelationChecker:
         call_id = _get(data, "message", "source", "callId")
         synthetic = _get(data, "message", "content", 0, "isError") is True \
             and _get(data, "error", "code") == TOOL_NOT_STARTED
-        if call_id in self.pending:
+        if type(call_id) is str and call_id in self.pending:
             del self.pending[call_id]
         elif not synthetic:
             earlier = self.answered.get(call_id) if type(call_id) is str else None

@@ -182,7 +182,7 @@ class Session:
                 else:
                     kind = item.type
                     types.append(kind)
-                    index.counts[kind] += 1
+                    index.counts[kind if kind is not None else "(type not a string)"] += 1
                     if kind in SURFACE_TYPES:
                         rec = item.record
                         sources = rec.get("sourceEventSeqs")

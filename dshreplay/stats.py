@@ -15,6 +15,11 @@ TOKEN_FIELDS = (("input", "inputTokens"), ("output", "outputTokens"), ("cacheRea
 DENIED = {"rejected", "cancelled", "unavailable"}
 
 
+def _key(value):
+    """A log value usable as a dict key."""
+    return value if isinstance(value, (str, int, float, bool, type(None))) else repr(value)
+
+
 def _num(value) -> bool:
     return type(value) in (int, float)
 
@@ -96,28 +101,28 @@ def session_stats(session: Session) -> SessionStats:
         if kind == "tool/call":
             name = _get(data, "name")
             name = name if type(name) is str else "?"
-            call_names[_get(data, "callId")] = name
+            call_names[_key(_get(data, "callId"))] = name
             entry = out.tools.setdefault(name, {"calls": 0, "errors": 0})
             entry["calls"] += 1
             if timed:
-                tool_started[_get(data, "callId")] = time
+                tool_started[_key(_get(data, "callId"))] = time
         elif kind == "tool/result" and event.record.get("surfaceOp") == "append":
-            call_id = _get(data, "message", "source", "callId")
+            call_id = _key(_get(data, "message", "source", "callId"))
             failed = _first_is_error(data) or _get(data, "error") is not None
             if failed and call_id in call_names:
                 out.tools[call_names[call_id]]["errors"] += 1
             if timed and call_id in tool_started:
                 tool_ms.append(time - tool_started.pop(call_id))
         elif kind == "turn/start" and timed:
-            turn_started[_get(data, "turn")] = time
-        elif kind == "turn/end" and timed and _get(data, "turn") in turn_started:
-            turn_ms.append(time - turn_started.pop(_get(data, "turn")))
+            turn_started[_key(_get(data, "turn"))] = time
+        elif kind == "turn/end" and timed and _key(_get(data, "turn")) in turn_started:
+            turn_ms.append(time - turn_started.pop(_key(_get(data, "turn"))))
         elif kind == "approval/asked":
             out.approvals["asked"] += 1
-            asked[_get(data, "id")] = True
+            asked[_key(_get(data, "id"))] = True
         elif kind == "approval/decided":
             out.approvals["decided"] += 1
-            asked.pop(_get(data, "id"), None)
+            asked.pop(_key(_get(data, "id")), None)
             if _get(data, "outcome") in DENIED:
                 out.approvals["denied"] += 1
         elif kind == "llm/retry":

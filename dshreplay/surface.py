@@ -327,7 +327,7 @@ def _show(value) -> str:
 
 
 def _show_type(event: Event) -> str:
-    return f"\"{event.type}\"" if type(event.type) is str else f"an event of type {_show(event.type)}"
+    return _show(event.type) if type(event.type) is str else f"an event of type {_show(event.type)}"
 
 
 # -- drivers --------------------------------------------------------------

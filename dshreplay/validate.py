@@ -66,9 +66,11 @@ def validate_log(source, options: ValidateOptions = ValidateOptions(), **reader_
         return _unreadable(FileReport(name), exc)
     with reader:
         report = FileReport(reader.path)
+        checks = _Pass(reader, report, options)
         try:
-            _Pass(reader, report, options).run()
+            checks.run()
         except ReadError as exc:
+            report.events = checks.fold.next_seq  # the events read before it stopped
             if reader._header is None:  # no header: nothing could be checked
                 return _unreadable(report, exc)
             report.findings.append(finding("DSH-E013", f"reading stopped: {exc.message}", seq=exc.seq,
@@ -107,6 +109,7 @@ class _Pass:
         self.placeholders = 0
         self.layouts: set[bool] = set()
         self.validators: dict = {}  # event type -> compiled whole-record validator
+        self.fold = SurfaceFold()
 
     def add(self, code: str, message: str, **where) -> None:
         self.report.findings.append(finding(code, message, **where))
@@ -122,7 +125,7 @@ class _Pass:
         self.schema_check("header.schema.json", header, "DSH-E003", "", seq=None, line=reader.header_line)
         if self.snapshot:
             self.placeholders += count_placeholders(header)
-        fold = SurfaceFold()
+        fold = self.fold
         rules = RelationChecker(header)
         add = self.add
         for event in reader.records(recover=self.unreadable_line):
