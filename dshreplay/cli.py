@@ -13,16 +13,15 @@ import click
 
 from . import __version__
 from .api import fold_log
+from .errors import DshReplayError, ReadError, UsageError
 from .findings import ERROR, WARNING
 from .health import Health
 from .provenance import message_provenance
 from .query import EventFilter, query_events
-from .reporters import unified_text_diff
+from .reporters import JsonReporter, TextReporter, unified_text_diff
 from .session import Session
 from .transcript import transcript as build_transcript
 from .validate import ValidateOptions, validate_log
-from .errors import DshReplayError, ReadError, UsageError
-from .reporters import JsonReporter, TextReporter
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_UNREADABLE = 0, 1, 2
 
@@ -65,7 +64,7 @@ class DshGroup(click.Group):
         except Exception as exc:  # never show a user a traceback
             if os.environ.get("DSHREPLAY_DEBUG"):
                 raise
-            click.echo(f"dshreplay: internal error: {type(exc).__name__}: {exc} "
+            click.echo(f"dshreplay: internal error: {type(exc).__name__}: {_safe(str(exc))[:300]} "
                        "(please report it; DSHREPLAY_DEBUG=1 shows the traceback)", err=True)
             ctx.exit(EXIT_UNREADABLE)
 
