@@ -368,7 +368,9 @@ def _stream(session: Session, index, folder: Path, header: dict) -> dict:
             messages = [m for _, m in _safe_node_messages(state)]
         request = Request(call.call, call.turn, call.step, call.first_chunk_seq, call.first_chunk_seq - 1,
                           call.header_seq, header, messages)
-        (folder / "calls" / f"{call.call:04d}.json").write_bytes(dumps(request.to_json()))
+        # byte for byte what `request --call N --json` prints
+        (folder / "calls" / f"{call.call:04d}.json").write_bytes(
+            orjson.dumps(request.to_json(), option=orjson.OPT_APPEND_NEWLINE))
         if len(views) < MAX_CALL_VIEWS:
             views.append({"call": call.call, "turn": call.turn, "step": call.step,
                           "firstChunkSeq": call.first_chunk_seq, "headerSeq": call.header_seq,

@@ -109,6 +109,7 @@ class LogReader:
 
     def __init__(self, source, *, max_bytes: int | None = None, name: str | None = None,
                  transform=None):
+        # transform(value, raw_line) -> value, applied to every parsed line
         self.max_bytes = max_bytes if max_bytes is not None else LIMITS["max_bytes"]
         self.transform = transform  # applied to every parsed line (header included), e.g. redaction
         self._own = False
@@ -261,7 +262,7 @@ class LogReader:
             try:
                 value = orjson.loads(raw)
                 if self.transform is not None:
-                    value = self.transform(value)
+                    value = self.transform(value, raw)
             except orjson.JSONDecodeError as exc:
                 if not raw.strip():
                     continue
@@ -315,7 +316,7 @@ class LogReader:
             transform = self.transform
 
             def loads(raw, _loads=orjson.loads):
-                return transform(_loads(raw))
+                return transform(_loads(raw), raw)
         JSONDecodeError = orjson.JSONDecodeError
         path = self.path
         seq = 0

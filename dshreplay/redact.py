@@ -21,19 +21,21 @@ from .errors import UsageError
 
 MASK = "[REDACTED]"
 
-# Every default rule needs one of these (lower-cased) in the string: a cheap test first.
-DEFAULT_TRIGGERS = ("private key", "bearer", "sk-", "pk-", "rk-", "akia", "gh", "xox", "aiza", "api",
-                    "secret", "password", "token")
-DEFAULT_TEXT_RULES = (
-    r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----",
-    r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{12,}",
-    r"\b(?:sk|pk|rk)-[A-Za-z0-9_-]{16,}",
-    r"\bAKIA[0-9A-Z]{16}\b",
-    r"\bgh[pousr]_[A-Za-z0-9]{30,}\b",
-    r"\bxox[abprs]-[A-Za-z0-9-]{10,}",
-    r"\bAIza[0-9A-Za-z_-]{35}\b",
-    r"(?i)\b(?:api[_-]?key|secret|password|token)\b(\s*[=:]\s*)[\"']?[^\s\"',;]{8,}",
+# The default rules, each with the lower-cased words one of which a string must
+# hold for the rule to possibly match (and, for the last, a second such group):
+# a cheap test before the regular expression.
+DEFAULT_RULES = (
+    (("private key",), r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----"),
+    (("bearer",), r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{12,}"),
+    (("sk-", "pk-", "rk-"), r"\b(?:sk|pk|rk)-[A-Za-z0-9_-]{16,}"),
+    (("akia",), r"\bAKIA[0-9A-Z]{16}\b"),
+    (("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), r"\bgh[pousr]_[A-Za-z0-9]{30,}\b"),
+    (("xox",), r"\bxox[abprs]-[A-Za-z0-9-]{10,}"),
+    (("aiza",), r"\bAIza[0-9A-Za-z_-]{35}\b"),
+    (("api", "secret", "password", "token"), r"(?i)\b(?:api[_-]?key|secret|password|token)\b(\s*[=:]\s*)[\"']?[^\s\"',;]{8,}"),
 )
+DEFAULT_TEXT_RULES = tuple(rule for _, rule in DEFAULT_RULES)
+DEFAULT_TRIGGERS = tuple(sorted({t for triggers, _ in DEFAULT_RULES for t in triggers}))
 
 
 @dataclass
@@ -53,6 +55,11 @@ class Redactor:
         return bool(self.patterns or self.pointers or self.keys)
 
     def __post_init__(self) -> None:
+        self._byte_triggers = tuple(t.encode() for t in self.triggers or ())
+        # with only the default rules, each rule runs only where its trigger words appear
+        self._gated = [(triggers, re.compile(rule)) for triggers, rule in DEFAULT_RULES] \
+            if self.triggers is not None else None
+        self._keyword = self._gated[-1][1] if self._gated else None  # needs "=" or ":" too
         # one alternation of every text rule: one scan of each string, not one per rule
         # (rules with backreferences keep their own scan: joining would renumber groups)
         joinable = [p for p in self.patterns if not _BACKREF.search(p.pattern)]
@@ -61,10 +68,8 @@ class Redactor:
             if joinable else None
 
     def text(self, value: str) -> str:
-        if self.triggers is not None:
-            lowered = value.lower()
-            if not any(t in lowered for t in self.triggers):
-                return value
+        if self._gated is not None:
+            return self._gated_text(value)
         n = 0
         if self._combined is not None:
             value, n = self._combined.subn(MASK, value)
@@ -75,27 +80,55 @@ class Redactor:
             self.replacements += n
         return value
 
+    def _gated_text(self, value: str) -> str:
+        lowered = value.lower()
+        n = 0
+        for triggers, pattern in self._gated:
+            if any(t in lowered for t in triggers) and (pattern is not self._keyword or "=" in value
+                                                         or ":" in value):
+                value, more = pattern.subn(MASK, value)
+                n += more
+        if n and self.counting:
+            self.replacements += n
+        return value
+
     def value(self, value):
-        """A redacted copy of any JSON value (keys and text rules)."""
+        """Any JSON value with the keys and text rules applied; unchanged parts are
+        shared with the input, and an unchanged value is returned as it is."""
         t = type(value)
         if t is str:
             return self.text(value)
         if t is dict:
-            out = {}
+            out = None
             for k, v in value.items():
                 if k in self.keys:
                     if self.counting:
                         self.replacements += 1
-                    out[k] = MASK
+                    new = MASK
                 else:
-                    out[k] = self.value(v)
-            return out
+                    new = self.value(v)
+                if new is not v:
+                    if out is None:
+                        out = dict(value)
+                    out[k] = new
+            return value if out is None else out
         if t is list:
-            return [self.value(v) for v in value]
+            out = None
+            for i, v in enumerate(value):
+                new = self.value(v)
+                if new is not v:
+                    if out is None:
+                        out = list(value)
+                    out[i] = new
+            return value if out is None else out
         return value
 
-    def record(self, record):
-        """A redacted copy of one log record (pointers, then keys and text)."""
+    def record(self, record, raw: bytes | None = None):
+        """One log record with the rules applied (pointers, then keys and text).
+
+        `raw`, the line it was parsed from, lets the default rules skip a
+        record none of whose bytes could match.
+        """
         if not self.active:
             return record
         if self.pointers and type(record) is dict:
@@ -104,6 +137,10 @@ class Redactor:
                 if _replace_at(record, path):
                     if self.counting:
                         self.replacements += 1
+        if raw is not None and self.triggers is not None and not self.keys:
+            lowered = raw.lower()
+            if not any(t in lowered for t in self._byte_triggers):
+                return record
         return self.value(record)
 
 

@@ -17,6 +17,8 @@ _SPACE = re.compile(r"\s+")
 
 def clean(text: str) -> str:
     """Strip ANSI escapes and control characters (newlines and tabs stay)."""
+    if text.isprintable():  # the common case: nothing to strip
+        return text
     return _CONTROL.sub("", _ANSI.sub("", text))
 
 
