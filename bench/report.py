@@ -6,6 +6,7 @@ docs/bench.md (the table) and docs/bench.png (time and memory against events).
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -28,6 +29,7 @@ def main() -> int:
             make_log.main([str(size), str(log), "--zstd"])
         logs += [log, Path(str(log) + ".zstd")]
     results = run.run(logs, repeat=1)
+    (DOCS / "bench.json").write_text(json.dumps(results, indent=1) + "\n")
     text = run.table(results)
     print(text)
     DOCS.mkdir(exist_ok=True)
@@ -43,14 +45,14 @@ def plot(results: list[dict], png: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     plain = [r for r in results if not r["log"].endswith(".zstd")]
-    commands = list(dict.fromkeys(r["command"].split(" --at")[0].split(" --from")[0] for r in plain))
+    commands = list(dict.fromkeys(r["command"] for r in plain))
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
     for command in commands:
-        rows = sorted((r for r in plain if r["command"].startswith(command)), key=lambda r: r["events"])
+        rows = sorted((r for r in plain if r["command"] == command), key=lambda r: r["events"])
         xs = [r["events"] for r in rows]
         left.plot(xs, [r["seconds"] for r in rows], marker="o", label=command)
         right.plot(xs, [r["rss"] for r in rows], marker="o", label=command)
-    left.set(title="wall time", xlabel="events", ylabel="seconds")
+    left.set(title="wall time", xlabel="events", ylabel="seconds (log scale)", yscale="log")
     right.set(title="peak memory", xlabel="events", ylabel="RSS MB")
     for axis in (left, right):
         axis.grid(alpha=0.3)

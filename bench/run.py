@@ -61,8 +61,8 @@ def commands(log: Path, middle: int | None, scratch: Path | None = None) -> list
     dsh = [py, "-m", "dshreplay"]
     cmds.append(("dshreplay fold --json", dsh + ["fold", str(log), "--json"]))
     if middle is not None:
-        cmds.append((f"dshreplay fold --at {middle}", dsh + ["fold", str(log), "--at", str(middle), "--json"]))
-        cmds.append((f"dshreplay diff --from {middle} --to end",
+        cmds.append(("dshreplay fold --at <middle>", dsh + ["fold", str(log), "--at", str(middle), "--json"]))
+        cmds.append(("dshreplay diff <middle> <end>",
                      dsh + ["diff", str(log), "--from", str(middle), "--to", str(2 * middle - 1), "--json"]))
     cmds.append(("dshreplay validate", dsh + ["validate", str(log), "--jobs", "1"]))
     cmds.append(("dshreplay request --list", dsh + ["request", str(log), "--list", "--json"]))
