@@ -44,7 +44,7 @@ from .reporters import TextReporter, markdown_text
 from .session import Session
 from .surface import SURFACE_TYPES, SurfaceFold, derive_message
 from .transcript import TranscriptBuilder
-from .validate import ValidateOptions, validate_log
+from .validate import validate_log
 
 JSON_OPTS = orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE
 MAX_CALL_VIEWS = 200  # calls whose model view is drawn in report.html (every call has its JSON file)
@@ -355,7 +355,6 @@ def _stream(session: Session, index, folder: Path, header: dict) -> dict:
     shadows = ShadowTracker()
     transcript = _TranscriptFile(folder / "transcript.md", str(header.get("id")))
     views: list[dict] = []
-    headers: dict = {}
 
     def count_messages() -> int:
         return 0  # the call list comes from the index; here only the request files matter

@@ -15,9 +15,9 @@ import difflib
 
 from .api import FoldReport
 from .findings import ERROR, NOTICE, WARNING
-from .render import clean, message_text, utc_time
+from .render import clean, message_text
 from .validate import FileReport
-from .render import json_size, message_text, one_line, role_of
+from .render import json_size, one_line, role_of
 
 WIDTH = 100  # human output reads well at this many columns
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import statistics
-from collections import Counter
 from dataclasses import dataclass, field
 
 from .jsvalues import dig as _get

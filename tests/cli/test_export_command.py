@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CORPUS, SAMPLES
+from conftest import SAMPLES
 from dshreplay.export import folder_name
 
 CORPUS_LOGS = ["headless-agent__compaction-recovery__session.jsonl",
