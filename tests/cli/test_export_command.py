@@ -160,3 +160,23 @@ def test_default_rules_mask_each_kind_of_secret(secret):
     assert secret not in redactor.text(f"before {secret} after")
     assert MASK in redactor.text(f"before {secret} after")
     assert redactor.text("an ordinary sentence about tokens") == "an ordinary sentence about tokens"
+
+
+def test_an_interrupted_export_leaves_no_bundle_behind(tmp_path, monkeypatch):
+    import dshreplay.export as export_module
+    from dshreplay.redact import load_redactor
+
+    calls = []
+
+    def dies_on_the_second_session(given, root, redactor, name):
+        calls.append(given)
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # the auditor pressed Ctrl-C mid-way
+        return real(given, root, redactor, name)
+
+    real = export_module._export_session
+    monkeypatch.setattr(export_module, "_export_session", dies_on_the_second_session)
+    options = export_module.ExportOptions(tmp_path / "out", load_redactor(None), timestamp=STAMP)
+    with pytest.raises(KeyboardInterrupt):
+        export_module.export([str(SAMPLES / "prune.jsonl"), str(SAMPLES / "multi-turn.jsonl")], options)
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # no out, no staging folder
