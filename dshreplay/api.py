@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from .errors import DeriveError, DshReplayError, FoldError, UsageError
 from .reader import TornTail
+from .scan import FOLD
 from .surface import SurfaceFold, SurfaceState
 
 
@@ -42,37 +43,40 @@ def fold_log(source, at: int | None = None, **reader_options) -> FoldReport:
     if at is not None and at < 0:
         raise UsageError(f"seq {at} is negative: seqs count events from 0")
     session = source if isinstance(source, Session) else Session(source, **reader_options)
-    with session.reader() as reader:
-        header = reader.header
-        fold = SurfaceFold()
-        last = None
-        error = None
-        for event in reader.records():
-            try:
-                fold.apply(event)
-            except FoldError as exc:
-                exc.path = reader.path
-                error = exc
-                break
-            last = fold.next_seq - 1
-            if at is not None and last >= at:
-                break
-        else:
-            if at is not None and at != last:
-                end = "it has no events" if last is None else f"its last seq is {last}"
-                raise UsageError(f"--at {at} is beyond the log: {end}", path=reader.path)
-        count = None if (at is not None or error is not None) else reader.event_count
-        seq = at if at is not None else (None if error is not None else last)
-        report = FoldReport(reader.path, header, seq, None, None, None, error, reader.torn_tail, count)
-        if error is not None:
-            return report
-        state = fold.state(seq)
-        report.state = state
+    return session.run_pass(FOLD, lambda p: _fold_pass(p, at))
+
+
+def _fold_pass(p, at: int | None) -> FoldReport:
+    header = p.header
+    fold = SurfaceFold()
+    last = None
+    error = None
+    for event in p.items:
         try:
-            report.node_messages = state.node_messages()
-        except DeriveError as exc:
-            exc.path = reader.path
-            report.error = exc
-            return report
-        report.messages = [m for _, m in report.node_messages if m is not None]
+            fold.apply(event)
+        except FoldError as exc:
+            exc.path = p.path
+            error = exc
+            break
+        last = fold.next_seq - 1
+        if at is not None and last >= at:
+            break
+    else:
+        if at is not None and at != last:
+            end = "it has no events" if last is None else f"its last seq is {last}"
+            raise UsageError(f"--at {at} is beyond the log: {end}", path=p.path)
+    count = None if (at is not None or error is not None) else p.event_count
+    seq = at if at is not None else (None if error is not None else last)
+    report = FoldReport(p.path, header, seq, None, None, None, error, p.torn_tail, count)
+    if error is not None:
         return report
+    state = fold.state(seq)
+    report.state = state
+    try:
+        report.node_messages = state.node_messages()
+    except DeriveError as exc:
+        exc.path = p.path
+        report.error = exc
+        return report
+    report.messages = [m for _, m in report.node_messages if m is not None]
+    return report

@@ -69,7 +69,7 @@ class CallTracker:
                 data = event.row_data
                 chunk_type = None
             else:
-                data = event.record.get("data")
+                data = event.head.get("data")
                 chunk = _get(data, "chunk")
                 chunk_type = _get(chunk, "type")
             key = (_key(_get(data, "turn")), _key(_get(data, "step")))
@@ -86,9 +86,9 @@ class CallTracker:
                 del self.open[key]
         elif kind == "request/header":
             self.header_seq = event.seq
-            self.header = _get(event.record.get("data"), "header")
+            self.header = _get(event.head.get("data"), "header")
         elif kind in AUXILIARY:
-            data = event.record.get("data")
+            data = event.head.get("data")
             if kind == "compaction/summary" and _get(data, "llmStreamCall") is not True:
                 return
             self.auxiliary.append(Call(None, AUXILIARY[kind], first_chunk_seq=event.seq,

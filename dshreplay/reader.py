@@ -45,17 +45,34 @@ class Event:
     from; `row` names the packed-row tag for members, else None.
     """
 
-    __slots__ = ("seq", "type", "record", "line", "row", "time")
+    __slots__ = ("seq", "type", "record", "line", "row", "time", "offset")
     count = 1  # events this item stands for (a PackedRun stands for several)
+    seq_pointer = "/seq"  # where the written seq is
+    presence = None  # see ScannedEvent: whether the node yields a message, when known beforehand
 
     def __init__(self, seq: int, type_: object, record: dict, line: int,
-                 row: str | None = None, time=0):
+                 row: str | None = None, time=0, offset: int | None = None):
         self.seq = seq
         self.type = type_
         self.record = record
         self.line = line
         self.row = row
         self.time = time  # epoch ms; 0 where the projected layout leaves it out
+        self.offset = offset  # byte offset of its line in the (decompressed) text, when known
+
+    @property
+    def head(self) -> dict:
+        """What the fold and the relation rules read of the record.
+
+        The whole record here; a parallel scan's event (see `scan`) carries
+        the record with its message text left out and loads the rest on demand.
+        """
+        return self.record
+
+    @property
+    def end_line(self) -> int:
+        """The physical line of the item's last event."""
+        return self.line
 
     @property
     def data(self):
@@ -108,7 +125,7 @@ class LogReader:
     """
 
     def __init__(self, source, *, max_bytes: int | None = None, name: str | None = None,
-                 transform=None):
+                 transform=None, window: tuple[int, int, int, int] | None = None):
         # transform(value, raw_line) -> value, applied to every parsed line
         self.max_bytes = max_bytes if max_bytes is not None else LIMITS["max_bytes"]
         self.transform = transform  # applied to every parsed line (header included), e.g. redaction
@@ -134,10 +151,20 @@ class LogReader:
         self.event_count = 0
         self.lines = 0
         self.final_newline = True
-        self._lines = self._zstd_lines() if self.encoding == "zstd" else self._plain_lines()
         self._header = None
         self._header_line = 0
+        self.body_offset: int | None = None  # where the line after the header starts
         self._started = False
+        self._first_seq = 0
+        if window is not None:
+            # (start, end, seq, line): the records in bytes start..end of plain
+            # text, starting with event `seq` on line `line + 1`; no header
+            start, end, self._first_seq, first_line = window
+            self._fh.seek(start)
+            self._lines = self._plain_lines(start, first_line, end)
+            self._header = {}
+        else:
+            self._lines = self._zstd_lines() if self.encoding == "zstd" else self._plain_lines()
 
     # -- context manager -------------------------------------------------
     def close(self) -> None:
@@ -159,10 +186,11 @@ class LogReader:
         self._fh = _Prepended(head, fh)
         return head
 
-    def _plain_lines(self) -> Iterator[tuple[int, int, bytes]]:
-        offset = 0
-        lineno = 0
+    def _plain_lines(self, offset: int = 0, lineno: int = 0,
+                     end: int | None = None) -> Iterator[tuple[int, int, bytes]]:
         for raw in self._fh:
+            if end is not None and offset >= end:
+                break
             lineno += 1
             yield lineno, offset, raw
             offset += len(raw)
@@ -279,6 +307,7 @@ class LogReader:
                     f"dshreplay reads format version {FORMAT_VERSION}", path=self.path, line=lineno)
             self._header = value
             self._header_line = lineno
+            self.body_offset = offset + len(raw)
             return
         if self.torn_tail is not None:
             raise ReadError(f"no complete header: {self.torn_tail.describe()}", path=self.path)
@@ -295,7 +324,8 @@ class LogReader:
             else:
                 yield item
 
-    def records(self, recover: Callable[[ReadError], None] | None = None) -> Iterator[Event | PackedRun]:
+    def records(self, recover: Callable[[ReadError], None] | None = None,
+                collapse: Callable | None = None) -> Iterator[Event | PackedRun]:
         """Yield each stored record as an Event, or a PackedRun for a packed row.
 
         A PackedRun stands for `count` consecutive `assistant/chunk` events
@@ -306,6 +336,12 @@ class LogReader:
         on. In the runtime layout the next good record's written seq tells
         how many events the skipped lines really held, and numbering resumes
         from it.
+
+        `collapse(seq, line, tag, record, run)` (run: the PackedRun of a packed row, else
+        None) may return a key: consecutive records with equal keys whose
+        written seqs follow each other (or are all absent) are then yielded
+        as one tuple `(seq, count, line, end_line, key, declared, seq_pointer,
+        offset, end)` instead (see `scan`).
         """
         if self._started:
             raise RuntimeError("a LogReader's events can be iterated only once")
@@ -319,10 +355,11 @@ class LogReader:
                 return transform(_loads(raw), raw)
         JSONDecodeError = orjson.JSONDecodeError
         path = self.path
-        seq = 0
+        seq = self._first_seq
         last = b"\n"
         resync = None  # seq of the first event lost to a skipped line
         blanks = 0
+        span = None  # the run being collapsed: [seq, count, line, end_line, key, declared, pointer, offset]
         for lineno, offset, raw in self._lines:
             if raw == b"\n" or raw == b"\r\n":
                 blanks += 1
@@ -336,6 +373,9 @@ class LogReader:
             except JSONDecodeError as exc:
                 if not raw.strip():
                     continue
+                if span is not None:
+                    yield (*span, offset)
+                    span = None
                 if not raw.endswith(b"\n"):
                     self.torn_tail = TornTail(line=lineno, offset=offset, size=len(raw),
                                               encoding=self.encoding)
@@ -351,6 +391,9 @@ class LogReader:
                 continue
             last = raw
             if type(rec) is not dict:
+                if span is not None:
+                    yield (*span, offset)
+                    span = None
                 error = ReadError(f"record must be a JSON object, got {_json_kind(rec)}",
                                   path=path, line=lineno, seq=seq)
                 if recover is None:
@@ -365,28 +408,57 @@ class LogReader:
                     seq = written
                 resync = None
             tag = rec.get("type")
+            item = None
             if tag.__class__ is not str:
                 tag = None  # not a type name; the validator reports it
             elif tag in ROW_TAGS:
                 try:
-                    run = expand_row(rec, tag, seq, lineno, path)
+                    item = expand_row(rec, tag, seq, lineno, path)
+                    item.offset = offset
                 except ReadError as error:
+                    if span is not None:
+                        yield (*span, offset)
+                        span = None
                     if recover is None:
                         raise
                     recover(error)
                     resync = seq
                     seq += 1
                     continue
-                yield run
-                seq += run.count
-                continue
-            yield Event(seq, tag, rec, lineno, None, rec.get("time", 0))
-            seq += 1
+            if collapse is not None:
+                key = collapse(seq, lineno, tag, rec, item)
+                if key is not None:
+                    n = 1 if item is None else item.count
+                    declared = rec.get("seq" if item is None else "seq0", MISSING)
+                    if span is not None and key == span[4] and (
+                            declared is MISSING if span[5] is MISSING
+                            else type(declared) is int and declared == span[5] + span[1]):
+                        span[1] += n
+                        span[3] = lineno
+                        seq += n
+                        continue
+                    if declared is MISSING or type(declared) is int:
+                        if span is not None:
+                            yield (*span, offset)
+                        span = [seq, n, lineno, lineno, key, declared,
+                                "/seq" if item is None else "/seq0", offset]
+                        seq += n
+                        continue
+                if span is not None:
+                    yield (*span, offset)
+                    span = None
+            if item is None:
+                yield Event(seq, tag, rec, lineno, None, rec.get("time", 0), offset)
+                seq += 1
+            else:
+                yield item
+                seq += item.count
         else:
             if self.torn_tail is None:
                 self.final_newline = last.endswith(b"\n")
+            if span is not None:
+                yield (*span, offset + len(raw))
         self.event_count = seq
-
 
 class _Prepended(io.RawIOBase):
     """A non-seekable stream with bytes already read put back in front."""
@@ -444,6 +516,9 @@ def expand_row(rec: dict, tag: str, seq: int, line: int, path: str) -> "PackedRu
     as each member's written seq (`seq0 + k`), so the fold's contiguity rule
     sees a mismatch the same way it would for plain events.
     """
+    run = _common_row(rec, tag, seq, line)
+    if run is not None:
+        return run
     keys = rec.keys()
     runtime = "seq0" in rec or "time0" in rec
     if runtime:
@@ -494,10 +569,45 @@ def expand_row(rec: dict, tag: str, seq: int, line: int, path: str) -> "PackedRu
     return PackedRun(seq, _Row(tag, data, seq0, rec), line, time0, len(payload))
 
 
+_RUNTIME_ROW = frozenset({"type", "seq0", "time0", "data"})
+_ROW_DATA = {"text-chunks": frozenset({"turn", "step", "index", "dt", "texts"}),
+             "reasoning-chunks": frozenset({"turn", "step", "index", "dt", "texts"}),
+             "tool-call-chunks": frozenset({"turn", "step", "index", "id", "dt", "args"})}
+_NAMED_TOOL_ROW = frozenset({"turn", "step", "index", "id", "name", "dt", "args"})
+_SAFE_TIME = 2**52  # below this, time0 plus any dt sum that passed the bound check stays safe
+
+
+def _common_row(rec: dict, tag: str, seq: int, line: int) -> "PackedRun | None":
+    """The shape dsh writes, checked quickly; None sends the row to the full check."""
+    if rec.keys() != _RUNTIME_ROW:
+        return None
+    seq0, time0, data = rec["seq0"], rec["time0"], rec["data"]
+    if type(seq0) is not int or type(time0) is not int or type(data) is not dict:
+        return None
+    if data.keys() != _ROW_DATA[tag]:
+        if not (tag == "tool-call-chunks" and data.keys() == _NAMED_TOOL_ROW and type(data["name"]) is str):
+            return None
+    if tag == "tool-call-chunks" and type(data["id"]) is not str:
+        return None
+    if type(data["turn"]) is not int or type(data["step"]) is not int or type(data["index"]) is not int:
+        return None
+    payload = data["args" if tag == "tool-call-chunks" else "texts"]
+    dt = data["dt"]
+    if type(payload) is not list or type(dt) is not list or len(dt) != len(payload) - 1 or not payload:
+        return None
+    if set(map(type, payload)) != {str} or (dt and set(map(type, dt)) != {int}):
+        return None
+    if not (0 <= seq0 <= MAX_SAFE_INTEGER - len(payload) and -_SAFE_TIME < time0 < _SAFE_TIME) \
+            or (dt and (min(dt) <= -_SAFE_TIME or max(dt) >= _SAFE_TIME or abs(time0) + sum(map(abs, dt)) >= _SAFE_TIME)):
+        return None
+    return PackedRun(seq, _Row(tag, data, seq0, rec), line, time0, len(payload))
+
+
 class _RowView:
     """What a packed run and each of its members tell about their row."""
 
     __slots__ = ()
+    seq_pointer = "/seq0"  # where a row's written seq is
 
     @property
     def row_data(self) -> dict:
@@ -513,8 +623,10 @@ class _RowView:
 class PackedRun(_RowView):
     """The `count` assistant/chunk events one packed row stands for."""
 
-    __slots__ = ("seq", "count", "line", "row", "time0", "_shared")
+    __slots__ = ("seq", "count", "line", "row", "time0", "_shared", "offset")
     type = "assistant/chunk"
+    index_in_row = 0
+    presence = None
 
     def __init__(self, seq: int, shared: "_Row", line: int, time0, count: int):
         self.seq = seq
@@ -527,6 +639,10 @@ class PackedRun(_RowView):
     @property
     def last_seq(self) -> int:
         return self.seq + self.count - 1
+
+    @property
+    def end_line(self) -> int:
+        return self.line
 
     @property
     def declared_seq(self):

@@ -143,8 +143,19 @@ class RelationChecker:
                                      "not session/end-seed", event)
         handler = _HANDLERS.get(kind)
         if handler is not None:
-            handler(self, event, None if event.row is not None else event.record.get("data"))
+            handler(self, event, None if event.row is not None else event.head.get("data"))
         self.last_event = event
+
+    def takes_whole(self, span) -> bool:
+        """Whether checking a scan's span gives the findings its members would:
+        chunks of the open step, not holding the header's seedLength."""
+        if self.seed_length is not None and span.seq <= self.seed_length < span.seq + span.count:
+            return False
+        if span.type != "assistant/chunk":
+            return True
+        data = span.row_data
+        return self.open_turn is not None and self.open_step is not None \
+            and _same(data["turn"], self.open_turn) and _same(data["step"], self.open_step)
 
     def record_for(self, cid) -> BracketRecord:
         key = cid if isinstance(cid, (str, int, float, type(None))) else repr(cid)
@@ -156,10 +167,10 @@ class RelationChecker:
     def _settle_meter(self, event: Event, replacement: Replacement | None) -> None:
         meter, self.meter = self.meter, None
         if replacement is not None and meter.type == "compaction/summary":
-            cid = _get(meter.record, "data", "compactionId")
+            cid = _get(meter.head, "data", "compactionId")
             if cid is not MISSING:
                 self.record_for(cid).replacement_seq = event.seq
-        record = event.record if event.row is None else {}
+        record = event.head if event.row is None else {}
         if replacement is None and type(record.get("surfaceOp")) is dict:
             return  # the replacement was there but the fold rejected it: that finding says it
         if replacement is None:
@@ -169,7 +180,7 @@ class RelationChecker:
                 self.add("DSH-E313", f"{meter.type} at seq {meter.seq} is not directly followed by the "
                                      f"replacement it prices (next is {event.type})", meter)
             return
-        declared = _get(meter.record, "data", "shadowedSeqs")
+        declared = _get(meter.head, "data", "shadowedSeqs")
         actual = list(replacement.shadowed_seqs)
         if type(declared) is list and declared != actual:
             self.add("DSH-E312", f"{meter.type} at seq {meter.seq} says it prices {declared} but the "
@@ -258,7 +269,7 @@ class RelationChecker:
 
     def _assistant_message(self, event: Event, data) -> None:
         self._in_step(event, data)
-        sources = event.record.get("sourceEventSeqs")
+        sources = event.head.get("sourceEventSeqs")
         if type(sources) is list:
             foreign = [s for s in sources if type(s) is not int or s not in self.step_chunks]
             if foreign:
@@ -281,7 +292,7 @@ class RelationChecker:
                 self.asked[call_id][1] = event.seq
 
     def _tool_result(self, event: Event, data) -> None:
-        if event.record.get("surfaceOp") != "append":
+        if event.head.get("surfaceOp") != "append":
             if self.open_turn is None:
                 self.add("DSH-E209", "tool/result rewrite outside any open turn", event)
             return
@@ -411,7 +422,7 @@ class RelationChecker:
             self.bracket = None  # its deferred turn-boundary findings belong to the dead lifecycle
 
     def _user_message(self, event: Event, data) -> None:
-        op = event.record.get("surfaceOp")
+        op = event.head.get("surfaceOp")
         source = _get(data, "source")
         if type(op) is dict and _get(source, "kind") == "plugin" and _get(source, "plugin") == "compact":
             b = self.bracket
@@ -428,7 +439,7 @@ class RelationChecker:
     def finish(self, last_seq: int | None) -> list[Finding]:
         """Findings only the end of the log can tell; returns every finding, by seq."""
         last = self.last_event
-        where = {"seq": last.seq + last.count - 1, "line": last.line} if last else {}
+        where = {"seq": last.seq + last.count - 1, "line": last.end_line} if last else {}
         if self.meter is not None:
             self.findings.append(finding("DSH-E313", f"{self.meter.type} at seq {self.meter.seq} ends the log "
                                          "without the replacement it prices", seq=self.meter.seq,

@@ -23,7 +23,8 @@ from .errors import DeriveError, DshReplayError, FoldError, UsageError
 from .provenance import ShadowRecord, ShadowTracker, ViewDiff, diff_states, origins
 from .reader import Event, LogReader, PackedRun, TornTail, resolve_log_path
 from .rules import BracketRecord, Closer, RelationChecker
-from .surface import SURFACE_TYPES, SurfaceFold, SurfaceState, derive_message
+from .scan import CALLS, FOLD
+from .surface import SURFACE_TYPES, SurfaceFold, SurfaceState, has_message
 
 
 @dataclass
@@ -87,6 +88,13 @@ class Session:
                              max_bytes=self.max_bytes, transform=self.transform)
         return LogReader(self._file, name=self.path, max_bytes=self.max_bytes, transform=self.transform)
 
+    def run_pass(self, profile: str, consume, **options):
+        """consume(pass) over the whole log (see `scan.run_pass`): on several
+        processes when the log is a large file, else with the sequential reader."""
+        from .scan import run_pass
+        path = str(self._file) if self._data is None and self.transform is None else None
+        return run_pass(self.reader, profile, consume, path=path, **options)
+
     @property
     def header(self) -> dict:
         if self._header is None:
@@ -128,21 +136,24 @@ class Session:
             wanted = wanted[1:]
         if not wanted:
             return out
+        return self.run_pass(FOLD, lambda p: self._states(p, wanted, out))
+
+    def _states(self, p, wanted: list[int], given: dict) -> dict[int, SurfaceState]:
+        out = dict(given)
         fold = SurfaceFold()
         i = 0
-        with self.reader() as reader:
-            for item in reader.records():
-                try:
-                    fold.apply(item)
-                except FoldError as exc:
-                    exc.path = self.path
-                    raise
-                while i < len(wanted) and wanted[i] < fold.next_seq:
-                    out[wanted[i]] = fold.state(wanted[i])
-                    i += 1
-                if i == len(wanted):
-                    return out
-            last = reader.event_count - 1
+        for item in p.items:
+            try:
+                fold.apply(item)
+            except FoldError as exc:
+                exc.path = self.path
+                raise
+            while i < len(wanted) and wanted[i] < fold.next_seq:
+                out[wanted[i]] = fold.state(wanted[i])
+                i += 1
+            if i == len(wanted):
+                return out
+        last = p.event_count - 1
         end = "it has no events" if last < 0 else f"its last seq is {last}"
         raise UsageError(f"seq {wanted[i]} is beyond the log: {end}", path=self.path)
 
@@ -228,17 +239,7 @@ class Session:
         return list(main)
 
     def _scan_calls(self) -> tuple[list[Call], list[Call]]:
-        fold = SurfaceFold()
-        derived: dict[int, bool] = {}
-        tracker = CallTracker(lambda: _count_messages(fold, derived))
-        with self.reader() as reader:
-            for item in reader.records():
-                try:
-                    fold.apply(item)
-                except FoldError:
-                    fold.skip(item)
-                tracker.observe(item)
-        return tracker.calls, tracker.auxiliary
+        return self.run_pass(CALLS, _track_calls)
 
     def request(self, call: int | None = None, *, at: int | None = None) -> Request:
         """The exact request of main-loop call `call`, or the one built at seq `at`."""
@@ -281,6 +282,19 @@ class Session:
         return validate_log(source, ValidateOptions(**options), name=self.path, max_bytes=self.max_bytes)
 
 
+def _track_calls(p) -> tuple[list[Call], list[Call]]:
+    fold = SurfaceFold()
+    derived: dict[int, bool] = {}
+    tracker = CallTracker(lambda: _count_messages(fold, derived))
+    for item in p.items:
+        try:
+            fold.apply(item)
+        except FoldError:
+            fold.skip(item)
+        tracker.observe(item)
+    return tracker.calls, tracker.auxiliary
+
+
 def _count_messages(fold: SurfaceFold, cache: dict | None = None) -> int:
     """How many model messages the fold's current surface yields."""
     n = 0
@@ -288,7 +302,7 @@ def _count_messages(fold: SurfaceFold, cache: dict | None = None) -> int:
         has = cache.get(seq) if cache is not None else None
         if has is None:
             try:
-                has = derive_message(fold.events[seq])[0]
+                has = has_message(fold.events[seq])
             except DeriveError:
                 has = False
             if cache is not None:

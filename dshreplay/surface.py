@@ -111,6 +111,16 @@ def derive_message(event: Event) -> tuple[bool, object]:
     return False, None
 
 
+def has_message(event: Event) -> bool:
+    """Whether a surface node yields a model message (raises DeriveError as `derive_message`)."""
+    known = event.presence
+    if known is None:
+        return derive_message(event)[0]
+    if known is True or known is False:
+        return known
+    raise _derive_error(event, *known)
+
+
 def _derive_error(event: Event, message: str, pointer: str) -> DeriveError:
     return DeriveError(message, line=event.line, seq=event.seq, pointer=pointer)
 
@@ -144,17 +154,17 @@ class SurfaceFold:
             declared = event.declared_seq
             if event.seq != expected or (declared is not MISSING and declared != expected):
                 raise _fail(event, NOT_CONTIGUOUS, f"seq {_show(declared)} is not contiguous; "
-                                                   f"expected {expected}", "/seq0")
+                                                   f"expected {expected}", event.seq_pointer)
             self.next_seq = expected + event.count
             return None
-        declared = event.record.get("seq", MISSING)
+        rec = event.head
+        declared = rec.get("seq", MISSING)
         if declared is not MISSING and not (declared == expected and type(declared) in (int, float)):
             raise _fail(event, NOT_CONTIGUOUS,
                         f"seq {_show(declared)} is not contiguous; expected {expected}", "/seq")
         if event.seq != expected:
             raise _fail(event, NOT_CONTIGUOUS, f"event at position {event.seq} is not contiguous; "
                                                f"expected {expected}")
-        rec = event.record
         if event.type not in SURFACE_TYPES:
             if "surfaceOp" in rec:
                 raise _fail(event, SURFACE_FIELD_ON_LOG_ONLY,
@@ -213,13 +223,20 @@ class SurfaceFold:
         self.next_seq = expected + 1
         return replacement
 
+    def takes_whole(self, span) -> bool:
+        """Whether applying a scan's span gives what applying its members one by
+        one would (its members' written seqs follow each other: only the first
+        can break contiguity, and then each member would be reported)."""
+        declared = span.declared_seq
+        return span.seq == self.next_seq and (declared is MISSING or declared == self.next_seq)
+
     def skip(self, event: Event) -> None:
         """Move past an event that `apply` rejected, without changing the surface."""
         self.next_seq = event.seq + event.count
 
     @staticmethod
     def _check_sources(event: Event, shadowed: tuple[int, ...]) -> None:
-        raw = event.record.get("sourceEventSeqs", MISSING)
+        raw = event.head.get("sourceEventSeqs", MISSING)
         sources: set = set()
         if raw is not MISSING:
             if type(raw) is not list:

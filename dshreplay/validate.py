@@ -8,15 +8,18 @@ and the relational rules. Findings are collected, never raised.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import os
+from dataclasses import dataclass, field, replace
+from functools import partial
 
 from .errors import DeriveError, DshReplayError, FoldError, ReadError
 from .findings import ERROR, NOTICE, WARNING, Finding, finding
 from .jsvalues import short_json
-from .reader import LogReader
+from .reader import LogReader, resolve_log_path
 from .rules import RelationChecker
+from .scan import RELATIONS, run_pass
 from .schemas import SchemaSet, count_placeholders, event_schema_name
-from .surface import NO_MESSAGE, SURFACE_TYPES, SurfaceFold, derive_message
+from .surface import NO_MESSAGE, SURFACE_TYPES, SurfaceFold, has_message
 
 _SCHEMAS: SchemaSet | None = None
 
@@ -58,23 +61,47 @@ class ValidateOptions:
 
 
 def validate_log(source, options: ValidateOptions = ValidateOptions(), **reader_options) -> FileReport:
-    """Validate one log. Never raises for a defect of the log: see `FileReport`."""
+    """Validate one log. Never raises for a defect of the log: see `FileReport`.
+
+    A large log file is read on several processes (see `scan`); the findings
+    are the same as those of the sequential pass.
+    """
     name = reader_options.get("name") or str(source)
     try:
-        reader = LogReader(source, **reader_options)
+        first = LogReader(source, **reader_options)
     except DshReplayError as exc:
         return _unreadable(FileReport(name), exc)
-    with reader:
-        report = FileReport(reader.path)
-        checks = _Pass(reader, report, options)
-        try:
-            checks.run()
-        except ReadError as exc:
-            report.events = checks.fold.next_seq  # the events read before it stopped
-            if reader._header is None:  # no header: nothing could be checked
-                return _unreadable(report, exc)
-            report.findings.append(finding("DSH-E013", f"reading stopped: {exc.message}", seq=exc.seq,
-                                           line=exc.line))
+    fresh = iter([first])
+
+    def reader() -> LogReader:
+        return next(fresh, None) or LogReader(source, **reader_options)
+
+    path = None
+    if isinstance(source, (str, os.PathLike)) and str(source) != "-" and not reader_options.get("transform"):
+        path = str(resolve_log_path(source))
+    read_errors: list[Finding] = []  # lines the sequential reader skipped
+    attempt: dict = {}
+
+    def consume(p) -> _Pass:
+        check = attempt["pass"] = _Pass(p, options)
+        check.run(read_errors)
+        return check
+
+    def unreadable_line(error: ReadError) -> None:
+        code = "DSH-E002" if error.message.startswith("malformed ") else "DSH-E001"
+        read_errors.append(finding(code, f"{error.message} (line skipped)", seq=error.seq, line=error.line))
+
+    try:
+        report = run_pass(reader, RELATIONS, consume, checker_factory=partial(RecordChecks, options.snapshot),
+                          recover=unreadable_line, path=path).report
+    except ReadError as exc:
+        check = attempt.get("pass")
+        if check is None:  # no header: nothing could be checked
+            return _unreadable(FileReport(first.path), exc)
+        report = check.report
+        report.events = check.fold.next_seq  # the events read before it stopped
+        check.assemble(read_errors, [finding("DSH-E013", f"reading stopped: {exc.message}", seq=exc.seq,
+                                             line=exc.line)])
     report.findings = [f for f in report.findings if _wanted(f.code, options)]
     report.findings.sort(key=_order)
     return report
@@ -99,72 +126,51 @@ def _wanted(code: str, options: ValidateOptions) -> bool:
     return options.select is None or any(code.startswith(p) for p in options.select)
 
 
-class _Pass:
-    def __init__(self, reader: LogReader, report: FileReport, options: ValidateOptions) -> None:
-        self.reader = reader
-        self.report = report
-        self.snapshot = options.snapshot
-        self.schemas = schemas()
-        self.known = self.schemas.event_types
+class RecordChecks:
+    """The checks of one record on its own: schemas, layout, known type.
+
+    Runs wherever the record is parsed (in a scan worker, or in order in the
+    sequential pass); collects findings, the layouts seen and the snapshot
+    placeholders counted.
+    """
+
+    def __init__(self, snapshot: bool = False) -> None:
+        self.snapshot = snapshot
+        self.findings: list[Finding] = []
         self.placeholders = 0
         self.layouts: set[bool] = set()
-        self.validators: dict = {}  # event type -> compiled whole-record validator
-        self.fold = SurfaceFold()
+        self._schemas = schemas()
+        self._validators: dict = {}  # event type -> compiled whole-record validator
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["_schemas"] = None  # compiled validators stay in the process that made them
+        state["_validators"] = {}
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._schemas = schemas()
 
     def add(self, code: str, message: str, **where) -> None:
-        self.report.findings.append(finding(code, message, **where))
+        self.findings.append(finding(code, message, **where))
 
     def schema_check(self, name: str, instance, code: str, prefix: str, *, seq, line) -> None:
-        errors = self.schemas.errors(name, instance, snapshot=self.snapshot)
-        for error in errors:
+        for error in self._schemas.errors(name, instance, snapshot=self.snapshot):
             self.add(code, error.message, seq=seq, line=line, pointer=prefix + error.pointer)
 
-    def run(self) -> None:
-        reader = self.reader
-        header = reader.header
-        self.schema_check("header.schema.json", header, "DSH-E003", "", seq=None, line=reader.header_line)
-        if self.snapshot:
-            self.placeholders += count_placeholders(header)
-        fold = self.fold
-        rules = RelationChecker(header)
-        add = self.add
-        for event in reader.records(recover=self.unreadable_line):
-            replacement = None
-            if event.row is not None:
-                self.check_row(event)
-            else:
-                self.check_record(event)
-            try:
-                replacement = fold.apply(event)
-            except FoldError as exc:
-                add(exc.code, f"{exc.message} (event skipped for surface purposes)", seq=event.seq,
-                    line=event.line, pointer=exc.pointer)
-                fold.skip(event)
-            else:
-                if event.type in SURFACE_TYPES:
-                    try:
-                        derive_message(event)
-                    except DeriveError as exc:
-                        add(NO_MESSAGE, exc.message, seq=event.seq, line=event.line, pointer=exc.pointer)
-            rules.check(event, replacement)
-        self.report.events = reader.event_count
-        last = reader.event_count - 1 if reader.event_count else None
-        self.report.findings.extend(rules.finish(last))
-        self.finish()
-
-    def unreadable_line(self, error: ReadError) -> None:
-        code = "DSH-E002" if error.message.startswith("malformed ") else "DSH-E001"
-        self.add(code, f"{error.message} (line skipped)", seq=error.seq, line=error.line)
-
-    def check_record(self, event) -> None:
-        rec = event.record
-        seq, line = event.seq, event.line
-        kind = event.type
+    def check(self, seq: int, line: int, kind, rec: dict, run) -> None:
+        """One stored record: `kind` its type (None if not a string), `run` the
+        PackedRun when it is a packed row."""
         if self.snapshot:
             self.placeholders += count_placeholders(rec)
-        validator = self.validators.get(kind)
-        if validator is None and kind in self.known:
-            validator = self.validators[kind] = self.schemas.record_validator(kind)
+        if run is not None:
+            self.schema_check(f"rows/{run.row}.schema.json", rec, "DSH-E004", "", seq=seq, line=line)
+            self.layouts.add("seq0" in rec)
+            return
+        validator = self._validators.get(kind)
+        if validator is None and kind in self._schemas.event_types:
+            validator = self._validators[kind] = self._schemas.record_validator(kind)
         known = validator is not None
         if not (known and validator.is_valid(rec)):
             # explain: the envelope and the payload separately
@@ -187,26 +193,91 @@ class _Pass:
             self.add("DSH-E006", f"unknown event type {shown} without ignorable: true: dsh refuses "
                                  "to load the log", seq=seq, line=line, pointer="/type")
 
-    def check_row(self, event) -> None:
-        rec = event.row_record
-        if self.snapshot:
-            self.placeholders += count_placeholders(rec)
-        self.schema_check(f"rows/{event.row}.schema.json", rec, "DSH-E004", "", seq=event.seq,
-                          line=event.line)
-        self.layouts.add("seq0" in rec)
 
-    def finish(self) -> None:
-        reader = self.reader
-        if len(self.layouts) > 1:
-            self.add("DSH-N009", "the file mixes runtime records (with seq/time) and projected records "
-                                 "(without)")
-        tail = reader.torn_tail
+class _Pass:
+    """The checks that need the events in order: the fold, the message
+    projection of surface nodes, the relational rules; then the file-wide ones."""
+
+    def __init__(self, p, options: ValidateOptions) -> None:
+        self.p = p
+        self.report = FileReport(p.path)
+        self.snapshot = options.snapshot
+        self.fold = SurfaceFold()
+        self.head: list[Finding] = []  # the header's
+        self.surface: list[Finding] = []  # the fold's and the projection's, in order
+
+    def add(self, code: str, message: str, **where) -> None:
+        self.surface.append(finding(code, message, **where))
+
+    def assemble(self, read_errors: list[Finding], later: list[Finding]) -> None:
+        """The report's findings, per line in the order the checks run: reading,
+        the record's own checks, the fold and projection, then `later` ones."""
+        self.report.findings = [*self.head, *read_errors, *self.checks_so_far(), *self.surface, *later]
+
+    def run(self, read_errors: list[Finding]) -> None:
+        p = self.p
+        header = p.header
+        head_checks = RecordChecks(self.snapshot)
+        head_checks.schema_check("header.schema.json", header, "DSH-E003", "", seq=None, line=p.header_line)
+        self.head = head_checks.findings
+        placeholders = count_placeholders(header) if self.snapshot else 0
+        fold = self.fold
+        rules = RelationChecker(header)
+        for item in p.items:
+            if item.row == "span" and not (fold.takes_whole(item) and rules.takes_whole(item)):
+                for member in item.expand():
+                    self.step(member, rules)
+            else:
+                self.step(item, rules)
+        self.report.events = p.event_count
+        last = p.event_count - 1 if p.event_count else None
+        self.assemble(read_errors, rules.finish(last))
+        layouts: set = set()
+        for checks, _, _ in p.checkers:
+            layouts |= checks.layouts
+            placeholders += checks.placeholders
+        self.finish(layouts, placeholders)
+
+    def step(self, event, rules: RelationChecker) -> None:
+        replacement = None
+        try:
+            replacement = self.fold.apply(event)
+        except FoldError as exc:
+            self.add(exc.code, f"{exc.message} (event skipped for surface purposes)", seq=event.seq,
+                     line=event.line, pointer=exc.pointer)
+            self.fold.skip(event)
+        else:
+            if event.type in SURFACE_TYPES:
+                try:
+                    has_message(event)
+                except DeriveError as exc:
+                    self.add(NO_MESSAGE, exc.message, seq=event.seq, line=event.line, pointer=exc.pointer)
+        rules.check(event, replacement)
+
+    def checks_so_far(self) -> list[Finding]:
+        """The per-record findings, with the seqs and lines of the whole log."""
+        out = []
+        for checks, dseq, dline in self.p.checkers:
+            for f in checks.findings:
+                out.append(f if not (dseq or dline) else replace(
+                    f, seq=None if f.seq is None else f.seq + dseq, line=None if f.line is None else f.line + dline))
+            checks.findings = []
+        return out
+
+    def finish(self, layouts: set, placeholders: int) -> None:
+        p = self.p
+        found = []
+        if len(layouts) > 1:
+            found.append(finding("DSH-N009", "the file mixes runtime records (with seq/time) and projected "
+                                             "records (without)"))
+        tail = p.torn_tail
         if tail is not None:
-            self.add("DSH-W010", tail.describe(), line=tail.line)
-        elif not reader.final_newline:
-            self.add("DSH-W012", "the last record has no closing newline", line=reader.lines or None)
-        if self.placeholders:
-            self.add("DSH-N011", f"{self.placeholders} snapshot placeholder values accepted (--snapshot)")
+            found.append(finding("DSH-W010", tail.describe(), line=tail.line))
+        elif not p.final_newline:
+            found.append(finding("DSH-W012", "the last record has no closing newline", line=p.lines or None))
+        if placeholders:
+            found.append(finding("DSH-N011", f"{placeholders} snapshot placeholder values accepted (--snapshot)"))
+        self.report.findings.extend(found)
 
 
 __all__ = ["FileReport", "ValidateOptions", "validate_log", "ERROR", "WARNING", "NOTICE"]

@@ -27,6 +27,20 @@ def corpus_dir() -> Path:
     return CORPUS
 
 
+@pytest.fixture(params=["sequential", "parallel"])
+def scan_mode(request, monkeypatch):
+    """Run a test twice: with the sequential reader, and with every log read as
+    a parallel scan cut into windows of a couple of lines (see dshreplay.scan)."""
+    from dshreplay import scan
+    if request.param == "parallel":
+        monkeypatch.setitem(scan.SCAN, "jobs", 2)
+        monkeypatch.setitem(scan.SCAN, "min_bytes", 0)
+        monkeypatch.setitem(scan.SCAN, "window_bytes", 200)
+    else:
+        monkeypatch.setitem(scan.SCAN, "jobs", 1)
+    return request.param
+
+
 @pytest.fixture
 def builder():
     """A fresh LogBuilder with a turn and a step already open."""

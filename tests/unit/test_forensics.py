@@ -12,6 +12,8 @@ from dshreplay.validate import validate_log
 
 import scenarios
 
+pytestmark = pytest.mark.usefixtures("scan_mode")  # each test: sequential and parallel reads
+
 
 @pytest.fixture
 def session(write_log):

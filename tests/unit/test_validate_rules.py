@@ -9,6 +9,8 @@ from dshreplay.findings import CODES
 from dshreplay.samples import LogBuilder
 from dshreplay.validate import ValidateOptions, validate_log
 
+pytestmark = pytest.mark.usefixtures("scan_mode")  # each test: sequential and parallel reads
+
 
 def findings(path, **options):
     report = validate_log(path, ValidateOptions(**options))

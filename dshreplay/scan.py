@@ -1,0 +1,457 @@
+"""Read one large log on several cores, for passes that need only part of each record.
+
+The sequential reader (`LogReader.records`) is the reference. A parallel pass
+splits the log's text into byte windows at line boundaries (a zstd log is
+first decompressed, with every check the reader makes, into an unnamed
+temporary file). Worker processes read each window with that same reader, run
+the per-record checks a pass asks for (`validate`'s schemas), and send back a
+summary:
+
+- a run of consecutive events that the pass need not see one by one becomes
+  one `Span` (for the fold: events off the surface; for calls and the relation
+  rules: the chunks of one turn/step), after the worker has checked that
+  their written seqs follow each other;
+- every other event comes back as a `ScannedEvent`, whose `head` is the record
+  with its message text left out (`slim`); the full record is read again from
+  the file only when someone asks for it (the messages of a final state).
+
+The main process puts real seqs and lines on the summaries, in order, and
+drives the one fold and the one set of rules over them. When a pass cannot
+treat a span as a whole exactly as it would treat its members (a break in the
+seqs, chunks outside the open step), it calls `Span.expand()`, which reads the
+span's bytes again with the sequential reader.
+
+Anything unusual while reading a window (a line that is not JSON, a malformed
+packed row, a torn tail, a missing final newline) aborts the parallel pass and
+the caller reads the log sequentially: every read defect is reported by the
+reference path, with the reference wording.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import tempfile
+from contextlib import contextmanager
+from multiprocessing import current_process, get_context
+from typing import Callable, Iterator
+
+import orjson
+
+from .errors import DeriveError, ReadError
+from .jsvalues import MISSING
+from .reader import Event, LogReader
+from .surface import SURFACE_TYPES, derive_message
+
+# Process-wide settings; `--jobs` sets "jobs", tests shrink the sizes.
+SCAN = {
+    "jobs": os.cpu_count() or 1,
+    "min_bytes": 8 * 1024**2,  # smaller logs are read sequentially: a pool costs more than it saves
+    "window_bytes": 8 * 1024**2,
+}
+
+FOLD, CALLS, RELATIONS = "fold", "calls", "relations"  # what a pass must see one by one
+
+
+class ScanAborted(Exception):
+    """A window could not be summarised: read the log sequentially instead."""
+
+
+# -- what a pass sees ------------------------------------------------------
+
+class Span:
+    """`count` consecutive events a pass takes as one item.
+
+    Like a packed run: `seq`, `count`, `line` (of the first event),
+    `end_line` (of the last), `declared_seq` (the first event's written seq,
+    the rest following it), and for a run of chunks of one step `type`
+    "assistant/chunk" with `row_data` {turn, step}; `type` is None for a run
+    of mixed events off the surface.
+    """
+
+    __slots__ = ("seq", "count", "line", "end_line", "type", "row_data", "declared_seq",
+                 "seq_pointer", "offset", "end", "_source")
+    row = "span"
+    index_in_row = 0
+    presence = None
+
+    def __init__(self, seq, count, line, end_line, type_, row_data, declared, seq_pointer, offset, end,
+                 source):
+        self.seq = seq
+        self.count = count
+        self.line = line
+        self.end_line = end_line
+        self.type = type_
+        self.row_data = row_data
+        self.declared_seq = declared
+        self.seq_pointer = seq_pointer
+        self.offset = offset
+        self.end = end
+        self._source = source
+
+    @property
+    def last_seq(self) -> int:
+        return self.seq + self.count - 1
+
+    def expand(self) -> list:
+        """The events (and packed runs) the span stands for, read again sequentially."""
+        return self._source.read(self.offset, self.end, self.seq, self.line - 1)
+
+    def __repr__(self) -> str:
+        return f"Span(seq={self.seq}, count={self.count}, type={self.type!r}, line={self.line})"
+
+
+class ScannedEvent(Event):
+    """An event from a parallel pass: `head` is its slimmed record, `record`
+    the full one (read again from the log on first use), `presence` what
+    `derive_message` said in the worker (True, False or (message, pointer))."""
+
+    __slots__ = ("head", "presence", "_source", "_full")
+
+    def __init__(self, seq, type_, head, line, offset, presence, source):
+        self.seq = seq
+        self.type = type_
+        self.head = head
+        self.line = line
+        self.row = None
+        self.time = head.get("time", 0)
+        self.offset = offset
+        self.presence = presence
+        self._source = source
+        self._full = None
+
+    @property
+    def record(self) -> dict:
+        if self._full is None:
+            self._full = self._source.record_at(self.offset)
+        return self._full
+
+
+def slim(kind, record: dict) -> dict:
+    """The record as the fold, the relation rules and the call tracker read it:
+    message text left out, ids, numbers and every envelope field kept."""
+    if kind not in SURFACE_TYPES:
+        return record
+    data = record.get("data")
+    if type(data) is not dict:
+        return record
+    if kind == "user/message":
+        data = {k: v for k, v in data.items() if k != "content"}
+    else:
+        message = data.get("message")
+        if type(message) is not dict:
+            return record
+        content = message.get("content")
+        if kind == "assistant/message":
+            kept = [{"type": "tool-call", "id": b["id"]} for b in content
+                    if type(b) is dict and b.get("type") == "tool-call" and "id" in b] \
+                if type(content) is list else None
+        else:  # tool/result: the rules read only the first block's isError
+            first = content[0] if type(content) is list and content else None
+            kept = [{"isError": first["isError"]} if "isError" in first else {}] \
+                if type(first) is dict else None
+        data = {**data, "message": {**message, "content": kept}}
+    return {**record, "data": data}
+
+
+# -- which events a pass takes in runs ---------------------------------------
+# Key functions for `LogReader.records(collapse=...)`: (seq, line, tag, record,
+# run) -> the run the record may join, or None to see it one by one.
+
+def _chunk_key(rec, run):
+    if run is not None:
+        data = run.row_data
+    else:
+        if "surfaceOp" in rec or "sourceEventSeqs" in rec:
+            return None
+        data = rec.get("data")
+        if type(data) is not dict:
+            return None
+    turn, step = data.get("turn"), data.get("step")
+    if type(turn) is int and type(step) is int:
+        return (turn, step)
+    return None
+
+
+def _off_surface(tag, rec, run) -> bool:
+    return run is not None or (tag not in SURFACE_TYPES and "surfaceOp" not in rec
+                               and "sourceEventSeqs" not in rec)
+
+
+_CALL_EVENTS = frozenset({"request/header", "compaction/summary", "session/title-llm-request",
+                          "web/deepseek-search-llm-request"})
+
+
+def _fold_key(seq, line, tag, rec, run):
+    return "x" if _off_surface(tag, rec, run) else None
+
+
+def _calls_key(seq, line, tag, rec, run):
+    if run is not None:
+        return _chunk_key(rec, run)
+    if tag == "assistant/chunk":
+        chunk = rec.get("data")
+        chunk = chunk.get("chunk") if type(chunk) is dict else None
+        if type(chunk) is not dict or chunk.get("type") in ("usage", "finish"):
+            return None
+        return _chunk_key(rec, None)
+    if tag not in _CALL_EVENTS and _off_surface(tag, rec, None):
+        return "x"
+    return None
+
+
+def _relations_key(seq, line, tag, rec, run):
+    return _chunk_key(rec, run) if run is not None or tag == "assistant/chunk" else None
+
+
+SPAN_KEYS = {FOLD: _fold_key, CALLS: _calls_key, RELATIONS: _relations_key}
+
+
+def _envelope(kind, record: dict) -> dict:
+    """A surface event as the fold reads it: everything but `data`."""
+    if kind in SURFACE_TYPES:
+        return {k: v for k, v in record.items() if k != "data"}
+    return record
+
+
+HEADS = {FOLD: _envelope, CALLS: _envelope, RELATIONS: slim}
+
+
+# -- the source: where records are read again --------------------------------
+
+class _Source:
+    """The plain text a parallel pass reads: the log itself, or a decompressed copy."""
+
+    def __init__(self, path: str, name: str, keep=None) -> None:
+        self.path = path
+        self.name = name
+        self._keep = keep  # the temporary file, deleted when the last reference goes
+
+    def read(self, start: int, end: int, seq: int, line: int) -> list:
+        with open(self.path, "rb") as fh:
+            reader = LogReader(fh, name=self.name, window=(start, end, seq, line))
+            return list(reader.records())
+
+    def record_at(self, offset: int) -> dict:
+        with open(self.path, "rb") as fh:
+            fh.seek(offset)
+            return orjson.loads(fh.readline())
+
+
+def _windows(path: str, start: int, size: int, want: int) -> list[tuple[int, int]]:
+    """Split bytes start..size into about `want`-byte windows ending at newlines."""
+    cuts = [start]
+    with open(path, "rb") as fh:
+        pos = start + want
+        while pos < size:
+            fh.seek(pos)
+            fh.readline()
+            pos = fh.tell()
+            if pos >= size:
+                break
+            cuts.append(pos)
+            pos += want
+    cuts.append(size)
+    return list(zip(cuts, cuts[1:]))
+
+
+# -- the worker ------------------------------------------------------------
+
+def _scan_window(job):
+    """Summarise one window; None when something in it needs the sequential reader."""
+    path, name, start, end, profile, checker_factory = job
+    key_of, head_of = SPAN_KEYS[profile], HEADS[profile]
+    checker = None
+    if checker_factory is not None:
+        checker = checker_factory()
+        check, plain_key = checker.check, key_of
+
+        def key_of(seq, line, tag, rec, run):
+            check(seq, line, tag, rec, run)
+            return plain_key(seq, line, tag, rec, run)
+    out = []
+    append = out.append
+    try:
+        with open(path, "rb") as fh:
+            reader = LogReader(fh, name=name, window=(start, end, 0, 0))
+            for item in reader.records(collapse=key_of):
+                if item.__class__ is tuple:  # a collapsed run; MISSING does not survive pickling
+                    append((0, *item[:5], None if item[5] is MISSING else item[5], *item[6:]))
+                elif item.row is not None:
+                    append((2, item.seq, item.line, item.offset))  # read again in the main process
+                else:
+                    kind = item.type
+                    presence = None
+                    if kind in SURFACE_TYPES:
+                        try:
+                            presence = derive_message(item)[0]
+                        except DeriveError as exc:
+                            presence = (exc.message, exc.pointer)
+                    head = head_of(kind, item.record)
+                    sources = head.get("sourceEventSeqs")
+                    if sources.__class__ is list and len(sources) > 2 and sources[0].__class__ is int \
+                            and sources == list(range(sources[0], sources[0] + len(sources))):
+                        head["sourceEventSeqs"] = (sources[0], sources[0] + len(sources))  # a run of seqs
+                    append((1, item.seq, item.line, kind, head, item.offset, presence))
+    except ReadError:
+        return None
+    if reader.torn_tail is not None or not reader.final_newline:
+        return None
+    # marshal: the cheapest wire format for these plain values (half pickle's load time)
+    return reader.event_count, reader.lines, marshal.dumps(out), checker
+
+
+# -- the pass, as its callers see it -------------------------------------------
+
+class Pass:
+    """One read of a log: `header`, then `items` (an iterator, once); after
+    it, `event_count`, `lines`, `torn_tail`, `final_newline`, and `checkers`
+    (the per-record checker state, one per window, with the seq and line
+    offsets to put on what it found)."""
+
+    def __init__(self, path: str, header: dict, header_line: int, encoding: str) -> None:
+        self.path = path
+        self.header = header
+        self.header_line = header_line
+        self.encoding = encoding
+        self.items: Iterator = iter(())
+        self.event_count = 0
+        self.lines = 0
+        self.torn_tail = None
+        self.final_newline = True
+        self.checkers: list[tuple[object, int, int]] = []
+        self.parallel = False
+
+
+def parallel_possible(size: int) -> bool:
+    return SCAN["jobs"] > 1 and size >= SCAN["min_bytes"] and not current_process().daemon \
+        and "fork" in _start_methods()
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0  # the reader says why it cannot be read
+
+
+def _start_methods():
+    from multiprocessing import get_all_start_methods
+    return get_all_start_methods()
+
+
+@contextmanager
+def sequential_pass(reader: LogReader, checker=None, recover: Callable | None = None):
+    """The reference pass: every record from the reader, checked in order."""
+    with reader:
+        p = Pass(reader.path, reader.header, reader.header_line, reader.encoding)
+        if checker is not None:
+            p.checkers.append((checker, 0, 0))
+
+        def items():
+            for item in reader.records(recover):
+                if checker is not None:
+                    if item.row is None:
+                        checker.check(item.seq, item.line, item.type, item.record, None)
+                    else:
+                        checker.check(item.seq, item.line, item.row, item.row_record, item)
+                yield item
+            p.event_count, p.lines = reader.event_count, reader.lines
+            p.torn_tail, p.final_newline = reader.torn_tail, reader.final_newline
+
+        p.items = items()
+        yield p
+
+
+@contextmanager
+def parallel_pass(reader: LogReader, path: str, profile: str, checker_factory=None):
+    """A pass over the log file `path` on several processes (see the module
+    docstring). The reader gives the header (and, for zstd, the checked
+    text); raises ScanAborted from `items` when a window needs the
+    sequential reader."""
+    with reader:
+        header = reader.header
+        keep = None
+        if reader.encoding == "zstd":
+            keep = _decompress(reader)  # the text after the header line
+            path, start, size = keep.name, 0, os.fstat(keep.fileno()).st_size
+        else:
+            start, size = reader.body_offset, os.path.getsize(path)
+        source = _Source(path, reader.path, keep)
+        p = Pass(reader.path, header, reader.header_line, reader.encoding)
+        p.parallel = True
+        jobs = [(path, reader.path, a, b, profile, checker_factory)
+                for a, b in _windows(path, start, size, SCAN["window_bytes"])]
+        pool = get_context("fork").Pool(min(SCAN["jobs"], len(jobs)))
+        try:
+            p.items = _items(p, pool.imap(_scan_window, jobs), source, reader.header_line)
+            yield p
+        finally:
+            pool.terminate()
+            pool.join()
+
+
+def _items(p: Pass, results, source: _Source, header_line: int) -> Iterator:
+    seq, line = 0, header_line
+    for result in results:
+        if result is None:
+            raise ScanAborted()
+        count, lines, out, checker = result
+        out = marshal.loads(out)
+        if checker is not None:
+            p.checkers.append((checker, seq, line))
+        for t in out:
+            if t[0] == 0:
+                _, s, n, first, last, key, declared, pointer, offset, end = t
+                chunks = key.__class__ is tuple
+                yield Span(seq + s, n, line + first, line + last, "assistant/chunk" if chunks else None,
+                           {"turn": key[0], "step": key[1]} if chunks else None,
+                           MISSING if declared is None else declared, pointer, offset, end, source)
+            elif t[0] == 1:
+                _, s, ln, kind, head, offset, presence = t
+                sources = head.get("sourceEventSeqs")
+                if sources.__class__ is tuple:  # never a JSON value: a run of seqs, sent short
+                    head["sourceEventSeqs"] = list(range(*sources))
+                yield ScannedEvent(seq + s, kind, head, line + ln, offset, presence, source)
+            else:
+                _, s, ln, offset = t
+                yield from source.read(offset, offset + 1, seq + s, line + ln - 1)
+        seq += count
+        line = line + lines if lines else line
+    p.event_count = seq
+    p.lines = line
+
+
+def _decompress(reader: LogReader):
+    """The log's text after its header, checked frame by frame, in an unnamed temporary file."""
+    tmp = tempfile.NamedTemporaryFile(prefix="dshreplay-", suffix=".jsonl")
+    write = tmp.write
+    try:
+        for _lineno, _offset, raw in reader._lines:
+            write(raw)
+    except ReadError:
+        tmp.close()
+        raise ScanAborted() from None
+    tmp.flush()
+    if reader.torn_tail is not None:
+        tmp.close()
+        raise ScanAborted()
+    return tmp
+
+
+def run_pass(reader_factory: Callable[[], LogReader], profile: str, consume: Callable, *,
+             checker_factory=None, recover=None, path: str | None = None):
+    """consume(pass) on a parallel pass when it pays, else (or when it aborts) on the reference one.
+
+    `path`: the log file, when the log is a file that may be read in windows.
+    `consume` must start from scratch each time it is called.
+    """
+    if path is not None and parallel_possible(_size(path)):
+        try:
+            with parallel_pass(reader_factory(), path, profile, checker_factory) as p:
+                return consume(p)
+        except ScanAborted:
+            pass
+    checker = checker_factory() if checker_factory is not None else None
+    with sequential_pass(reader_factory(), checker, recover) as p:
+        return consume(p)
