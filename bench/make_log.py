@@ -34,7 +34,7 @@ def generate(events: int, seed: int = 7):
     while b.next_seq < events:
         b.start_turn()
         if b.turn == 1 or rng.random() < 0.05:
-            b.request_header(reason="initial" if b.turn == 1 else "changed")
+            b.request_header(reason="initial" if b.turn == 1 else "change")
         b.start_step()
         b.user(text(rng, rng.randint(8, 60)))
         for _ in range(rng.randint(1, 4)):

@@ -87,7 +87,8 @@ def jobs_options(func):
     """--jobs and --quiet, for commands that take many logs."""
     func = click.option("--quiet", "-q", is_flag=True, help="No progress bar on stderr.")(func)
     return click.option("--jobs", "-j", type=click.IntRange(min=1), metavar="N",
-                        help="Work on N logs at once (default: the number of cores).")(func)
+                        help="Use N processes: for N logs at once, or to read one large log in "
+                             "parallel windows (default: the number of cores).")(func)
 
 
 def mapper_for(jobs: int | None, quiet: bool):
@@ -97,6 +98,9 @@ def mapper_for(jobs: int | None, quiet: bool):
     if fleet is not None:
         return fleet
     from .parallel import run_map
+    if jobs is not None:
+        from .scan import SCAN
+        SCAN["jobs"] = jobs
     return lambda fn, items: run_map(fn, items, jobs=jobs, progress=not quiet)
 
 

@@ -31,9 +31,7 @@ from __future__ import annotations
 
 import marshal
 import os
-import tempfile
 from contextlib import contextmanager
-from multiprocessing import current_process, get_context
 from typing import Callable, Iterator
 
 import orjson
@@ -70,13 +68,13 @@ class Span:
     """
 
     __slots__ = ("seq", "count", "line", "end_line", "type", "row_data", "declared_seq",
-                 "seq_pointer", "offset", "end", "_source")
+                 "seq_pointer", "offset", "end", "_source", "appended")
     row = "span"
     index_in_row = 0
     presence = None
 
     def __init__(self, seq, count, line, end_line, type_, row_data, declared, seq_pointer, offset, end,
-                 source):
+                 source, appended=()):
         self.seq = seq
         self.count = count
         self.line = line
@@ -88,10 +86,17 @@ class Span:
         self.offset = offset
         self.end = end
         self._source = source
+        self.appended = appended  # (seq, line, offset, type, presence) of members the fold appends
 
     @property
     def last_seq(self) -> int:
         return self.seq + self.count - 1
+
+    def surface_members(self) -> list:
+        """The members the fold appends to the surface, as events."""
+        source = self._source
+        return [_SpanMember(seq, kind, line, offset, presence, source)
+                for seq, line, offset, kind, presence in self.appended]
 
     def expand(self) -> list:
         """The events (and packed runs) the span stands for, read again sequentially."""
@@ -114,17 +119,40 @@ class ScannedEvent(Event):
         self.head = head
         self.line = line
         self.row = None
-        self.time = head.get("time", 0)
         self.offset = offset
         self.presence = presence
         self._source = source
         self._full = None
 
     @property
+    def time(self):
+        return self.head.get("time", 0)
+
+    @property
     def record(self) -> dict:
         if self._full is None:
             self._full = self._source.record_at(self.offset)
         return self._full
+
+
+class _SpanMember(ScannedEvent):
+    """A surface event appended inside a span: only its record, read again on demand."""
+
+    __slots__ = ()
+
+    def __init__(self, seq, type_, line, offset, presence, source):
+        self.seq = seq
+        self.type = type_
+        self.line = line
+        self.row = None
+        self.offset = offset
+        self.presence = presence
+        self._source = source
+        self._full = None
+
+    @property
+    def head(self) -> dict:
+        return self.record
 
 
 def slim(kind, record: dict) -> dict:
@@ -173,20 +201,46 @@ def _chunk_key(rec, run):
     return None
 
 
-def _off_surface(tag, rec, run) -> bool:
-    return run is not None or (tag not in SURFACE_TYPES and "surfaceOp" not in rec
-                               and "sourceEventSeqs" not in rec)
-
-
+_INT = frozenset({int})
 _CALL_EVENTS = frozenset({"request/header", "compaction/summary", "session/title-llm-request",
                           "web/deepseek-search-llm-request"})
 
 
-def _fold_key(seq, line, tag, rec, run):
-    return "x" if _off_surface(tag, rec, run) else None
+def _plain_append(seq, line, offset, tag, rec, notes) -> bool:
+    """Whether the fold would simply append this surface event (given that its
+    written seq is its position, which the fold checks for the whole run);
+    if so, note what the main process needs of it."""
+    declared = rec.get("seq")
+    if rec.get("surfaceOp") != "append" or declared.__class__ is not int:
+        return False
+    raw = rec.get("sourceEventSeqs", MISSING)
+    if raw is not MISSING:
+        if raw.__class__ is not list:
+            return False
+        if raw:
+            if set(map(type, raw)) != _INT or min(raw) < 0 or max(raw) >= declared or len(set(raw)) != len(raw):
+                return False
+        elif tag != "assistant/message":
+            return False
+    try:
+        presence = derive_message(Event(seq, tag, rec, line))[0]
+    except DeriveError as exc:
+        presence = (exc.message, exc.pointer)
+    notes.append((seq, line, offset, tag, presence))
+    return True
 
 
-def _calls_key(seq, line, tag, rec, run):
+def _fold_key(seq, line, offset, tag, rec, run, notes):
+    if run is not None:
+        return "x"
+    if tag in SURFACE_TYPES:
+        return "x" if _plain_append(seq, line, offset, tag, rec, notes) else None
+    if "surfaceOp" in rec or "sourceEventSeqs" in rec:
+        return None
+    return "x"
+
+
+def _calls_key(seq, line, offset, tag, rec, run, notes):
     if run is not None:
         return _chunk_key(rec, run)
     if tag == "assistant/chunk":
@@ -195,12 +249,14 @@ def _calls_key(seq, line, tag, rec, run):
         if type(chunk) is not dict or chunk.get("type") in ("usage", "finish"):
             return None
         return _chunk_key(rec, None)
-    if tag not in _CALL_EVENTS and _off_surface(tag, rec, None):
+    if tag in SURFACE_TYPES:
+        return "x" if _plain_append(seq, line, offset, tag, rec, notes) else None
+    if tag not in _CALL_EVENTS and "surfaceOp" not in rec and "sourceEventSeqs" not in rec:
         return "x"
     return None
 
 
-def _relations_key(seq, line, tag, rec, run):
+def _relations_key(seq, line, offset, tag, rec, run, notes):
     return _chunk_key(rec, run) if run is not None or tag == "assistant/chunk" else None
 
 
@@ -260,23 +316,30 @@ def _windows(path: str, start: int, size: int, want: int) -> list[tuple[int, int
 def _scan_window(job):
     """Summarise one window; None when something in it needs the sequential reader."""
     path, name, start, end, profile, checker_factory = job
-    key_of, head_of = SPAN_KEYS[profile], HEADS[profile]
-    checker = None
-    if checker_factory is not None:
-        checker = checker_factory()
-        check, plain_key = checker.check, key_of
+    notes: list = []  # (seq, line, offset, type, presence) of surface appends inside runs
+    profile_key, head_of = SPAN_KEYS[profile], HEADS[profile]
+    checker = checker_factory() if checker_factory is not None else None
+    check = checker.check if checker is not None else None
 
-        def key_of(seq, line, tag, rec, run):
+    def key_of(seq, line, offset, tag, rec, run):
+        if check is not None:
             check(seq, line, tag, rec, run)
-            return plain_key(seq, line, tag, rec, run)
+        return profile_key(seq, line, offset, tag, rec, run, notes)
     out = []
     append = out.append
+    taken = 0  # notes handed out so far
     try:
         with open(path, "rb") as fh:
             reader = LogReader(fh, name=name, window=(start, end, 0, 0))
             for item in reader.records(collapse=key_of):
                 if item.__class__ is tuple:  # a collapsed run; MISSING does not survive pickling
-                    append((0, *item[:5], None if item[5] is MISSING else item[5], *item[6:]))
+                    seq, count = item[0], item[1]
+                    members = []
+                    while taken < len(notes) and notes[taken][0] < seq + count:
+                        if notes[taken][0] >= seq:
+                            members.append(notes[taken])
+                        taken += 1
+                    append((0, *item[:5], None if item[5] is MISSING else item[5], *item[6:], members))
                 elif item.row is not None:
                     append((2, item.seq, item.line, item.offset))  # read again in the main process
                 else:
@@ -299,6 +362,21 @@ def _scan_window(job):
         return None
     # marshal: the cheapest wire format for these plain values (half pickle's load time)
     return reader.event_count, reader.lines, marshal.dumps(out), checker
+
+
+def exact_at(items, wanted: list[int]) -> Iterator:
+    """The items, except that a span which appends to the surface and holds a
+    wanted seq before its last is read member by member (the view right after
+    that seq must not hold the span's later appends). `wanted` ascending."""
+    i, n = 0, len(wanted)
+    for item in items:
+        if item.appended:
+            while i < n and wanted[i] < item.seq:
+                i += 1
+            if i < n and wanted[i] < item.seq + item.count - 1:
+                yield from item.expand()
+                continue
+        yield item
 
 
 # -- the pass, as its callers see it -------------------------------------------
@@ -324,8 +402,10 @@ class Pass:
 
 
 def parallel_possible(size: int) -> bool:
-    return SCAN["jobs"] > 1 and size >= SCAN["min_bytes"] and not current_process().daemon \
-        and "fork" in _start_methods()
+    if SCAN["jobs"] <= 1 or size < SCAN["min_bytes"]:
+        return False
+    import multiprocessing  # here, not at start-up: small logs never need it
+    return not multiprocessing.current_process().daemon and "fork" in multiprocessing.get_all_start_methods()
 
 
 def _size(path: str) -> int:
@@ -333,11 +413,6 @@ def _size(path: str) -> int:
         return os.path.getsize(path)
     except OSError:
         return 0  # the reader says why it cannot be read
-
-
-def _start_methods():
-    from multiprocessing import get_all_start_methods
-    return get_all_start_methods()
 
 
 @contextmanager
@@ -382,6 +457,7 @@ def parallel_pass(reader: LogReader, path: str, profile: str, checker_factory=No
         p.parallel = True
         jobs = [(path, reader.path, a, b, profile, checker_factory)
                 for a, b in _windows(path, start, size, SCAN["window_bytes"])]
+        from multiprocessing import get_context
         pool = get_context("fork").Pool(min(SCAN["jobs"], len(jobs)))
         try:
             p.items = _items(p, pool.imap(_scan_window, jobs), source, reader.header_line)
@@ -402,11 +478,12 @@ def _items(p: Pass, results, source: _Source, header_line: int) -> Iterator:
             p.checkers.append((checker, seq, line))
         for t in out:
             if t[0] == 0:
-                _, s, n, first, last, key, declared, pointer, offset, end = t
+                _, s, n, first, last, key, declared, pointer, offset, end, members = t
                 chunks = key.__class__ is tuple
                 yield Span(seq + s, n, line + first, line + last, "assistant/chunk" if chunks else None,
                            {"turn": key[0], "step": key[1]} if chunks else None,
-                           MISSING if declared is None else declared, pointer, offset, end, source)
+                           MISSING if declared is None else declared, pointer, offset, end, source,
+                           [(seq + m[0], line + m[1], *m[2:]) for m in members] if members else ())
             elif t[0] == 1:
                 _, s, ln, kind, head, offset, presence = t
                 sources = head.get("sourceEventSeqs")
@@ -424,6 +501,7 @@ def _items(p: Pass, results, source: _Source, header_line: int) -> Iterator:
 
 def _decompress(reader: LogReader):
     """The log's text after its header, checked frame by frame, in an unnamed temporary file."""
+    import tempfile
     tmp = tempfile.NamedTemporaryFile(prefix="dshreplay-", suffix=".jsonl")
     write = tmp.write
     try:

@@ -23,7 +23,7 @@ from .errors import DeriveError, DshReplayError, FoldError, UsageError
 from .provenance import ShadowRecord, ShadowTracker, ViewDiff, diff_states, origins
 from .reader import Event, LogReader, PackedRun, TornTail, resolve_log_path
 from .rules import BracketRecord, Closer, RelationChecker
-from .scan import CALLS, FOLD
+from .scan import CALLS, FOLD, exact_at
 from .surface import SURFACE_TYPES, SurfaceFold, SurfaceState, has_message
 
 
@@ -142,7 +142,7 @@ class Session:
         out = dict(given)
         fold = SurfaceFold()
         i = 0
-        for item in p.items:
+        for item in exact_at(p.items, wanted):
             try:
                 fold.apply(item)
             except FoldError as exc:

@@ -149,12 +149,17 @@ class SurfaceFold:
         expected = self.next_seq
         if event.row is not None:
             # a packed run (or one member of it): assistant/chunk events whose
-            # exact shape the reader checked (no surface fields); only the
-            # seq can be wrong
+            # exact shape the reader checked (no surface fields); or a scan's
+            # span, whose members were checked in the worker: only the seq of
+            # the first can be wrong
             declared = event.declared_seq
             if event.seq != expected or (declared is not MISSING and declared != expected):
                 raise _fail(event, NOT_CONTIGUOUS, f"seq {_show(declared)} is not contiguous; "
                                                    f"expected {expected}", event.seq_pointer)
+            if event.appended:  # a scan's run holding surface events this fold would just append
+                for member in event.surface_members():
+                    self.nodes.append(member.seq)
+                    self.events[member.seq] = member
             self.next_seq = expected + event.count
             return None
         rec = event.head
