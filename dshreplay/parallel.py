@@ -48,7 +48,8 @@ def run_map(fn: Callable, items: Iterable, *, jobs: int | None = None, progress:
             out.append(fn(item))
             bar.step()
         return out
-    with ProcessPoolExecutor(max_workers=min(jobs, len(items)), mp_context=get_context("fork")) as pool:
+    from .scan import start_method
+    with ProcessPoolExecutor(max_workers=min(jobs, len(items)), mp_context=get_context(start_method())) as pool:
         out = []
         for result in pool.map(fn, items):
             out.append(result)

@@ -405,7 +405,19 @@ def parallel_possible(size: int) -> bool:
     if SCAN["jobs"] <= 1 or size < SCAN["min_bytes"]:
         return False
     import multiprocessing  # here, not at start-up: small logs never need it
-    return not multiprocessing.current_process().daemon and "fork" in multiprocessing.get_all_start_methods()
+    return not multiprocessing.current_process().daemon and start_method() is not None
+
+
+def start_method() -> str | None:
+    """fork, the cheapest, from a single-threaded process; else a fork server
+    (a child forked while another thread holds a lock can deadlock, and a Dask
+    client or worker runs threads)."""
+    import multiprocessing
+    import threading
+    methods = multiprocessing.get_all_start_methods()
+    if threading.active_count() == 1 and "fork" in methods:
+        return "fork"
+    return "forkserver" if "forkserver" in methods else None
 
 
 def _size(path: str) -> int:
@@ -457,14 +469,28 @@ def parallel_pass(reader: LogReader, path: str, profile: str, checker_factory=No
         p.parallel = True
         jobs = [(path, reader.path, a, b, profile, checker_factory)
                 for a, b in _windows(path, start, size, SCAN["window_bytes"])]
+        from concurrent.futures import ProcessPoolExecutor
         from multiprocessing import get_context
-        pool = get_context("fork").Pool(min(SCAN["jobs"], len(jobs)))
+
+        # an executor, not multiprocessing.Pool: a worker that dies breaks the
+        # pass (and the log is read sequentially) instead of hanging it
+        context = get_context(start_method())
+        if context.get_start_method() == "forkserver":
+            context.set_forkserver_preload(["dshreplay.validate"])
+        pool = ProcessPoolExecutor(min(SCAN["jobs"], len(jobs)), mp_context=context)
         try:
-            p.items = _items(p, pool.imap(_scan_window, jobs), source, reader.header_line)
+            p.items = _items(p, _results(pool.map(_scan_window, jobs)), source, reader.header_line)
             yield p
         finally:
-            pool.terminate()
-            pool.join()
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _results(results) -> Iterator:
+    from concurrent.futures.process import BrokenProcessPool
+    try:
+        yield from results
+    except BrokenProcessPool:
+        raise ScanAborted() from None
 
 
 def _items(p: Pass, results, source: _Source, header_line: int) -> Iterator:
