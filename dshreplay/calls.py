@@ -84,6 +84,12 @@ class CallTracker:
             elif chunk_type == "finish":
                 call.finish = _get(chunk, "reason")
                 del self.open[key]
+            for mark, value in event.marks:  # a scan's run: its usage chunks, and a finish last
+                if mark == "usage":
+                    call.usage = value
+                else:
+                    call.finish = value
+                    del self.open[key]
         elif kind == "request/header":
             self.header_seq = event.seq
             self.header = _get(event.head.get("data"), "header")

@@ -50,7 +50,7 @@ class Event:
     count = 1  # events this item stands for (a PackedRun stands for several)
     seq_pointer = "/seq"  # where the written seq is
     presence = None
-    appended = ()  # see scan.Span  # see ScannedEvent: whether the node yields a message, when known beforehand
+    appended = marks = ()  # see scan.Span  # see ScannedEvent: whether the node yields a message, when known beforehand
 
     def __init__(self, seq: int, type_: object, record: dict, line: int,
                  row: str | None = None, offset: int | None = None):
@@ -658,7 +658,7 @@ class PackedRun(_RowView):
     type = "assistant/chunk"
     index_in_row = 0
     presence = None
-    appended = ()
+    appended = marks = ()
 
     def __init__(self, seq: int, shared: "_Row", line: int, time0, count: int):
         self.seq = seq

@@ -68,13 +68,13 @@ class Span:
     """
 
     __slots__ = ("seq", "count", "line", "end_line", "type", "row_data", "declared_seq",
-                 "seq_pointer", "offset", "end", "_source", "appended")
+                 "seq_pointer", "offset", "end", "_source", "appended", "marks")
     row = "span"
     index_in_row = 0
     presence = None
 
     def __init__(self, seq, count, line, end_line, type_, row_data, declared, seq_pointer, offset, end,
-                 source, appended=()):
+                 source, appended=(), marks=()):
         self.seq = seq
         self.count = count
         self.line = line
@@ -87,6 +87,7 @@ class Span:
         self.end = end
         self._source = source
         self.appended = appended  # (seq, line, offset, type, presence) of members the fold appends
+        self.marks = marks  # ("usage", usage) and ("finish", reason) of chunk members, in order
 
     @property
     def last_seq(self) -> int:
@@ -240,27 +241,42 @@ def _fold_key(seq, line, offset, tag, rec, run, notes):
     return "x"
 
 
-def _calls_key(seq, line, offset, tag, rec, run, notes):
-    if run is not None:
-        return _chunk_key(rec, run)
-    if tag == "assistant/chunk":
-        chunk = rec.get("data")
-        chunk = chunk.get("chunk") if type(chunk) is dict else None
-        if type(chunk) is not dict or chunk.get("type") in ("usage", "finish"):
-            return None
-        return _chunk_key(rec, None)
-    if tag in SURFACE_TYPES:
-        return "x" if _plain_append(seq, line, offset, tag, rec, notes) else None
-    if tag not in _CALL_EVENTS and "surfaceOp" not in rec and "sourceEventSeqs" not in rec:
-        return "x"
-    return None
+def _calls_keys(notes):
+    """The CALLS key function for one window. A run of chunks ends at a finish
+    chunk (it ends a call); usage and finish chunks inside runs are noted."""
+    finished: dict = {}  # (turn, step) -> finish chunks seen in this window
+
+    def key(seq, line, offset, tag, rec, run, notes):
+        if run is not None:
+            step = _chunk_key(rec, run)
+            return None if step is None else (*step, finished.get(step, 0))
+        if tag == "assistant/chunk":
+            chunk = rec.get("data")
+            chunk = chunk.get("chunk") if type(chunk) is dict else None
+            step = _chunk_key(rec, None)
+            if type(chunk) is not dict or step is None:
+                return None
+            n = finished.get(step, 0)
+            kind = chunk.get("type")
+            if kind == "usage":
+                notes.append((seq, line, offset, "usage", chunk.get("usage")))
+            elif kind == "finish":
+                notes.append((seq, line, offset, "finish", chunk.get("reason")))
+                finished[step] = n + 1
+            return (*step, n)
+        if tag in SURFACE_TYPES:
+            return "x" if _plain_append(seq, line, offset, tag, rec, notes) else None
+        if tag not in _CALL_EVENTS and "surfaceOp" not in rec and "sourceEventSeqs" not in rec:
+            return "x"
+        return None
+    return key
 
 
 def _relations_key(seq, line, offset, tag, rec, run, notes):
     return _chunk_key(rec, run) if run is not None or tag == "assistant/chunk" else None
 
 
-SPAN_KEYS = {FOLD: _fold_key, CALLS: _calls_key, RELATIONS: _relations_key}
+SPAN_KEYS = {FOLD: lambda notes: _fold_key, CALLS: _calls_keys, RELATIONS: lambda notes: _relations_key}
 
 
 def _envelope(kind, record: dict) -> dict:
@@ -317,7 +333,7 @@ def _scan_window(job):
     """Summarise one window; None when something in it needs the sequential reader."""
     path, name, start, end, profile, checker_factory = job
     notes: list = []  # (seq, line, offset, type, presence) of surface appends inside runs
-    profile_key, head_of = SPAN_KEYS[profile], HEADS[profile]
+    profile_key, head_of = SPAN_KEYS[profile](notes), HEADS[profile]
     checker = checker_factory() if checker_factory is not None else None
     check = checker.check if checker is not None else None
 
@@ -506,10 +522,14 @@ def _items(p: Pass, results, source: _Source, header_line: int) -> Iterator:
             if t[0] == 0:
                 _, s, n, first, last, key, declared, pointer, offset, end, members = t
                 chunks = key.__class__ is tuple
-                yield Span(seq + s, n, line + first, line + last, "assistant/chunk" if chunks else None,
-                           {"turn": key[0], "step": key[1]} if chunks else None,
-                           MISSING if declared is None else declared, pointer, offset, end, source,
-                           [(seq + m[0], line + m[1], *m[2:]) for m in members] if members else ())
+                if chunks:  # the chunks of one step; members: its usage and finish chunks
+                    yield Span(seq + s, n, line + first, line + last, "assistant/chunk",
+                               {"turn": key[0], "step": key[1]}, MISSING if declared is None else declared,
+                               pointer, offset, end, source, (), [m[3:] for m in members])
+                else:  # events off the surface; members: surface appends
+                    yield Span(seq + s, n, line + first, line + last, None, None,
+                               MISSING if declared is None else declared, pointer, offset, end, source,
+                               [(seq + m[0], line + m[1], *m[2:]) for m in members] if members else ())
             elif t[0] == 1:
                 _, s, ln, kind, head, offset, presence = t
                 sources = head.get("sourceEventSeqs")

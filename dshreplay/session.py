@@ -183,8 +183,7 @@ class Session:
             fold = SurfaceFold()
             rules = RelationChecker(reader.header)
             shadows = ShadowTracker()
-            derived: dict[int, bool] = {}
-            calls = CallTracker(lambda: _count_messages(fold, derived))
+            calls = CallTracker(MessageCount(fold))
             types = index.types
             for item in reader.records():
                 if item.row is not None:
@@ -284,8 +283,7 @@ class Session:
 
 def _track_calls(p) -> tuple[list[Call], list[Call]]:
     fold = SurfaceFold()
-    derived: dict[int, bool] = {}
-    tracker = CallTracker(lambda: _count_messages(fold, derived))
+    tracker = CallTracker(MessageCount(fold))
     for item in p.items:
         try:
             fold.apply(item)
@@ -295,20 +293,29 @@ def _track_calls(p) -> tuple[list[Call], list[Call]]:
     return tracker.calls, tracker.auxiliary
 
 
-def _count_messages(fold: SurfaceFold, cache: dict | None = None) -> int:
-    """How many model messages the fold's current surface yields."""
-    n = 0
-    for seq in fold.nodes:
-        has = cache.get(seq) if cache is not None else None
-        if has is None:
+class MessageCount:
+    """How many model messages the fold's current surface yields, kept up to
+    date cheaply: nodes appended since the last call are added; after a
+    replacement the surface is counted again. Call it for the count."""
+
+    def __init__(self, fold: SurfaceFold) -> None:
+        self.fold = fold
+        self.replacements = 0  # replacements the count has seen
+        self.counted = 0  # leading nodes counted
+        self.total = 0
+
+    def __call__(self) -> int:
+        fold = self.fold
+        if len(fold.replacements) != self.replacements:
+            self.replacements, self.counted, self.total = len(fold.replacements), 0, 0
+        nodes, events = fold.nodes, fold.events
+        for seq in nodes[self.counted:]:
             try:
-                has = has_message(fold.events[seq])
+                self.total += has_message(events[seq])
             except DeriveError:
-                has = False
-            if cache is not None:
-                cache[seq] = has
-        n += has
-    return n
+                pass
+        self.counted = len(nodes)
+        return self.total
 
 
 class EventStream:
