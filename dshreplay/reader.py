@@ -220,6 +220,20 @@ class LogReader:
         self.lines = lineno
 
     def _zstd_lines(self) -> Iterator[tuple[int, int, bytes]]:
+        return chain.from_iterable(self._split_blocks(self.zstd_text()))
+
+    def _split_blocks(self, blocks) -> Iterator:
+        lineno = offset = 0
+        for text in blocks:
+            lines = io.BytesIO(text).readlines()
+            yield zip(count(lineno + 1), accumulate(map(len, lines), initial=offset), lines)
+            lineno += len(lines)
+            offset += len(text)
+        self.lines = lineno
+
+    def zstd_text(self) -> Iterator[bytes]:
+        """The decompressed text of a zstd log, in blocks of whole lines (the
+        last may lack its newline), every frame checked as it ends."""
         import zstandard
 
         dctx = zstandard.ZstdDecompressor()
@@ -231,8 +245,7 @@ class LogReader:
         frame_size = 0
         total_out = 0
         carry = b""  # text of committed frames after their last newline
-        lineno = 0
-        text_offset = 0
+        lineno = 0  # lines committed so far
         while True:
             chunk = fh.read(_ZSTD_FEED)
             if not chunk:
@@ -264,18 +277,13 @@ class LogReader:
                     fed += len(data) - len(rest)
                     data = rest
                     obj = None
-                    text = carry + b"".join(frame_out)
+                    text = carry + b"".join(frame_out) if carry else b"".join(frame_out)
                     frame_out, frame_size = [], 0
-                    start = 0
-                    while True:
-                        nl = text.find(b"\n", start)
-                        if nl < 0:
-                            break
-                        lineno += 1
-                        yield lineno, text_offset + start, text[start:nl + 1]
-                        start = nl + 1
-                    text_offset += start
-                    carry = text[start:]
+                    cut = text.rfind(b"\n") + 1
+                    carry = text[cut:]
+                    if cut:
+                        lineno += text.count(b"\n", 0, cut)
+                        yield text[:cut] if carry else text
                 else:
                     fed += len(data)
                     data = b""
@@ -284,9 +292,7 @@ class LogReader:
             self.torn_tail = TornTail(line=lineno + 1, offset=frame_start, size=fed - frame_start,
                                       encoding="zstd")
         if carry:
-            lineno += 1
-            yield lineno, text_offset, carry
-        self.lines = lineno
+            yield carry
 
     # -- logical layer ---------------------------------------------------
     @property

@@ -41,6 +41,8 @@ def _show(value) -> str:
 
 
 def _get(value, *keys):
+    if len(keys) == 1 and value.__class__ is dict:  # the common case, without dig's loop
+        return value.get(keys[0], MISSING)
     return dig(value, *keys, default=MISSING)
 
 

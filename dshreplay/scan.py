@@ -29,6 +29,7 @@ reference path, with the reference wording.
 
 from __future__ import annotations
 
+import io
 import marshal
 import os
 from contextlib import contextmanager
@@ -367,7 +368,7 @@ def _scan_window(job):
                         except DeriveError as exc:
                             presence = (exc.message, exc.pointer)
                     head = head_of(kind, item.record)
-                    sources = head.get("sourceEventSeqs")
+                    sources = head.get("sourceEventSeqs") if presence is not None else None
                     if sources.__class__ is list and len(sources) > 2 and sources[0].__class__ is int \
                             and sources == list(range(sources[0], sources[0] + len(sources))):
                         head["sourceEventSeqs"] = (sources[0], sources[0] + len(sources))  # a run of seqs
@@ -469,42 +470,92 @@ def sequential_pass(reader: LogReader, checker=None, recover: Callable | None = 
 @contextmanager
 def parallel_pass(reader: LogReader, path: str, profile: str, checker_factory=None):
     """A pass over the log file `path` on several processes (see the module
-    docstring). The reader gives the header (and, for zstd, the checked
-    text); raises ScanAborted from `items` when a window needs the
-    sequential reader."""
-    with reader:
-        header = reader.header
-        keep = None
-        if reader.encoding == "zstd":
-            keep = _decompress(reader)  # the text after the header line
-            path, start, size = keep.name, 0, os.fstat(keep.fileno()).st_size
-        else:
-            start, size = reader.body_offset, os.path.getsize(path)
-        source = _Source(path, reader.path, keep)
-        p = Pass(reader.path, header, reader.header_line, reader.encoding)
+    docstring). Raises ScanAborted (from `items`, or at once for a zstd log
+    whose text cannot be read) when the sequential reader must take over."""
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    # an executor, not multiprocessing.Pool: a worker that dies breaks the
+    # pass (and the log is read sequentially) instead of hanging it
+    context = get_context(start_method())
+    if context.get_start_method() == "forkserver":
+        context.set_forkserver_preload(["dshreplay.validate"])
+    pool = ProcessPoolExecutor(SCAN["jobs"], mp_context=context)
+    keep = None
+    try:
+        with reader:
+            name, encoding = reader.path, reader.encoding
+            if encoding == "zstd":
+                # decompress into a temporary plain copy; windows go to the
+                # workers as soon as their text is written
+                keep, futures, start = _decompress(reader, pool, name, profile, checker_factory)
+                path = keep.name
+                try:
+                    with LogReader(path) as text:
+                        header, header_line = text.header, text.header_line
+                except ReadError:
+                    raise ScanAborted() from None  # the sequential reader says it, naming the log
+                if text.body_offset != start:
+                    raise ScanAborted()
+            else:
+                header, header_line = reader.header, reader.header_line
+                futures = [pool.submit(_scan_window, (path, name, a, b, profile, checker_factory))
+                           for a, b in _windows(path, reader.body_offset, os.path.getsize(path),
+                                                SCAN["window_bytes"])]
+        p = Pass(name, header, header_line, encoding)
         p.parallel = True
-        jobs = [(path, reader.path, a, b, profile, checker_factory)
-                for a, b in _windows(path, start, size, SCAN["window_bytes"])]
-        from concurrent.futures import ProcessPoolExecutor
-        from multiprocessing import get_context
-
-        # an executor, not multiprocessing.Pool: a worker that dies breaks the
-        # pass (and the log is read sequentially) instead of hanging it
-        context = get_context(start_method())
-        if context.get_start_method() == "forkserver":
-            context.set_forkserver_preload(["dshreplay.validate"])
-        pool = ProcessPoolExecutor(min(SCAN["jobs"], len(jobs)), mp_context=context)
-        try:
-            p.items = _items(p, _results(pool.map(_scan_window, jobs)), source, reader.header_line)
-            yield p
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+        p.items = _items(p, _results(futures), _Source(path, name, keep), header_line)
+        yield p
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _results(results) -> Iterator:
+def _decompress(reader: LogReader, pool, name: str, profile: str, checker_factory):
+    """Write a zstd log's checked text to a temporary file, handing each
+    window (after the header line) to the pool as it fills."""
+    import tempfile
+    tmp = tempfile.NamedTemporaryFile(prefix="dshreplay-", suffix=".jsonl")
+    futures = []
+    start = pos = body = None  # the window being filled; None until the header line is written
+    head = b""
+    want = SCAN["window_bytes"]
+    try:
+        for text in reader.zstd_text():
+            tmp.write(text)
+            if start is None:  # the body starts after the first line that is not blank
+                head += text
+                offset = 0
+                for line in io.BytesIO(head).readlines():
+                    offset += len(line)
+                    if line.strip() and line.endswith(b"\n"):
+                        start = body = offset
+                        break
+                pos = len(head)
+                if start is None:
+                    continue
+            else:
+                pos += len(text)
+            if pos - start >= want:
+                tmp.flush()
+                futures.append(pool.submit(_scan_window, (tmp.name, name, start, pos, profile, checker_factory)))
+                start = pos
+    except ReadError:
+        tmp.close()
+        raise ScanAborted() from None
+    tmp.flush()
+    if reader.torn_tail is not None or start is None:
+        tmp.close()
+        raise ScanAborted()
+    if pos > start or not futures:
+        futures.append(pool.submit(_scan_window, (tmp.name, name, start, pos, profile, checker_factory)))
+    return tmp, futures, body
+
+
+def _results(futures) -> Iterator:
     from concurrent.futures.process import BrokenProcessPool
     try:
-        yield from results
+        for future in futures:
+            yield future.result()
     except BrokenProcessPool:
         raise ScanAborted() from None
 
@@ -532,6 +583,9 @@ def _items(p: Pass, results, source: _Source, header_line: int) -> Iterator:
                                [(seq + m[0], line + m[1], *m[2:]) for m in members] if members else ())
             elif t[0] == 1:
                 _, s, ln, kind, head, offset, presence = t
+                if kind not in SURFACE_TYPES:  # sent whole
+                    yield Event(seq + s, kind, head, line + ln, None, offset)
+                    continue
                 sources = head.get("sourceEventSeqs")
                 if sources.__class__ is tuple:  # never a JSON value: a run of seqs, sent short
                     head["sourceEventSeqs"] = list(range(*sources))
@@ -543,24 +597,6 @@ def _items(p: Pass, results, source: _Source, header_line: int) -> Iterator:
         line = line + lines if lines else line
     p.event_count = seq
     p.lines = line
-
-
-def _decompress(reader: LogReader):
-    """The log's text after its header, checked frame by frame, in an unnamed temporary file."""
-    import tempfile
-    tmp = tempfile.NamedTemporaryFile(prefix="dshreplay-", suffix=".jsonl")
-    write = tmp.write
-    try:
-        for _lineno, _offset, raw in reader._lines:
-            write(raw)
-    except ReadError:
-        tmp.close()
-        raise ScanAborted() from None
-    tmp.flush()
-    if reader.torn_tail is not None:
-        tmp.close()
-        raise ScanAborted()
-    return tmp
 
 
 def run_pass(reader_factory: Callable[[], LogReader], profile: str, consume: Callable, *,
