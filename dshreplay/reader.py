@@ -389,6 +389,7 @@ class LogReader:
         resync = None  # seq of the first event lost to a skipped line
         blanks = 0
         span = None  # the run being collapsed: [seq, count, line, end_line, key, declared, pointer, offset]
+        missing, row_tags, _dict, _str, _int = MISSING, ROW_TAGS, dict, str, int  # locals: the hot loop
         for lineno, offset, raw in self._lines:
             if raw == b"\n" or raw == b"\r\n":
                 blanks += 1
@@ -419,7 +420,7 @@ class LogReader:
                 seq += 1
                 continue
             last = raw
-            if type(rec) is not dict:
+            if rec.__class__ is not _dict:
                 if span is not None:
                     yield (*span, offset)
                     span = None
@@ -438,9 +439,9 @@ class LogReader:
                 resync = None
             tag = rec.get("type")
             item = None
-            if tag.__class__ is not str:
+            if tag.__class__ is not _str:
                 tag = None  # not a type name; the validator reports it
-            elif tag in ROW_TAGS:
+            elif tag in row_tags:
                 try:
                     item = expand_row(rec, tag, seq, lineno, path)
                     item.offset = offset
@@ -458,15 +459,15 @@ class LogReader:
                 key = collapse(seq, lineno, offset, tag, rec, item)
                 if key is not None:
                     n = 1 if item is None else item.count
-                    declared = rec.get("seq" if item is None else "seq0", MISSING)
+                    declared = rec.get("seq" if item is None else "seq0", missing)
                     if span is not None and key == span[4] and (
-                            declared is MISSING if span[5] is MISSING
-                            else type(declared) is int and declared == span[5] + span[1]):
+                            declared is missing if span[5] is missing
+                            else declared.__class__ is _int and declared == span[5] + span[1]):
                         span[1] += n
                         span[3] = lineno
                         seq += n
                         continue
-                    if declared is MISSING or type(declared) is int:
+                    if declared is missing or declared.__class__ is _int:
                         if span is not None:
                             yield (*span, offset)
                         span = [seq, n, lineno, lineno, key, declared,
@@ -606,7 +607,6 @@ _NAMED_TOOL_ROW = frozenset({"turn", "step", "index", "id", "name", "dt", "args"
 _SAFE_TIME = 2**52  # below this, time0 plus any dt sum that passed the bound check stays safe
 
 
-_STR = frozenset({str})
 _INT = frozenset({int})
 
 
@@ -631,7 +631,11 @@ def _common_row(rec: dict, tag: str, seq: int, line: int) -> "PackedRun | None":
             or data["index"].__class__ is not int or payload.__class__ is not list or dt.__class__ is not list:
         return None
     n = len(payload)
-    if len(dt) != n - 1 or not payload or set(map(type, payload)) != _STR:
+    if len(dt) != n - 1 or not payload:
+        return None
+    try:
+        "".join(payload)  # every text a string (join checks it in C)
+    except TypeError:
         return None
     if dt and (set(map(type, dt)) != _INT or abs(time0) + sum(map(abs, dt)) >= _SAFE_TIME):
         return None  # (all ints whose magnitudes sum below 2**52: every member time is safe)

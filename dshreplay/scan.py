@@ -39,14 +39,14 @@ import orjson
 
 from .errors import DeriveError, ReadError
 from .jsvalues import MISSING
-from .reader import Event, LogReader
+from .reader import ZSTD_MAGIC, Event, LogReader
 from .surface import SURFACE_TYPES, derive_message
 
 # Process-wide settings; `--jobs` sets "jobs", tests shrink the sizes.
 SCAN = {
     "jobs": os.cpu_count() or 1,
     "min_bytes": 8 * 1024**2,  # smaller logs are read sequentially: a pool costs more than it saves
-    "window_bytes": 8 * 1024**2,
+    "window_bytes": 4 * 1024**2,  # the largest window
 }
 
 FOLD, CALLS, RELATIONS = "fold", "calls", "relations"  # what a pass must see one by one
@@ -437,9 +437,12 @@ def start_method() -> str | None:
     return "forkserver" if "forkserver" in methods else None
 
 
-def _size(path: str) -> int:
+def _text_size(path: str) -> int:
+    """The log's size as text (a zstd log's guessed at five times the file)."""
     try:
-        return os.path.getsize(path)
+        with open(path, "rb") as fh:
+            zstd = fh.read(4) == ZSTD_MAGIC
+        return os.path.getsize(path) * (5 if zstd else 1)
     except OSError:
         return 0  # the reader says why it cannot be read
 
@@ -499,15 +502,20 @@ def parallel_pass(reader: LogReader, path: str, profile: str, checker_factory=No
                     raise ScanAborted()
             else:
                 header, header_line = reader.header, reader.header_line
+                size = os.path.getsize(path)
                 futures = [pool.submit(_scan_window, (path, name, a, b, profile, checker_factory))
-                           for a, b in _windows(path, reader.body_offset, os.path.getsize(path),
-                                                SCAN["window_bytes"])]
+                           for a, b in _windows(path, reader.body_offset, size, _window_bytes(size))]
         p = Pass(name, header, header_line, encoding)
         p.parallel = True
         p.items = _items(p, _results(futures), _Source(path, name, keep), header_line)
         yield p
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _window_bytes(size: int) -> int:
+    """About four windows per process (so that none waits long for the last), 1 to 4 MiB each."""
+    return min(SCAN["window_bytes"], max(size // (4 * SCAN["jobs"]), 1 << 20))
 
 
 def _decompress(reader: LogReader, pool, name: str, profile: str, checker_factory):
@@ -518,7 +526,7 @@ def _decompress(reader: LogReader, pool, name: str, profile: str, checker_factor
     futures = []
     start = pos = body = None  # the window being filled; None until the header line is written
     head = b""
-    want = SCAN["window_bytes"]
+    want = _window_bytes(os.path.getsize(reader._fh.name) * 5)  # text is about 5 times the zstd
     try:
         for text in reader.zstd_text():
             tmp.write(text)
@@ -606,7 +614,7 @@ def run_pass(reader_factory: Callable[[], LogReader], profile: str, consume: Cal
     `path`: the log file, when the log is a file that may be read in windows.
     `consume` must start from scratch each time it is called.
     """
-    if path is not None and parallel_possible(_size(path)):
+    if path is not None and parallel_possible(_text_size(path)):
         try:
             with parallel_pass(reader_factory(), path, profile, checker_factory) as p:
                 return consume(p)
