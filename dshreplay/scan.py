@@ -232,52 +232,79 @@ def _plain_append(seq, line, offset, tag, rec, notes) -> bool:
     return True
 
 
-def _fold_key(seq, line, offset, tag, rec, run, notes):
-    if run is not None:
-        return "x"
-    if tag in SURFACE_TYPES:
-        return "x" if _plain_append(seq, line, offset, tag, rec, notes) else None
-    if "surfaceOp" in rec or "sourceEventSeqs" in rec:
-        return None
-    return "x"
+def _fold_keys(notes, check):
+    """The FOLD key function for one window: events off the surface and surface
+    appends run together (the appends are noted)."""
+    surface = SURFACE_TYPES
 
-
-def _calls_keys(notes):
-    """The CALLS key function for one window. A run of chunks ends at a finish
-    chunk (it ends a call); usage and finish chunks inside runs are noted."""
-    finished: dict = {}  # (turn, step) -> finish chunks seen in this window
-
-    def key(seq, line, offset, tag, rec, run, notes):
+    def key(seq, line, offset, tag, rec, run):
+        if check is not None:
+            check(seq, line, tag, rec, run)
         if run is not None:
-            step = _chunk_key(rec, run)
-            return None if step is None else (*step, finished.get(step, 0))
-        if tag == "assistant/chunk":
-            chunk = rec.get("data")
-            chunk = chunk.get("chunk") if type(chunk) is dict else None
-            step = _chunk_key(rec, None)
-            if type(chunk) is not dict or step is None:
-                return None
-            n = finished.get(step, 0)
-            kind = chunk.get("type")
-            if kind == "usage":
-                notes.append((seq, line, offset, "usage", chunk.get("usage")))
-            elif kind == "finish":
-                notes.append((seq, line, offset, "finish", chunk.get("reason")))
-                finished[step] = n + 1
-            return (*step, n)
-        if tag in SURFACE_TYPES:
-            return "x" if _plain_append(seq, line, offset, tag, rec, notes) else None
-        if tag not in _CALL_EVENTS and "surfaceOp" not in rec and "sourceEventSeqs" not in rec:
             return "x"
-        return None
+        if tag in surface:
+            return "x" if _plain_append(seq, line, offset, tag, rec, notes) else None
+        if "surfaceOp" in rec or "sourceEventSeqs" in rec:
+            return None
+        return "x"
     return key
 
 
-def _relations_key(seq, line, offset, tag, rec, run, notes):
-    return _chunk_key(rec, run) if run is not None or tag == "assistant/chunk" else None
+def _calls_keys(notes, check):
+    """The CALLS key function for one window. A run of chunks ends at a finish
+    chunk (it ends a call); usage and finish chunks inside runs are noted."""
+    keys: dict = {}  # (turn, step) -> the key of its current run: (turn, step, finishes seen)
+    surface, call_events, _dict, _int = SURFACE_TYPES, _CALL_EVENTS, dict, int
+
+    def key(seq, line, offset, tag, rec, run):
+        if check is not None:
+            check(seq, line, tag, rec, run)
+        if run is not None:
+            data = run.row_data
+        elif tag == "assistant/chunk":
+            if "surfaceOp" in rec or "sourceEventSeqs" in rec:
+                return None
+            data = rec.get("data")
+            if data.__class__ is not _dict:
+                return None
+            chunk = data.get("chunk")
+            if chunk.__class__ is not _dict:
+                return None
+            kind = chunk.get("type")
+            if kind == "usage" or kind == "finish":
+                turn, step = data.get("turn"), data.get("step")
+                if turn.__class__ is not _int or step.__class__ is not _int:
+                    return None
+                current = keys.get((turn, step)) or (turn, step, 0)
+                if kind == "usage":
+                    notes.append((seq, line, offset, "usage", chunk.get("usage")))
+                else:
+                    notes.append((seq, line, offset, "finish", chunk.get("reason")))
+                    keys[(turn, step)] = (turn, step, current[2] + 1)
+                return current
+        elif tag in surface:
+            return "x" if _plain_append(seq, line, offset, tag, rec, notes) else None
+        elif tag not in call_events and "surfaceOp" not in rec and "sourceEventSeqs" not in rec:
+            return "x"
+        else:
+            return None
+        turn, step = data.get("turn"), data.get("step")
+        if turn.__class__ is not _int or step.__class__ is not _int:
+            return None
+        return keys.get((turn, step)) or (turn, step, 0)
+    return key
 
 
-SPAN_KEYS = {FOLD: lambda notes: _fold_key, CALLS: _calls_keys, RELATIONS: lambda notes: _relations_key}
+def _relations_keys(notes, check):
+    """The RELATIONS key function for one window: the chunks of one step run together."""
+    def key(seq, line, offset, tag, rec, run):
+        if check is not None:
+            check(seq, line, tag, rec, run)
+        return _chunk_key(rec, run) if run is not None or tag == "assistant/chunk" else None
+    return key
+
+
+SPAN_KEYS = {FOLD: _fold_keys, CALLS: _calls_keys, RELATIONS: _relations_keys}  # (notes, check) -> key
 
 
 def _envelope(kind, record: dict) -> dict:
@@ -334,14 +361,9 @@ def _scan_window(job):
     """Summarise one window; None when something in it needs the sequential reader."""
     path, name, start, end, profile, checker_factory = job
     notes: list = []  # (seq, line, offset, type, presence) of surface appends inside runs
-    profile_key, head_of = SPAN_KEYS[profile](notes), HEADS[profile]
     checker = checker_factory() if checker_factory is not None else None
-    check = checker.check if checker is not None else None
-
-    def key_of(seq, line, offset, tag, rec, run):
-        if check is not None:
-            check(seq, line, tag, rec, run)
-        return profile_key(seq, line, offset, tag, rec, run, notes)
+    key_of = SPAN_KEYS[profile](notes, checker.check if checker is not None else None)
+    head_of = HEADS[profile]
     out = []
     append = out.append
     taken = 0  # notes handed out so far
