@@ -28,7 +28,7 @@ def main() -> int:
         if not log.exists():
             make_log.main([str(size), str(log), "--zstd"])
         logs += [log, Path(str(log) + ".zstd")]
-    results = run.run(logs, repeat=1)
+    results = run.run(logs, repeat=3)
     (DOCS / "bench.json").write_text(json.dumps(results, indent=1) + "\n")
     text = run.table(results)
     print(text)

@@ -1,7 +1,8 @@
 """Time and peak memory of dshreplay commands against a bare orjson parse.
 
 Every figure comes from one run on the same file; each command runs in its
-own process (best of --repeat), and ratios are to the bare parse.
+own process (best of --repeat; export, which takes minutes, once), and ratios
+are to the bare parse.
 
     python bench/run.py bench/out/400k.jsonl [--repeat 3]
 """
@@ -95,7 +96,7 @@ def run(logs: list[Path], repeat: int, export: bool = True) -> list[dict]:
     for log in logs:
         events = count_events(log)
         with tempfile.TemporaryDirectory(prefix="dshreplay-bench-") as scratch:
-            measured = [(name, *measure(argv, repeat)) for name, argv in
+            measured = [(name, *measure(argv, 1 if name == "dshreplay export" else repeat)) for name, argv in
                         commands(log, events // 2, Path(scratch) if export else None)]
         base_time = measured[0][1]
         for name, seconds, mem in measured:
