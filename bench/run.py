@@ -96,8 +96,8 @@ def run(logs: list[Path], repeat: int, export: bool = True) -> list[dict]:
     for log in logs:
         events = count_events(log)
         with tempfile.TemporaryDirectory(prefix="dshreplay-bench-") as scratch:
-            measured = [(name, *measure(argv, 1 if name == "dshreplay export" else repeat)) for name, argv in
-                        commands(log, events // 2, Path(scratch) if export else None)]
+            measured = [(name, *measure(argv, 1 if name == "dshreplay export" else repeat))
+                        for name, argv in commands(log, events // 2, Path(scratch) if export else None)]
         base_time = measured[0][1]
         for name, seconds, mem in measured:
             results.append({"log": log.name, "events": events, "mb": log.stat().st_size / 1e6,
