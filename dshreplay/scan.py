@@ -8,12 +8,15 @@ the per-record checks a pass asks for (`validate`'s schemas), and send back a
 summary:
 
 - a run of consecutive events that the pass need not see one by one becomes
-  one `Span` (for the fold: events off the surface; for calls and the relation
-  rules: the chunks of one turn/step), after the worker has checked that
-  their written seqs follow each other;
-- every other event comes back as a `ScannedEvent`, whose `head` is the record
-  with its message text left out (`slim`); the full record is read again from
-  the file only when someone asks for it (the messages of a final state).
+  one `Span`, after the worker has checked that their written seqs follow
+  each other: for the fold, events off the surface together with the surface
+  events it would simply append (noted in `Span.appended`); for calls, also
+  the chunks of one step up to its finish chunk (usage and finish noted in
+  `Span.marks`); for the relation rules, only the chunks of one step;
+- every other event comes back as an `Event` (off the surface: its whole
+  record) or a `ScannedEvent`, whose `head` is the record with its message
+  text left out (`slim`). A full surface record is read again from the file
+  only when someone asks for it (the messages of a final state).
 
 The main process puts real seqs and lines on the summaries, in order, and
 drives the one fold and the one set of rules over them. When a pass cannot
