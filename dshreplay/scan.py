@@ -100,7 +100,7 @@ class Span:
     def surface_members(self) -> list:
         """The members the fold appends to the surface, as events."""
         source = self._source
-        return [_SpanMember(seq, kind, line, offset, presence, source)
+        return [ScannedEvent(seq, kind, None, line, offset, presence, source)
                 for seq, line, offset, kind, presence in self.appended]
 
     def expand(self) -> list:
@@ -112,22 +112,27 @@ class Span:
 
 
 class ScannedEvent(Event):
-    """An event from a parallel pass: `head` is its slimmed record, `record`
-    the full one (read again from the log on first use), `presence` what
+    """An event from a parallel pass: `head` is its slimmed record (None for a
+    surface event appended inside a span: then its full record), `record` the
+    full one (read again from the log on first use), `presence` what
     `derive_message` said in the worker (True, False or (message, pointer))."""
 
-    __slots__ = ("head", "presence", "_source", "_full")
+    __slots__ = ("_head", "presence", "_source", "_full")
 
     def __init__(self, seq, type_, head, line, offset, presence, source):
         self.seq = seq
         self.type = type_
-        self.head = head
+        self._head = head
         self.line = line
         self.row = None
         self.offset = offset
         self.presence = presence
         self._source = source
         self._full = None
+
+    @property
+    def head(self) -> dict:
+        return self._head if self._head is not None else self.record
 
     @property
     def time(self):
@@ -138,26 +143,6 @@ class ScannedEvent(Event):
         if self._full is None:
             self._full = self._source.record_at(self.offset)
         return self._full
-
-
-class _SpanMember(ScannedEvent):
-    """A surface event appended inside a span: only its record, read again on demand."""
-
-    __slots__ = ()
-
-    def __init__(self, seq, type_, line, offset, presence, source):
-        self.seq = seq
-        self.type = type_
-        self.line = line
-        self.row = None
-        self.offset = offset
-        self.presence = presence
-        self._source = source
-        self._full = None
-
-    @property
-    def head(self) -> dict:
-        return self.record
 
 
 def slim(kind, record: dict) -> dict:
