@@ -196,7 +196,7 @@ _CALL_EVENTS = frozenset({"request/header", "compaction/summary", "session/title
                           "web/deepseek-search-llm-request"})
 
 
-def _plain_append(seq, line, offset, tag, rec, notes) -> bool:
+def _plain_append(seq, line, offset, tag, rec, notes, presence: bool = True) -> bool:
     """Whether the fold would simply append this surface event (given that its
     written seq is its position, which the fold checks for the whole run);
     if so, note what the main process needs of it."""
@@ -208,16 +208,26 @@ def _plain_append(seq, line, offset, tag, rec, notes) -> bool:
         if raw.__class__ is not list:
             return False
         if raw:
-            if set(map(type, raw)) != _INT or min(raw) < 0 or max(raw) >= declared or len(set(raw)) != len(raw):
+            if set(map(type, raw)) != _INT:
+                return False
+            first, last = raw[0], raw[-1]
+            if last - first == len(raw) - 1 and raw == list(range(first, last + 1)):  # a run, the usual
+                if first < 0 or last >= declared:
+                    return False
+            elif min(raw) < 0 or max(raw) >= declared or len(set(raw)) != len(raw):
                 return False
         elif tag != "assistant/message":
             return False
-    try:
-        presence = derive_message(Event(seq, tag, rec, line))[0]
-    except DeriveError as exc:
-        presence = (exc.message, exc.pointer)
-    notes.append((seq, line, offset, tag, presence))
+    notes.append((seq, line, offset, tag, _presence(Event(seq, tag, rec, line)) if presence else None))
     return True
+
+
+def _presence(event):
+    """What `derive_message` says of a surface event: True, False or (message, pointer)."""
+    try:
+        return derive_message(event)[0]
+    except DeriveError as exc:
+        return (exc.message, exc.pointer)
 
 
 def _fold_keys(notes, check):
@@ -231,7 +241,8 @@ def _fold_keys(notes, check):
         if run is not None:
             return "x"
         if tag in surface:
-            return "x" if _plain_append(seq, line, offset, tag, rec, notes) else None
+            # the fold derives messages from full records: no presence needed
+            return "x" if _plain_append(seq, line, offset, tag, rec, notes, False) else None
         if "surfaceOp" in rec or "sourceEventSeqs" in rec:
             return None
         return "x"
@@ -371,14 +382,10 @@ def _scan_window(job):
                     append((2, item.seq, item.line, item.offset))  # read again in the main process
                 else:
                     kind = item.type
-                    presence = None
-                    if kind in SURFACE_TYPES:
-                        try:
-                            presence = derive_message(item)[0]
-                        except DeriveError as exc:
-                            presence = (exc.message, exc.pointer)
+                    surface = kind in SURFACE_TYPES
+                    presence = _presence(item) if surface and profile != FOLD else None
                     head = head_of(kind, item.record)
-                    sources = head.get("sourceEventSeqs") if presence is not None else None
+                    sources = head.get("sourceEventSeqs") if surface else None
                     if sources.__class__ is list and len(sources) > 2 and sources[0].__class__ is int \
                             and sources == list(range(sources[0], sources[0] + len(sources))):
                         head["sourceEventSeqs"] = (sources[0], sources[0] + len(sources))  # a run of seqs

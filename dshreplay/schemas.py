@@ -16,7 +16,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cached_property
-from importlib import resources
 from pathlib import Path
 
 import orjson
@@ -27,6 +26,7 @@ PLACEHOLDER = re.compile(r"\{\{[A-Za-z0-9_.-]+\}\}")
 
 def schema_dir() -> Path:
     """The folder holding the schema files (package data, or the source tree)."""
+    from importlib import resources  # here: it costs every start-up 8 ms
     return Path(str(resources.files("dshreplay.schema_files")))
 
 
