@@ -36,7 +36,8 @@ class DaskMapper:
         items = list(items)
         if not items:
             return []
-        futures = self.client.map(fn, items, pure=False)
+        from .parallel import OneProcessPerLog
+        futures = self.client.map(OneProcessPerLog(fn), items, pure=False)
         return self.client.gather(futures)
 
     def close(self) -> None:

@@ -37,6 +37,19 @@ class Progress:
             sys.stderr.flush()
 
 
+class OneProcessPerLog:
+    """fn, run where logs are already spread over processes: each log is read
+    by the sequential reader there, not by a pool of its own (see `scan`)."""
+
+    def __init__(self, fn: Callable) -> None:
+        self.fn = fn
+
+    def __call__(self, item):
+        from .scan import SCAN
+        SCAN["jobs"] = 1
+        return self.fn(item)
+
+
 def run_map(fn: Callable, items: Iterable, *, jobs: int | None = None, progress: bool = False) -> list:
     """[fn(item) for item in items], on `jobs` processes, in input order."""
     items = list(items)
@@ -51,7 +64,7 @@ def run_map(fn: Callable, items: Iterable, *, jobs: int | None = None, progress:
     from .scan import start_method
     with ProcessPoolExecutor(max_workers=min(jobs, len(items)), mp_context=get_context(start_method())) as pool:
         out = []
-        for result in pool.map(fn, items):
+        for result in pool.map(OneProcessPerLog(fn), items):
             out.append(result)
             bar.step()
         return out

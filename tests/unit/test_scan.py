@@ -84,3 +84,14 @@ def test_small_logs_are_read_sequentially_by_default(monkeypatch):
     monkeypatch.setitem(scan.SCAN, "min_bytes", 8 * 1024**2)
     assert not scan.parallel_possible(8 * 1024**2 - 1)
     assert scan.parallel_possible(8 * 1024**2)
+
+
+def _scan_jobs(_):
+    return scan.SCAN["jobs"]
+
+
+def test_logs_spread_over_processes_are_each_read_sequentially(monkeypatch):
+    from dshreplay.parallel import run_map
+    monkeypatch.setitem(scan.SCAN, "jobs", 2)
+    assert run_map(_scan_jobs, [1, 2, 3], jobs=2) == [1, 1, 1]  # no pool inside a pool
+    assert scan.SCAN["jobs"] == 2  # this process is left as it was
