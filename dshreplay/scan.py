@@ -173,8 +173,11 @@ def slim(kind, record: dict) -> dict:
 
 
 # -- which events a pass takes in runs ---------------------------------------
-# Key functions for `LogReader.records(collapse=...)`: (seq, line, tag, record,
-# run) -> the run the record may join, or None to see it one by one.
+# Per window, SPAN_KEYS[pass](notes, check) makes the key function for
+# `LogReader.records(collapse=...)`: (seq, line, offset, tag, record, run) ->
+# the run the record may join, or None to see it one by one. It first hands
+# the record to `check` (validate's per-record checks) when there is one, and
+# appends to `notes` what the main process needs of members inside runs.
 
 def _chunk_key(rec, run):
     if run is not None:
