@@ -10,7 +10,9 @@ listed apart, without shifting the main-loop numbering.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, field
+from itertools import accumulate
 
 from .jsvalues import dig as _get
 
@@ -63,6 +65,9 @@ class CallTracker:
     header: object = None
 
     def observe(self, event) -> None:
+        if event.segments:
+            self._segments(event)
+            return
         kind = event.type
         if kind == "assistant/chunk":
             if event.row is not None:
@@ -84,12 +89,6 @@ class CallTracker:
             elif chunk_type == "finish":
                 call.finish = _get(chunk, "reason")
                 del self.open[key]
-            for mark, value in event.marks:  # a scan's run: its usage chunks, and a finish last
-                if mark == "usage":
-                    call.usage = value
-                else:
-                    call.finish = value
-                    del self.open[key]
         elif kind == "request/header":
             self.header_seq = event.seq
             self.header = _get(event.head.get("data"), "header")
@@ -101,12 +100,40 @@ class CallTracker:
                                        last_chunk_seq=event.seq, provider=_get(data, "provider"),
                                        model=_get(data, "model"), usage=_get(data, "usage")))
 
+    def _segments(self, span) -> None:
+        """A scan's run (see scan.Span.segments): its chunks, call by call. The
+        fold has taken the whole run, so a call opening inside it does not
+        count the messages the run appends after the call's first chunk."""
+        appended = span.appended
+        seqs = before = None  # the appended members' seqs, and how many yield a message before each
+        for turn, step, first, last, chunks, marks in span.segments:
+            key = (turn, step)
+            call = self.open.get(key)
+            if call is None:
+                later = 0
+                if appended and appended[-1][0] > first:
+                    if seqs is None:
+                        seqs = [member[0] for member in appended]
+                        before = list(accumulate((member[4] is True for member in appended), initial=0))
+                    later = before[-1] - before[bisect_right(seqs, first)]
+                call = self._open_call(first, turn, step, self.count_messages() - later)
+                self.open[key] = call
+            call.chunks += chunks
+            call.last_chunk_seq = last
+            for mark, value in marks:  # its usage chunks, and a finish last
+                if mark == "usage":
+                    call.usage = value
+                else:
+                    call.finish = value
+                    del self.open[key]
+
     def _open(self, event, data) -> Call:
+        return self._open_call(event.seq, _get(data, "turn"), _get(data, "step"), self.count_messages())
+
+    def _open_call(self, first_seq: int, turn, step, message_count: int) -> Call:
         config = _get(self.header, "config")
-        call = Call(len(self.calls) + 1, "main", turn=_get(data, "turn"), step=_get(data, "step"),
-                    first_chunk_seq=event.seq, header_seq=self.header_seq,
-                    provider=_get(config, "provider"), model=_get(config, "model"),
-                    message_count=self.count_messages())
+        call = Call(len(self.calls) + 1, "main", turn, step, first_seq, None, self.header_seq,
+                    _get(config, "provider"), _get(config, "model"), message_count=message_count)
         self.calls.append(call)
         if self.on_open is not None:
             self.on_open(call, self.header)

@@ -49,8 +49,8 @@ class Event:
     __slots__ = ("seq", "type", "record", "line", "row", "offset")
     count = 1  # events this item stands for (a PackedRun stands for several)
     seq_pointer = "/seq"  # where the written seq is
-    presence = None
-    appended = marks = ()  # see scan.Span  # see ScannedEvent: whether the node yields a message, when known beforehand
+    presence = None  # see scan.ScannedEvent: whether the node yields a message, when known beforehand
+    appended = segments = ()  # see scan.Span
 
     def __init__(self, seq: int, type_: object, record: dict, line: int,
                  row: str | None = None, offset: int | None = None):
@@ -668,7 +668,7 @@ class PackedRun(_RowView):
     type = "assistant/chunk"
     index_in_row = 0
     presence = None
-    appended = marks = ()
+    appended = segments = ()
 
     def __init__(self, seq: int, shared: "_Row", line: int, time0, count: int):
         self.seq = seq

@@ -11,8 +11,8 @@ summary:
   one `Span`, after the worker has checked that their written seqs follow
   each other: for the fold, events off the surface together with the surface
   events it would simply append (noted in `Span.appended`); for calls, also
-  the chunks of one step up to its finish chunk (usage and finish noted in
-  `Span.marks`); for the relation rules, only the chunks of one step;
+  the chunks, summed per call in `Span.segments`; for the relation rules,
+  only the chunks of one step;
 - every other event comes back as an `Event` (off the surface: its whole
   record) or a `ScannedEvent`, whose `head` is the record with its message
   text left out (`slim`). A full surface record is read again from the file
@@ -72,13 +72,13 @@ class Span:
     """
 
     __slots__ = ("seq", "count", "line", "end_line", "type", "row_data", "declared_seq",
-                 "seq_pointer", "offset", "end", "_source", "appended", "marks")
+                 "seq_pointer", "offset", "end", "_source", "appended", "segments")
     row = "span"
     index_in_row = 0
     presence = None
 
     def __init__(self, seq, count, line, end_line, type_, row_data, declared, seq_pointer, offset, end,
-                 source, appended=(), marks=()):
+                 source, appended=(), segments=()):
         self.seq = seq
         self.count = count
         self.line = line
@@ -91,7 +91,9 @@ class Span:
         self.end = end
         self._source = source
         self.appended = appended  # (seq, line, offset, type, presence) of members the fold appends
-        self.marks = marks  # ("usage", usage) and ("finish", reason) of chunk members, in order
+        # the chunk members, per call, in order of their first chunk: (turn, step, first seq,
+        # last seq, chunks, [("usage", usage) and ("finish", reason), in order])
+        self.segments = segments
 
     @property
     def last_seq(self) -> int:
@@ -233,7 +235,7 @@ def _presence(event):
         return (exc.message, exc.pointer)
 
 
-def _fold_keys(notes, check):
+def _fold_keys(notes, segments, check):
     """The FOLD key function for one window: events off the surface and surface
     appends run together (the appends are noted)."""
     surface = SURFACE_TYPES
@@ -252,38 +254,36 @@ def _fold_keys(notes, check):
     return key
 
 
-def _calls_keys(notes, check):
-    """The CALLS key function for one window. A run of chunks ends at a finish
-    chunk (it ends a call); usage and finish chunks inside runs are noted."""
-    keys: dict = {}  # (turn, step) -> the key of its current run: (turn, step, finishes seen)
+def _calls_keys(notes, segments, check):
+    """The CALLS key function for one window: like the fold's, with the chunks
+    in the runs too, summed per call into `segments` (call key -> [turn, step,
+    first seq, last seq, events, marks]); the call key (turn, step, finish
+    chunks before) changes after a finish chunk. The worker hands the
+    segments to the run they were summed in."""
+    finished: dict = {}  # (turn, step) -> finish chunks seen in this window
+    last = [None, None]  # the segment the previous chunk went to, and its call key
     surface, call_events, _dict, _int = SURFACE_TYPES, _CALL_EVENTS, dict, int
 
     def key(seq, line, offset, tag, rec, run):
         if check is not None:
             check(seq, line, tag, rec, run)
+        mark = value = None
         if run is not None:
-            data = run.row_data
+            data, n = run.row_data, run.count
         elif tag == "assistant/chunk":
             if "surfaceOp" in rec or "sourceEventSeqs" in rec:
                 return None
-            data = rec.get("data")
+            data, n = rec.get("data"), 1
             if data.__class__ is not _dict:
                 return None
             chunk = data.get("chunk")
             if chunk.__class__ is not _dict:
                 return None
             kind = chunk.get("type")
-            if kind == "usage" or kind == "finish":
-                turn, step = data.get("turn"), data.get("step")
-                if turn.__class__ is not _int or step.__class__ is not _int:
-                    return None
-                current = keys.get((turn, step)) or (turn, step, 0)
-                if kind == "usage":
-                    notes.append((seq, line, offset, "usage", chunk.get("usage")))
-                else:
-                    notes.append((seq, line, offset, "finish", chunk.get("reason")))
-                    keys[(turn, step)] = (turn, step, current[2] + 1)
-                return current
+            if kind == "usage":
+                mark, value = kind, chunk.get("usage")
+            elif kind == "finish":
+                mark, value = kind, chunk.get("reason")
         elif tag in surface:
             return "x" if _plain_append(seq, line, offset, tag, rec, notes) else None
         elif tag not in call_events and "surfaceOp" not in rec and "sourceEventSeqs" not in rec:
@@ -293,11 +293,33 @@ def _calls_keys(notes, check):
         turn, step = data.get("turn"), data.get("step")
         if turn.__class__ is not _int or step.__class__ is not _int:
             return None
-        return keys.get((turn, step)) or (turn, step, 0)
+        segment = last[0]
+        if segment is None or segment[0] != turn or segment[1] != step:
+            call = last[1] = (turn, step, finished.get((turn, step), 0))
+            segment = segments.get(call)
+            if segment is None:
+                segment = segments[call] = [turn, step, seq, seq, 0, []]
+            last[0] = segment
+        segment[3] = seq + n - 1
+        segment[4] += n
+        if mark is not None:
+            segment[5].append((mark, value))
+            if mark == "finish":
+                finished[(turn, step)] = last[1][2] + 1
+                last[0] = None
+        return "x"
+
+    def take() -> list:
+        """The segments summed since the last call, for the run just read."""
+        summed = list(segments.values())
+        segments.clear()
+        last[0] = None
+        return summed
+    key.take = take
     return key
 
 
-def _relations_keys(notes, check):
+def _relations_keys(notes, segments, check):
     """The RELATIONS key function for one window: the chunks of one step run together."""
     def key(seq, line, offset, tag, rec, run):
         if check is not None:
@@ -306,7 +328,7 @@ def _relations_keys(notes, check):
     return key
 
 
-SPAN_KEYS = {FOLD: _fold_keys, CALLS: _calls_keys, RELATIONS: _relations_keys}  # (notes, check) -> key
+SPAN_KEYS = {FOLD: _fold_keys, CALLS: _calls_keys, RELATIONS: _relations_keys}
 
 
 def _envelope(kind, record: dict) -> dict:
@@ -363,9 +385,11 @@ def _scan_window(job):
     """Summarise one window; None when something in it needs the sequential reader."""
     path, name, start, end, profile, checker_factory = job
     notes: list = []  # (seq, line, offset, type, presence) of surface appends inside runs
+    segments: dict = {}  # the calls' chunks summed since the last run was handed out
     checker = checker_factory() if checker_factory is not None else None
-    key_of = SPAN_KEYS[profile](notes, checker.check if checker is not None else None)
+    key_of = SPAN_KEYS[profile](notes, segments, checker.check if checker is not None else None)
     head_of = HEADS[profile]
+    take = getattr(key_of, "take", None)
     out = []
     append = out.append
     taken = 0  # notes handed out so far
@@ -377,10 +401,14 @@ def _scan_window(job):
                     seq, count = item[0], item[1]
                     members = []
                     while taken < len(notes) and notes[taken][0] < seq + count:
-                        if notes[taken][0] >= seq:
+                        if notes[taken][0] >= seq:  # (a note of an event read one by one is dropped)
                             members.append(notes[taken])
                         taken += 1
-                    append((0, *item[:5], None if item[5] is MISSING else item[5], *item[6:], members))
+                    summed = take() if take is not None else []
+                    if any(g[2] < seq or g[3] >= seq + count for g in summed):
+                        return None  # chunks summed across a run's edge (a seq break): read sequentially
+                    append((0, *item[:5], None if item[5] is MISSING else item[5], *item[6:], members,
+                            summed))
                 elif item.row is not None:
                     append((2, item.seq, item.line, item.offset))  # read again in the main process
                 else:
@@ -599,16 +627,15 @@ def _items(p: Pass, results, source: _Source, header_line: int) -> Iterator:
             p.checkers.append((checker, seq, line))
         for t in out:
             if t[0] == 0:
-                _, s, n, first, last, key, declared, pointer, offset, end, members = t
-                chunks = key.__class__ is tuple
-                if chunks:  # the chunks of one step; members: its usage and finish chunks
+                _, s, n, first, last, key, declared, pointer, offset, end, members, segments = t
+                declared = MISSING if declared is None else declared
+                if key.__class__ is tuple:  # the chunks of one step
                     yield Span(seq + s, n, line + first, line + last, "assistant/chunk",
-                               {"turn": key[0], "step": key[1]}, MISSING if declared is None else declared,
-                               pointer, offset, end, source, (), [m[3:] for m in members])
-                else:  # events off the surface; members: surface appends
-                    yield Span(seq + s, n, line + first, line + last, None, None,
-                               MISSING if declared is None else declared, pointer, offset, end, source,
-                               [(seq + m[0], line + m[1], *m[2:]) for m in members] if members else ())
+                               {"turn": key[0], "step": key[1]}, declared, pointer, offset, end, source)
+                else:  # events off the surface, surface appends, chunks
+                    yield Span(seq + s, n, line + first, line + last, None, None, declared, pointer, offset,
+                               end, source, [(seq + m[0], line + m[1], *m[2:]) for m in members],
+                               [(*g[:2], seq + g[2], seq + g[3], *g[4:]) for g in segments])
             elif t[0] == 1:
                 _, s, ln, kind, head, offset, presence = t
                 if kind not in SURFACE_TYPES:  # sent whole
