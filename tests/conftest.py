@@ -27,17 +27,18 @@ def corpus_dir() -> Path:
     return CORPUS
 
 
-@pytest.fixture(params=["sequential", "parallel"])
+@pytest.fixture(params=["sequential", "parallel", "one-window"])
 def scan_mode(request, monkeypatch):
-    """Run a test twice: with the sequential reader, and with every log read as
-    a parallel scan cut into windows of a couple of lines (see dshreplay.scan)."""
+    """Run a test three times: with the sequential reader; with every log read
+    as a parallel scan cut into windows of a couple of lines; and in one window,
+    where runs grow as long as the log allows (see dshreplay.scan)."""
     from dshreplay import scan
-    if request.param == "parallel":
+    if request.param == "sequential":
+        monkeypatch.setitem(scan.SCAN, "jobs", 1)
+    else:
         monkeypatch.setitem(scan.SCAN, "jobs", 2)
         monkeypatch.setitem(scan.SCAN, "min_bytes", 0)
-        monkeypatch.setitem(scan.SCAN, "window_bytes", 200)
-    else:
-        monkeypatch.setitem(scan.SCAN, "jobs", 1)
+        monkeypatch.setitem(scan.SCAN, "window_bytes", 200 if request.param == "parallel" else 1 << 20)
     return request.param
 
 

@@ -1,8 +1,8 @@
 """A parallel scan answers exactly what the sequential reader answers, on every corpus log.
 
-Windows are shrunk to a few hundred bytes so every log is cut into many
-pieces: runs end at window edges, spans of chunks meet compactions, crashes
-and broken seqs. Validation findings (codes, seqs, lines, pointers, messages
+Each log is read in windows shrunk to a few hundred bytes (runs end at
+window edges) and in one window (runs as long as the log allows, meeting
+compactions, crashes and broken seqs). Validation findings (codes, seqs, lines, pointers, messages
 and their order), folds, calls and the views at chosen seqs must be equal.
 """
 
@@ -49,9 +49,10 @@ def _answers(path) -> dict:
     return out
 
 
-@pytest.fixture
-def parallel_spy(monkeypatch):
-    """Force the parallel scan on small files; note each parallel pass and whether it aborted."""
+@pytest.fixture(params=[300, 1 << 20], ids=["windows", "one-window"])
+def parallel_spy(request, monkeypatch):
+    """Force the parallel scan on small files, in windows of 300 bytes or in one
+    window (the longest runs); note each parallel pass and whether it aborted."""
     done = []
     items = scan._items
 
@@ -66,7 +67,7 @@ def parallel_spy(monkeypatch):
 
     monkeypatch.setitem(scan.SCAN, "jobs", 2)
     monkeypatch.setitem(scan.SCAN, "min_bytes", 0)
-    monkeypatch.setitem(scan.SCAN, "window_bytes", 300)
+    monkeypatch.setitem(scan.SCAN, "window_bytes", request.param)
     monkeypatch.setattr(scan, "_items", counted)
     return done
 

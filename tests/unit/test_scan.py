@@ -95,3 +95,16 @@ def test_logs_spread_over_processes_are_each_read_sequentially(monkeypatch):
     monkeypatch.setitem(scan.SCAN, "jobs", 2)
     assert run_map(_scan_jobs, [1, 2, 3], jobs=2) == [1, 1, 1]  # no pool inside a pool
     assert scan.SCAN["jobs"] == 2  # this process is left as it was
+
+
+def test_a_call_opening_inside_a_run_counts_only_the_messages_before_it(builder, write_log):
+    b = builder()
+    b.user("list files")
+    b.tool_round("bash", '{"command":"ls"}', "a\nb\n")  # call 1, then its message and the tool's result
+    b.end_step()
+    b.start_step()
+    b.assistant("two files")  # call 2
+    calls = Session(write_log(b)).calls()
+    # call 1 sees the user's message; call 2 also the assistant's tool call and the result
+    assert [(c.call, c.message_count, c.finish) for c in calls] == [
+        (1, 1, {"kind": "tool-calls"}), (2, 3, {"kind": "stop"})]

@@ -141,6 +141,15 @@ def test_e014_seed_length_must_point_at_end_seed(write_log):
 
 # -- the surface fold, as findings ---------------------------------------------
 
+def test_e101_each_event_after_a_seq_jump_is_reported(clean, write_log):
+    clean.end_turn()
+    first = next(i for i, e in enumerate(clean.events) if e["type"] == "assistant/chunk")
+    for event in clean.events[first:]:
+        event["seq"] += 1  # the written seqs jump by one just before a run of chunks
+    found = [f for f in findings(write_log(clean)) if f[0] == "DSH-E101"]
+    assert found == [("DSH-E101", seq) for seq in range(first, len(clean.events))]
+
+
 def test_fold_rejections_are_findings_and_checking_goes_on(clean, write_log):
     assert clean.events[3]["type"] == "user/message"
     clean.events[3]["surfaceOp"] = "prepend"
