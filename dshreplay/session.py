@@ -285,11 +285,14 @@ def _track_calls(p) -> tuple[list[Call], list[Call]]:
     fold = SurfaceFold()
     tracker = CallTracker(MessageCount(fold))
     for item in p.items:
-        try:
-            fold.apply(item)
-        except FoldError:
-            fold.skip(item)
-        tracker.observe(item)
+        # a scan's run the fold would reject is read member by member, as the
+        # sequential reader gives it: each member is then rejected (or not) on its own
+        for event in (item,) if item.row != "span" or fold.takes_whole(item) else item.expand():
+            try:
+                fold.apply(event)
+            except FoldError:
+                fold.skip(event)
+            tracker.observe(event)
     return tracker.calls, tracker.auxiliary
 
 

@@ -500,6 +500,35 @@ def test_mutated_corpus_logs_keep_the_contract(scratch, data):
     check_contract(target)
 
 
+# -- the parallel scan answers as the sequential reader, on damaged logs too ------------
+
+SCAN_COMMANDS = [("fold", "--json"), ("validate", "--snapshot", "--json"), ("request", "--list", "--json"),
+                 ("diff", "--from", "0", "--to", "3", "--json")]
+SCAN_EXAMPLES = max(_BUDGET // 5, 10) if _BUDGET else 60
+
+
+@settings(max_examples=SCAN_EXAMPLES, **FUZZ)
+@given(data=st.data())
+def test_mutants_read_in_parallel_answer_as_read_sequentially(scratch, data):
+    from dshreplay import scan
+    name = data.draw(st.sampled_from(SAMPLE_SEEDS), label="seed")
+    target = scratch / "scan-mutant.jsonl"
+    target.write_bytes(mutant((SAMPLES / name).read_bytes(), data.draw))
+    window = data.draw(st.sampled_from([150, 1 << 20]), label="window bytes")
+    for command in SCAN_COMMANDS:
+        argv = [command[0], str(target), *command[1:]]
+        with pytest.MonkeyPatch.context() as m:
+            m.setitem(scan.SCAN, "jobs", 1)
+            sequential, _ = invoke(argv)
+        with pytest.MonkeyPatch.context() as m:
+            m.setitem(scan.SCAN, "jobs", 2)
+            m.setitem(scan.SCAN, "min_bytes", 0)
+            m.setitem(scan.SCAN, "window_bytes", window)
+            parallel, _ = invoke(argv)
+        assert (parallel.exit_code, parallel.stdout, parallel.stderr) == \
+            (sequential.exit_code, sequential.stdout, sequential.stderr), " ".join(command)
+
+
 # -- every mutation kind, a few times each ------------------------------------------
 
 PER_MUTATION_EXAMPLES = max(_BUDGET // 20, 4) if _BUDGET else 4
