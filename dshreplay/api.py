@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from .errors import DeriveError, DshReplayError, FoldError, UsageError
 from .reader import TornTail
-from .scan import FOLD, exact_at
+from .scan import FOLD, expanded, not_holding
 from .surface import SurfaceFold, SurfaceState
 
 
@@ -51,7 +51,7 @@ def _fold_pass(p, at: int | None) -> FoldReport:
     fold = SurfaceFold()
     last = None
     error = None
-    for event in (p.items if at is None else exact_at(p.items, [at])):
+    for event in (p.items if at is None else expanded(p.items, not_holding([at]))):
         try:
             fold.apply(event)
         except FoldError as exc:

@@ -349,7 +349,7 @@ class _Source:
     def __init__(self, path: str, name: str, keep=None) -> None:
         self.path = path
         self.name = name
-        self._keep = keep  # the temporary file, deleted when the last reference goes
+        self._keep = keep  # the temporary text (_TemporaryText), removed when the last reference goes
 
     def read(self, start: int, end: int, seq: int, line: int) -> list:
         with open(self.path, "rb") as fh:
@@ -429,19 +429,32 @@ def _scan_window(job):
     return reader.event_count, reader.lines, marshal.dumps(out), checker
 
 
-def exact_at(items, wanted: list[int]) -> Iterator:
-    """The items, except that a span which appends to the surface and holds a
-    wanted seq before its last is read member by member (the view right after
-    that seq must not hold the span's later appends). `wanted` ascending."""
-    i, n = 0, len(wanted)
+def expanded(items, whole: Callable) -> Iterator:
+    """The items, each span that `whole(span)` refuses read member by member.
+
+    `whole` is asked as each span comes, so it may look at the state the
+    consumer has built from the items before it."""
     for item in items:
-        if item.appended:
-            while i < n and wanted[i] < item.seq:
-                i += 1
-            if i < n and wanted[i] < item.seq + item.count - 1:
-                yield from item.expand()
-                continue
-        yield item
+        if item.row == "span" and not whole(item):
+            yield from item.expand()
+        else:
+            yield item
+
+
+def not_holding(wanted: list[int]) -> Callable:
+    """For `expanded`: a span may be taken whole unless it appends to the surface
+    and holds a wanted seq before its last (the view right after that seq must
+    not hold the span's later appends). `wanted` ascending; spans come in order."""
+    i = 0
+
+    def whole(span) -> bool:
+        nonlocal i
+        if not span.appended:
+            return True
+        while i < len(wanted) and wanted[i] < span.seq:
+            i += 1
+        return not (i < len(wanted) and wanted[i] < span.seq + span.count - 1)
+    return whole
 
 
 # -- the pass, as its callers see it -------------------------------------------
@@ -463,7 +476,6 @@ class Pass:
         self.torn_tail = None
         self.final_newline = True
         self.checkers: list[tuple[object, int, int]] = []
-        self.parallel = False
 
 
 def parallel_possible(size: int) -> bool:
@@ -554,7 +566,6 @@ def parallel_pass(reader: LogReader, path: str, profile: str, checker_factory=No
                 futures = [pool.submit(_scan_window, (path, name, a, b, profile, checker_factory))
                            for a, b in _windows(path, reader.body_offset, size, _window_bytes(size))]
         p = Pass(name, header, header_line, encoding)
-        p.parallel = True
         p.items = _items(p, _results(futures), _Source(path, name, keep), header_line)
         yield p
     finally:
@@ -569,8 +580,7 @@ def _window_bytes(size: int) -> int:
 def _decompress(reader: LogReader, pool, name: str, profile: str, checker_factory):
     """Write a zstd log's checked text to a temporary file, handing each
     window (after the header line) to the pool as it fills."""
-    import tempfile
-    tmp = tempfile.NamedTemporaryFile(prefix="dshreplay-", suffix=".jsonl")
+    tmp = _TemporaryText()
     futures = []
     start = pos = body = None  # the window being filled; None until the header line is written
     head = b""
@@ -596,11 +606,11 @@ def _decompress(reader: LogReader, pool, name: str, profile: str, checker_factor
                 futures.append(pool.submit(_scan_window, (tmp.name, name, start, pos, profile, checker_factory)))
                 start = pos
     except ReadError:
-        tmp.close()
+        tmp.remove()
         raise ScanAborted() from None
     tmp.flush()
     if reader.torn_tail is not None or start is None:
-        tmp.close()
+        tmp.remove()
         raise ScanAborted()
     if pos > start or not futures:
         futures.append(pool.submit(_scan_window, (tmp.name, name, start, pos, profile, checker_factory)))
@@ -652,6 +662,35 @@ def _items(p: Pass, results, source: _Source, header_line: int) -> Iterator:
         line = line + lines if lines else line
     p.event_count = seq
     p.lines = line
+
+
+class _TemporaryText:
+    """A zstd log's text, written to a temporary file that the process which
+    made it removes when the last reference goes (or at exit). Forked workers
+    inherit this object; they never remove the file."""
+
+    def __init__(self) -> None:
+        import tempfile
+        import weakref
+        fd, self.name = tempfile.mkstemp(prefix="dshreplay-", suffix=".jsonl")
+        self._file = os.fdopen(fd, "wb")
+        self.write = self._file.write
+        self._finalizer = weakref.finalize(self, _remove, self.name, os.getpid())
+
+    def flush(self) -> None:
+        self._file.flush()
+
+    def remove(self) -> None:
+        self._file.close()
+        self._finalizer()
+
+
+def _remove(path: str, owner: int) -> None:
+    if os.getpid() == owner:
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
 
 
 def run_pass(reader_factory: Callable[[], LogReader], profile: str, consume: Callable, *,

@@ -23,7 +23,7 @@ from .errors import DeriveError, DshReplayError, FoldError, UsageError
 from .provenance import ShadowRecord, ShadowTracker, ViewDiff, diff_states, origins
 from .reader import Event, LogReader, PackedRun, TornTail, resolve_log_path
 from .rules import BracketRecord, Closer, RelationChecker
-from .scan import CALLS, FOLD, exact_at
+from .scan import CALLS, FOLD, expanded, not_holding
 from .surface import SURFACE_TYPES, SurfaceFold, SurfaceState, has_message
 
 
@@ -142,7 +142,7 @@ class Session:
         out = dict(given)
         fold = SurfaceFold()
         i = 0
-        for item in exact_at(p.items, wanted):
+        for item in expanded(p.items, not_holding(wanted)):
             try:
                 fold.apply(item)
             except FoldError as exc:
@@ -284,15 +284,14 @@ class Session:
 def _track_calls(p) -> tuple[list[Call], list[Call]]:
     fold = SurfaceFold()
     tracker = CallTracker(MessageCount(fold))
-    for item in p.items:
-        # a scan's run the fold would reject is read member by member, as the
-        # sequential reader gives it: each member is then rejected (or not) on its own
-        for event in (item,) if item.row != "span" or fold.takes_whole(item) else item.expand():
-            try:
-                fold.apply(event)
-            except FoldError:
-                fold.skip(event)
-            tracker.observe(event)
+    # a scan's run the fold would reject is read member by member, as the
+    # sequential reader gives it: each member is then rejected (or not) on its own
+    for event in expanded(p.items, fold.takes_whole):
+        try:
+            fold.apply(event)
+        except FoldError:
+            fold.skip(event)
+        tracker.observe(event)
     return tracker.calls, tracker.auxiliary
 
 

@@ -17,7 +17,7 @@ from .findings import ERROR, NOTICE, WARNING, Finding, finding
 from .jsvalues import short_json
 from .reader import LogReader, resolve_log_path
 from .rules import RelationChecker
-from .scan import RELATIONS, run_pass
+from .scan import RELATIONS, expanded, run_pass
 from .schemas import SchemaSet, count_placeholders, event_schema_name
 from .surface import NO_MESSAGE, SURFACE_TYPES, SurfaceFold, has_message
 
@@ -223,12 +223,8 @@ class _Pass:
         placeholders = count_placeholders(header) if self.snapshot else 0
         fold = self.fold
         rules = RelationChecker(header)
-        for item in p.items:
-            if item.row == "span" and not (fold.takes_whole(item) and rules.takes_whole(item)):
-                for member in item.expand():
-                    self.step(member, rules)
-            else:
-                self.step(item, rules)
+        for item in expanded(p.items, lambda span: fold.takes_whole(span) and rules.takes_whole(span)):
+            self.step(item, rules)
         self.report.events = p.event_count
         last = p.event_count - 1 if p.event_count else None
         self.assemble(read_errors, rules.finish(last))

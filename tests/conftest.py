@@ -55,6 +55,18 @@ def builder():
 
 
 @pytest.fixture
+def clean(builder):
+    """A valid two-step turn with a tool round; the turn is still open."""
+    b = builder()
+    b.user("list files")
+    b.tool_round("bash", '{"command":"ls"}', "a\nb\n")
+    b.end_step()
+    b.start_step()
+    b.assistant("two files")
+    return b
+
+
+@pytest.fixture
 def write_log(tmp_path):
     """Write a LogBuilder, raw bytes, or a list of records/lines to a file; return its path."""
     counter = iter(range(10_000))

@@ -97,26 +97,15 @@ def test_logs_spread_over_processes_are_each_read_sequentially(monkeypatch):
     assert scan.SCAN["jobs"] == 2  # this process is left as it was
 
 
-def test_a_call_opening_inside_a_run_counts_only_the_messages_before_it(builder, write_log):
-    b = builder()
-    b.user("list files")
-    b.tool_round("bash", '{"command":"ls"}', "a\nb\n")  # call 1, then its message and the tool's result
-    b.end_step()
-    b.start_step()
-    b.assistant("two files")  # call 2
-    calls = Session(write_log(b)).calls()
+def test_a_call_opening_inside_a_run_counts_only_the_messages_before_it(clean, write_log):
+    # call 1 (the tool round) is followed by its message and the tool's result, then call 2
+    calls = Session(write_log(clean)).calls()
     # call 1 sees the user's message; call 2 also the assistant's tool call and the result
     assert [(c.call, c.message_count, c.finish) for c in calls] == [
         (1, 1, {"kind": "tool-calls"}), (2, 3, {"kind": "stop"})]
 
 
-def test_calls_after_a_lost_first_event_see_no_messages(builder, write_log):
-    b = builder()
-    b.user("list files")
-    b.tool_round("bash", '{"command":"ls"}', "a\nb\n")
-    b.end_step()
-    b.start_step()
-    b.assistant("two files")
-    del b.events[0]  # every written seq is now one ahead: the fold takes no event at all
-    calls = Session(write_log(b)).calls()
+def test_calls_after_a_lost_first_event_see_no_messages(clean, write_log):
+    del clean.events[0]  # every written seq is now one ahead: the fold takes no event at all
+    calls = Session(write_log(clean)).calls()
     assert [(c.call, c.message_count) for c in calls] == [(1, 0), (2, 0)]

@@ -24,18 +24,6 @@ def problems(path, **options):
     return [(f.code, f.seq) for f in report.findings if f.severity != "notice"]
 
 
-@pytest.fixture
-def clean(builder):
-    """A valid two-step turn with a tool round; the turn is still open."""
-    b = builder()
-    b.user("list files")
-    b.tool_round("bash", '{"command":"ls"}', "a\nb\n")
-    b.end_step()
-    b.start_step()
-    b.assistant("two files")
-    return b
-
-
 def test_a_clean_log_has_no_findings(clean, write_log):
     clean.end_turn()
     assert findings(write_log(clean)) == []
