@@ -143,19 +143,27 @@ class RelationChecker:
             if kind != "session/end-seed":
                 self.add("DSH-E014", f"header seedLength {self.seed_length} points at {kind}, "
                                      "not session/end-seed", event)
-        handler = _HANDLERS.get(kind)
-        if handler is not None:
-            handler(self, event, None if event.row is not None else event.head.get("data"))
+        if event.row == "span" and kind == "step":
+            self._whole_step()
+        else:
+            handler = _HANDLERS.get(kind)
+            if handler is not None:
+                handler(self, event, None if event.row is not None else event.head.get("data"))
         self.last_event = event
 
     def takes_whole(self, span) -> bool:
         """Whether checking a scan's span gives the findings its members would:
-        chunks of the open step, not holding the header's seedLength."""
+        not holding the header's seedLength; chunks of the open step; a whole
+        step (checked in the worker: see `scan._StepRun`) that dsh's session
+        invariant lets start here, with no metering event waiting."""
         if self.seed_length is not None and span.seq <= self.seed_length < span.seq + span.count:
             return False
+        data = span.row_data
+        if span.type == "step":  # a whole step that keeps the rules on its own: it must start right
+            return self.meter is None and self.open_step is None and self.open_turn is not None \
+                and _same(data["turn"], self.open_turn) and _same(data["step"], self.next_step)
         if span.type != "assistant/chunk":
             return True
-        data = span.row_data
         return self.open_turn is not None and self.open_step is not None \
             and _same(data["turn"], self.open_turn) and _same(data["step"], self.open_step)
 
@@ -235,6 +243,13 @@ class RelationChecker:
         for call_id, call_seq in self.pending.items():
             self.add("DSH-W211", f"step closed with tool call {call_id!r} (tool/call at seq {call_seq}) "
                                  "unanswered", event)
+        self.open_step = None
+        self.next_step += 1
+        self._reset_step()
+        self.asked.clear()
+
+    def _whole_step(self) -> None:
+        """A scan's span of one whole step whose events keep every rule."""
         self.open_step = None
         self.next_step += 1
         self._reset_step()
@@ -499,3 +514,5 @@ _HANDLERS = {
     "compaction/end": RelationChecker._compaction_end,
     "session/end-seed": RelationChecker._end_seed,
 }
+# every event type the rules (or the metering check) look at
+RELATED = frozenset(_HANDLERS) | METERS

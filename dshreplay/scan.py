@@ -11,8 +11,9 @@ summary:
   one `Span`, after the worker has checked that their written seqs follow
   each other: for the fold, events off the surface together with the surface
   events it would simply append (noted in `Span.appended`); for calls, also
-  the chunks, summed per call in `Span.segments`; for the relation rules,
-  only the chunks of one step;
+  the chunks, summed per call in `Span.segments`; for the relation rules, a
+  whole step from step/start to step/end when the worker has checked that
+  none of its events breaks a rule (`_StepRun`), else the chunks of one step;
 - every other event comes back as an `Event` (off the surface: its whole
   record) or a `ScannedEvent`, whose `head` is the record with its message
   text left out (`slim`). A full surface record is read again from the file
@@ -33,6 +34,7 @@ reference path, with the reference wording.
 from __future__ import annotations
 
 import io
+import itertools
 import marshal
 import os
 from contextlib import contextmanager
@@ -43,6 +45,7 @@ import orjson
 from .errors import DeriveError, ReadError
 from .jsvalues import MISSING
 from .reader import ZSTD_MAGIC, Event, LogReader
+from .rules import RELATED, TURN_EVENTS
 from .surface import SURFACE_TYPES, derive_message
 
 # Process-wide settings; `--jobs` sets "jobs", tests shrink the sizes.
@@ -68,7 +71,8 @@ class Span:
     `end_line` (of the last), `declared_seq` (the first event's written seq,
     the rest following it), and for a run of chunks of one step `type`
     "assistant/chunk" with `row_data` {turn, step}; `type` is None for a run
-    of mixed events off the surface.
+    of mixed events off the surface; "step" with `row_data` {turn, step} for a
+    whole step that keeps the relation rules on its own (see `_StepRun`).
     """
 
     __slots__ = ("seq", "count", "line", "end_line", "type", "row_data", "declared_seq",
@@ -319,11 +323,140 @@ def _calls_keys(notes, segments, check):
     return key
 
 
+class _StepRun:
+    """One step read in a RELATIONS window, from its step/start: whether it keeps,
+    on its own, every rule the relation checker applies inside a step (then the
+    main process takes it whole: see `RelationChecker.takes_whole`)."""
+
+    __slots__ = ("id", "turn", "step", "start", "base", "chunks", "pending", "ok", "end")
+
+    def __init__(self, seq: int, turn: int, step: int, declared: int) -> None:
+        self.id = 0  # its key
+        self.turn, self.step = turn, step
+        self.start = seq  # the window's seq of its step/start
+        self.base = declared - seq  # written seq minus window seq (the run's seqs follow each other)
+        self.chunks: set[int] = set()  # window seqs of its chunks so far
+        self.pending: set[str] = set()  # callIds asked and not yet answered
+        self.ok = True
+        self.end = None  # the window seq of its step/end
+
+    @staticmethod
+    def opens(seq: int, rec: dict):
+        """The run a step/start record opens, or None if it is not plainly one."""
+        data, declared = rec.get("data"), rec.get("seq")
+        if data.__class__ is not dict or declared.__class__ is not int or "surfaceOp" in rec \
+                or "sourceEventSeqs" in rec:
+            return None
+        turn, step = data.get("turn"), data.get("step")
+        if turn.__class__ is not int or step.__class__ is not int:
+            return None
+        return _StepRun(seq, turn, step, declared)
+
+    def _names_step(self, data) -> bool:
+        if data.__class__ is not dict:
+            return False
+        turn, step = data.get("turn"), data.get("step")
+        return turn.__class__ is int and step.__class__ is int and turn == self.turn and step == self.step
+
+    def add(self, seq, line, offset, tag, rec, run, notes) -> bool:
+        """Take one more record of the step; False when it breaks the run
+        (the run ends there and is read event by event)."""
+        if run is not None:
+            if not self._names_step(run.row_data):
+                return False
+            self.chunks.update(range(seq, seq + run.count))
+            return True
+        if tag in SURFACE_TYPES:
+            n = len(notes)
+            if not _plain_append(seq, line, offset, tag, rec, notes) or notes[-1][4] is not True:
+                del notes[n:]
+                return False
+            if tag == "user/message":
+                return True
+            data = rec["data"]
+            if not self._names_step(data):
+                return False
+            if tag == "assistant/message":
+                sources = rec.get("sourceEventSeqs")
+                if sources.__class__ is list:  # ints, checked by _plain_append
+                    base = self.base
+                    return self.chunks.issuperset([s - base for s in sources])
+                return True
+            message = data.get("message")  # a tool/result: it must answer a call of this step
+            source = message.get("source") if message.__class__ is dict else None
+            call_id = source.get("callId") if source.__class__ is dict else None
+            if call_id.__class__ is not str or call_id not in self.pending:
+                return False
+            self.pending.discard(call_id)
+            return True
+        if tag.__class__ is not str or "surfaceOp" in rec or "sourceEventSeqs" in rec:
+            return False
+        if tag == "assistant/chunk":
+            if not self._names_step(rec.get("data")):
+                return False
+            self.chunks.add(seq)
+            return True
+        if tag == "tool/call":
+            data = rec.get("data")
+            call_id = data.get("callId") if data.__class__ is dict else None
+            if not self._names_step(data) or call_id.__class__ is not str or call_id in self.pending:
+                return False
+            self.pending.add(call_id)
+            return True
+        if tag == "step/end":
+            if not self._names_step(rec.get("data")) or self.pending:
+                return False
+            self.end = seq
+            return True
+        # an event the rules look at only outside a step (in an open turn, which
+        # this is), or not at all
+        return tag in TURN_EVENTS or tag not in RELATED
+
+
 def _relations_keys(notes, segments, check):
-    """The RELATIONS key function for one window: the chunks of one step run together."""
+    """The RELATIONS key function for one window: a step that keeps the rules
+    on its own (a `_StepRun`, keyed by an int) runs together, from step/start
+    to step/end; otherwise the chunks of one step run together. The worker
+    asks `key.step_run(key)` for a run's verdict."""
+    runs: dict = {}  # int key -> _StepRun, until the worker asks for it
+    current = [None]
+    _dict, _int = dict, int
+    ids = itertools.count()
+
     def key(seq, line, offset, tag, rec, run):
         if check is not None:
             check(seq, line, tag, rec, run)
+        step = current[0]
+        if step is not None and tag == "assistant/chunk" and run is None:  # the hot case, inlined
+            data = rec.get("data")
+            if data.__class__ is _dict and "surfaceOp" not in rec and "sourceEventSeqs" not in rec:
+                turn, number = data.get("turn"), data.get("step")
+                if turn.__class__ is _int and number.__class__ is _int and turn == step.turn \
+                        and number == step.step:
+                    step.chunks.add(seq)
+                    return step.id
+        if step is None:
+            if tag == "step/start" and run is None:
+                step = _StepRun.opens(seq, rec)
+                if step is not None:
+                    step.id = next(ids)
+                    runs[step.id] = current[0] = step
+                    return step.id
+            return _chunk_key(rec, run) if run is not None or tag == "assistant/chunk" else None
+        if not step.add(seq, line, offset, tag, rec, run, notes):
+            step.ok = False
+            current[0] = None
+        elif step.end is not None:
+            current[0] = None
+        return step.id
+    key.step_run = runs.pop
+    return key
+
+
+def _chunk_runs(notes, segments, check):
+    """Only the chunks of one step run together: how a step run that broke a
+    rule is read again."""
+    def key(seq, line, offset, tag, rec, run):
         return _chunk_key(rec, run) if run is not None or tag == "assistant/chunk" else None
     return key
 
@@ -390,38 +523,53 @@ def _scan_window(job):
     key_of = SPAN_KEYS[profile](notes, segments, checker.check if checker is not None else None)
     head_of = HEADS[profile]
     take = getattr(key_of, "take", None)
+    step_run = getattr(key_of, "step_run", None)
     out = []
     append = out.append
     taken = 0  # notes handed out so far
+
+    def summarise(items):
+        nonlocal taken
+        for item in items:
+            if item.__class__ is tuple:  # a collapsed run; MISSING does not survive pickling
+                seq, count = item[0], item[1]
+                members = []
+                while taken < len(notes) and notes[taken][0] < seq + count:
+                    if notes[taken][0] >= seq:  # (a note of an event read one by one is dropped)
+                        members.append(notes[taken])
+                    taken += 1
+                declared = None if item[5] is MISSING else item[5]
+                if item[4].__class__ is int:  # a step run (RELATIONS)
+                    run = step_run(item[4], None)
+                    if run is not None and run.ok and run.start == seq and run.end == seq + count - 1:
+                        append((3, *item[:4], run.turn, run.step, declared, *item[6:], members))
+                    else:  # it broke a rule (or a window's edge, or a seq break): event by event
+                        with open(path, "rb") as again:
+                            reader = LogReader(again, name=name, window=(item[7], item[8], seq, item[2] - 1))
+                            summarise(reader.records(collapse=_chunk_runs(None, None, None)))
+                    continue
+                summed = take() if take is not None else []
+                if any(g[2] < seq or g[3] >= seq + count for g in summed):
+                    raise ScanAborted()  # chunks summed across a run's edge (a seq break)
+                append((0, *item[:5], declared, *item[6:], members, summed))
+            elif item.row is not None:
+                append((2, item.seq, item.line, item.offset))  # read again in the main process
+            else:
+                kind = item.type
+                surface = kind in SURFACE_TYPES
+                presence = _presence(item) if surface and profile != FOLD else None
+                head = head_of(kind, item.record)
+                sources = head.get("sourceEventSeqs") if surface else None
+                if sources.__class__ is list and len(sources) > 2 and sources[0].__class__ is int \
+                        and sources == list(range(sources[0], sources[0] + len(sources))):
+                    head["sourceEventSeqs"] = (sources[0], sources[0] + len(sources))  # a run of seqs
+                append((1, item.seq, item.line, kind, head, item.offset, presence))
+
     try:
         with open(path, "rb") as fh:
             reader = LogReader(fh, name=name, window=(start, end, 0, 0))
-            for item in reader.records(collapse=key_of):
-                if item.__class__ is tuple:  # a collapsed run; MISSING does not survive pickling
-                    seq, count = item[0], item[1]
-                    members = []
-                    while taken < len(notes) and notes[taken][0] < seq + count:
-                        if notes[taken][0] >= seq:  # (a note of an event read one by one is dropped)
-                            members.append(notes[taken])
-                        taken += 1
-                    summed = take() if take is not None else []
-                    if any(g[2] < seq or g[3] >= seq + count for g in summed):
-                        return None  # chunks summed across a run's edge (a seq break): read sequentially
-                    append((0, *item[:5], None if item[5] is MISSING else item[5], *item[6:], members,
-                            summed))
-                elif item.row is not None:
-                    append((2, item.seq, item.line, item.offset))  # read again in the main process
-                else:
-                    kind = item.type
-                    surface = kind in SURFACE_TYPES
-                    presence = _presence(item) if surface and profile != FOLD else None
-                    head = head_of(kind, item.record)
-                    sources = head.get("sourceEventSeqs") if surface else None
-                    if sources.__class__ is list and len(sources) > 2 and sources[0].__class__ is int \
-                            and sources == list(range(sources[0], sources[0] + len(sources))):
-                        head["sourceEventSeqs"] = (sources[0], sources[0] + len(sources))  # a run of seqs
-                    append((1, item.seq, item.line, kind, head, item.offset, presence))
-    except ReadError:
+            summarise(reader.records(collapse=key_of))
+    except (ReadError, ScanAborted):
         return None
     if reader.torn_tail is not None or not reader.final_newline:
         return None
@@ -646,6 +794,11 @@ def _items(p: Pass, results, source: _Source, header_line: int) -> Iterator:
                     yield Span(seq + s, n, line + first, line + last, None, None, declared, pointer, offset,
                                end, source, [(seq + m[0], line + m[1], *m[2:]) for m in members],
                                [(*g[:2], seq + g[2], seq + g[3], *g[4:]) for g in segments])
+            elif t[0] == 3:  # a step, keeping the rules on its own
+                _, s, n, first, last, turn, step, declared, pointer, offset, end, members = t
+                yield Span(seq + s, n, line + first, line + last, "step", {"turn": turn, "step": step},
+                           MISSING if declared is None else declared, pointer, offset, end, source,
+                           [(seq + m[0], line + m[1], *m[2:]) for m in members])
             elif t[0] == 1:
                 _, s, ln, kind, head, offset, presence = t
                 if kind not in SURFACE_TYPES:  # sent whole

@@ -11,7 +11,9 @@ import pytest
 
 from dshreplay import scan
 from dshreplay.api import fold_log
+from dshreplay.rules import RelationChecker
 from dshreplay.session import Session
+from dshreplay.validate import ValidateOptions, validate_log
 
 from scenarios import HEADER, ev, user
 
@@ -109,3 +111,72 @@ def test_calls_after_a_lost_first_event_see_no_messages(clean, write_log):
     del clean.events[0]  # every written seq is now one ahead: the fold takes no event at all
     calls = Session(write_log(clean)).calls()
     assert [(c.call, c.message_count) for c in calls] == [(1, 0), (2, 0)]
+
+
+# -- validate: a whole step is one item only when the rules would find nothing in it --
+
+@pytest.fixture
+def two_steps(builder):
+    """A closed turn of two closed steps: a tool round, then a plain reply."""
+    b = builder()
+    b.user("list files")
+    b.tool_round("bash", '{"command":"ls"}', "a\nb\n")
+    b.end_step()
+    b.start_step()
+    b.assistant("two files")
+    b.end_step()
+    b.end_turn()
+    return b
+
+
+def _problems(path):
+    return [(f.code, f.seq, f.line, f.pointer) for f in validate_log(path, ValidateOptions()).findings]
+
+
+def test_whole_steps_are_taken_as_one_item_when_read_in_one_window(two_steps, write_log, scan_mode,
+                                                                     monkeypatch):
+    taken = []
+    original = RelationChecker._whole_step
+    monkeypatch.setattr(RelationChecker, "_whole_step", lambda self: taken.append(1) or original(self))
+    assert _problems(write_log(two_steps)) == []
+    if scan_mode != "parallel":  # (windows of 200 bytes cut every step)
+        assert len(taken) == {"sequential": 0, "one-window": 2}[scan_mode]
+
+
+def test_a_whole_step_numbered_wrong_is_still_reported(two_steps, write_log):
+    start = next(e for e in two_steps.events if e["type"] == "step/start" and e["data"]["step"] == 2)
+    for e in two_steps.events[start["seq"]:]:
+        if e["type"] != "turn/end" and "step" in e["data"]:
+            e["data"]["step"] = 3
+    assert _problems(write_log(two_steps)) == [("DSH-E207", start["seq"], start["seq"] + 2, "/data/step")]
+
+
+def test_a_chunk_naming_another_step_inside_a_whole_step_is_reported(two_steps, write_log):
+    chunk = next(e for e in reversed(two_steps.events) if e["type"] == "assistant/chunk")
+    chunk["data"]["step"] = 1
+    assert _problems(write_log(two_steps)) == [("DSH-E208", chunk["seq"], chunk["seq"] + 2, None)]
+
+
+def test_a_message_citing_a_chunk_of_the_step_before_is_reported(two_steps, write_log):
+    first = next(e["seq"] for e in two_steps.events if e["type"] == "assistant/chunk")
+    message = next(e for e in reversed(two_steps.events) if e["type"] == "assistant/message")
+    message["sourceEventSeqs"] = [first, *message["sourceEventSeqs"]]
+    assert _problems(write_log(two_steps)) == [
+        ("DSH-E212", message["seq"], message["seq"] + 2, "/sourceEventSeqs")]
+
+
+def test_a_meter_before_a_whole_step_is_reported_unanswered(builder, write_log):
+    b = builder()
+    b.user("hello")
+    b.assistant("hi")
+    b.end_step()
+    node = b.surface()[0]
+    prune = b.add("compaction/prune", {"shadowedRange": {"start": node, "end": node}, "shadowedSeqs": [node],
+                                       "shadowedTokenCount": 10})
+    b.start_step()
+    b.assistant("again")
+    b.end_step()
+    b.end_turn()
+    [found] = validate_log(write_log(b), ValidateOptions()).findings
+    assert (found.code, found.seq) == ("DSH-E313", prune)
+    assert found.message.endswith("(next is step/start)")
