@@ -231,9 +231,12 @@ class LogReader:
             offset += len(text)
         self.lines = lineno
 
-    def zstd_text(self) -> Iterator[bytes]:
+    def zstd_text(self, count_lines: bool = True) -> Iterator[bytes]:
         """The decompressed text of a zstd log, in blocks of whole lines (the
-        last may lack its newline), every frame checked as it ends."""
+        last may lack its newline), every frame checked as it ends.
+
+        Errors and a torn tail name the line they are on, unless `count_lines`
+        is false (a caller that reads the log again to report them)."""
         import zstandard
 
         dctx = zstandard.ZstdDecompressor()
@@ -282,7 +285,8 @@ class LogReader:
                     cut = text.rfind(b"\n") + 1
                     carry = text[cut:]
                     if cut:
-                        lineno += text.count(b"\n", 0, cut)
+                        if count_lines:
+                            lineno += text.count(b"\n", 0, cut)
                         yield text[:cut] if carry else text
                 else:
                     fed += len(data)

@@ -734,7 +734,7 @@ def _decompress(reader: LogReader, pool, name: str, profile: str, checker_factor
     head = b""
     want = _window_bytes(os.path.getsize(reader._fh.name) * 5)  # text is about 5 times the zstd
     try:
-        for text in reader.zstd_text():
+        for text in reader.zstd_text(count_lines=False):  # a defect aborts: the reader reports it
             tmp.write(text)
             if start is None:  # the body starts after the first line that is not blank
                 head += text
