@@ -121,8 +121,11 @@ def generated_at(timestamp: str | None) -> str:
 
 def csv_cell(value) -> str:
     """A CSV cell that a spreadsheet will not run as a formula."""
-    text = "" if value is None else (value if type(value) is str else orjson.dumps(value).decode())
-    text = clean(text.replace("\r", " ").replace("\n", " "))
+    if type(value) is str and value.isprintable():  # the common case: nothing to replace or strip
+        text = value
+    else:
+        text = "" if value is None else (value if type(value) is str else orjson.dumps(value).decode())
+        text = clean(text.replace("\r", " ").replace("\n", " "))
     if text[:1] in ("=", "+", "-", "@", "\t"):
         text = "'" + text
     return text

@@ -55,11 +55,14 @@ class Redactor:
         return bool(self.patterns or self.pointers or self.keys)
 
     def __post_init__(self) -> None:
-        self._byte_triggers = tuple(t.encode() for t in self.triggers or ())
         # with only the default rules, each rule runs only where its trigger words appear
         self._gated = [(triggers, re.compile(rule)) for triggers, rule in DEFAULT_RULES] \
             if self.triggers is not None else None
         self._keyword = self._gated[-1][1] if self._gated else None  # needs "=" or ":" too
+        # whether a lower-cased text holds any trigger word, in one scan (as `t in lowered` for each)
+        words = sorted(self.triggers or (), key=len, reverse=True)
+        self._any_trigger = re.compile("|".join(map(re.escape, words))) if words else None
+        self._any_byte_trigger = re.compile("|".join(map(re.escape, words)).encode()) if words else None
         # one alternation of every text rule: one scan of each string, not one per rule
         # (rules with backreferences keep their own scan: joining would renumber groups)
         joinable = [p for p in self.patterns if not _BACKREF.search(p.pattern)]
@@ -82,6 +85,8 @@ class Redactor:
 
     def _gated_text(self, value: str) -> str:
         lowered = value.lower()
+        if self._any_trigger.search(lowered) is None:  # the common case: no rule can match
+            return value
         n = 0
         for triggers, pattern in self._gated:
             if any(t in lowered for t in triggers) and (pattern is not self._keyword or "=" in value
@@ -138,8 +143,7 @@ class Redactor:
                     if self.counting:
                         self.replacements += 1
         if raw is not None and self.triggers is not None and not self.keys:
-            lowered = raw.lower()
-            if not any(t in lowered for t in self._byte_triggers):
+            if self._any_byte_trigger.search(raw.lower()) is None:
                 return record
         return self.value(record)
 
