@@ -116,17 +116,11 @@ def test_calls_after_a_lost_first_event_see_no_messages(clean, write_log):
 # -- validate: a whole step is one item only when the rules would find nothing in it --
 
 @pytest.fixture
-def two_steps(builder):
-    """A closed turn of two closed steps: a tool round, then a plain reply."""
-    b = builder()
-    b.user("list files")
-    b.tool_round("bash", '{"command":"ls"}', "a\nb\n")
-    b.end_step()
-    b.start_step()
-    b.assistant("two files")
-    b.end_step()
-    b.end_turn()
-    return b
+def two_steps(clean):
+    """`clean` with its second step and its turn closed."""
+    clean.end_step()
+    clean.end_turn()
+    return clean
 
 
 def _problems(path):
