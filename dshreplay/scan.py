@@ -727,8 +727,13 @@ def _window_bytes(size: int) -> int:
 
 def _decompress(reader: LogReader, pool, name: str, profile: str, checker_factory):
     """Write a zstd log's checked text to a temporary file, handing each
-    window (after the header line) to the pool as it fills."""
-    tmp = _TemporaryText()
+    window (after the header line) to the pool as it fills. A defect in the
+    log, or a temporary file that cannot be written (no space left), aborts:
+    the sequential reader needs no disk."""
+    try:
+        tmp = _TemporaryText()
+    except OSError:
+        raise ScanAborted() from None
     futures = []
     start = pos = body = None  # the window being filled; None until the header line is written
     head = b""
@@ -753,10 +758,10 @@ def _decompress(reader: LogReader, pool, name: str, profile: str, checker_factor
                 tmp.flush()
                 futures.append(pool.submit(_scan_window, (tmp.name, name, start, pos, profile, checker_factory)))
                 start = pos
-    except ReadError:
+        tmp.flush()
+    except (ReadError, OSError):
         tmp.remove()
         raise ScanAborted() from None
-    tmp.flush()
     if reader.torn_tail is not None or start is None:
         tmp.remove()
         raise ScanAborted()
@@ -834,7 +839,10 @@ class _TemporaryText:
         self._file.flush()
 
     def remove(self) -> None:
-        self._file.close()
+        try:
+            self._file.close()  # (flushes what is left, which may fail again)
+        except OSError:
+            pass
         self._finalizer()
 
 

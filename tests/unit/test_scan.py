@@ -7,11 +7,16 @@ sequential reader gives. Every test runs in both modes (see `scan_mode`).
 
 from __future__ import annotations
 
+import errno
+import json
+import os
+
 import pytest
 
 from dshreplay import scan
 from dshreplay.api import fold_log
 from dshreplay.rules import RelationChecker
+from dshreplay.samples import zstd_frames
 from dshreplay.session import Session
 from dshreplay.validate import ValidateOptions, validate_log
 
@@ -74,11 +79,35 @@ def test_views_inside_a_run_hold_only_the_appends_before_them(write_log):
     assert fold_log(path, at=3).state.nodes == (1, 3)
 
 
+def _zstd(records) -> bytes:
+    return zstd_frames(b"".join(json.dumps(r).encode() + b"\n" for r in records), batch=2)
+
+
 def test_a_zstd_log_is_scanned_from_its_checked_text(write_log):
-    path = write_log(_log(user(3, "two"), user(4, "three", sources=[9])), "z.jsonl.zstd")
+    path = write_log(_zstd(_log(user(3, "two"), user(4, "three", sources=[9]))), "z.jsonl.zstd")
     nodes, error = _fold(path)
     assert error[:4] == ("DSH-E106", 4, 6, "/sourceEventSeqs/0")
     assert fold_log(path, at=3).state.nodes == (1, 3)
+
+
+def test_a_zstd_log_is_read_sequentially_when_its_text_cannot_be_written(write_log, monkeypatch, scan_mode):
+    path = write_log(_zstd(_log(user(3, "two"), user(4, "three"))), "z.jsonl.zstd")
+    made = []
+
+    class NoSpace(scan._TemporaryText):
+        def __init__(self):
+            super().__init__()
+            made.append(self.name)
+            self.write = self._fail
+
+        @staticmethod
+        def _fail(data):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(scan, "_TemporaryText", NoSpace)
+    assert _fold(path) == ((1, 3, 4), None)
+    assert len(made) == (0 if scan_mode == "sequential" else 1)
+    assert not any(os.path.exists(name) for name in made)
 
 
 def test_small_logs_are_read_sequentially_by_default(monkeypatch):
