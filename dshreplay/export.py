@@ -119,6 +119,9 @@ def generated_at(timestamp: str | None) -> str:
     return moment.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+_FORMULA_START = ("=", "+", "-", "@", "\t")
+
+
 def csv_cell(value) -> str:
     """A CSV cell that a spreadsheet will not run as a formula."""
     if type(value) is str and value.isprintable():  # the common case: nothing to replace or strip
@@ -126,7 +129,7 @@ def csv_cell(value) -> str:
     else:
         text = "" if value is None else (value if type(value) is str else orjson.dumps(value).decode())
         text = clean(text.replace("\r", " ").replace("\n", " "))
-    if text[:1] in ("=", "+", "-", "@", "\t"):
+    if text[:1] in _FORMULA_START:
         text = "'" + text
     return text
 
@@ -140,7 +143,10 @@ class CsvFile:
         self.writer.writerow(header)
 
     def row(self, values) -> None:
-        self.writer.writerow([csv_cell(v) for v in values])
+        # plain strings and non-negative integers as they are; csv_cell for the rest
+        self.writer.writerow([
+            v if (type(v) is str and v.isprintable() and v[:1] not in _FORMULA_START)
+            else (str(v) if type(v) is int and v >= 0 else csv_cell(v)) for v in values])
 
     def close(self) -> None:
         self.fh.close()

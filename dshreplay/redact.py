@@ -63,6 +63,8 @@ class Redactor:
         words = sorted(self.triggers or (), key=len, reverse=True)
         self._any_trigger = re.compile("|".join(map(re.escape, words))) if words else None
         self._any_byte_trigger = re.compile("|".join(map(re.escape, words)).encode()) if words else None
+        self._raw_gated = [(tuple(t.encode() for t in triggers), re.compile(rule.encode()))
+                           for triggers, rule in DEFAULT_RULES] if self.triggers is not None else None
         # one alternation of every text rule: one scan of each string, not one per rule
         # (rules with backreferences keep their own scan: joining would renumber groups)
         joinable = [p for p in self.patterns if not _BACKREF.search(p.pattern)]
@@ -143,7 +145,15 @@ class Redactor:
                     if self.counting:
                         self.replacements += 1
         if raw is not None and self.triggers is not None and not self.keys:
-            if self._any_byte_trigger.search(raw.lower()) is None:
+            lowered = raw.lower()
+            if self._any_byte_trigger.search(lowered) is None:
+                return record
+            if raw.isascii() and b"\\" not in raw and not any(
+                    any(t in lowered for t in triggers) and pattern.search(raw)
+                    for triggers, pattern in self._raw_gated):
+                # no escapes and no other characters: every string of the record stands in
+                # `raw` as it is, between quotes, so a rule that matches none of `raw` matches
+                # none of them
                 return record
         return self.value(record)
 

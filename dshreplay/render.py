@@ -95,8 +95,22 @@ def _json(value) -> str:
         return repr(value)
 
 
+_last_second = (None, "")  # the whole second utc_time last wrote, and its text up to the "."
+
+
 def utc_time(ms) -> str | None:
     """Epoch milliseconds as an ISO 8601 UTC time (None for 0 or a non-number)."""
+    global _last_second
+    second, text = _last_second  # (one tuple: threads never see half of an update)
+    if type(ms) is int and ms and ms // 1000 == second:  # events of one second: only the ms differ
+        return f"{text}.{ms % 1000:03d}Z"
+    text = _utc_time(ms)
+    if text is not None and type(ms) is int:
+        _last_second = (ms // 1000, text[:-5])
+    return text
+
+
+def _utc_time(ms) -> str | None:
     import datetime
     if type(ms) not in (int, float) or not ms:
         return None

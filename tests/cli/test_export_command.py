@@ -162,6 +162,31 @@ def test_default_rules_mask_each_kind_of_secret(secret):
     assert redactor.text("an ordinary sentence about tokens") == "an ordinary sentence about tokens"
 
 
+@pytest.mark.parametrize("secret", [
+    "sk-abcdefghijklmnop1234", "Bearer eyJhbGciOiJIUzI1NiJ9.abc", "password=hunter2hunter2",
+    "-----BEGIN RSA PRIVATE KEY-----\nMIIB\n-----END RSA PRIVATE KEY-----",
+])
+@pytest.mark.parametrize("written", ["plain", "escaped", "non-ascii"])
+def test_default_rules_mask_secrets_in_records_however_the_line_is_written(secret, written):
+    # the reader hands each record with its raw line; a line of plain ASCII without escapes
+    # is searched as it is, any other line string by string
+    from dshreplay.redact import MASK, load_redactor
+    text = {"plain": f"before {secret} after", "escaped": f"before {secret} after \u00e9",
+            "non-ascii": f"before {secret.replace('Bearer ', 'Bearer' + chr(0x2003))} after \u00e9"}[written]
+    record = {"type": "user/message", "data": {"content": [{"type": "text", "text": text}]}}
+    raw = json.dumps(record, ensure_ascii=written == "escaped").encode() + b"\n"
+    assert raw.isascii() == (written != "non-ascii")
+    masked = load_redactor(None).record(record, raw)["data"]["content"][0]["text"]
+    assert MASK in masked and secret.split()[-1] not in masked
+
+
+def test_default_rules_leave_a_record_with_only_trigger_words_untouched():
+    from dshreplay.redact import load_redactor
+    record = {"type": "assistant/chunk", "data": {"chunk": {"type": "usage", "usage": {"inputTokens": 123456789}}}}
+    raw = json.dumps(record).encode() + b"\n"
+    assert load_redactor(None).record(record, raw) is record
+
+
 def test_an_interrupted_export_leaves_no_bundle_behind(tmp_path, monkeypatch):
     import dshreplay.export as export_module
     from dshreplay.redact import load_redactor
