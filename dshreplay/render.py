@@ -115,7 +115,11 @@ def _utc_time(ms) -> str | None:
     if type(ms) not in (int, float) or not ms:
         return None
     try:
-        moment = datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.timezone.utc)
+        if type(ms) is int:  # exactly, whatever its size (ms / 1000 can round the last digit)
+            moment = datetime.datetime.fromtimestamp(ms // 1000, tz=datetime.timezone.utc) \
+                + datetime.timedelta(milliseconds=ms % 1000)
+        else:
+            moment = datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.timezone.utc)
     except (OverflowError, OSError, ValueError):
         return None
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
