@@ -457,6 +457,13 @@ def mutant(seed: bytes, draw) -> bytes:
     return mutate_text(seed, draw)
 
 
+def write_mutant(target: Path, seeds: list[Path], data) -> Path:
+    """A mutant of one of `seeds` (drawn) written to `target`."""
+    seed = data.draw(st.sampled_from(seeds), label="seed")
+    target.write_bytes(mutant(seed.read_bytes(), data.draw))
+    return target
+
+
 FUZZ = dict(derandomize=True, database=None, deadline=EXAMPLE_DEADLINE, print_blob=True,
             suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                    HealthCheck.filter_too_much, HealthCheck.large_base_example])
@@ -484,20 +491,14 @@ def test_seeds_are_well_formed_before_mutation():
 @settings(max_examples=SAMPLE_EXAMPLES, **FUZZ)
 @given(data=st.data())
 def test_mutated_sample_logs_keep_the_contract(scratch, data):
-    name = data.draw(st.sampled_from(SAMPLE_SEEDS), label="seed")
-    target = scratch / "mutant.jsonl"
-    target.write_bytes(mutant((SAMPLES / name).read_bytes(), data.draw))
-    check_contract(target)
+    check_contract(write_mutant(scratch / "mutant.jsonl", [SAMPLES / n for n in SAMPLE_SEEDS], data))
 
 
 @pytest.mark.skipif(not corpus_available(), reason=f"conformance corpus not found at {CORPUS}")
 @settings(max_examples=CORPUS_EXAMPLES, **FUZZ)
 @given(data=st.data())
 def test_mutated_corpus_logs_keep_the_contract(scratch, data):
-    path = data.draw(st.sampled_from(CORPUS_SEEDS), label="seed")
-    target = scratch / "corpus-mutant.jsonl"
-    target.write_bytes(mutant(path.read_bytes(), data.draw))
-    check_contract(target)
+    check_contract(write_mutant(scratch / "corpus-mutant.jsonl", CORPUS_SEEDS, data))
 
 
 # -- the parallel scan answers as the sequential reader, on damaged logs too ------------
@@ -511,9 +512,7 @@ SCAN_EXAMPLES = max(_BUDGET // 5, 10) if _BUDGET else 60
 @given(data=st.data())
 def test_mutants_read_in_parallel_answer_as_read_sequentially(scratch, data):
     from dshreplay import scan
-    name = data.draw(st.sampled_from(SAMPLE_SEEDS), label="seed")
-    target = scratch / "scan-mutant.jsonl"
-    target.write_bytes(mutant((SAMPLES / name).read_bytes(), data.draw))
+    target = write_mutant(scratch / "scan-mutant.jsonl", [SAMPLES / n for n in SAMPLE_SEEDS], data)
     window = data.draw(st.sampled_from([150, 1 << 20]), label="window bytes")
     for command in SCAN_COMMANDS:
         argv = [command[0], str(target), *command[1:]]
