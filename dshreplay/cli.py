@@ -322,7 +322,11 @@ def request(log: str, listing: bool, include_all: bool, call: int | None, at: in
         raise click.UsageError("--all goes with --list")
     session = Session(log)
     if listing:
-        reporter_for(as_json).calls(session.calls(include_auxiliary=include_all))
+        calls, rejected = session.call_list(include_auxiliary=include_all)
+        reporter_for(as_json).calls(calls)
+        if rejected:
+            more = f" (and {len(rejected) - 1} more)" if len(rejected) > 1 else ""
+            warn(f"{rejected[0]}{more}: the fold skipped it, so the message counts after it leave it out")
     else:
         reporter_for(as_json).request(session.request(call, at=at))
 

@@ -229,16 +229,18 @@ class Session:
     # -- questions -------------------------------------------------------------
     def calls(self, include_auxiliary: bool = False) -> list[Call]:
         """The model calls (from the index when it exists, else one light pass)."""
-        if self._index is not None:
-            main, auxiliary = self._index.calls, self._index.auxiliary_calls
-        else:
-            main, auxiliary = self._scan_calls()
-        if include_auxiliary:
-            return sorted(main + auxiliary, key=lambda c: c.first_chunk_seq)
-        return list(main)
+        return self.call_list(include_auxiliary)[0]
 
-    def _scan_calls(self) -> tuple[list[Call], list[Call]]:
-        return self.run_pass(CALLS, _track_calls)
+    def call_list(self, include_auxiliary: bool = False) -> tuple[list[Call], list[FoldError]]:
+        """The model calls, and the events the fold rejected on the way (skipped,
+        so the message counts after them leave them out)."""
+        if self._index is not None:
+            main, auxiliary, rejected = self._index.calls, self._index.auxiliary_calls, self._index.fold_errors
+        else:
+            main, auxiliary, rejected = self.run_pass(CALLS, _track_calls)
+        if include_auxiliary:
+            return sorted(main + auxiliary, key=lambda c: c.first_chunk_seq), rejected
+        return list(main), rejected
 
     def request(self, call: int | None = None, *, at: int | None = None) -> Request:
         """The exact request of main-loop call `call`, or the one built at seq `at`."""
@@ -281,18 +283,21 @@ class Session:
         return validate_log(source, ValidateOptions(**options), name=self.path, max_bytes=self.max_bytes)
 
 
-def _track_calls(p) -> tuple[list[Call], list[Call]]:
+def _track_calls(p) -> tuple[list[Call], list[Call], list[FoldError]]:
     fold = SurfaceFold()
     tracker = CallTracker(MessageCount(fold))
+    rejected = []
     # a scan's run the fold would reject is read member by member, as the
     # sequential reader gives it: each member is then rejected (or not) on its own
     for event in expanded(p.items, fold.takes_whole):
         try:
             fold.apply(event)
-        except FoldError:
+        except FoldError as exc:
+            exc.path = p.path
+            rejected.append(exc)
             fold.skip(event)
         tracker.observe(event)
-    return tracker.calls, tracker.auxiliary
+    return tracker.calls, tracker.auxiliary, rejected
 
 
 class MessageCount:

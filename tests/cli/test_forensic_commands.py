@@ -163,3 +163,14 @@ def test_lineage_command_exit_codes(cli, tmp_path):
     assert (child["sessionId"], child["seedVerified"], child["seedLength"]) == ("sample-fork-child", True, 35)
     assert "seed ok" in cli("lineage", tmp_path / "parent.jsonl", tmp_path / "child.jsonl").stdout
     cli("lineage", tmp_path / "child.jsonl", expect=1)  # its parent is missing
+
+
+def test_request_list_warns_of_an_event_the_fold_skipped(cli, write_log):
+    records = [scenarios.HEADER, *scenarios.rewrite_then_crash()]
+    assert records[10]["seq"] == 9 and records[10]["type"] == "assistant/message"
+    records[10]["seq"] = 90
+    result = cli("request", write_log(records), "--list", "--json")
+    # call 2 no longer sees the assistant message at seq 9
+    assert [(c["call"], c["messageCount"]) for c in result.json()] == [(1, 1), (2, 2)]
+    assert "line 11, seq 9, /seq: seq 90 is not contiguous; expected 9" in result.stderr
+    assert result.stderr.count("\n") == 1 and "the fold skipped it" in result.stderr
