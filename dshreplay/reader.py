@@ -494,6 +494,7 @@ class LogReader:
                 yield (*span, offset + len(raw))
         self.event_count = seq
 
+
 class _Prepended(io.RawIOBase):
     """A non-seekable stream with bytes already read put back in front."""
 

@@ -5,18 +5,16 @@ Library code returns reports; only reporters write to a stream.
 
 from __future__ import annotations
 
+import difflib
 import sys
 from typing import TextIO
-
-import difflib
 
 import orjson
 
 from .api import FoldReport
 from .findings import ERROR, NOTICE, WARNING
-from .render import clean, message_text
+from .render import clean, json_size, message_text, one_line, role_of
 from .validate import FileReport
-from .render import json_size, one_line, role_of
 
 
 def tabulate(*args, **kwargs) -> str:

@@ -44,7 +44,7 @@ import orjson
 
 from .errors import DeriveError, ReadError
 from .jsvalues import MISSING
-from .reader import ZSTD_MAGIC, Event, LogReader
+from .reader import ZSTD_MAGIC, Event, LogReader, resolve_log_path
 from .rules import RELATED, TURN_EVENTS
 from .surface import SURFACE_TYPES, derive_message
 
@@ -420,21 +420,12 @@ def _relations_keys(notes, segments, check):
     asks `key.step_run(key)` for a run's verdict."""
     runs: dict = {}  # int key -> _StepRun, until the worker asks for it
     current = [None]
-    _dict, _int = dict, int
     ids = itertools.count()
 
     def key(seq, line, offset, tag, rec, run):
         if check is not None:
             check(seq, line, tag, rec, run)
         step = current[0]
-        if step is not None and tag == "assistant/chunk" and run is None:  # the hot case, inlined
-            data = rec.get("data")
-            if data.__class__ is _dict and "surfaceOp" not in rec and "sourceEventSeqs" not in rec:
-                turn, number = data.get("turn"), data.get("step")
-                if turn.__class__ is _int and number.__class__ is _int and turn == step.turn \
-                        and number == step.step:
-                    step.chunks.add(seq)
-                    return step.id
         if step is None:
             if tag == "step/start" and run is None:
                 step = _StepRun.opens(seq, rec)
@@ -852,6 +843,14 @@ def _remove(path: str, owner: int) -> None:
             os.unlink(path)
         except FileNotFoundError:
             pass
+
+
+def scannable(source, transform=None) -> str | None:
+    """The file a pass may read in windows: a log named by a path (not standard
+    input) and read without a transform; else None."""
+    if transform is not None or not isinstance(source, (str, os.PathLike)) or str(source) == "-":
+        return None
+    return str(resolve_log_path(source))
 
 
 def run_pass(reader_factory: Callable[[], LogReader], profile: str, consume: Callable, *,

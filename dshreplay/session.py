@@ -23,7 +23,7 @@ from .errors import DeriveError, DshReplayError, FoldError, UsageError
 from .provenance import ShadowRecord, ShadowTracker, ViewDiff, diff_states, origins
 from .reader import Event, LogReader, PackedRun, TornTail, resolve_log_path
 from .rules import BracketRecord, Closer, RelationChecker
-from .scan import CALLS, FOLD, expanded, not_holding
+from .scan import CALLS, FOLD, expanded, not_holding, run_pass, scannable
 from .surface import SURFACE_TYPES, SurfaceFold, SurfaceState, has_message
 
 
@@ -91,9 +91,8 @@ class Session:
     def run_pass(self, profile: str, consume, **options):
         """consume(pass) over the whole log (see `scan.run_pass`): on several
         processes when the log is a large file, else with the sequential reader."""
-        from .scan import run_pass
-        path = str(self._file) if self._data is None and self.transform is None else None
-        return run_pass(self.reader, profile, consume, path=path, **options)
+        return run_pass(self.reader, profile, consume,
+                        path=scannable(self._file if self._data is None else None, self.transform), **options)
 
     @property
     def header(self) -> dict:

@@ -8,16 +8,15 @@ and the relational rules. Findings are collected, never raised.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field, replace
 from functools import partial
 
 from .errors import DeriveError, DshReplayError, FoldError, ReadError
 from .findings import ERROR, NOTICE, WARNING, Finding, finding
 from .jsvalues import short_json
-from .reader import LogReader, resolve_log_path
+from .reader import LogReader
 from .rules import RelationChecker
-from .scan import RELATIONS, expanded, run_pass
+from .scan import RELATIONS, expanded, run_pass, scannable
 from .schemas import SchemaSet, count_placeholders, event_schema_name
 from .surface import NO_MESSAGE, SURFACE_TYPES, SurfaceFold, has_message
 
@@ -76,9 +75,6 @@ def validate_log(source, options: ValidateOptions = ValidateOptions(), **reader_
     def reader() -> LogReader:
         return next(fresh, None) or LogReader(source, **reader_options)
 
-    path = None
-    if isinstance(source, (str, os.PathLike)) and str(source) != "-" and not reader_options.get("transform"):
-        path = str(resolve_log_path(source))
     read_errors: list[Finding] = []  # lines the sequential reader skipped
     attempt: dict = {}
 
@@ -93,7 +89,7 @@ def validate_log(source, options: ValidateOptions = ValidateOptions(), **reader_
 
     try:
         report = run_pass(reader, RELATIONS, consume, checker_factory=partial(RecordChecks, options.snapshot),
-                          recover=unreadable_line, path=path).report
+                          recover=unreadable_line, path=scannable(source, reader_options.get("transform"))).report
     except ReadError as exc:
         check = attempt.get("pass")
         if check is None:  # no header: nothing could be checked
