@@ -38,6 +38,20 @@ def warn(text: str) -> None:
     click.echo(f"dshreplay: warning: {_safe(text)}", err=True)
 
 
+def warn_torn_tail(path: str, tail) -> None:
+    """One warning line for a torn tail (a half-written last line, left out of every answer)."""
+    if tail is not None:
+        warn(f"{path}: line {tail.line}: {tail.describe()}")
+
+
+def open_log(log: str) -> Session:
+    """The command's log as a Session; when the command ends, a torn tail
+    that any of its passes read up to is reported on stderr."""
+    session = Session(log)
+    click.get_current_context().call_on_close(lambda: warn_torn_tail(session.path, session.torn_tail))
+    return session
+
+
 def _safe(text: str) -> str:
     """Log text on one terminal line: no escapes, no control characters, no line breaks."""
     from .render import clean
@@ -150,8 +164,7 @@ def fold(log: str, at: int | None, as_json: bool) -> None:
     {"seq", "nodes", "replacements", "messages"} exactly as dsh folds them.
     """
     report = fold_log(log, at=at)
-    if report.torn_tail is not None:
-        warn(f"{report.path}: line {report.torn_tail.line}: {report.torn_tail.describe()}")
+    warn_torn_tail(report.path, report.torn_tail)
     reporter_for(as_json).fold(report)
     if report.error is not None:
         say_error(report.error)
@@ -223,7 +236,7 @@ def shadows(log: str, at: int | None, as_json: bool) -> None:
     tool-result-rewrite, or other. The chain column names shadowed nodes that
     were themselves replacements (a summary of a summary).
     """
-    session = Session(log)
+    session = open_log(log)
     index = session.index()
     if at is not None:
         session.states([at])  # checks that S is inside the log
@@ -242,7 +255,7 @@ def brackets(log: str, as_json: bool) -> None:
     a bracket is open or has an anomaly (end without start, started twice,
     replacement outside its bracket), so scripts can alert.
     """
-    records = Session(log).index().brackets
+    records = open_log(log).index().brackets
     reporter_for(as_json).brackets(records)
     if any(b.status == "open" or b.anomalies for b in records):
         sys.exit(EXIT_FINDINGS)
@@ -264,7 +277,7 @@ def provenance(log: str, at: int | None, message: int | None, seq: int | None, a
     """
     if message is not None and seq is not None:
         raise click.UsageError("give --message or --seq, not both")
-    session = Session(log)
+    session = open_log(log)
     index = session.index()
     state = session.state(at)
     rows = message_provenance(state.node_messages(), index)
@@ -293,7 +306,7 @@ def diff(log: str, a: int, b: int, as_text: bool, as_json: bool) -> None:
     (with --json, as a "text" field).
     """
     from .provenance import diff_states
-    states = Session(log).states([a, b])
+    states = open_log(log).states([a, b])
     result = diff_states(states[a], states[b])
     text = unified_text_diff(states[a].node_messages(), states[b].node_messages(), a, b) if as_text else None
     reporter_for(as_json).diff(result, text)
@@ -320,7 +333,7 @@ def request(log: str, listing: bool, include_all: bool, call: int | None, at: in
         raise click.UsageError("give exactly one of --list, --call N, --at S")
     if include_all and not listing:
         raise click.UsageError("--all goes with --list")
-    session = Session(log)
+    session = open_log(log)
     if listing:
         calls, rejected = session.call_list(include_auxiliary=include_all)
         reporter_for(as_json).calls(calls)
@@ -342,7 +355,7 @@ def transcript(log: str, fmt: str, reasoning: bool) -> None:
     Messages that entered by appending, in log order, with a marker where a
     replacement changed what the model sees from then on.
     """
-    entries = build_transcript(Session(log).records())
+    entries = build_transcript(open_log(log).records())
     if fmt == "json":
         JsonReporter().transcript(entries, reasoning)
     else:
@@ -367,7 +380,7 @@ def events(log: str, types, start, end, turn, surface, grep, at, as_json: bool) 
     The surface status is taken at the end of the log, or at --at S (then
     only events up to S are listed).
     """
-    session = Session(log)
+    session = open_log(log)
     state = session.state(at)
     flt = EventFilter(frozenset(types), start, end, turn, surface, grep)
     rows = list(query_events(session.events, frozenset(state.nodes), flt, last=at))
@@ -385,7 +398,7 @@ def inspect_command(log: str, as_json: bool) -> None:
     append on load (TOOL_OUTCOME_UNKNOWN for a recorded tool call that may
     have had side effects, TOOL_NOT_STARTED for one only asked for).
     """
-    reporter_for(as_json).inspect(Health(Session(log).index()))
+    reporter_for(as_json).inspect(Health(open_log(log).index()))
 
 
 @cli.command()

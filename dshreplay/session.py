@@ -80,13 +80,23 @@ class Session:
             self.path = str(self._file)
         self._index: LogIndex | None = None
         self._header: dict | None = None
+        self._readers: list[LogReader] = []  # every reader made, for `torn_tail`
 
     def reader(self) -> LogReader:
         """A fresh reader positioned at the start of the log."""
         if self._data is not None:
-            return LogReader(io.BufferedReader(io.BytesIO(self._data)), name=self.path,
-                             max_bytes=self.max_bytes, transform=self.transform)
-        return LogReader(self._file, name=self.path, max_bytes=self.max_bytes, transform=self.transform)
+            reader = LogReader(io.BufferedReader(io.BytesIO(self._data)), name=self.path,
+                               max_bytes=self.max_bytes, transform=self.transform)
+        else:
+            reader = LogReader(self._file, name=self.path, max_bytes=self.max_bytes, transform=self.transform)
+        self._readers.append(reader)
+        return reader
+
+    @property
+    def torn_tail(self) -> TornTail | None:
+        """The torn tail found by a pass that read to the end of the log, if
+        any did: the questions answered so far are about the lines before it."""
+        return next((r.torn_tail for r in self._readers if r.torn_tail is not None), None)
 
     def run_pass(self, profile: str, consume, **options):
         """consume(pass) over the whole log (see `scan.run_pass`): on several

@@ -174,3 +174,24 @@ def test_request_list_warns_of_an_event_the_fold_skipped(cli, write_log):
     assert [(c["call"], c["messageCount"]) for c in result.json()] == [(1, 1), (2, 2)]
     assert "line 11, seq 9, /seq: seq 90 is not contiguous; expected 9" in result.stderr
     assert result.stderr.count("\n") == 1 and "the fold skipped it" in result.stderr
+
+
+@pytest.mark.parametrize("command", [["shadows"], ["brackets"], ["provenance"], ["request", "--list"],
+                                     ["transcript"], ["events"], ["inspect"]])
+def test_every_command_that_reads_a_torn_tail_says_so_on_one_line(cli, command):
+    data = (SAMPLES / "torn-tail.jsonl").read_bytes()
+    tail = data[data.rindex(b"\n") + 1:]
+    result = cli(command[0], SAMPLES / "torn-tail.jsonl", *command[1:])
+    assert result.stderr == (f"dshreplay: warning: {SAMPLES / 'torn-tail.jsonl'}: line 65: torn tail: last "
+                             f"line has no newline and does not parse; {len(tail)} bytes lost at byte offset "
+                             f"{len(data) - len(tail)}\n"), result.stderr
+    assert cli(command[0], SAMPLES / "multi-turn.runtime.jsonl", *command[1:]).stderr == ""
+
+
+def test_a_seq_beyond_a_torn_log_names_the_torn_tail_before_the_error(cli):
+    # (a diff inside the log stops reading at its later seq: no warning then)
+    assert cli("diff", SAMPLES / "torn-tail.jsonl", "--from", "0", "--to", "62").stderr == ""
+    result = cli("diff", SAMPLES / "torn-tail.jsonl", "--from", "0", "--to", "63", expect=2)
+    warning, error = result.stderr.splitlines()
+    assert "bytes lost at byte offset" in warning
+    assert error.endswith("seq 63 is beyond the log: its last seq is 62")
