@@ -4,6 +4,12 @@ Validation is two-speed: a compiled validator (jsonschema-rs) answers "is it
 valid?" for every record, and only the records that fail are explained by the
 pure-Python `jsonschema`, whose errors carry precise paths and sub-errors.
 
+The compiled validator checks each schema in an equivalent form that it
+evaluates faster (`fast_form`): references inlined, annotations dropped, and
+a chain of if/then clauses that dispatch on one property's constant value
+(the way the files spell a tagged union, so that errors name the right
+branch) turned into one anyOf that stops at the branch that fits.
+
 Snapshot placeholders: dsh's committed test snapshots replace volatile values
 with whole strings such as "{{cwd}}" (even where an array is expected). With
 `snapshot=True`, an error whose failing value is such a placeholder is
@@ -13,6 +19,7 @@ placeholders.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import dataclass
 from functools import cached_property
@@ -90,9 +97,13 @@ class SchemaSet:
         validator = self._fast.get(name)
         if validator is None:
             import jsonschema_rs
-            validator = jsonschema_rs.Draft202012Validator(self.documents[name], registry=self._rs_registry)
+            validator = jsonschema_rs.Draft202012Validator(self.fast_form(name), registry=self._rs_registry)
             self._fast[name] = validator
         return validator
+
+    def fast_form(self, name: str) -> dict:
+        """Schema file `name` in the equivalent form the compiled validator checks."""
+        return _FastForm(self.documents).schema(self.documents[name], name, ())
 
     def slow(self, name: str):
         validator = self._slow.get(name)
@@ -109,10 +120,11 @@ class SchemaSet:
         validator = self._fast.get(key)
         if validator is None:
             import jsonschema_rs
-            combined = {"$schema": "https://json-schema.org/draft/2020-12/schema",
-                        "$id": ID_BASE + "combined/" + event_type.replace("/", "__"),
-                        "allOf": [{"$ref": ID_BASE + "record.schema.json"},
-                                  {"properties": {"data": {"$ref": ID_BASE + event_schema_name(event_type)}}}]}
+            combined = self.fast_form("record.schema.json")
+            data = self.fast_form(event_schema_name(event_type))
+            envelope = combined["properties"]
+            # the envelope leaves `data` unconstrained: the payload schema takes its place
+            envelope["data"] = data if envelope.get("data", True) in ({}, True) else {"allOf": [envelope["data"], data]}
             validator = jsonschema_rs.Draft202012Validator(combined, registry=self._rs_registry)
             self._fast[key] = validator
         return validator
@@ -127,6 +139,101 @@ class SchemaSet:
                 continue
             out.append(SchemaError(_pointer(error.absolute_path), _describe(error)))
         return out
+
+
+# keywords that say nothing about validity
+_ANNOTATIONS = frozenset({"$schema", "$id", "$defs", "$comment", "title", "description", "examples", "default",
+                          "deprecated", "readOnly", "writeOnly"})
+_SCHEMA_MAPS = frozenset({"properties", "patternProperties", "dependentSchemas"})  # name -> schema
+_SCHEMA_LISTS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
+_SCHEMA_ONE = frozenset({"items", "additionalProperties", "not", "if", "then", "else", "contains",
+                         "propertyNames", "unevaluatedItems", "unevaluatedProperties"})
+
+
+class _FastForm:
+    """Rewrites a schema into an equivalent one the compiled validator checks faster.
+
+    - `$ref` is replaced by the schema it names (resolved against the file it
+      appears in); a reference back into a schema being inlined (recursion)
+      stays a `$ref`, made absolute, for the registry to resolve.
+    - annotations go (a property *named* "description" stays: maps of names
+      are walked as maps).
+    - `allOf` made only of clauses {"if": {"properties": {K: {"const": c}},
+      "required": [K]}, "then": T}, with distinct constants, in a schema of
+      type object that requires K, becomes one `anyOf`: the branch whose
+      constant K holds, checked against T, or (unless K's own schema admits
+      only those constants) a branch for a K that none of them equals. A
+      value matches at most one constant, so the two forms accept exactly
+      the same values.
+    """
+
+    def __init__(self, documents: dict[str, dict]) -> None:
+        self.documents = documents
+
+    def schema(self, node, base: str, stack: tuple):
+        if type(node) is not dict:
+            return node  # true / false
+        out = {}
+        ref = node.get("$ref")
+        for key, value in node.items():
+            if key in _ANNOTATIONS or key == "$ref":
+                continue
+            if key in _SCHEMA_MAPS:
+                out[key] = {name: self.schema(v, base, stack) for name, v in value.items()}
+            elif key in _SCHEMA_LISTS:
+                out[key] = [self.schema(v, base, stack) for v in value]
+            elif key in _SCHEMA_ONE:
+                out[key] = self.schema(value, base, stack)
+            else:
+                out[key] = value
+        dispatch = self._dispatch(out)
+        if dispatch is not None:
+            del out["allOf"]
+            out["anyOf"] = dispatch
+        if ref is None:
+            return out
+        target = self._inline(ref, base, stack)
+        return target if not out else {"allOf": [target, out]}
+
+    def _inline(self, ref: str, base: str, stack: tuple):
+        path, _, fragment = ref.partition("#")
+        if path.startswith(ID_BASE):
+            path = path[len(ID_BASE):]
+        name = posixpath.normpath(posixpath.join(posixpath.dirname(base), path)) if path else base
+        where = (name, fragment)
+        if where in stack:  # recursive: leave it to the registry
+            return {"$ref": ID_BASE + name + ("#" + fragment if fragment else "")}
+        node = self.documents[name]
+        for part in filter(None, fragment.split("/")):
+            node = node[part.replace("~1", "/").replace("~0", "~")]
+        return self.schema(node, name, stack + (where,))
+
+    @staticmethod
+    def _dispatch(schema: dict):
+        """The anyOf equivalent to the schema's allOf of if/then clauses, or None."""
+        clauses = schema.get("allOf")
+        if not clauses or schema.get("anyOf") is not None or schema.get("type") != "object":
+            return None  # (on a non-object, every `if` holds and every `then` applies)
+        key, branches, constants = None, [], []
+        for clause in clauses:
+            if type(clause) is not dict or set(clause) != {"if", "then"}:
+                return None
+            cond = clause["if"]
+            if type(cond) is not dict or set(cond) != {"properties", "required"} or len(cond["properties"]) != 1:
+                return None
+            (k, test), = cond["properties"].items()
+            if cond["required"] != [k] or (key is not None and k != key) or type(test) is not dict \
+                    or set(test) != {"const"} or type(test["const"]) is not str or test["const"] in constants:
+                return None
+            key = k
+            constants.append(test["const"])
+            branches.append({"allOf": [{"properties": {k: test}}, clause["then"]]})
+        if key not in schema.get("required", ()):
+            return None
+        own = schema.get("properties", {}).get(key, {})
+        if not (type(own) is dict and set(own) == {"enum"} and set(own["enum"]) <= set(constants)):
+            branches.append({"properties": {key: {"not": {"enum": constants}}}})
+        return branches
 
 
 def _excused(error) -> bool:

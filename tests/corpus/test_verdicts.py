@@ -38,3 +38,18 @@ def test_validate_verdict_matches_the_corpus(corpus_dir, entry, filename):
     if entry["errorStage"] == "derive":
         assert any(f.code == "DSH-E112" for f in errors)
     assert report.events == entry["eventCount"]
+
+
+def test_the_fast_schema_forms_agree_with_the_schema_files_on_every_corpus_record(corpus_dir):
+    from dshreplay.reader import LogReader
+    from dshreplay.validate import schemas
+    from schema_forms import disagreements
+    lines = []
+    for path in sorted(corpus_dir.rglob("*.jsonl*")):
+        if path.name.endswith((".jsonl", ".jsonl.zstd")):
+            with LogReader(path) as reader:  # (a zstd log: its text)
+                text = b"".join(reader.zstd_text()) if reader.encoding == "zstd" else path.read_bytes()
+            lines.extend(text.splitlines()[1:])
+    checked, differ = disagreements(schemas(), lines)
+    assert checked > 100_000
+    assert differ == []

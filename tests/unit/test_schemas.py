@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
+import orjson
 import pytest
 from jsonschema import Draft202012Validator
 
-from dshreplay.schemas import SchemaSet, count_placeholders, event_schema_name, schema_dir
+from dshreplay.schemas import ID_BASE, SchemaSet, _FastForm, count_placeholders, event_schema_name, schema_dir
 
 KNOWN_TYPES = """agent-preset/selected agent/inbox/spliced approval/asked approval/decided approval/policy
 assistant/chunk assistant/message command/done command/run compaction/end compaction/prune
@@ -71,3 +74,54 @@ def test_a_placeholder_does_not_excuse_other_errors(schemas):
 
 def test_placeholders_are_counted_anywhere_in_a_value():
     assert count_placeholders({"a": ["{{x}}", {"b": "{{y.z}}"}], "c": "{{ not one }}", "d": "{x}"}) == 2
+
+
+def test_the_fast_forms_accept_exactly_what_the_schema_files_accept(schemas):
+    from conftest import SAMPLES
+    from schema_forms import disagreements
+    lines = [line for path in sorted(SAMPLES.glob("*.jsonl")) for line in path.read_bytes().splitlines()[1:]]
+    checked, differ = disagreements(schemas, lines)
+    assert checked > 20_000  # every record of the sample logs, and its variants
+    assert differ == []
+
+
+def test_a_tagged_union_becomes_one_anyof_with_a_branch_for_other_tags():
+    union = {"type": "object", "required": ["kind"], "properties": {"kind": {"type": "string"}},
+             "allOf": [{"if": {"properties": {"kind": {"const": c}}, "required": ["kind"]},
+                        "then": {"properties": {"n": {"type": t}}, "required": ["n"]}}
+                       for c, t in (("a", "integer"), ("b", "string"))]}
+    form = _form_of(union)
+    assert "allOf" not in form and form["anyOf"] == [
+        {"allOf": [{"properties": {"kind": {"const": "a"}}}, {"properties": {"n": {"type": "integer"}},
+                                                              "required": ["n"]}]},
+        {"allOf": [{"properties": {"kind": {"const": "b"}}}, {"properties": {"n": {"type": "string"}},
+                                                              "required": ["n"]}]},
+        {"properties": {"kind": {"not": {"enum": ["a", "b"]}}}}]
+    closed = {**union, "properties": {"kind": {"enum": ["a", "b"]}}}
+    assert len(_form_of(closed)["anyOf"]) == 2  # no other tag can pass the enum
+
+
+@pytest.mark.parametrize("change", [
+    {"type": None},  # on a non-object every `then` applies: not a union
+    {"required": []},  # a missing tag satisfies every `if`
+    {"allOf": [{"if": {"properties": {"kind": {"const": "a"}}, "required": ["kind"]}, "then": False}] * 2},
+    {"allOf": [{"if": {"properties": {"kind": {"const": "a"}}, "required": ["kind"]}, "then": True,
+                "else": False}]},
+])
+def test_clauses_that_are_not_a_plain_tagged_union_stay_as_written(change):
+    schema = {"type": "object", "required": ["kind"],
+              "allOf": [{"if": {"properties": {"kind": {"const": "a"}}, "required": ["kind"]}, "then": True}]}
+    schema = {k: v for k, v in {**schema, **change}.items() if v is not None}
+    assert _form_of(schema)["allOf"] == schema["allOf"]
+
+
+def test_references_are_inlined_except_recursive_ones(schemas):
+    form = schemas.fast_form("events/tool__result.schema.json")
+    text = orjson.dumps(form).decode()
+    assert '"description"' not in text.replace('"description":{"type"', "")  # annotations gone
+    # the result's blocks may hold a tool result block again: only that reference stays
+    assert set(re.findall(r'"\$ref":"([^"]+)"', text)) == {ID_BASE + "defs.schema.json#/$defs/ToolResultBlock"}
+
+
+def _form_of(schema: dict) -> dict:
+    return _FastForm({"x.json": schema}).schema(schema, "x.json", ())
