@@ -366,6 +366,14 @@ class _StepRun:
                 return False
             self.chunks.update(range(seq, seq + run.count))
             return True
+        if tag == "assistant/chunk":  # the commonest, first
+            data = rec.get("data")
+            if data.__class__ is not dict or data.get("turn") != self.turn or data.get("step") != self.step \
+                    or data["turn"].__class__ is not int or data["step"].__class__ is not int \
+                    or "surfaceOp" in rec or "sourceEventSeqs" in rec:
+                return False
+            self.chunks.add(seq)
+            return True
         if tag in SURFACE_TYPES:
             n = len(notes)
             if not _plain_append(seq, line, offset, tag, rec, notes) or notes[-1][4] is not True:
@@ -391,11 +399,6 @@ class _StepRun:
             return True
         if tag.__class__ is not str or "surfaceOp" in rec or "sourceEventSeqs" in rec:
             return False
-        if tag == "assistant/chunk":
-            if not self._names_step(rec.get("data")):
-                return False
-            self.chunks.add(seq)
-            return True
         if tag == "tool/call":
             data = rec.get("data")
             call_id = data.get("callId") if data.__class__ is dict else None

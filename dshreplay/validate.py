@@ -136,7 +136,7 @@ class RecordChecks:
         self.placeholders = 0
         self.layouts: set[bool] = set()
         self._schemas = schemas()
-        self._validators: dict = {}  # event type -> compiled whole-record validator
+        self._validators: dict = {}  # event type (or packed row type) -> compiled whole-record validator
 
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
@@ -161,7 +161,11 @@ class RecordChecks:
         if self.snapshot:
             self.placeholders += count_placeholders(rec)
         if run is not None:
-            self.schema_check(f"rows/{run.row}.schema.json", rec, "DSH-E004", "", seq=seq, line=line)
+            validator = self._validators.get(run.row)
+            if validator is None:
+                validator = self._validators[run.row] = self._schemas.fast(f"rows/{run.row}.schema.json")
+            if not validator.is_valid(rec):
+                self.schema_check(f"rows/{run.row}.schema.json", rec, "DSH-E004", "", seq=seq, line=line)
             self.layouts.add("seq0" in rec)
             return
         validator = self._validators.get(kind)
