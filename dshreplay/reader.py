@@ -161,6 +161,7 @@ class LogReader:
         self._header_line = 0
         self.body_offset: int | None = None  # where the line after the header starts
         self._started = False
+        self.closed = False
         self._first_seq = 0
         if window is not None:
             # (start, end, seq, line): the records in bytes start..end of plain
@@ -174,6 +175,9 @@ class LogReader:
 
     # -- context manager -------------------------------------------------
     def close(self) -> None:
+        """Close the file (when the reader opened it) and let go of the text read ahead."""
+        self.closed = True
+        self._lines = iter(())
         if self._own:
             self._fh.close()
 

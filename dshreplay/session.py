@@ -80,7 +80,8 @@ class Session:
             self.path = str(self._file)
         self._index: LogIndex | None = None
         self._header: dict | None = None
-        self._readers: list[LogReader] = []  # every reader made, for `torn_tail`
+        self._readers: list[LogReader] = []  # readers not yet closed, for `torn_tail`
+        self._torn_tail: TornTail | None = None
 
     def reader(self) -> LogReader:
         """A fresh reader positioned at the start of the log."""
@@ -89,6 +90,7 @@ class Session:
                                max_bytes=self.max_bytes, transform=self.transform)
         else:
             reader = LogReader(self._file, name=self.path, max_bytes=self.max_bytes, transform=self.transform)
+        self._readers = [r for r in self._readers if not self._harvest(r)]
         self._readers.append(reader)
         return reader
 
@@ -96,7 +98,14 @@ class Session:
     def torn_tail(self) -> TornTail | None:
         """The torn tail found by a pass that read to the end of the log, if
         any did: the questions answered so far are about the lines before it."""
-        return next((r.torn_tail for r in self._readers if r.torn_tail is not None), None)
+        self._readers = [r for r in self._readers if not self._harvest(r)]
+        return self._torn_tail
+
+    def _harvest(self, reader: LogReader) -> bool:
+        """Note the reader's torn tail; True once it is closed (then it can go)."""
+        if self._torn_tail is None:
+            self._torn_tail = reader.torn_tail
+        return reader.closed
 
     def run_pass(self, profile: str, consume, **options):
         """consume(pass) over the whole log (see `scan.run_pass`): on several

@@ -201,3 +201,17 @@ def test_subagent_child_with_seed(corpus_dir):
     assert s.index().closers == []
     codes = {f.code for f in validate_log(path).findings}
     assert "DSH-E014" not in codes
+
+
+def test_a_session_keeps_no_reader_it_has_closed_yet_remembers_a_torn_tail():
+    from conftest import SAMPLES
+    from dshreplay.session import Session
+    session = Session(SAMPLES / "torn-tail.jsonl")
+    assert session.torn_tail is None  # nothing read yet
+    for seq in (5, 10, 20):
+        session.states([seq])  # each pass stops early: it never reaches the tail
+    assert session.torn_tail is None and session._readers == []
+    session.index()
+    assert session.torn_tail.line == 65 and session._readers == []
+    session.states([5])
+    assert session.torn_tail.line == 65
