@@ -87,6 +87,7 @@ def validate_log(source, options: ValidateOptions = ValidateOptions(), **reader_
         code = "DSH-E002" if error.message.startswith("malformed ") else "DSH-E001"
         read_errors.append(finding(code, f"{error.message} (line skipped)", seq=error.seq, line=error.line))
 
+    schemas()  # loaded before a parallel pass forks its workers, which then share it
     try:
         report = run_pass(reader, RELATIONS, consume, checker_factory=partial(RecordChecks, options.snapshot),
                           recover=unreadable_line, path=scannable(source, reader_options.get("transform"))).report
