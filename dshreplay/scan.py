@@ -367,10 +367,7 @@ class _StepRun:
             self.chunks.update(range(seq, seq + run.count))
             return True
         if tag == "assistant/chunk":  # the commonest, first
-            data = rec.get("data")
-            if data.__class__ is not dict or data.get("turn") != self.turn or data.get("step") != self.step \
-                    or data["turn"].__class__ is not int or data["step"].__class__ is not int \
-                    or "surfaceOp" in rec or "sourceEventSeqs" in rec:
+            if "surfaceOp" in rec or "sourceEventSeqs" in rec or not self._names_step(rec.get("data")):
                 return False
             self.chunks.add(seq)
             return True
