@@ -126,6 +126,8 @@ def csv_cell(value) -> str:
     """A CSV cell that a spreadsheet will not run as a formula."""
     if type(value) is str and value.isprintable():  # the common case: nothing to replace or strip
         text = value
+    elif type(value) is int:
+        text = str(value)
     else:
         text = "" if value is None else (value if type(value) is str else orjson.dumps(value).decode())
         text = clean(text.replace("\r", " ").replace("\n", " "))
@@ -143,10 +145,7 @@ class CsvFile:
         self.writer.writerow(header)
 
     def row(self, values) -> None:
-        # plain strings and non-negative integers as they are; csv_cell for the rest
-        self.writer.writerow([
-            v if (type(v) is str and v.isprintable() and v[:1] not in _FORMULA_START)
-            else (str(v) if type(v) is int and v >= 0 else csv_cell(v)) for v in values])
+        self.writer.writerow([csv_cell(v) for v in values])
 
     def close(self) -> None:
         self.fh.close()
