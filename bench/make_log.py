@@ -15,7 +15,7 @@ import random
 import sys
 from pathlib import Path
 
-from dshreplay.samples import LogBuilder, zstd_frames
+from dshreplay.testing.samples import LogBuilder, zstd_frames
 
 WORDS = ("the build log shows compile link test deploy error warning module function import "
          "return value config path file directory agent tool result cache token stream").split()

@@ -74,7 +74,7 @@ def commands(log: Path, middle: int | None, scratch: Path | None = None) -> list
 
 
 def count_events(log: Path) -> int:
-    from dshreplay.reader import LogReader
+    from dshreplay.io.reader import LogReader
     with LogReader(log) as reader:
         return sum(1 for _ in reader.events())
 

@@ -9,5 +9,5 @@ def open(source, **options):  # noqa: A001 - the notebook entry point: dshreplay
     Returns a `dshreplay.session.Session`: `.header`, `.events`, `.fold(at)`,
     `.calls()`, `.request(n)`, `.diff(a, b)`, `.validate()`, `.to_records()`.
     """
-    from .session import Session
+    from dshreplay.session import Session
     return Session(source, **options)

@@ -1,3 +1,3 @@
-from .cli import main
+from dshreplay.cli import main
 
 main(prog_name="dshreplay")

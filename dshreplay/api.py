@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .errors import DeriveError, DshReplayError, FoldError, UsageError
-from .reader import TornTail
-from .scan import FOLD, expanded, not_holding
-from .surface import SurfaceFold, SurfaceState
+from dshreplay.errors import DeriveError, DshReplayError, FoldError, UsageError
+from dshreplay.io.reader import TornTail
+from dshreplay.core.scan import FOLD, expanded, not_holding
+from dshreplay.core.surface import SurfaceFold, SurfaceState
 
 
 @dataclass
@@ -38,7 +38,7 @@ def fold_log(source, at: int | None = None, **reader_options) -> FoldReport:
     Raises ReadError (cannot read) and UsageError (`at` beyond the log);
     a fold or derive failure is returned in the report, not raised.
     """
-    from .session import Session
+    from dshreplay.session import Session
 
     if at is not None and at < 0:
         raise UsageError(f"seq {at} is negative: seqs count events from 0")

@@ -18,13 +18,13 @@ from itertools import repeat
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from .calls import Call, CallTracker, Request
-from .errors import DeriveError, DshReplayError, FoldError, UsageError
-from .provenance import ShadowRecord, ShadowTracker, ViewDiff, diff_states, origins
-from .reader import Event, LogReader, PackedRun, TornTail, resolve_log_path
-from .rules import BracketRecord, Closer, RelationChecker
-from .scan import CALLS, FOLD, expanded, not_holding, run_pass, scannable
-from .surface import SURFACE_TYPES, SurfaceFold, SurfaceState, has_message
+from dshreplay.analyses.calls import Call, CallTracker, Request
+from dshreplay.errors import DeriveError, DshReplayError, FoldError, UsageError
+from dshreplay.analyses.provenance import ShadowRecord, ShadowTracker, ViewDiff, diff_states, origins
+from dshreplay.io.reader import Event, LogReader, PackedRun, TornTail, resolve_log_path
+from dshreplay.analyses.rules import BracketRecord, Closer, RelationChecker
+from dshreplay.core.scan import CALLS, FOLD, expanded, not_holding, run_pass, scannable
+from dshreplay.core.surface import SURFACE_TYPES, SurfaceFold, SurfaceState, has_message
 
 
 @dataclass
@@ -133,7 +133,7 @@ class Session:
     def to_records(self, at: int | None = None) -> list[dict]:
         """One flat dict per event, ready for pandas or DuckDB:
         seq, line, time (UTC ISO), type, turn, step, surface, op, text."""
-        from .query import EventFilter, query_events
+        from dshreplay.analyses.query import EventFilter, query_events
         nodes = frozenset(self.state(at).nodes)
         rows = query_events(self.events, nodes, EventFilter(), last=at)
         return [{k: v for k, v in row.to_json().items() if k != "record"} for row in rows]
@@ -185,7 +185,7 @@ class Session:
         return self.states([at])[at]
 
     def fold(self, at: int | None = None):
-        from .api import fold_log
+        from dshreplay.api import fold_log
         return fold_log(self, at=at)
 
     # -- the index -----------------------------------------------------------
@@ -295,8 +295,8 @@ class Session:
         return diff_states(states[a], states[b])
 
     def validate(self, **options):
-        """Validate the log (see `dshreplay.validate`); options as ValidateOptions."""
-        from .validate import ValidateOptions, validate_log
+        """Validate the log (see `dshreplay.analyses.validate`); options as ValidateOptions."""
+        from dshreplay.analyses.validate import ValidateOptions, validate_log
         source = self._file if self._data is None else io.BufferedReader(io.BytesIO(self._data))
         return validate_log(source, ValidateOptions(**options), name=self.path, max_bytes=self.max_bytes)
 

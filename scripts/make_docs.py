@@ -11,7 +11,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from dshreplay.cli import cli
-from dshreplay.findings import findings_doc
+from dshreplay.analyses.findings import findings_doc
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 

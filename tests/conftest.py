@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from dshreplay.samples import LogBuilder
+from dshreplay.testing.samples import LogBuilder
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = Path(os.environ.get("DSHREPLAY_CORPUS", ROOT.parent / "shared" / "corpus"))
@@ -31,7 +31,7 @@ def corpus_dir() -> Path:
 def scan_mode(request, monkeypatch):
     """Run a test three times: with the sequential reader; with every log read
     as a parallel scan cut into windows of a couple of lines; and in one window,
-    where runs grow as long as the log allows (see dshreplay.scan)."""
+    where runs grow as long as the log allows (see dshreplay.core.scan)."""
     from dshreplay import scan
     if request.param == "sequential":
         monkeypatch.setitem(scan.SCAN, "jobs", 1)

@@ -11,7 +11,7 @@ import importlib.util
 import pytest
 
 from conftest import ROOT
-from dshreplay.samples import LogBuilder
+from dshreplay.testing.samples import LogBuilder
 
 spec = importlib.util.spec_from_file_location("screenshot_report", ROOT / "scripts" / "screenshot_report.py")
 browser = importlib.util.module_from_spec(spec)

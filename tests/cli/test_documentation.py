@@ -36,7 +36,7 @@ def test_generated_docs_are_current():
 
 
 def test_every_finding_code_is_documented():
-    from dshreplay.findings import CODES
+    from dshreplay.analyses.findings import CODES
     doc = (ROOT / "docs" / "findings.md").read_text()
     for code in CODES:
         assert f"| `{code}` |" in doc

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from dshreplay.samples import LogBuilder, compacted, multi_turn, pruned
+from dshreplay.testing.samples import LogBuilder, compacted, multi_turn, pruned
 
 
 def build_root(root, count: int = 50):

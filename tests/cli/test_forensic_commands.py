@@ -154,7 +154,7 @@ def test_stats_command_with_a_total_row(cli):
 
 
 def test_lineage_command_exit_codes(cli, tmp_path):
-    from dshreplay.samples import fork_child, multi_turn
+    from dshreplay.testing.samples import fork_child, multi_turn
     multi_turn().write(tmp_path / "parent.jsonl")
     fork_child().write(tmp_path / "child.jsonl")
     out = cli("lineage", tmp_path / "parent.jsonl", tmp_path / "child.jsonl", "--json").json()

@@ -13,8 +13,8 @@ import pytest
 
 from dshreplay.api import fold_log
 from dshreplay.errors import DeriveError, FoldError
-from dshreplay.reader import LogReader
-from dshreplay.surface import SurfaceFold
+from dshreplay.io.reader import LogReader
+from dshreplay.core.surface import SurfaceFold
 
 from conftest import CORPUS, corpus_available
 

@@ -16,7 +16,7 @@ from dshreplay import scan
 from dshreplay.api import fold_log
 from dshreplay.errors import DshReplayError
 from dshreplay.session import Session
-from dshreplay.validate import ValidateOptions, validate_log
+from dshreplay.analyses.validate import ValidateOptions, validate_log
 
 from conftest import CORPUS, corpus_available
 

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from dshreplay.validate import ValidateOptions, validate_log
+from dshreplay.analyses.validate import ValidateOptions, validate_log
 
 from conftest import CORPUS, corpus_available
 
@@ -41,8 +41,8 @@ def test_validate_verdict_matches_the_corpus(corpus_dir, entry, filename):
 
 
 def test_the_fast_schema_forms_agree_with_the_schema_files_on_every_corpus_record(corpus_dir):
-    from dshreplay.reader import LogReader
-    from dshreplay.validate import schemas
+    from dshreplay.io.reader import LogReader
+    from dshreplay.analyses.validate import schemas
     from schema_forms import disagreements
     lines = []
     for path in sorted(corpus_dir.rglob("*.jsonl*")):

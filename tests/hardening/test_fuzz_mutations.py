@@ -42,7 +42,7 @@ from hypothesis import strategies as st
 
 from conftest import CORPUS, SAMPLES, corpus_available
 from dshreplay.cli import cli as dshreplay_cli
-from dshreplay.samples import zstd_frames
+from dshreplay.testing.samples import zstd_frames
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 COMMANDS = [

@@ -30,8 +30,8 @@ from click.testing import CliRunner
 from conftest import SAMPLES
 from dshreplay.cli import cli as dshreplay_cli
 from dshreplay.errors import ReadError
-from dshreplay.reader import LogReader
-from dshreplay.samples import LogBuilder, multi_turn
+from dshreplay.io.reader import LogReader
+from dshreplay.testing.samples import LogBuilder, multi_turn
 
 STAMP = "2026-01-01T00:00:00Z"
 ESCAPES = "\x1b[2J\x1b]0;pwned\x07"

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from dshreplay.errors import FoldError
-from dshreplay.provenance import message_provenance
+from dshreplay.analyses.provenance import message_provenance
 from dshreplay.session import Session
-from dshreplay.transcript import transcript
-from dshreplay.validate import validate_log
+from dshreplay.analyses.transcript import transcript
+from dshreplay.analyses.validate import validate_log
 
 import scenarios
 

@@ -11,8 +11,8 @@ import pytest
 import zstandard
 
 from dshreplay.errors import FormatVersionError, ReadError
-from dshreplay.reader import LogReader, expand_row, read_log
-from dshreplay.samples import LogBuilder
+from dshreplay.io.reader import LogReader, expand_row, read_log
+from dshreplay.testing.samples import LogBuilder
 
 HEADER = {"type": "session", "version": 0, "id": "s1", "createdAt": 5, "delegationDepth": 0}
 
@@ -309,7 +309,7 @@ def test_reading_never_changes_the_file(builder, write_log):
 
 
 def test_one_huge_zstd_frame_is_refused_before_it_fills_memory(tmp_path, monkeypatch):
-    import dshreplay.reader as reader_module
+    import dshreplay.io.reader as reader_module
     monkeypatch.setattr(reader_module, "MAX_FRAME_BYTES", 1 << 16)
     cctx = zstandard.ZstdCompressor(write_checksum=True)
     data = cctx.compress(orjson.dumps(HEADER) + b"\n") + cctx.compress(b"\n" * (1 << 18))

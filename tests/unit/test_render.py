@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime
 
-from dshreplay.render import utc_time
+from dshreplay.analyses.render import utc_time
 
 
 def _reference(ms: int) -> str:

@@ -15,10 +15,10 @@ import pytest
 
 from dshreplay import scan
 from dshreplay.api import fold_log
-from dshreplay.rules import RelationChecker
-from dshreplay.samples import zstd_frames
+from dshreplay.analyses.rules import RelationChecker
+from dshreplay.testing.samples import zstd_frames
 from dshreplay.session import Session
-from dshreplay.validate import ValidateOptions, validate_log
+from dshreplay.analyses.validate import ValidateOptions, validate_log
 
 from scenarios import HEADER, ev, user
 
@@ -122,7 +122,7 @@ def _scan_jobs(_):
 
 
 def test_logs_spread_over_processes_are_each_read_sequentially(monkeypatch):
-    from dshreplay.parallel import run_map
+    from dshreplay.core.parallel import run_map
     monkeypatch.setitem(scan.SCAN, "jobs", 2)
     assert run_map(_scan_jobs, [1, 2, 3], jobs=2) == [1, 1, 1]  # no pool inside a pool
     assert scan.SCAN["jobs"] == 2  # this process is left as it was

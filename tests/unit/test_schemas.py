@@ -8,7 +8,7 @@ import orjson
 import pytest
 from jsonschema import Draft202012Validator
 
-from dshreplay.schemas import ID_BASE, SchemaSet, _FastForm, count_placeholders, event_schema_name, schema_dir
+from dshreplay.analyses.schemas import ID_BASE, SchemaSet, _FastForm, count_placeholders, event_schema_name, schema_dir
 
 KNOWN_TYPES = """agent-preset/selected agent/inbox/spliced approval/asked approval/decided approval/policy
 assistant/chunk assistant/message command/done command/run compaction/end compaction/prune

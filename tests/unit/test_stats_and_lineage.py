@@ -6,10 +6,10 @@ import orjson
 
 import scenarios
 from conftest import SAMPLES
-from dshreplay.lineage import lineage
-from dshreplay.samples import fork_child, multi_turn
+from dshreplay.analyses.lineage import lineage
+from dshreplay.testing.samples import fork_child, multi_turn
 from dshreplay.session import Session
-from dshreplay.stats import session_stats, totals
+from dshreplay.analyses.stats import session_stats, totals
 
 
 def usage_sums(path) -> dict:

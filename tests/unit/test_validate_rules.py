@@ -5,9 +5,9 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from dshreplay.findings import CODES
-from dshreplay.samples import LogBuilder
-from dshreplay.validate import ValidateOptions, validate_log
+from dshreplay.analyses.findings import CODES
+from dshreplay.testing.samples import LogBuilder
+from dshreplay.analyses.validate import ValidateOptions, validate_log
 
 pytestmark = pytest.mark.usefixtures("scan_mode")  # each test: sequential and parallel reads
 
@@ -121,7 +121,7 @@ def test_e013_corrupt_zstd_stops_reading(clean, write_log):
 
 
 def test_e014_seed_length_must_point_at_end_seed(write_log):
-    from dshreplay.samples import fork_child
+    from dshreplay.testing.samples import fork_child
     b = fork_child()
     b.header["seedLength"] -= 1
     assert ("DSH-E014", b.header["seedLength"]) in findings(write_log(b))

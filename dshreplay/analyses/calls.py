@@ -14,7 +14,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from itertools import accumulate
 
-from .jsvalues import dig as _get
+from dshreplay.jsvalues import dig as _get
 
 AUXILIARY = {
     "compaction/summary": "compaction-summary",

@@ -10,7 +10,7 @@ must be on a filesystem every worker shares.
 
 from __future__ import annotations
 
-from .errors import UsageError
+from dshreplay.errors import UsageError
 
 
 class DaskMapper:
@@ -36,7 +36,7 @@ class DaskMapper:
         items = list(items)
         if not items:
             return []
-        from .parallel import OneProcessPerLog
+        from dshreplay.core.parallel import OneProcessPerLog
         futures = self.client.map(OneProcessPerLog(fn), items, pure=False)
         return self.client.gather(futures)
 

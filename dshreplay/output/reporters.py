@@ -11,10 +11,10 @@ from typing import TextIO
 
 import orjson
 
-from .api import FoldReport
-from .findings import ERROR, NOTICE, WARNING
-from .render import clean, json_size, message_text, one_line, role_of
-from .validate import FileReport
+from dshreplay.api import FoldReport
+from dshreplay.analyses.findings import ERROR, NOTICE, WARNING
+from dshreplay.analyses.render import clean, json_size, message_text, one_line, role_of
+from dshreplay.analyses.validate import FileReport
 
 
 def tabulate(*args, **kwargs) -> str:

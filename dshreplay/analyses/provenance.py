@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .jsvalues import dig
-from .reader import Event
-from .surface import Replacement, SurfaceState
+from dshreplay.jsvalues import dig
+from dshreplay.io.reader import Event
+from dshreplay.core.surface import Replacement, SurfaceState
 
 METERS = {"compaction/summary": "summary", "compaction/prune": "prune"}
 

@@ -42,11 +42,11 @@ from typing import Callable, Iterator
 
 import orjson
 
-from .errors import DeriveError, ReadError
-from .jsvalues import MISSING
-from .reader import ZSTD_MAGIC, Event, LogReader, resolve_log_path
-from .rules import RELATED, TURN_EVENTS
-from .surface import SURFACE_TYPES, derive_message
+from dshreplay.errors import DeriveError, ReadError
+from dshreplay.jsvalues import MISSING
+from dshreplay.io.reader import ZSTD_MAGIC, Event, LogReader, resolve_log_path
+from dshreplay.analyses.rules import RELATED, TURN_EVENTS
+from dshreplay.core.surface import SURFACE_TYPES, derive_message
 
 # Process-wide settings; `--jobs` sets "jobs", tests shrink the sizes.
 SCAN = {
@@ -681,7 +681,7 @@ def parallel_pass(reader: LogReader, path: str, profile: str, checker_factory=No
     # pass (and the log is read sequentially) instead of hanging it
     context = get_context(start_method())
     if context.get_start_method() == "forkserver":
-        context.set_forkserver_preload(["dshreplay.validate"])
+        context.set_forkserver_preload(["dshreplay.analyses.validate"])
     pool = ProcessPoolExecutor(SCAN["jobs"], mp_context=context)
     keep = None
     try:

@@ -22,8 +22,8 @@ from typing import BinaryIO, Callable, Iterator
 
 import orjson
 
-from .errors import FormatVersionError, ReadError
-from .jsvalues import MAX_SAFE_INTEGER, MISSING, is_event_seq, is_number, is_safe_int
+from dshreplay.errors import FormatVersionError, ReadError
+from dshreplay.jsvalues import MAX_SAFE_INTEGER, MISSING, is_event_seq, is_number, is_safe_int
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 FORMAT_VERSION = 0

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import orjson
 
-from .errors import UsageError
+from dshreplay.errors import UsageError
 
 MASK = "[REDACTED]"
 

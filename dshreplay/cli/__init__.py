@@ -11,17 +11,17 @@ from pathlib import Path
 
 import click
 
-from . import __version__
-from .api import fold_log
-from .errors import DshReplayError, ReadError, UsageError
-from .findings import ERROR, WARNING
-from .health import Health
-from .provenance import message_provenance
-from .query import EventFilter, query_events
-from .reporters import JsonReporter, TextReporter, unified_text_diff
-from .session import Session
-from .transcript import transcript as build_transcript
-from .validate import ValidateOptions, validate_log
+from dshreplay import __version__
+from dshreplay.api import fold_log
+from dshreplay.errors import DshReplayError, ReadError, UsageError
+from dshreplay.analyses.findings import ERROR, WARNING
+from dshreplay.analyses.health import Health
+from dshreplay.analyses.provenance import message_provenance
+from dshreplay.analyses.query import EventFilter, query_events
+from dshreplay.output.reporters import JsonReporter, TextReporter, unified_text_diff
+from dshreplay.session import Session
+from dshreplay.analyses.transcript import transcript as build_transcript
+from dshreplay.analyses.validate import ValidateOptions, validate_log
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_UNREADABLE = 0, 1, 2
 
@@ -54,7 +54,7 @@ def open_log(log: str) -> Session:
 
 def _safe(text: str) -> str:
     """Log text on one terminal line: no escapes, no control characters, no line breaks."""
-    from .render import clean
+    from dshreplay.analyses.render import clean
     return clean(text).replace("\n", "\\n").replace("\t", " ")
 
 
@@ -111,9 +111,9 @@ def mapper_for(jobs: int | None, quiet: bool):
     fleet = click.get_current_context().meta.get("dshreplay.mapper")
     if fleet is not None:
         return fleet
-    from .parallel import run_map
+    from dshreplay.core.parallel import run_map
     if jobs is not None:
-        from .scan import SCAN
+        from dshreplay.core.scan import SCAN
         SCAN["jobs"] = jobs
     return lambda fn, items: run_map(fn, items, jobs=jobs, progress=not quiet)
 
@@ -147,7 +147,7 @@ def cli(max_bytes: int | None) -> None:
     directory, or - for standard input. Exit codes: 0 clean, 1 findings
     (or a failed fold), 2 cannot read or bad usage.
     """
-    from .reader import DEFAULT_MAX_BYTES, LIMITS
+    from dshreplay.io.reader import DEFAULT_MAX_BYTES, LIMITS
     LIMITS["max_bytes"] = max_bytes or DEFAULT_MAX_BYTES
 
 
@@ -206,7 +206,7 @@ def validate(logs: tuple[str, ...], strict: bool, snapshot: bool, select, ignore
     """
     import functools
     options = ValidateOptions(snapshot=snapshot, select=select, ignore=ignore or frozenset())
-    from .lineage import discover
+    from dshreplay.analyses.lineage import discover
     reports = mapper_for(jobs, quiet)(functools.partial(validate_log, options=options), discover(logs))
     reporter_for(as_json).validate(reports)
     if any(r.unreadable for r in reports):
@@ -305,7 +305,7 @@ def diff(log: str, a: int, b: int, as_text: bool, as_json: bool) -> None:
     added. --text prints a unified diff of the rendered messages instead
     (with --json, as a "text" field).
     """
-    from .provenance import diff_states
+    from dshreplay.analyses.provenance import diff_states
     states = open_log(log).states([a, b])
     result = diff_states(states[a], states[b])
     text = unified_text_diff(states[a].node_messages(), states[b].node_messages(), a, b) if as_text else None
@@ -423,11 +423,11 @@ def export(logs, out: Path, rules, no_default_redaction: bool, timestamp, force:
     inputs, rules and --timestamp give a byte-identical bundle. Exit 2 when
     an input cannot be read (the others are still exported).
     """
-    from .export import ExportOptions, export as write_bundle
-    from .redact import load_redactor
+    from dshreplay.output.bundle import ExportOptions, export as write_bundle
+    from dshreplay.output.redact import load_redactor
     redactor = load_redactor(rules, defaults=not no_default_redaction)
     options = ExportOptions(out, redactor, rules, timestamp, force, not no_default_redaction)
-    from .lineage import discover
+    from dshreplay.analyses.lineage import discover
     manifest = write_bundle(discover(logs), options, mapper_for(jobs, quiet))
     reporter_for(as_json).exported(out, manifest)
     if any(e.get("verdict") == "unreadable" for e in manifest["sessions"]):
@@ -443,7 +443,7 @@ def verify_export_command(bundle: Path, as_json: bool) -> None:
     Exit 0 when every file matches the manifest (inputs that are not present
     here are listed, not failed), 1 on any difference.
     """
-    from .export import verify_export
+    from dshreplay.output.bundle import verify_export
     differences, absent = verify_export(bundle)
     reporter_for(as_json).verify(bundle, differences, absent)
     if differences:
@@ -460,8 +460,8 @@ def stats(logs, jobs, quiet, as_json: bool) -> None:
 
     With several logs, a total row adds them up.
     """
-    from .lineage import discover
-    from .stats import stats_for, totals
+    from dshreplay.analyses.lineage import discover
+    from dshreplay.analyses.stats import stats_for, totals
     results = mapper_for(jobs, quiet)(stats_for, discover(logs))
     reporter_for(as_json).stats(results, totals(results) if len(results) > 1 else None)
     for failed in (r for r in results if r.error is not None):
@@ -482,7 +482,7 @@ def lineage(inputs, jobs, quiet, as_json: bool) -> None:
     equal the parent's; flags missing parents, reused ids and cycles. Exit 1
     when there is any problem.
     """
-    from .lineage import lineage as build
+    from dshreplay.analyses.lineage import lineage as build
     roots, problems = build(inputs, mapper_for(jobs, quiet))
     reporter_for(as_json).lineage(roots, problems)
 
@@ -504,7 +504,7 @@ def fleet() -> None:
 
 def _fleet_variant(command: click.Command) -> click.Command:
     def callback(scheduler, workers, **kwargs):
-        from .fleet import DaskMapper
+        from dshreplay.core.fleet import DaskMapper
         ctx = click.get_current_context()
         mapper = DaskMapper(scheduler, workers)
         ctx.meta["dshreplay.mapper"] = mapper

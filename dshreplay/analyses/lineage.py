@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import DshReplayError
-from .jsvalues import js_equal
-from .reader import LOG_NAMES
-from .session import Session
+from dshreplay.errors import DshReplayError
+from dshreplay.jsvalues import js_equal
+from dshreplay.io.reader import LOG_NAMES
+from dshreplay.session import Session
 
 
 def discover(inputs) -> list[str]:

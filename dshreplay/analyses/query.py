@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .errors import DeriveError
-from .render import message_text, utc_time
-from .surface import SURFACE_TYPES, derive_message
+from dshreplay.errors import DeriveError
+from dshreplay.analyses.render import message_text, utc_time
+from dshreplay.core.surface import SURFACE_TYPES, derive_message
 
 CURRENT, SHADOWED, LOG_ONLY = "current", "shadowed", "log-only"
 

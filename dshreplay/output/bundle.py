@@ -31,20 +31,20 @@ from pathlib import Path
 
 import orjson
 
-from . import __version__
-from .calls import CallTracker, Request
-from .errors import DeriveError, DshReplayError, FoldError, UsageError
-from .findings import ERROR, NOTICE, WARNING
-from .htmlreport import render_index, render_report
-from .provenance import ShadowTracker
-from .query import CURRENT, LOG_ONLY, SHADOWED
-from .redact import Redactor
-from .render import clean, message_text, one_line, role_of, utc_time
-from .reporters import TextReporter, markdown_text
-from .session import Session
-from .surface import SURFACE_TYPES, SurfaceFold, derive_message
-from .transcript import TranscriptBuilder
-from .validate import validate_log
+from dshreplay import __version__
+from dshreplay.analyses.calls import CallTracker, Request
+from dshreplay.errors import DeriveError, DshReplayError, FoldError, UsageError
+from dshreplay.analyses.findings import ERROR, NOTICE, WARNING
+from dshreplay.output.htmlreport import render_index, render_report
+from dshreplay.analyses.provenance import ShadowTracker
+from dshreplay.analyses.query import CURRENT, LOG_ONLY, SHADOWED
+from dshreplay.output.redact import Redactor
+from dshreplay.analyses.render import clean, message_text, one_line, role_of, utc_time
+from dshreplay.output.reporters import TextReporter, markdown_text
+from dshreplay.session import Session
+from dshreplay.core.surface import SURFACE_TYPES, SurfaceFold, derive_message
+from dshreplay.analyses.transcript import TranscriptBuilder
+from dshreplay.analyses.validate import validate_log
 
 JSON_OPTS = orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE
 MAX_CALL_VIEWS = 200  # calls whose model view is drawn in report.html (every call has its JSON file)
@@ -96,7 +96,7 @@ def folder_name(session_id) -> str:
 
 
 def schema_set_version() -> str:
-    from .validate import schemas
+    from dshreplay.analyses.validate import schemas
     digest = hashlib.sha256()
     for name, doc in sorted(schemas().documents.items()):
         digest.update(name.encode() + b"\0" + orjson.dumps(doc, option=orjson.OPT_SORT_KEYS) + b"\0")
@@ -270,7 +270,7 @@ def _input_facts(given: str) -> dict:
     facts: dict = {"input": given}
     path = Path(given)
     if path.is_dir():
-        from .reader import resolve_log_path
+        from dshreplay.io.reader import resolve_log_path
         path = resolve_log_path(path)
         facts["file"] = str(path)
     facts["size"] = path.stat().st_size

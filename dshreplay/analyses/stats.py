@@ -5,9 +5,9 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 
-from .jsvalues import dig as _get
-from .session import Session
-from .surface import SURFACE_TYPES
+from dshreplay.jsvalues import dig as _get
+from dshreplay.session import Session
+from dshreplay.core.surface import SURFACE_TYPES
 
 TOKEN_FIELDS = (("input", "inputTokens"), ("output", "outputTokens"), ("cacheRead", "cacheReadTokens"),
                 ("reasoning", "reasoningTokens"))
@@ -142,7 +142,7 @@ def session_stats(session: Session) -> SessionStats:
 
 def stats_for(source) -> SessionStats:
     """`session_stats` of one log, or a row carrying why it cannot be read."""
-    from .errors import DshReplayError
+    from dshreplay.errors import DshReplayError
     try:
         return session_stats(Session(source))
     except DshReplayError as exc:

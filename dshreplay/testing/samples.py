@@ -4,7 +4,7 @@
 tool calls, compactions, prunes, tool-result rewrites) and serializes them in
 either envelope layout, with packed chunk rows and as zstd frames.
 
-`python -m dshreplay.samples [DIR]` regenerates `sample_logs/`.
+`python -m dshreplay.testing.samples [DIR]` regenerates `sample_logs/`.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from pathlib import Path
 
 import orjson
 
-from .errors import FoldError
-from .reader import ROW_TAGS, Event
-from .surface import SurfaceFold, fold
+from dshreplay.errors import FoldError
+from dshreplay.io.reader import ROW_TAGS, Event
+from dshreplay.core.surface import SurfaceFold, fold
 
 CREATED_AT = 1783352165190
 DELTA_KINDS = {"text-delta": "text-chunks", "reasoning-delta": "reasoning-chunks",

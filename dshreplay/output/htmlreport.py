@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 
-from .render import clean, message_text, one_line
+from dshreplay.analyses.render import clean, message_text, one_line
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:0;color:#1d232a;background:#f6f7f9}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .render import utc_time
-from .session import LogIndex
+from dshreplay.analyses.render import utc_time
+from dshreplay.session import LogIndex
 
 
 @dataclass(frozen=True)

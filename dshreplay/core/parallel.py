@@ -45,7 +45,7 @@ class OneProcessPerLog:
         self.fn = fn
 
     def __call__(self, item):
-        from .scan import SCAN
+        from dshreplay.core.scan import SCAN
         SCAN["jobs"] = 1
         return self.fn(item)
 
@@ -61,7 +61,7 @@ def run_map(fn: Callable, items: Iterable, *, jobs: int | None = None, progress:
             out.append(fn(item))
             bar.step()
         return out
-    from .scan import start_method
+    from dshreplay.core.scan import start_method
     with ProcessPoolExecutor(max_workers=min(jobs, len(items)), mp_context=get_context(start_method())) as pool:
         out = []
         for result in pool.map(OneProcessPerLog(fn), items):

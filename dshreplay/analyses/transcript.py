@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .errors import DeriveError, FoldError
-from .provenance import ShadowTracker
-from .render import message_text, role_of, utc_time
-from .surface import SURFACE_TYPES, SurfaceFold, derive_message
+from dshreplay.errors import DeriveError, FoldError
+from dshreplay.analyses.provenance import ShadowTracker
+from dshreplay.analyses.render import message_text, role_of, utc_time
+from dshreplay.core.surface import SURFACE_TYPES, SurfaceFold, derive_message
 
 
 @dataclass(frozen=True)

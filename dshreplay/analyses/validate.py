@@ -11,14 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from functools import partial
 
-from .errors import DeriveError, DshReplayError, FoldError, ReadError
-from .findings import ERROR, NOTICE, WARNING, Finding, finding
-from .jsvalues import short_json
-from .reader import LogReader
-from .rules import RelationChecker
-from .scan import RELATIONS, expanded, run_pass, scannable
-from .schemas import SchemaSet, count_placeholders, event_schema_name
-from .surface import NO_MESSAGE, SURFACE_TYPES, SurfaceFold, has_message
+from dshreplay.errors import DeriveError, DshReplayError, FoldError, ReadError
+from dshreplay.analyses.findings import ERROR, NOTICE, WARNING, Finding, finding
+from dshreplay.jsvalues import short_json
+from dshreplay.io.reader import LogReader
+from dshreplay.analyses.rules import RelationChecker
+from dshreplay.core.scan import RELATIONS, expanded, run_pass, scannable
+from dshreplay.analyses.schemas import SchemaSet, count_placeholders, event_schema_name
+from dshreplay.core.surface import NO_MESSAGE, SURFACE_TYPES, SurfaceFold, has_message
 
 _SCHEMAS: SchemaSet | None = None
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
-from .errors import DeriveError, FoldError
-from .jsvalues import MISSING, is_event_seq, js_equal, js_length, short_json
-from .reader import Event
+from dshreplay.errors import DeriveError, FoldError
+from dshreplay.jsvalues import MISSING, is_event_seq, js_equal, js_length, short_json
+from dshreplay.io.reader import Event
 
 SURFACE_TYPES = frozenset({"user/message", "assistant/message", "tool/result"})
 
