@@ -27,18 +27,23 @@ def corpus_dir() -> Path:
     return CORPUS
 
 
-@pytest.fixture(params=["sequential", "parallel", "one-window"])
-def scan_mode(request, monkeypatch):
-    """Run a test three times: with the sequential reader; with every log read
-    as a parallel scan cut into windows of a couple of lines; and in one window,
-    where runs grow as long as the log allows (see dshreplay.core.scan)."""
-    from dshreplay import scan
-    if request.param == "sequential":
-        monkeypatch.setitem(scan.SCAN, "jobs", 1)
-    else:
-        monkeypatch.setitem(scan.SCAN, "jobs", 2)
-        monkeypatch.setitem(scan.SCAN, "min_bytes", 0)
-        monkeypatch.setitem(scan.SCAN, "window_bytes", 200 if request.param == "parallel" else 1 << 20)
+def read_in_windows(monkeypatch, window_bytes: int = 200) -> None:
+    """Make every plain log file a large one whose per-record checks run in
+    worker processes over windows of about `window_bytes` (see dshreplay.core.parallel)."""
+    from dshreplay.core import parallel
+    monkeypatch.setattr(parallel, "MIN_WINDOW_BYTES", 0)
+    monkeypatch.setattr(parallel, "WINDOW_BYTES", window_bytes)
+    monkeypatch.setattr(parallel, "MIN_WINDOW", 1)
+    monkeypatch.setattr(parallel, "free_cores", lambda options: 2)
+
+
+@pytest.fixture(params=["sequential", "windows"])
+def read_mode(request, monkeypatch):
+    """Run a test twice: every record checked in this process; and each log
+    file's per-record checks run by worker processes over windows of a couple
+    of lines, as for a large log (the one pass runs here either way)."""
+    if request.param == "windows":
+        read_in_windows(monkeypatch)
     return request.param
 
 

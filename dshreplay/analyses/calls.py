@@ -10,10 +10,11 @@ listed apart, without shifting the main-loop numbering.
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from dataclasses import dataclass, field
-from itertools import accumulate
 
+from dshreplay.core.driver import Observer, Run
+from dshreplay.core.surface import SurfaceFold, has_message
+from dshreplay.errors import DeriveError
 from dshreplay.jsvalues import dig as _get
 
 AUXILIARY = {
@@ -52,11 +53,12 @@ class Call:
 
 
 @dataclass
-class CallTracker:
-    """Feed it every item in log order; `count_messages` gives the model
-    message count of the current surface (called when a call opens)."""
+class CallTracker(Observer):
+    """The model calls, as a pass observer. `count_messages()` gives the model
+    message count of the current surface when a call opens (default: counted
+    on the pass's fold)."""
 
-    count_messages: object
+    count_messages: object = None
     on_open: object = None  # called with each new main-loop Call
     calls: list[Call] = field(default_factory=list)
     auxiliary: list[Call] = field(default_factory=list)
@@ -64,17 +66,18 @@ class CallTracker:
     header_seq: int | None = None
     header: object = None
 
-    def observe(self, event) -> None:
-        if event.segments:
-            self._segments(event)
-            return
+    def begin(self, run: Run) -> None:
+        if self.count_messages is None:
+            self.count_messages = MessageCount(run.fold)
+
+    def observe(self, event, replacement=None) -> None:
         kind = event.type
         if kind == "assistant/chunk":
             if event.row is not None:
                 data = event.row_data
                 chunk_type = None
             else:
-                data = event.head.get("data")
+                data = event.record.get("data")
                 chunk = _get(data, "chunk")
                 chunk_type = _get(chunk, "type")
             key = (_key(_get(data, "turn")), _key(_get(data, "step")))
@@ -91,41 +94,14 @@ class CallTracker:
                 del self.open[key]
         elif kind == "request/header":
             self.header_seq = event.seq
-            self.header = _get(event.head.get("data"), "header")
+            self.header = _get(event.record.get("data"), "header")
         elif kind in AUXILIARY:
-            data = event.head.get("data")
+            data = event.record.get("data")
             if kind == "compaction/summary" and _get(data, "llmStreamCall") is not True:
                 return
             self.auxiliary.append(Call(None, AUXILIARY[kind], first_chunk_seq=event.seq,
                                        last_chunk_seq=event.seq, provider=_get(data, "provider"),
                                        model=_get(data, "model"), usage=_get(data, "usage")))
-
-    def _segments(self, span) -> None:
-        """A scan's run (see scan.Span.segments): its chunks, call by call. The
-        fold has taken the whole run, so a call opening inside it does not
-        count the messages the run appends after the call's first chunk."""
-        appended = span.appended
-        seqs = before = None  # the appended members' seqs, and how many yield a message before each
-        for turn, step, first, last, chunks, marks in span.segments:
-            key = (turn, step)
-            call = self.open.get(key)
-            if call is None:
-                later = 0
-                if appended and appended[-1][0] > first:
-                    if seqs is None:
-                        seqs = [member[0] for member in appended]
-                        before = list(accumulate((member[4] is True for member in appended), initial=0))
-                    later = before[-1] - before[bisect_right(seqs, first)]
-                call = self._open_call(first, turn, step, self.count_messages() - later)
-                self.open[key] = call
-            call.chunks += chunks
-            call.last_chunk_seq = last
-            for mark, value in marks:  # its usage chunks, and a finish last
-                if mark == "usage":
-                    call.usage = value
-                else:
-                    call.finish = value
-                    del self.open[key]
 
     def _open(self, event, data) -> Call:
         return self._open_call(event.seq, _get(data, "turn"), _get(data, "step"), self.count_messages())
@@ -142,6 +118,31 @@ class CallTracker:
     def all_calls(self) -> list[Call]:
         """Main-loop and auxiliary calls together, in log order."""
         return sorted(self.calls + self.auxiliary, key=lambda c: c.first_chunk_seq)
+
+
+class MessageCount:
+    """How many model messages the fold's current surface yields, kept up to
+    date cheaply: nodes appended since the last call are added; after a
+    replacement the surface is counted again. Call it for the count."""
+
+    def __init__(self, fold: SurfaceFold) -> None:
+        self.fold = fold
+        self.replacements = 0  # replacements the count has seen
+        self.counted = 0  # leading nodes counted
+        self.total = 0
+
+    def __call__(self) -> int:
+        fold = self.fold
+        if len(fold.replacements) != self.replacements:
+            self.replacements, self.counted, self.total = len(fold.replacements), 0, 0
+        nodes, events = fold.nodes, fold.events
+        for seq in nodes[self.counted:]:
+            try:
+                self.total += has_message(events[seq])
+            except DeriveError:
+                pass
+        self.counted = len(nodes)
+        return self.total
 
 
 def _key(value):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dshreplay.analyses.render import utc_time
-from dshreplay.session import LogIndex
+from dshreplay.analyses.index import LogIndex
 
 
 @dataclass(frozen=True)

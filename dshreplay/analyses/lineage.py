@@ -13,8 +13,8 @@ from pathlib import Path
 
 from dshreplay.errors import DshReplayError
 from dshreplay.jsvalues import js_equal
-from dshreplay.io.reader import LOG_NAMES
-from dshreplay.session import Session
+from dshreplay.io.reader import LOG_NAMES, LogSource
+from dshreplay.options import DEFAULT, Options
 
 
 def discover(inputs) -> list[str]:
@@ -55,8 +55,13 @@ class Node:
                 "children": [c.to_json() for c in self.children]}
 
 
-def _descriptor(session: Session, limit: int):
-    for event in session.events:
+def _events(source: LogSource):
+    with source.reader() as reader:
+        yield from reader.events()
+
+
+def _descriptor(source: LogSource, limit: int):
+    for event in _events(source):
         if event.seq < limit:
             continue
         if event.type == "subagent/descriptor":
@@ -66,10 +71,10 @@ def _descriptor(session: Session, limit: int):
     return None
 
 
-def compare_seed(child: Session, parent: Session, seed_length: int) -> str | None:
+def compare_seed(child: LogSource, parent: LogSource, seed_length: int) -> str | None:
     """The first difference between the child's seed and the parent's events, or None."""
-    parent_events = iter(parent.events)
-    for event in child.events:
+    parent_events = _events(parent)
+    for event in _events(child):
         if event.seq >= seed_length:
             return None
         other = next(parent_events, None)
@@ -86,11 +91,13 @@ def _comparable(record: dict) -> dict:
     return {k: v for k, v in record.items() if k not in ("time", "seq")}
 
 
-def _node_info(path: str):
+def _node_info(item):
     """A session's node (header facts and its own subagent descriptor), or why it is unreadable."""
+    path, options = item
     try:
-        session = Session(path)
-        header = session.header
+        session = LogSource(path, max_bytes=options.max_bytes)
+        with session.reader() as reader:
+            header = reader.header
         node = Node(session.path, header.get("id"), header.get("parentSession"), header.get("origin"),
                     header.get("delegationDepth"), header.get("seedLength"))
         seed = node.seed_length if type(node.seed_length) is int and node.seed_length >= 0 else 0
@@ -100,18 +107,21 @@ def _node_info(path: str):
         return str(exc)
 
 
-def lineage(inputs, mapper=None) -> tuple[list[Node], list[str]]:
-    """Build the forest. Returns (roots, problems that concern no single session)."""
+def lineage(inputs, options: Options = DEFAULT, mapper=None) -> tuple[list[Node], list[str]]:
+    """Build the forest. Returns (roots, problems that concern no single session).
+
+    `mapper(fn, items)` reads the headers (default: in this process)."""
     nodes: list[Node] = []
-    sessions: dict[int, Session] = {}
+    sessions: dict[int, LogSource] = {}
     errors: list[str] = []
     paths = discover(inputs)
-    for path, info in zip(paths, (mapper or (lambda fn, items: [fn(i) for i in items]))(_node_info, paths)):
+    mapper = mapper or (lambda fn, items: [fn(i) for i in items])
+    for path, info in zip(paths, mapper(_node_info, [(p, options) for p in paths])):
         if isinstance(info, str):
             errors.append(info)
             continue
         node = info
-        sessions[id(node)] = Session(path)
+        sessions[id(node)] = LogSource(path, max_bytes=options.max_bytes)
         nodes.append(node)
     by_id: dict = {}
     for node in nodes:

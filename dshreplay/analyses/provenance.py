@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dshreplay.core.driver import Observer
 from dshreplay.jsvalues import dig
 from dshreplay.io.reader import Event
 from dshreplay.core.surface import Replacement, SurfaceState
@@ -41,13 +42,15 @@ def _data_get(record: dict, *keys):
     return dig(record, "data", *keys)
 
 
-class ShadowTracker:
-    """Feed it each item the fold accepted, with the replacement it caused (if any)."""
+class ShadowTracker(Observer):
+    """Every replacement the fold makes, with what priced it. `latest` is the
+    record of the item just observed (None when it replaced nothing)."""
 
     def __init__(self) -> None:
         self.shadows: list[ShadowRecord] = []
         self.replacers: set[int] = set()
         self.previous = None  # the item before the current one
+        self.latest: ShadowRecord | None = None
 
     def observe(self, event, replacement: Replacement | None) -> ShadowRecord | None:
         record = None
@@ -56,6 +59,7 @@ class ShadowTracker:
             self.shadows.append(record)
             self.replacers.add(event.seq)
         self.previous = event
+        self.latest = record
         return record
 
     def _record(self, event: Event, r: Replacement) -> ShadowRecord:

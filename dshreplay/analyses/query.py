@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dshreplay.analyses.turns import TurnTracker
+from dshreplay.core.driver import SKIP, Observer, run_pass
 from dshreplay.errors import DeriveError
 from dshreplay.analyses.render import message_text, utc_time
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
@@ -47,33 +49,41 @@ class EventRow:
                 "record": self.record}
 
 
-def query_events(events, nodes: frozenset[int], flt: EventFilter, last: int | None = None):
-    """Yield the rows of `events` that pass `flt`; `nodes` is the surface that
-    classifies them (current or shadowed); events after `last` are not read."""
-    turn = None
-    needle = flt.grep.casefold() if flt.grep else None
-    for event in events:
-        seq = event.seq
-        if last is not None and seq > last:
+class EventQuery(Observer):
+    """The rows of the events that pass `flt`, one per event (packed rows
+    expanded); `nodes` is the surface that classifies them (current or
+    shadowed); events after `last` are left out. Observe it after `turns`."""
+
+    def __init__(self, flt: EventFilter, nodes: frozenset[int], turns: TurnTracker,
+                 last: int | None = None) -> None:
+        self.flt = flt
+        self.nodes = nodes
+        self.turns = turns
+        self.last = last
+        self.rows: list[EventRow] = []
+        self._needle = flt.grep.casefold() if flt.grep else None
+
+    def observe(self, item, replacement) -> None:
+        flt = self.flt
+        if (flt.start is not None and item.seq + item.count <= flt.start) \
+                or (flt.end is not None and item.seq > flt.end):
+            return
+        if flt.turn is not None and self.turns.turn != flt.turn:
+            return
+        for event in item.members() if item.row is not None else (item,):
+            self._one(event)
+
+    def _one(self, event) -> None:
+        flt, seq = self.flt, event.seq
+        if (self.last is not None and seq > self.last) or (flt.start is not None and seq < flt.start) \
+                or (flt.end is not None and seq > flt.end):
             return
         kind = event.type
-        if kind == "turn/start":
-            data = event.record.get("data")
-            turn = data.get("turn") if type(data) is dict else None
-        in_turn = turn
-        if kind == "turn/end":
-            turn = None
-        if flt.start is not None and seq < flt.start:
-            continue
-        if flt.end is not None and seq > flt.end:
-            return
-        if flt.turn is not None and in_turn != flt.turn:
-            continue
         if not flt.wants_type(kind):
-            continue
-        surface = (CURRENT if seq in nodes else SHADOWED) if kind in SURFACE_TYPES else LOG_ONLY
+            return
+        surface = (CURRENT if seq in self.nodes else SHADOWED) if kind in SURFACE_TYPES else LOG_ONLY
         if flt.surface is not None and surface != flt.surface:
-            continue
+            return
         record = event.record
         text = ""
         if kind in SURFACE_TYPES:
@@ -82,9 +92,19 @@ def query_events(events, nodes: frozenset[int], flt: EventFilter, last: int | No
             except DeriveError:
                 has, message = False, None
             text = message_text(message) if has else ""
-        if needle is not None and needle not in text.casefold():
-            continue
+        if self._needle is not None and self._needle not in text.casefold():
+            return
         data = record.get("data")
         step = data.get("step") if type(data) is dict else None
-        op = record.get("surfaceOp")
-        yield EventRow(seq, event.line, utc_time(event.time), kind, in_turn, step, surface, op, text, record)
+        self.rows.append(EventRow(seq, event.line, utc_time(event.time), kind, self.turns.turn, step, surface,
+                                  record.get("surfaceOp"), text, record))
+
+
+def query_events(source, nodes: frozenset[int], flt: EventFilter, last: int | None = None,
+                 observers=()) -> list[EventRow]:
+    """The rows of the events of `source` (a LogSource) that pass `flt`, in one pass."""
+    turns = TurnTracker()
+    query = EventQuery(flt, nodes, turns, last)
+    stop = last if flt.end is None else (flt.end if last is None else min(last, flt.end))
+    run_pass(source, [turns, query, *observers], on_fold_error=SKIP, until=stop)
+    return query.rows

@@ -143,29 +143,10 @@ class RelationChecker:
             if kind != "session/end-seed":
                 self.add("DSH-E014", f"header seedLength {self.seed_length} points at {kind}, "
                                      "not session/end-seed", event)
-        if event.row == "span" and kind == "step":
-            self._whole_step()
-        else:
-            handler = _HANDLERS.get(kind)
-            if handler is not None:
-                handler(self, event, None if event.row is not None else event.head.get("data"))
+        handler = _HANDLERS.get(kind)
+        if handler is not None:
+            handler(self, event, None if event.row is not None else event.record.get("data"))
         self.last_event = event
-
-    def takes_whole(self, span) -> bool:
-        """Whether checking a scan's span gives the findings its members would:
-        not holding the header's seedLength; chunks of the open step; a whole
-        step (checked in the worker: see `scan._StepRun`) that dsh's session
-        invariant lets start here, with no metering event waiting."""
-        if self.seed_length is not None and span.seq <= self.seed_length < span.seq + span.count:
-            return False
-        data = span.row_data
-        if span.type == "step":  # a whole step that keeps the rules on its own: it must start right
-            return self.meter is None and self.open_step is None and self.open_turn is not None \
-                and _same(data["turn"], self.open_turn) and _same(data["step"], self.next_step)
-        if span.type != "assistant/chunk":
-            return True
-        return self.open_turn is not None and self.open_step is not None \
-            and _same(data["turn"], self.open_turn) and _same(data["step"], self.open_step)
 
     def record_for(self, cid) -> BracketRecord:
         key = cid if isinstance(cid, (str, int, float, type(None))) else repr(cid)
@@ -177,10 +158,10 @@ class RelationChecker:
     def _settle_meter(self, event: Event, replacement: Replacement | None) -> None:
         meter, self.meter = self.meter, None
         if replacement is not None and meter.type == "compaction/summary":
-            cid = _get(meter.head, "data", "compactionId")
+            cid = _get(meter.record, "data", "compactionId")
             if cid is not MISSING:
                 self.record_for(cid).replacement_seq = event.seq
-        record = event.head if event.row is None else {}
+        record = event.record if event.row is None else {}
         if replacement is None and type(record.get("surfaceOp")) is dict:
             return  # the replacement was there but the fold rejected it: that finding says it
         if replacement is None:
@@ -190,7 +171,7 @@ class RelationChecker:
                 self.add("DSH-E313", f"{meter.type} at seq {meter.seq} is not directly followed by the "
                                      f"replacement it prices (next is {event.type})", meter)
             return
-        declared = _get(meter.head, "data", "shadowedSeqs")
+        declared = _get(meter.record, "data", "shadowedSeqs")
         actual = list(replacement.shadowed_seqs)
         if type(declared) is list and declared != actual:
             self.add("DSH-E312", f"{meter.type} at seq {meter.seq} says it prices {declared} but the "
@@ -248,13 +229,6 @@ class RelationChecker:
         self._reset_step()
         self.asked.clear()
 
-    def _whole_step(self) -> None:
-        """A scan's span of one whole step whose events keep every rule."""
-        self.open_step = None
-        self.next_step += 1
-        self._reset_step()
-        self.asked.clear()
-
     def _reset_step(self) -> None:
         self.pending = {}
         self.answered = {}
@@ -286,7 +260,7 @@ class RelationChecker:
 
     def _assistant_message(self, event: Event, data) -> None:
         self._in_step(event, data)
-        sources = event.head.get("sourceEventSeqs")
+        sources = event.record.get("sourceEventSeqs")
         if type(sources) is list:
             foreign = [s for s in sources if type(s) is not int or s not in self.step_chunks]
             if foreign:
@@ -309,7 +283,7 @@ class RelationChecker:
                 self.asked[call_id][1] = event.seq
 
     def _tool_result(self, event: Event, data) -> None:
-        if event.head.get("surfaceOp") != "append":
+        if event.record.get("surfaceOp") != "append":
             if self.open_turn is None:
                 self.add("DSH-E209", "tool/result rewrite outside any open turn", event)
             return
@@ -439,7 +413,7 @@ class RelationChecker:
             self.bracket = None  # its deferred turn-boundary findings belong to the dead lifecycle
 
     def _user_message(self, event: Event, data) -> None:
-        op = event.head.get("surfaceOp")
+        op = event.record.get("surfaceOp")
         source = _get(data, "source")
         if type(op) is dict and _get(source, "kind") == "plugin" and _get(source, "plugin") == "compact":
             b = self.bracket
@@ -514,5 +488,3 @@ _HANDLERS = {
     "compaction/end": RelationChecker._compaction_end,
     "session/end-seed": RelationChecker._end_seed,
 }
-# every event type the rules (or the metering check) look at
-RELATED = frozenset(_HANDLERS) | METERS

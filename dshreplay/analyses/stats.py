@@ -5,9 +5,13 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 
-from dshreplay.jsvalues import dig as _get
-from dshreplay.session import Session
+from dshreplay.analyses.index import Indexer
+from dshreplay.analyses.turns import TurnTracker
+from dshreplay.core.driver import SKIP, Observer, run_pass
 from dshreplay.core.surface import SURFACE_TYPES
+from dshreplay.errors import DshReplayError
+from dshreplay.io.reader import LogSource
+from dshreplay.jsvalues import dig as _get
 
 TOKEN_FIELDS = (("input", "inputTokens"), ("output", "outputTokens"), ("cacheRead", "cacheReadTokens"),
                 ("reasoning", "reasoningTokens"))
@@ -59,94 +63,115 @@ def _summary(values: list) -> dict | None:
             "maxMs": max(values)}
 
 
-def session_stats(session: Session) -> SessionStats:
-    index = session.index()
-    out = SessionStats(session.path, session.header.get("id"), index.event_count, index.turns, index.steps,
-                       len(index.calls), len(index.auxiliary_calls))
+class StatsObserver(Observer):
+    """The figures a pass gathers event by event (the rest come from the index)."""
+
+    def __init__(self, calls) -> None:
+        self.calls = calls  # the pass's CallTracker, observed before this
+        self._calls_seen = 0
+        self.tools: dict = {}
+        self.retries = self.summaries = self.prunes = 0
+        self.appended: list[int] = []  # seqs of appended surface events
+        self.tool_ms: list = []
+        self.first_chunk_ms: list = []
+        self._call_names: dict = {}
+        self._tool_started: dict = {}
+        self._previous_time = None
+
+    def observe(self, event, replacement) -> None:
+        kind, time = event.type, event.time
+        timed = _num(time) and time > 0
+        if kind == "assistant/chunk":
+            self._chunk(event, timed)
+            return
+        if timed:  # chunks do not move the request clock
+            self._previous_time = time
+        if kind not in _COUNTED and kind not in SURFACE_TYPES:
+            return
+        data = event.record.get("data")
+        if kind == "tool/call":
+            name = _get(data, "name")
+            name = name if type(name) is str else "?"
+            call_id = _key(_get(data, "callId"))
+            self._call_names[call_id] = name
+            entry = self.tools.setdefault(name, {"calls": 0, "errors": 0})
+            entry["calls"] += 1
+            if timed:
+                self._tool_started[call_id] = time
+        elif kind == "tool/result" and event.record.get("surfaceOp") == "append":
+            call_id = _key(_get(data, "message", "source", "callId"))
+            failed = _first_is_error(data) or _get(data, "error") is not None
+            if failed and call_id in self._call_names:
+                self.tools[self._call_names[call_id]]["errors"] += 1
+            if timed and call_id in self._tool_started:
+                self.tool_ms.append(time - self._tool_started.pop(call_id))
+        elif kind == "llm/retry":
+            self.retries += 1
+        elif kind == "compaction/summary":
+            self.summaries += 1
+        elif kind == "compaction/prune":
+            self.prunes += 1
+        if kind in SURFACE_TYPES and event.record.get("surfaceOp") == "append":
+            self.appended.append(event.seq)
+
+    def _chunk(self, event, timed: bool) -> None:
+        """The time to the first chunk of each main-loop call."""
+        opened = len(self.calls.calls)
+        if opened > self._calls_seen:
+            self._calls_seen = opened
+            if timed and self._previous_time is not None:
+                self.first_chunk_ms.append(event.time - self._previous_time)
+
+
+_COUNTED = frozenset({"tool/call", "tool/result", "llm/retry", "compaction/summary", "compaction/prune"})
+
+
+def session_stats(source) -> SessionStats:
+    """The figures of one log (a LogSource), in one pass."""
+    indexer = Indexer()
+    turns, figures = TurnTracker(), StatsObserver(indexer.calls)
+    run_pass(source, [indexer, turns, figures], on_fold_error=SKIP)
+    index = indexer.index
+    out = SessionStats(index.path, index.header.get("id"), index.event_count, index.turns, index.steps,
+                       len(index.calls), len(index.auxiliary_calls), figures.retries)
     for call in index.calls + index.auxiliary_calls:
         for name, key in TOKEN_FIELDS:
             value = _get(call.usage, key)
             if _num(value):
                 out.tokens[name] += value
+    out.compactions["summaries"], out.compactions["prunes"] = figures.summaries, figures.prunes
     for bracket in index.brackets:
         if bracket.status == "failed":
             out.compactions["failed"] += 1
         elif bracket.status == "open":
             out.compactions["open"] += 1
-    out.surface_now = sum(1 for _, message in index.final.node_messages() if message is not None) \
-        if index.final is not None else 0
-    final_nodes = set(index.final.nodes) if index.final is not None else set()
-    call_names: dict = {}
-    tool_started: dict = {}
-    tool_ms: list = []
-    turn_started: dict = {}
-    turn_ms: list = []
-    first_chunk_ms: list = []
-    previous_time = None
-    call_starts = {c.first_chunk_seq for c in index.calls}
-    asked: dict = {}
-    for event in session.events:
-        kind, time = event.type, event.time
-        timed = _num(time) and time > 0
-        if event.seq in call_starts and timed and previous_time is not None:
-            first_chunk_ms.append(time - previous_time)
-        if timed and kind != "assistant/chunk":  # chunks do not move the request clock
-            previous_time = time
-        if kind not in ("tool/call", "tool/result", "turn/start", "turn/end", "approval/asked",
-                        "approval/decided", "llm/retry", "compaction/summary", "compaction/prune") \
-                and kind not in SURFACE_TYPES:
-            continue
-        data = event.record.get("data")
-        if kind == "tool/call":
-            name = _get(data, "name")
-            name = name if type(name) is str else "?"
-            call_names[_key(_get(data, "callId"))] = name
-            entry = out.tools.setdefault(name, {"calls": 0, "errors": 0})
-            entry["calls"] += 1
-            if timed:
-                tool_started[_key(_get(data, "callId"))] = time
-        elif kind == "tool/result" and event.record.get("surfaceOp") == "append":
-            call_id = _key(_get(data, "message", "source", "callId"))
-            failed = _first_is_error(data) or _get(data, "error") is not None
-            if failed and call_id in call_names:
-                out.tools[call_names[call_id]]["errors"] += 1
-            if timed and call_id in tool_started:
-                tool_ms.append(time - tool_started.pop(call_id))
-        elif kind == "turn/start" and timed:
-            turn_started[_key(_get(data, "turn"))] = time
-        elif kind == "turn/end" and timed and _key(_get(data, "turn")) in turn_started:
-            turn_ms.append(time - turn_started.pop(_key(_get(data, "turn"))))
-        elif kind == "approval/asked":
-            out.approvals["asked"] += 1
-            asked[_key(_get(data, "id"))] = True
-        elif kind == "approval/decided":
-            out.approvals["decided"] += 1
-            asked.pop(_key(_get(data, "id")), None)
-            if _get(data, "outcome") in DENIED:
-                out.approvals["denied"] += 1
-        elif kind == "llm/retry":
-            out.retries += 1
-        elif kind == "compaction/summary":
-            out.compactions["summaries"] += 1
-        elif kind == "compaction/prune":
-            out.compactions["prunes"] += 1
-        if kind in SURFACE_TYPES and event.record.get("surfaceOp") == "append":
-            out.appended += 1
-            out.forgotten += event.seq not in final_nodes
-    out.approvals["undecided"] = len(asked)
-    out.tools = dict(sorted(out.tools.items()))
-    out.times = {"turns": _summary(turn_ms), "timeToFirstChunk": _summary(first_chunk_ms),
-                 "tools": _summary(tool_ms)}
+    final = index.final
+    out.surface_now = sum(1 for _, message in final.node_messages() if message is not None) \
+        if final is not None else 0
+    final_nodes = set(final.nodes) if final is not None else set()
+    out.appended = len(figures.appended)
+    out.forgotten = sum(1 for seq in figures.appended if seq not in final_nodes)
+    asked = [a for a in turns.approvals if a.asked_seq is not None]
+    out.approvals = {"asked": len(asked), "decided": sum(1 for a in turns.approvals if a.decided_seq is not None),
+                     "denied": sum(1 for a in turns.approvals if a.outcome in DENIED),
+                     "undecided": sum(1 for a in asked if a.decided_seq is None)}
+    out.tools = dict(sorted(figures.tools.items()))
+    turn_ms = [s.end_time - s.start_time for s in turns.turns
+               if s.end is not None and _num(s.start_time) and _num(s.end_time) and s.start_time > 0
+               and s.end_time > 0]
+    out.times = {"turns": _summary(turn_ms), "timeToFirstChunk": _summary(figures.first_chunk_ms),
+                 "tools": _summary(figures.tool_ms)}
     return out
 
 
-def stats_for(source) -> SessionStats:
-    """`session_stats` of one log, or a row carrying why it cannot be read."""
-    from dshreplay.errors import DshReplayError
+def stats_for(item) -> SessionStats:
+    """`session_stats` of one log, given as (path, options), or a row carrying
+    why it cannot be read."""
+    path, options = item
     try:
-        return session_stats(Session(source))
+        return session_stats(LogSource(path, max_bytes=options.max_bytes))
     except DshReplayError as exc:
-        return SessionStats(str(source), error=str(exc))
+        return SessionStats(str(path), error=str(exc))
 
 
 def _first_is_error(data) -> bool:

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dshreplay.errors import DeriveError, FoldError
 from dshreplay.analyses.provenance import ShadowTracker
 from dshreplay.analyses.render import message_text, role_of, utc_time
-from dshreplay.core.surface import SURFACE_TYPES, SurfaceFold, derive_message
+from dshreplay.core.driver import SKIP, Observer, run_pass
+from dshreplay.core.surface import SURFACE_TYPES, derive_message
+from dshreplay.errors import DeriveError
 
 
 @dataclass(frozen=True)
@@ -43,13 +44,15 @@ class Entry:
                 "text": message_text(self.message, reasoning), "message": self.message}
 
 
-class TranscriptBuilder:
-    """Collects transcript entries; feed it each item with the shadow record it caused."""
+class TranscriptBuilder(Observer):
+    """Collects transcript entries; observe it after `shadows` in the same pass."""
 
-    def __init__(self) -> None:
+    def __init__(self, shadows: ShadowTracker) -> None:
+        self.shadows = shadows
         self.entries: list[Entry] = []
 
-    def observe(self, item, shadow) -> None:
+    def observe(self, item, replacement) -> None:
+        shadow = self.shadows.latest if replacement is not None else None
         if shadow is not None:
             self.entries.append(Entry(item.seq, "replacement", kind=shadow.kind, shadowed=shadow.shadowed_seqs))
         elif item.row is None and item.type in SURFACE_TYPES and item.record.get("surfaceOp") == "append":
@@ -62,16 +65,10 @@ class TranscriptBuilder:
                                           utc_time(item.time), message))
 
 
-def transcript(records) -> list[Entry]:
-    """Transcript entries from a stream of reader records, in one pass."""
-    fold = SurfaceFold()
+def transcript(source, observers=()) -> list[Entry]:
+    """Transcript entries of a log (a LogSource), in one pass; events the fold
+    rejects are skipped (validate says why), the transcript shows what it can."""
     shadows = ShadowTracker()
-    builder = TranscriptBuilder()
-    for item in records:
-        replacement = None
-        try:
-            replacement = fold.apply(item)
-        except FoldError:
-            fold.skip(item)  # validate says why; the transcript shows what it can
-        builder.observe(item, shadows.observe(item, replacement))
+    builder = TranscriptBuilder(shadows)
+    run_pass(source, [shadows, builder, *observers], on_fold_error=SKIP)
     return builder.entries

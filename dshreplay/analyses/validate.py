@@ -9,26 +9,24 @@ and the relational rules. Findings are collected, never raised.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from functools import partial
+from functools import lru_cache
 
-from dshreplay.errors import DeriveError, DshReplayError, FoldError, ReadError
 from dshreplay.analyses.findings import ERROR, NOTICE, WARNING, Finding, finding
-from dshreplay.jsvalues import short_json
-from dshreplay.io.reader import LogReader
 from dshreplay.analyses.rules import RelationChecker
-from dshreplay.core.scan import RELATIONS, expanded, run_pass, scannable
 from dshreplay.analyses.schemas import SchemaSet, count_placeholders, event_schema_name
-from dshreplay.core.surface import NO_MESSAGE, SURFACE_TYPES, SurfaceFold, has_message
+from dshreplay.core.driver import SKIP, Observer, Run, run_pass
+from dshreplay.core.parallel import window_jobs
+from dshreplay.core.surface import NO_MESSAGE, SURFACE_TYPES, has_message
+from dshreplay.errors import DeriveError, DshReplayError, FoldError, ReadError
+from dshreplay.io.reader import LogSource
+from dshreplay.jsvalues import short_json
+from dshreplay.options import DEFAULT, Options
 
-_SCHEMAS: SchemaSet | None = None
 
-
+@lru_cache(maxsize=None)
 def schemas() -> SchemaSet:
     """The shipped schema set, loaded once per process."""
-    global _SCHEMAS
-    if _SCHEMAS is None:
-        _SCHEMAS = SchemaSet()
-    return _SCHEMAS
+    return SchemaSet()
 
 
 @dataclass
@@ -52,56 +50,59 @@ class FileReport:
                 "findings": [f.to_json() for f in self.findings]}
 
 
-@dataclass(frozen=True)
-class ValidateOptions:
-    snapshot: bool = False  # accept whole-string {{placeholders}} as any value
-    select: frozenset[str] | None = None  # only these codes (prefixes allowed)
-    ignore: frozenset[str] = frozenset()  # never these codes (prefixes allowed)
+def validate_log(source, options: Options = DEFAULT) -> FileReport:
+    """Validate one log (a path, "-", bytes or a LogSource). Never raises for a
+    defect of the log: see `FileReport`.
 
-
-def validate_log(source, options: ValidateOptions = ValidateOptions(), **reader_options) -> FileReport:
-    """Validate one log. Never raises for a defect of the log: see `FileReport`.
-
-    A large log file is read on several processes (see `scan`); the findings
-    are the same as those of the sequential pass.
+    A large log file has its per-record checks run on other processes while
+    this one runs the pass (see `core.parallel`); the findings are the same.
     """
-    name = reader_options.get("name") or str(source)
     try:
-        first = LogReader(source, **reader_options)
+        log = source if isinstance(source, LogSource) else LogSource(source, max_bytes=options.max_bytes)
+        with log.reader() as reader:
+            reader.header  # noqa: B018 - a log without a header is unreadable
     except DshReplayError as exc:
-        return _unreadable(FileReport(name), exc)
-    fresh = iter([first])
+        return _unreadable(FileReport(exc.path or str(source)), exc)
+    report = _validate(log, options, parallel=True)
+    report.findings = [f for f in report.findings if _wanted(f.code, options)]
+    report.findings.sort(key=_order)
+    return report
 
-    def reader() -> LogReader:
-        return next(fresh, None) or LogReader(source, **reader_options)
 
-    read_errors: list[Finding] = []  # lines the sequential reader skipped
-    attempt: dict = {}
-
-    def consume(p) -> _Pass:
-        check = attempt["pass"] = _Pass(p, options)
-        check.run(read_errors)
-        return check
+def _validate(log: LogSource, options: Options, parallel: bool) -> FileReport:
+    checks = RecordChecks(options.snapshot)
+    jobs = window_jobs(log, _WindowChecks(options.snapshot), options) if parallel else None
+    read_errors: list[Finding] = []  # lines the reader skipped
 
     def unreadable_line(error: ReadError) -> None:
         code = "DSH-E002" if error.message.startswith("malformed ") else "DSH-E001"
         read_errors.append(finding(code, f"{error.message} (line skipped)", seq=error.seq, line=error.line))
 
-    schemas()  # loaded before a parallel pass forks its workers, which then share it
+    validation = Validation(checks, options.snapshot)
+    later: list[Finding] = []
     try:
-        report = run_pass(reader, RELATIONS, consume, checker_factory=partial(RecordChecks, options.snapshot),
-                          recover=unreadable_line, path=scannable(source, reader_options.get("transform"))).report
+        run = run_pass(log, [validation], on_fold_error=SKIP, recover=unreadable_line,
+                       record_check=None if jobs is not None else checks.record)
     except ReadError as exc:
-        check = attempt.get("pass")
-        if check is None:  # no header: nothing could be checked
-            return _unreadable(FileReport(first.path), exc)
-        report = check.report
-        report.events = check.fold.next_seq  # the events read before it stopped
-        check.assemble(read_errors, [finding("DSH-E013", f"reading stopped: {exc.message}", seq=exc.seq,
-                                             line=exc.line)])
-    report.findings = [f for f in report.findings if _wanted(f.code, options)]
-    report.findings.sort(key=_order)
-    return report
+        if jobs is not None:
+            jobs.close()
+            return _validate(log, options, parallel=False)
+        validation.report.events = validation.fold.next_seq  # the events read before it stopped
+        later = [finding("DSH-E013", f"reading stopped: {exc.message}", seq=exc.seq, line=exc.line)]
+        validation.assemble(read_errors, checks.findings, later)
+        return validation.report
+    if jobs is not None:
+        results = jobs.results()
+        if results is None or read_errors or run.torn_tail is not None or not run.final_newline:
+            return _validate(log, options, parallel=False)
+        seq, line = 0, run.header_line
+        for events, lines, window in results:
+            checks.merge(window, seq, line)
+            seq += events
+            line += lines
+    validation.assemble(read_errors, checks.findings, validation.rules.findings)
+    validation.finish_file(run, checks)
+    return validation.report
 
 
 def _order(f: Finding):
@@ -117,7 +118,7 @@ def _unreadable(report: FileReport, exc: DshReplayError) -> FileReport:
     return report
 
 
-def _wanted(code: str, options: ValidateOptions) -> bool:
+def _wanted(code: str, options: Options) -> bool:
     if any(code.startswith(p) for p in options.ignore):
         return False
     return options.select is None or any(code.startswith(p) for p in options.select)
@@ -126,9 +127,9 @@ def _wanted(code: str, options: ValidateOptions) -> bool:
 class RecordChecks:
     """The checks of one record on its own: schemas, layout, known type.
 
-    Runs wherever the record is parsed (in a scan worker, or in order in the
-    sequential pass); collects findings, the layouts seen and the snapshot
-    placeholders counted.
+    Runs wherever the record is parsed (in the pass, or in a worker reading
+    a window of a large log: see `_WindowChecks`); collects findings, the
+    layouts seen and the snapshot placeholders counted.
     """
 
     def __init__(self, snapshot: bool = False) -> None:
@@ -151,6 +152,22 @@ class RecordChecks:
 
     def add(self, code: str, message: str, **where) -> None:
         self.findings.append(finding(code, message, **where))
+
+    def record(self, item) -> None:
+        """Check one record as the reader gives it (an Event or a PackedRun)."""
+        if item.row is None:
+            self.check(item.seq, item.line, item.type, item.record, None)
+        else:
+            self.check(item.seq, item.line, item.row, item.row_record, item)
+
+    def merge(self, other: "RecordChecks", dseq: int, dline: int) -> None:
+        """Take what `other` found in a window whose first event is seq `dseq`
+        and whose first line follows line `dline`."""
+        self.findings.extend(f if not (dseq or dline) else replace(
+            f, seq=None if f.seq is None else f.seq + dseq, line=None if f.line is None else f.line + dline)
+            for f in other.findings)
+        self.placeholders += other.placeholders
+        self.layouts |= other.layouts
 
     def schema_check(self, name: str, instance, code: str, prefix: str, *, seq, line) -> None:
         for error in self._schemas.errors(name, instance, snapshot=self.snapshot):
@@ -195,86 +212,80 @@ class RecordChecks:
                                  "to load the log", seq=seq, line=line, pointer="/type")
 
 
-class _Pass:
-    """The checks that need the events in order: the fold, the message
-    projection of surface nodes, the relational rules; then the file-wide ones."""
+class _WindowChecks:
+    """The per-record checks of one window of a large log, run in a worker."""
 
-    def __init__(self, p, options: ValidateOptions) -> None:
-        self.p = p
-        self.report = FileReport(p.path)
-        self.snapshot = options.snapshot
-        self.fold = SurfaceFold()
+    def __init__(self, snapshot: bool) -> None:
+        self.snapshot = snapshot
+
+    def __call__(self, reader) -> RecordChecks:
+        checks = RecordChecks(self.snapshot)
+        for item in reader.records():
+            checks.record(item)
+        return checks
+
+
+class Validation(Observer):
+    """The checks that need the events in order: the fold's verdict on each
+    event, the message projection of surface nodes, the relational rules;
+    then the file-wide ones."""
+
+    def __init__(self, checks: RecordChecks, snapshot: bool) -> None:
+        self.checks = checks
+        self.snapshot = snapshot
+        self.report: FileReport | None = None
         self.head: list[Finding] = []  # the header's
         self.surface: list[Finding] = []  # the fold's and the projection's, in order
+        self._rejected = None
 
-    def add(self, code: str, message: str, **where) -> None:
-        self.surface.append(finding(code, message, **where))
+    def begin(self, run: Run) -> None:
+        self.report = FileReport(run.path)
+        self.fold = run.fold
+        self.rules = RelationChecker(run.header)
+        head_checks = RecordChecks(self.snapshot)
+        head_checks.schema_check("header.schema.json", run.header, "DSH-E003", "", seq=None, line=run.header_line)
+        self.head = head_checks.findings
+        if self.snapshot:
+            self.checks.placeholders += count_placeholders(run.header)
 
-    def assemble(self, read_errors: list[Finding], later: list[Finding]) -> None:
+    def rejected(self, item, error: FoldError) -> None:
+        self.surface.append(finding(error.code, f"{error.message} (event skipped for surface purposes)",
+                                    seq=item.seq, line=item.line, pointer=error.pointer))
+        self._rejected = item
+
+    def observe(self, item, replacement) -> None:
+        if item.type in SURFACE_TYPES and item.row is None and self._rejected is not item:
+            try:
+                has_message(item)
+            except DeriveError as exc:
+                self.surface.append(finding(NO_MESSAGE, exc.message, seq=item.seq, line=item.line,
+                                            pointer=exc.pointer))
+        self.rules.check(item, replacement)
+
+    def finish(self, run: Run) -> None:
+        if run.complete:
+            self.report.events = run.event_count
+            self.rules.finish(run.last_seq)
+
+    def assemble(self, read_errors: list[Finding], checks: list[Finding], later: list[Finding]) -> None:
         """The report's findings, per line in the order the checks run: reading,
         the record's own checks, the fold and projection, then `later` ones."""
-        self.report.findings = [*self.head, *read_errors, *self.checks_so_far(), *self.surface, *later]
+        self.report.findings = [*self.head, *read_errors, *checks, *self.surface, *later]
 
-    def run(self, read_errors: list[Finding]) -> None:
-        p = self.p
-        header = p.header
-        head_checks = RecordChecks(self.snapshot)
-        head_checks.schema_check("header.schema.json", header, "DSH-E003", "", seq=None, line=p.header_line)
-        self.head = head_checks.findings
-        placeholders = count_placeholders(header) if self.snapshot else 0
-        fold = self.fold
-        rules = RelationChecker(header)
-        for item in expanded(p.items, lambda span: fold.takes_whole(span) and rules.takes_whole(span)):
-            self.step(item, rules)
-        self.report.events = p.event_count
-        last = p.event_count - 1 if p.event_count else None
-        self.assemble(read_errors, rules.finish(last))
-        layouts: set = set()
-        for checks, _, _ in p.checkers:
-            layouts |= checks.layouts
-            placeholders += checks.placeholders
-        self.finish(layouts, placeholders)
-
-    def step(self, event, rules: RelationChecker) -> None:
-        replacement = None
-        try:
-            replacement = self.fold.apply(event)
-        except FoldError as exc:
-            self.add(exc.code, f"{exc.message} (event skipped for surface purposes)", seq=event.seq,
-                     line=event.line, pointer=exc.pointer)
-            self.fold.skip(event)
-        else:
-            if event.type in SURFACE_TYPES:
-                try:
-                    has_message(event)
-                except DeriveError as exc:
-                    self.add(NO_MESSAGE, exc.message, seq=event.seq, line=event.line, pointer=exc.pointer)
-        rules.check(event, replacement)
-
-    def checks_so_far(self) -> list[Finding]:
-        """The per-record findings, with the seqs and lines of the whole log."""
-        out = []
-        for checks, dseq, dline in self.p.checkers:
-            for f in checks.findings:
-                out.append(f if not (dseq or dline) else replace(
-                    f, seq=None if f.seq is None else f.seq + dseq, line=None if f.line is None else f.line + dline))
-            checks.findings = []
-        return out
-
-    def finish(self, layouts: set, placeholders: int) -> None:
-        p = self.p
+    def finish_file(self, run: Run, checks: RecordChecks) -> None:
         found = []
-        if len(layouts) > 1:
+        if len(checks.layouts) > 1:
             found.append(finding("DSH-N009", "the file mixes runtime records (with seq/time) and projected "
                                              "records (without)"))
-        tail = p.torn_tail
+        tail = run.torn_tail
         if tail is not None:
             found.append(finding("DSH-W010", tail.describe(), line=tail.line))
-        elif not p.final_newline:
-            found.append(finding("DSH-W012", "the last record has no closing newline", line=p.lines or None))
-        if placeholders:
-            found.append(finding("DSH-N011", f"{placeholders} snapshot placeholder values accepted (--snapshot)"))
+        elif not run.final_newline:
+            found.append(finding("DSH-W012", "the last record has no closing newline", line=run.lines or None))
+        if checks.placeholders:
+            found.append(finding("DSH-N011", f"{checks.placeholders} snapshot placeholder values accepted "
+                                             "(--snapshot)"))
         self.report.findings.extend(found)
 
 
-__all__ = ["FileReport", "ValidateOptions", "validate_log", "ERROR", "WARNING", "NOTICE"]
+__all__ = ["FileReport", "validate_log", "ERROR", "WARNING", "NOTICE"]

@@ -12,18 +12,15 @@ from pathlib import Path
 import click
 
 from dshreplay import __version__
-from dshreplay.api import fold_log
-from dshreplay.errors import DshReplayError, ReadError, UsageError
 from dshreplay.analyses.findings import ERROR, WARNING
-from dshreplay.analyses.health import Health
-from dshreplay.analyses.provenance import message_provenance
-from dshreplay.analyses.query import EventFilter, query_events
+from dshreplay.analyses.query import EventFilter
+from dshreplay.analyses.validate import validate_log
+from dshreplay.errors import DshReplayError, ReadError, UsageError
+from dshreplay.options import DEFAULT_MAX_BYTES, Options
 from dshreplay.output.reporters import JsonReporter, TextReporter, unified_text_diff
 from dshreplay.session import Session
-from dshreplay.analyses.transcript import transcript as build_transcript
-from dshreplay.analyses.validate import ValidateOptions, validate_log
 
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_UNREADABLE = 0, 1, 2
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_UNREADABLE, EXIT_BUG = 0, 1, 2, 70
 
 
 def exit_code_for(error: DshReplayError) -> int:
@@ -44,10 +41,16 @@ def warn_torn_tail(path: str, tail) -> None:
         warn(f"{path}: line {tail.line}: {tail.describe()}")
 
 
+def options_of(**changes) -> Options:
+    """The run's options (built once by the group from the global flags), with
+    this command's own settings."""
+    return click.get_current_context().find_root().obj.with_(**changes)
+
+
 def open_log(log: str) -> Session:
     """The command's log as a Session; when the command ends, a torn tail
     that any of its passes read up to is reported on stderr."""
-    session = Session(log)
+    session = Session(log, options_of())
     click.get_current_context().call_on_close(lambda: warn_torn_tail(session.path, session.torn_tail))
     return session
 
@@ -69,18 +72,19 @@ class DshGroup(click.Group):
             ctx.exit(exit_code_for(error))
         except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
             raise
-        except BrokenPipeError:
+        except BrokenPipeError:  # the reader closed early (as `head` does): not our failure
             _silence_stdout()
-            ctx.exit(EXIT_FINDINGS)
+            ctx.exit(EXIT_CLEAN)
         except KeyboardInterrupt:
             click.echo("dshreplay: interrupted", err=True)
             ctx.exit(130)
-        except Exception as exc:  # never show a user a traceback
-            if os.environ.get("DSHREPLAY_DEBUG"):
-                raise
+        except Exception as exc:  # a bug of ours: one line, exit 70; the traceback only when asked
+            if ctx.meta.get("dshreplay.debug") or os.environ.get("DSHREPLAY_DEBUG"):
+                import traceback
+                traceback.print_exc()
             click.echo(f"dshreplay: internal error: {type(exc).__name__}: {_safe(str(exc))[:300]} "
-                       "(please report it; DSHREPLAY_DEBUG=1 shows the traceback)", err=True)
-            ctx.exit(EXIT_UNREADABLE)
+                       "(please report it; --debug or DSHREPLAY_DEBUG=1 shows the traceback)", err=True)
+            ctx.exit(EXIT_BUG)
 
 
 def _silence_stdout() -> None:
@@ -105,17 +109,14 @@ def jobs_options(func):
                              "parallel windows (default: the number of cores).")(func)
 
 
-def mapper_for(jobs: int | None, quiet: bool):
+def mapper_for(options: Options):
     """How a many-logs command runs its per-log function: a fleet's Dask
     mapper when `dshreplay fleet` set one, else a local process pool."""
     fleet = click.get_current_context().meta.get("dshreplay.mapper")
     if fleet is not None:
         return fleet
     from dshreplay.core.parallel import run_map
-    if jobs is not None:
-        from dshreplay.core.scan import SCAN
-        SCAN["jobs"] = jobs
-    return lambda fn, items: run_map(fn, items, jobs=jobs, progress=not quiet)
+    return lambda fn, items: run_map(fn, items, options)
 
 
 def reporter_for(as_json: bool):
@@ -139,16 +140,19 @@ def _size(ctx, param, value: str | None):
 @click.option("--max-bytes", callback=_size, expose_value=True, metavar="SIZE",
               help="Refuse a .zstd log that decompresses to more than SIZE (default 8G): "
                    "a decompression bomb stops with an error.")
-def cli(max_bytes: int | None) -> None:
+@click.option("--debug", is_flag=True, help="Show the traceback of an internal error.")
+@click.pass_context
+def cli(ctx: click.Context, max_bytes: int | None, debug: bool) -> None:
     """Read DeepSeek Harness session logs offline: what did the model see,
     where did it come from, and is the log intact?
 
     LOG is a session.jsonl file, a session.jsonl.zstd file, a session
     directory, or - for standard input. Exit codes: 0 clean, 1 findings
-    (or a failed fold), 2 cannot read or bad usage.
+    (or a failed fold), 2 cannot read or bad usage, 70 an internal error
+    (a bug of dshreplay: please report it).
     """
-    from dshreplay.io.reader import DEFAULT_MAX_BYTES, LIMITS
-    LIMITS["max_bytes"] = max_bytes or DEFAULT_MAX_BYTES
+    ctx.meta["dshreplay.debug"] = debug
+    ctx.obj = Options(max_bytes=max_bytes or DEFAULT_MAX_BYTES)
 
 
 @cli.command()
@@ -163,8 +167,7 @@ def fold(log: str, at: int | None, as_json: bool) -> None:
     size in bytes, start of its text). --json prints
     {"seq", "nodes", "replacements", "messages"} exactly as dsh folds them.
     """
-    report = fold_log(log, at=at)
-    warn_torn_tail(report.path, report.torn_tail)
+    report = open_log(log).fold(at)
     reporter_for(as_json).fold(report)
     if report.error is not None:
         say_error(report.error)
@@ -204,16 +207,21 @@ def validate(logs: tuple[str, ...], strict: bool, snapshot: bool, select, ignore
     an error, 1 when one does (or a warning, with --strict), 2 when a file
     cannot be read at all.
     """
-    import functools
-    options = ValidateOptions(snapshot=snapshot, select=select, ignore=ignore or frozenset())
+    options = options_of(snapshot=snapshot, select=select, ignore=ignore or frozenset(), jobs=jobs,
+                         progress=not quiet)
     from dshreplay.analyses.lineage import discover
-    reports = mapper_for(jobs, quiet)(functools.partial(validate_log, options=options), discover(logs))
+    reports = mapper_for(options)(_validate_one, [(log, options) for log in discover(logs)])
     reporter_for(as_json).validate(reports)
     if any(r.unreadable for r in reports):
         sys.exit(EXIT_UNREADABLE)
     failing = (ERROR, WARNING) if strict else (ERROR,)
     if any(f.severity in failing for r in reports for f in r.findings):
         sys.exit(EXIT_FINDINGS)
+
+
+def _validate_one(item):
+    log, options = item
+    return validate_log(log, options)
 
 
 def log_argument(func):
@@ -236,12 +244,7 @@ def shadows(log: str, at: int | None, as_json: bool) -> None:
     tool-result-rewrite, or other. The chain column names shadowed nodes that
     were themselves replacements (a summary of a summary).
     """
-    session = open_log(log)
-    index = session.index()
-    if at is not None:
-        session.states([at])  # checks that S is inside the log
-    records = [r for r in index.shadows if at is None or r.seq <= at]
-    reporter_for(as_json).shadows(records)
+    reporter_for(as_json).shadows(open_log(log).shadows(at))
 
 
 @cli.command()
@@ -255,7 +258,7 @@ def brackets(log: str, as_json: bool) -> None:
     a bracket is open or has an anomaly (end without start, started twice,
     replacement outside its bracket), so scripts can alert.
     """
-    records = open_log(log).index().brackets
+    records = open_log(log).brackets()
     reporter_for(as_json).brackets(records)
     if any(b.status == "open" or b.anomalies for b in records):
         sys.exit(EXIT_FINDINGS)
@@ -277,19 +280,7 @@ def provenance(log: str, at: int | None, message: int | None, seq: int | None, a
     """
     if message is not None and seq is not None:
         raise click.UsageError("give --message or --seq, not both")
-    session = open_log(log)
-    index = session.index()
-    state = session.state(at)
-    rows = message_provenance(state.node_messages(), index)
-    if message is not None:
-        if not 0 <= message < len(rows):
-            raise click.UsageError(f"--message {message}: the view has {len(rows)} messages (0..{len(rows) - 1})")
-        rows = [rows[message]]
-    if seq is not None:
-        rows = [r for r in rows if r.seq == seq]
-        if not rows:
-            raise click.UsageError(f"--seq {seq} is not a message of the model's view at that point")
-    reporter_for(as_json).provenance(rows)
+    reporter_for(as_json).provenance(open_log(log).provenance(at, message=message, seq=seq))
 
 
 @cli.command()
@@ -355,7 +346,7 @@ def transcript(log: str, fmt: str, reasoning: bool) -> None:
     Messages that entered by appending, in log order, with a marker where a
     replacement changed what the model sees from then on.
     """
-    entries = build_transcript(open_log(log).records())
+    entries = open_log(log).transcript()
     if fmt == "json":
         JsonReporter().transcript(entries, reasoning)
     else:
@@ -380,11 +371,8 @@ def events(log: str, types, start, end, turn, surface, grep, at, as_json: bool) 
     The surface status is taken at the end of the log, or at --at S (then
     only events up to S are listed).
     """
-    session = open_log(log)
-    state = session.state(at)
     flt = EventFilter(frozenset(types), start, end, turn, surface, grep)
-    rows = list(query_events(session.events, frozenset(state.nodes), flt, last=at))
-    reporter_for(as_json).events(rows)
+    reporter_for(as_json).events(open_log(log).query(flt, at))
 
 
 @cli.command("inspect")
@@ -398,7 +386,7 @@ def inspect_command(log: str, as_json: bool) -> None:
     append on load (TOOL_OUTCOME_UNKNOWN for a recorded tool call that may
     have had side effects, TOOL_NOT_STARTED for one only asked for).
     """
-    reporter_for(as_json).inspect(Health(open_log(log).index()))
+    reporter_for(as_json).inspect(open_log(log).inspect())
 
 
 @cli.command()
@@ -423,12 +411,13 @@ def export(logs, out: Path, rules, no_default_redaction: bool, timestamp, force:
     inputs, rules and --timestamp give a byte-identical bundle. Exit 2 when
     an input cannot be read (the others are still exported).
     """
+    from dshreplay.analyses.lineage import discover
     from dshreplay.output.bundle import ExportOptions, export as write_bundle
     from dshreplay.output.redact import load_redactor
     redactor = load_redactor(rules, defaults=not no_default_redaction)
-    options = ExportOptions(out, redactor, rules, timestamp, force, not no_default_redaction)
-    from dshreplay.analyses.lineage import discover
-    manifest = write_bundle(discover(logs), options, mapper_for(jobs, quiet))
+    read = options_of(jobs=jobs, progress=not quiet, redactor=redactor)
+    options = ExportOptions(out, read, rules, timestamp, force, not no_default_redaction)
+    manifest = write_bundle(discover(logs), options, mapper_for(read))
     reporter_for(as_json).exported(out, manifest)
     if any(e.get("verdict") == "unreadable" for e in manifest["sessions"]):
         sys.exit(EXIT_UNREADABLE)
@@ -462,7 +451,8 @@ def stats(logs, jobs, quiet, as_json: bool) -> None:
     """
     from dshreplay.analyses.lineage import discover
     from dshreplay.analyses.stats import stats_for, totals
-    results = mapper_for(jobs, quiet)(stats_for, discover(logs))
+    options = options_of(jobs=jobs, progress=not quiet)
+    results = mapper_for(options)(stats_for, [(log, options) for log in discover(logs)])
     reporter_for(as_json).stats(results, totals(results) if len(results) > 1 else None)
     for failed in (r for r in results if r.error is not None):
         click.echo(f"dshreplay: read error: {_safe(failed.error)}", err=True)
@@ -483,7 +473,8 @@ def lineage(inputs, jobs, quiet, as_json: bool) -> None:
     when there is any problem.
     """
     from dshreplay.analyses.lineage import lineage as build
-    roots, problems = build(inputs, mapper_for(jobs, quiet))
+    options = options_of(jobs=jobs, progress=not quiet)
+    roots, problems = build(inputs, options, mapper_for(options))
     reporter_for(as_json).lineage(roots, problems)
 
     def bad(node) -> bool:
@@ -509,7 +500,7 @@ def _fleet_variant(command: click.Command) -> click.Command:
         mapper = DaskMapper(scheduler, workers)
         ctx.meta["dshreplay.mapper"] = mapper
         try:
-            return ctx.invoke(command.callback, jobs=None, **kwargs)
+            return ctx.invoke(command.callback, jobs=1, **kwargs)  # one process per log on the cluster
         finally:
             mapper.close()
     params = [p for p in command.params if p.name != "jobs"] + [

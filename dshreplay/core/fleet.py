@@ -36,8 +36,7 @@ class DaskMapper:
         items = list(items)
         if not items:
             return []
-        from dshreplay.core.parallel import OneProcessPerLog
-        futures = self.client.map(OneProcessPerLog(fn), items, pure=False)
+        futures = self.client.map(fn, items, pure=False)
         return self.client.gather(futures)
 
     def close(self) -> None:

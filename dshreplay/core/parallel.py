@@ -1,8 +1,17 @@
-"""Run one per-log function over many logs: in this process, on a local
-process pool (`--jobs N`), or on a Dask cluster (`dshreplay fleet`).
+"""Run work on several processes, without a second copy of any rule.
 
-Results always come back in input order, and each call is isolated: a log
-that cannot be read becomes a report saying so, never a stopped run.
+Two shapes:
+
+- `run_map(fn, items, options)`: one per-log function over many logs, on a
+  local process pool; results in input order. (`core.fleet` does the same on
+  a Dask cluster.)
+- `map_windows(path, body_offset, fn, options)`: one large log file cut into
+  byte windows at line boundaries; each worker process reads its window with
+  the one reader (`LogReader(window=...)`) and runs `fn(reader)`, a pure
+  per-record function that the sequential path runs too (validate's
+  per-record schema checks), and sends back its compact result. The main
+  process runs the one pass driver meanwhile. Used only where it pays:
+  a file of at least `MIN_WINDOW_BYTES`, and at least two free cores.
 """
 
 from __future__ import annotations
@@ -10,12 +19,13 @@ from __future__ import annotations
 import os
 import sys
 from concurrent.futures import ProcessPoolExecutor
-from multiprocessing import get_context
 from typing import Callable, Iterable
 
+from dshreplay.options import DEFAULT, Options, available_cores
 
-def default_jobs() -> int:
-    return os.cpu_count() or 1
+MIN_WINDOW_BYTES = 8 * 1024**2  # smaller logs are read in one process: a pool costs more than it saves
+WINDOW_BYTES = 4 * 1024**2  # the largest window
+MIN_WINDOW = 1 << 20  # the smallest window (but the last)
 
 
 class Progress:
@@ -37,34 +47,138 @@ class Progress:
             sys.stderr.flush()
 
 
-class OneProcessPerLog:
-    """fn, run where logs are already spread over processes: each log is read
-    by the sequential reader there, not by a pool of its own (see `scan`)."""
+def start_method() -> str | None:
+    """fork, the cheapest, from a single-threaded process; else a fork server
+    (a child forked while another thread holds a lock can deadlock, and a Dask
+    client or worker runs threads)."""
+    import multiprocessing
+    import threading
+    methods = multiprocessing.get_all_start_methods()
+    if threading.active_count() == 1 and "fork" in methods:
+        return "fork"
+    return "forkserver" if "forkserver" in methods else None
 
-    def __init__(self, fn: Callable) -> None:
-        self.fn = fn
 
-    def __call__(self, item):
-        from dshreplay.core.scan import SCAN
-        SCAN["jobs"] = 1
-        return self.fn(item)
+def _pool(workers: int) -> ProcessPoolExecutor:
+    from multiprocessing import get_context
+    return ProcessPoolExecutor(max_workers=workers, mp_context=get_context(start_method()))
 
 
-def run_map(fn: Callable, items: Iterable, *, jobs: int | None = None, progress: bool = False) -> list:
-    """[fn(item) for item in items], on `jobs` processes, in input order."""
+def run_map(fn: Callable, items: Iterable, options: Options = DEFAULT) -> list:
+    """[fn(item) for item in items], on `options.processes` processes, in input order.
+
+    Each log is read by one process: `fn` gets no pool of its own there
+    (a worker process cannot start one)."""
     items = list(items)
-    jobs = default_jobs() if jobs is None else jobs
-    bar = Progress(len(items), progress)
-    if jobs <= 1 or len(items) <= 1:
-        out = []
+    jobs = options.processes
+    bar = Progress(len(items), options.progress)
+    out = []
+    if jobs <= 1 or len(items) <= 1 or start_method() is None:
         for item in items:
             out.append(fn(item))
             bar.step()
         return out
-    from dshreplay.core.scan import start_method
-    with ProcessPoolExecutor(max_workers=min(jobs, len(items)), mp_context=get_context(start_method())) as pool:
-        out = []
-        for result in pool.map(OneProcessPerLog(fn), items):
+    with _pool(min(jobs, len(items))) as pool:
+        for result in pool.map(fn, items):
             out.append(result)
             bar.step()
-        return out
+    return out
+
+
+def free_cores(options: Options) -> int:
+    """Cores a parallel read of one log may use now: at most `options.jobs`,
+    less the load other processes put on the machine; 1 inside a worker."""
+    import multiprocessing
+    if multiprocessing.current_process().daemon or start_method() is None:
+        return 1
+    cores = min(options.processes, available_cores())
+    try:
+        busy = os.getloadavg()[0]
+    except OSError:
+        busy = 0.0
+    return max(1, min(cores, int(available_cores() - busy + 0.5)))
+
+
+def windows(path: str, start: int, size: int, want: int) -> list[tuple[int, int]]:
+    """Split bytes start..size of a file into about `want`-byte windows ending at newlines."""
+    cuts = [start]
+    with open(path, "rb") as fh:
+        pos = start + want
+        while pos < size:
+            fh.seek(pos)
+            fh.readline()
+            pos = fh.tell()
+            if pos >= size:
+                break
+            cuts.append(pos)
+            pos += want
+    cuts.append(size)
+    return list(zip(cuts, cuts[1:]))
+
+
+class WindowJobs:
+    """`fn(reader)` over the windows of one log file, on worker processes.
+
+    Start it before the main process's own pass; `results()` then gives, per
+    window in order, `(events, lines, fn's result)`, or None when any window
+    held something unusual for the reader (a bad line, a torn tail, no final
+    newline): the caller then does the work in its own process, where the
+    sequential reader reports the defect.
+    """
+
+    def __init__(self, path: str, body_offset: int, fn: Callable, workers: int) -> None:
+        size = os.path.getsize(path)
+        want = min(WINDOW_BYTES, max(size // (4 * workers), MIN_WINDOW))
+        self._pool = _pool(workers)
+        self._futures = [self._pool.submit(_window_job, path, a, b, fn)
+                         for a, b in windows(path, body_offset, size, want)]
+
+    def results(self) -> list | None:
+        from concurrent.futures.process import BrokenProcessPool
+        try:
+            out = [future.result() for future in self._futures]
+        except BrokenProcessPool:
+            out = [None]
+        finally:
+            self.close()
+        return None if any(r is None for r in out) else out
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _window_job(path: str, start: int, end: int, fn: Callable):
+    from dshreplay.errors import ReadError
+    from dshreplay.io.reader import LogReader
+    try:
+        with LogReader(path, window=(start, end, 0, 0)) as reader:
+            result = fn(reader)
+            if reader.torn_tail is not None or not reader.final_newline:
+                return None
+            return reader.event_count, reader.lines, result
+    except ReadError:
+        return None
+
+
+def window_jobs(source, fn: Callable, options: Options) -> WindowJobs | None:
+    """WindowJobs for a plain log file large enough to pay, when two or more
+    cores are free (one stays with the main process); else None."""
+    path = getattr(source, "file", None)
+    if path is None or getattr(source, "transform", None) is not None:
+        return None
+    workers = free_cores(options) - 1
+    if workers < 1:
+        return None
+    from dshreplay.errors import ReadError
+    from dshreplay.io.reader import LogReader
+    try:
+        if os.path.getsize(path) < MIN_WINDOW_BYTES:
+            return None
+        with LogReader(path) as reader:
+            if reader.encoding != "jsonl":
+                return None
+            reader.header  # noqa: B018 - read it: the body starts after it
+            offset = reader.body_offset
+    except (OSError, ReadError):
+        return None  # the pass itself says why the log cannot be read
+    return WindowJobs(str(path), offset, fn, workers)

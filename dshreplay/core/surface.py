@@ -113,12 +113,7 @@ def derive_message(event: Event) -> tuple[bool, object]:
 
 def has_message(event: Event) -> bool:
     """Whether a surface node yields a model message (raises DeriveError as `derive_message`)."""
-    known = event.presence
-    if known is None:
-        return derive_message(event)[0]
-    if known is True or known is False:
-        return known
-    raise _derive_error(event, *known)
+    return derive_message(event)[0]
 
 
 def _derive_error(event: Event, message: str, pointer: str) -> DeriveError:
@@ -149,20 +144,15 @@ class SurfaceFold:
         expected = self.next_seq
         if event.row is not None:
             # a packed run (or one member of it): assistant/chunk events whose
-            # exact shape the reader checked (no surface fields); or a scan's
-            # span, whose members were checked in the worker: only the seq of
-            # the first can be wrong
+            # exact shape the reader checked (no surface fields): only the seq
+            # of the first can be wrong
             declared = event.declared_seq
             if event.seq != expected or (declared is not MISSING and declared != expected):
                 raise _fail(event, NOT_CONTIGUOUS, f"seq {_show(declared)} is not contiguous; "
                                                    f"expected {expected}", event.seq_pointer)
-            if event.appended:  # a scan's run holding surface events this fold would just append
-                for member in event.surface_members():
-                    self.nodes.append(member.seq)
-                    self.events[member.seq] = member
             self.next_seq = expected + event.count
             return None
-        rec = event.head
+        rec = event.record
         declared = rec.get("seq", MISSING)
         if declared is not MISSING and not (declared == expected and type(declared) in (int, float)):
             raise _fail(event, NOT_CONTIGUOUS,
@@ -228,20 +218,13 @@ class SurfaceFold:
         self.next_seq = expected + 1
         return replacement
 
-    def takes_whole(self, span) -> bool:
-        """Whether applying a scan's span gives what applying its members one by
-        one would (its members' written seqs follow each other: only the first
-        can break contiguity, and then each member would be reported)."""
-        declared = span.declared_seq
-        return span.seq == self.next_seq and (declared is MISSING or declared == self.next_seq)
-
     def skip(self, event: Event) -> None:
         """Move past an event that `apply` rejected, without changing the surface."""
         self.next_seq = event.seq + event.count
 
     @staticmethod
     def _check_sources(event: Event, shadowed: tuple[int, ...]) -> None:
-        raw = event.head.get("sourceEventSeqs", MISSING)
+        raw = event.record.get("sourceEventSeqs", MISSING)
         sources: set = set()
         if raw is not MISSING:
             if type(raw) is not list:

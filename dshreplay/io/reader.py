@@ -23,16 +23,15 @@ from typing import BinaryIO, Callable, Iterator
 import orjson
 
 from dshreplay.errors import FormatVersionError, ReadError
+from dshreplay.options import DEFAULT_MAX_BYTES
 from dshreplay.jsvalues import MAX_SAFE_INTEGER, MISSING, is_event_seq, is_number, is_safe_int
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 FORMAT_VERSION = 0
 ROW_TAGS = frozenset({"text-chunks", "reasoning-chunks", "tool-call-chunks"})
 LOG_NAMES = ("session.jsonl", "session.jsonl.zstd")
-DEFAULT_MAX_BYTES = 8 * 1024**3  # ceiling on decompressed zstd text
 MAX_BLANK_RUN = 100_000  # dsh never writes blank lines; a long run of them is an attack, not a log
 MAX_FRAME_BYTES = 64 * 1024**2  # one frame is buffered until its checksum is verified
-LIMITS = {"max_bytes": DEFAULT_MAX_BYTES}  # process-wide default, set by `dshreplay --max-bytes`
 _BLOCK = 1 << 20  # plain text is read and split a block at a time
 _ZSTD_FEED = 4096  # compressed bytes fed per call: bounds one call's output
 
@@ -49,8 +48,6 @@ class Event:
     __slots__ = ("seq", "type", "record", "line", "row", "offset")
     count = 1  # events this item stands for (a PackedRun stands for several)
     seq_pointer = "/seq"  # where the written seq is
-    presence = None  # see scan.ScannedEvent: whether the node yields a message, when known beforehand
-    appended = segments = ()  # see scan.Span
 
     def __init__(self, seq: int, type_: object, record: dict, line: int,
                  row: str | None = None, offset: int | None = None):
@@ -65,15 +62,6 @@ class Event:
     def time(self):
         """Epoch ms; 0 where the projected layout leaves it out."""
         return self.record.get("time", 0)
-
-    @property
-    def head(self) -> dict:
-        """What the fold and the relation rules read of the record.
-
-        The whole record here; a parallel scan's event (see `scan`) carries
-        the record with its message text left out and loads the rest on demand.
-        """
-        return self.record
 
     @property
     def end_line(self) -> int:
@@ -122,6 +110,38 @@ def resolve_log_path(source: str | os.PathLike) -> Path:
     return path
 
 
+class LogSource:
+    """Where one log's bytes come from, and how to read them: a file or a session
+    folder (`path`), standard input ("-", held in memory so it can be read again),
+    or bytes. `reader()` gives a fresh reader at the start of the log each time.
+
+    `transform(value, raw_line)` is applied to every parsed line (redaction).
+    """
+
+    def __init__(self, source, *, max_bytes: int = DEFAULT_MAX_BYTES, transform=None) -> None:
+        self.max_bytes = max_bytes
+        self.transform = transform
+        self.data: bytes | None = None
+        self.file: Path | None = None
+        if isinstance(source, (bytes, bytearray)):
+            self.path = "<bytes>"
+            self.data = bytes(source)
+        elif isinstance(source, (str, os.PathLike)) and str(source) == "-":
+            self.path = "<stdin>"
+            self.data = sys.stdin.buffer.read()
+        elif isinstance(source, (str, os.PathLike)):
+            self.file = resolve_log_path(source)
+            self.path = str(self.file)
+        else:
+            raise TypeError(f"a log is a path, \"-\" or bytes, not {type(source).__name__}")
+
+    def reader(self) -> "LogReader":
+        if self.data is not None:
+            return LogReader(io.BufferedReader(io.BytesIO(self.data)), name=self.path,
+                             max_bytes=self.max_bytes, transform=self.transform)
+        return LogReader(self.file, name=self.path, max_bytes=self.max_bytes, transform=self.transform)
+
+
 class LogReader:
     """Stream one log. Iterate `events()` once; `header` is available first.
 
@@ -133,7 +153,7 @@ class LogReader:
     def __init__(self, source, *, max_bytes: int | None = None, name: str | None = None,
                  transform=None, window: tuple[int, int, int, int] | None = None):
         # transform(value, raw_line) -> value, applied to every parsed line
-        self.max_bytes = max_bytes if max_bytes is not None else LIMITS["max_bytes"]
+        self.max_bytes = max_bytes if max_bytes is not None else DEFAULT_MAX_BYTES
         self.transform = transform  # applied to every parsed line (header included), e.g. redaction
         self._own = False
         if isinstance(source, (str, os.PathLike)) and str(source) == "-":
@@ -361,8 +381,7 @@ class LogReader:
             else:
                 yield item
 
-    def records(self, recover: Callable[[ReadError], None] | None = None,
-                collapse: Callable | None = None) -> Iterator[Event | PackedRun]:
+    def records(self, recover: Callable[[ReadError], None] | None = None) -> Iterator[Event | PackedRun]:
         """Yield each stored record as an Event, or a PackedRun for a packed row.
 
         A PackedRun stands for `count` consecutive `assistant/chunk` events
@@ -373,12 +392,6 @@ class LogReader:
         on. In the runtime layout the next good record's written seq tells
         how many events the skipped lines really held, and numbering resumes
         from it.
-
-        `collapse(seq, line, offset, tag, record, run)` (run: the PackedRun of a packed row, else
-        None) may return a key: consecutive records with equal keys whose
-        written seqs follow each other (or are all absent) are then yielded
-        as one tuple `(seq, count, line, end_line, key, declared, seq_pointer,
-        offset, end)` instead (see `scan`).
         """
         if self._started:
             raise RuntimeError("a LogReader's events can be iterated only once")
@@ -396,8 +409,7 @@ class LogReader:
         last = b"\n"
         resync = None  # seq of the first event lost to a skipped line
         blanks = 0
-        span = None  # the run being collapsed: [seq, count, line, end_line, key, declared, pointer, offset]
-        missing, row_tags, _dict, _str, _int = MISSING, ROW_TAGS, dict, str, int  # locals: the hot loop
+        row_tags, _dict, _str = ROW_TAGS, dict, str  # locals: the hot loop
         for lineno, offset, raw in self._lines:
             if raw == b"\n" or raw == b"\r\n":
                 blanks += 1
@@ -411,9 +423,6 @@ class LogReader:
             except JSONDecodeError as exc:
                 if not raw.strip():
                     continue
-                if span is not None:
-                    yield (*span, offset)
-                    span = None
                 if not raw.endswith(b"\n"):
                     self.torn_tail = TornTail(line=lineno, offset=offset, size=len(raw),
                                               encoding=self.encoding)
@@ -429,9 +438,6 @@ class LogReader:
                 continue
             last = raw
             if rec.__class__ is not _dict:
-                if span is not None:
-                    yield (*span, offset)
-                    span = None
                 error = ReadError(f"record must be a JSON object, got {_json_kind(rec)}",
                                   path=path, line=lineno, seq=seq)
                 if recover is None:
@@ -446,56 +452,27 @@ class LogReader:
                     seq = written
                 resync = None
             tag = rec.get("type")
-            item = None
             if tag.__class__ is not _str:
                 tag = None  # not a type name; the validator reports it
             elif tag in row_tags:
                 try:
                     item = expand_row(rec, tag, seq, lineno, path)
-                    item.offset = offset
                 except ReadError as error:
-                    if span is not None:
-                        yield (*span, offset)
-                        span = None
                     if recover is None:
                         raise
                     recover(error)
                     resync = seq
                     seq += 1
                     continue
-            if collapse is not None:
-                key = collapse(seq, lineno, offset, tag, rec, item)
-                if key is not None:
-                    n = 1 if item is None else item.count
-                    declared = rec.get("seq" if item is None else "seq0", missing)
-                    if span is not None and key == span[4] and (
-                            declared is missing if span[5] is missing
-                            else declared.__class__ is _int and declared == span[5] + span[1]):
-                        span[1] += n
-                        span[3] = lineno
-                        seq += n
-                        continue
-                    if declared is missing or declared.__class__ is _int:
-                        if span is not None:
-                            yield (*span, offset)
-                        span = [seq, n, lineno, lineno, key, declared,
-                                "/seq" if item is None else "/seq0", offset]
-                        seq += n
-                        continue
-                if span is not None:
-                    yield (*span, offset)
-                    span = None
-            if item is None:
-                yield Event(seq, tag, rec, lineno, None, offset)
-                seq += 1
-            else:
+                item.offset = offset
                 yield item
                 seq += item.count
+                continue
+            yield Event(seq, tag, rec, lineno, None, offset)
+            seq += 1
         else:
             if self.torn_tail is None:
                 self.final_newline = last.endswith(b"\n")
-            if span is not None:
-                yield (*span, offset + len(raw))
         self.event_count = seq
 
 
@@ -676,8 +653,6 @@ class PackedRun(_RowView):
     __slots__ = ("seq", "count", "line", "row", "time0", "_shared", "offset")
     type = "assistant/chunk"
     index_in_row = 0
-    presence = None
-    appended = segments = ()
 
     def __init__(self, seq: int, shared: "_Row", line: int, time0, count: int):
         self.seq = seq
@@ -690,6 +665,11 @@ class PackedRun(_RowView):
     @property
     def last_seq(self) -> int:
         return self.seq + self.count - 1
+
+    @property
+    def time(self):
+        """The first member's time."""
+        return self.time0
 
     @property
     def end_line(self) -> int:

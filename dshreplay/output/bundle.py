@@ -33,18 +33,22 @@ import orjson
 
 from dshreplay import __version__
 from dshreplay.analyses.calls import CallTracker, Request
-from dshreplay.errors import DeriveError, DshReplayError, FoldError, UsageError
 from dshreplay.analyses.findings import ERROR, NOTICE, WARNING
-from dshreplay.output.htmlreport import render_index, render_report
+from dshreplay.analyses.index import build_index
 from dshreplay.analyses.provenance import ShadowTracker
 from dshreplay.analyses.query import CURRENT, LOG_ONLY, SHADOWED
-from dshreplay.output.redact import Redactor
 from dshreplay.analyses.render import clean, message_text, one_line, role_of, utc_time
-from dshreplay.output.reporters import TextReporter, markdown_text
-from dshreplay.session import Session
-from dshreplay.core.surface import SURFACE_TYPES, SurfaceFold, derive_message
 from dshreplay.analyses.transcript import TranscriptBuilder
+from dshreplay.analyses.turns import TurnTracker
 from dshreplay.analyses.validate import validate_log
+from dshreplay.core.driver import SKIP, Observer, Run, run_pass
+from dshreplay.core.surface import SURFACE_TYPES, derive_message
+from dshreplay.errors import DeriveError, DshReplayError, UsageError
+from dshreplay.io.reader import LogSource
+from dshreplay.options import Options
+from dshreplay.output.htmlreport import render_index, render_report
+from dshreplay.output.redact import Redactor
+from dshreplay.output.reporters import TextReporter, markdown_text
 
 JSON_OPTS = orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE
 MAX_CALL_VIEWS = 200  # calls whose model view is drawn in report.html (every call has its JSON file)
@@ -168,14 +172,21 @@ class SessionExport:
     redactions: int = 0
 
 
-@dataclass
+@dataclass(frozen=True)
 class ExportOptions:
+    """Where and how to write a bundle; `read` holds the settings of the run
+    (max bytes, jobs, progress, snapshot) and the redaction rules."""
+
     out: Path
-    redactor: Redactor
+    read: Options
     rules_label: str | None = None
     timestamp: str | None = None
     force: bool = False
     defaults: bool = True  # the default secret rules were on
+
+    @property
+    def redactor(self) -> Redactor:
+        return self.read.redactor
 
 
 def export(inputs: list[str], options: ExportOptions, mapper=None) -> dict:
@@ -209,13 +220,26 @@ def export(inputs: list[str], options: ExportOptions, mapper=None) -> dict:
     return manifest
 
 
-def _plan(inputs: list[str]) -> list[str | None]:
+def export_bundle(inputs, out, options: Options | None = None, *, timestamp: str | None = None,
+                  force: bool = False, rules: str | None = None, default_rules: bool = True,
+                  mapper=None) -> dict:
+    """The library's export: write the bundle of `inputs` (logs, session folders
+    or store roots) to `out`; returns the manifest. `rules`: a redaction rules file."""
+    from dshreplay.analyses.lineage import discover
+    from dshreplay.output.redact import load_redactor
+    options = (options or Options()).with_(redactor=load_redactor(rules, defaults=default_rules))
+    return export(discover(inputs), ExportOptions(Path(out), options, rules, timestamp, force, default_rules),
+                  mapper)
+
+
+def _plan(inputs: list[str], options: Options) -> list[str | None]:
     """The folder of each input (None: unreadable), unique in input order."""
     used: set[str] = set()
     folders = []
     for given in inputs:
         try:
-            session_id = Session(given).header.get("id")
+            with LogSource(given, max_bytes=options.max_bytes).reader() as reader:
+                session_id = reader.header.get("id")
         except (DshReplayError, OSError):
             folders.append(None)
             continue
@@ -234,19 +258,20 @@ def _plan(inputs: list[str]) -> list[str | None]:
 
 def _job(item) -> SessionExport:
     """One session's part of the bundle (runs in any process)."""
-    given, folder, root, redactor = item
+    given, folder, root, options = item
+    redactor = options.redactor
     redactor = Redactor(redactor.patterns, redactor.pointers, redactor.keys, redactor.rules_sha256,
                         triggers=redactor.triggers)
-    result = _export_one(given, root, redactor, folder)
+    result = _export_one(given, root, redactor, folder, options)
     result.redactions = redactor.replacements
     return result
 
 
 def _build(inputs: list[str], root: Path, options: ExportOptions, stamp: str, mapper) -> dict:
     redactor = options.redactor
-    folders = _plan(inputs)
-    sessions = mapper(_job, [(given, folder, root, redactor) for given, folder in zip(inputs, folders)])
-    redactor.replacements = sum(s.redactions for s in sessions)
+    folders = _plan(inputs, options.read)
+    sessions = mapper(_job, [(given, folder, root, options.read) for given, folder in zip(inputs, folders)])
+    replacements = sum(s.redactions for s in sessions)
     index_html = render_index([s.entry for s in sessions], stamp)
     (root / "index.html").write_text(index_html, encoding="utf-8")
     files = {}
@@ -258,7 +283,7 @@ def _build(inputs: list[str], root: Path, options: ExportOptions, stamp: str, ma
         "generatedAt": stamp,
         "redaction": {"defaultRules": options.defaults,
                       "rulesFile": options.rules_label, "rulesSha256": redactor.rules_sha256,
-                      "replacements": redactor.replacements},
+                      "replacements": replacements},
         "sessions": [s.entry for s in sessions],
         "files": files,
     }
@@ -278,9 +303,9 @@ def _input_facts(given: str) -> dict:
     return facts
 
 
-def _export_one(given: str, root: Path, redactor: Redactor, name: str | None) -> SessionExport:
+def _export_one(given: str, root: Path, redactor: Redactor, name: str | None, options: Options) -> SessionExport:
     try:
-        return _export_session(given, root, redactor, name)
+        return _export_session(given, root, redactor, name, options)
     except DshReplayError as exc:  # a defect past what validate can read around: no folder
         if name is not None:
             shutil.rmtree(root / name, ignore_errors=True)
@@ -289,12 +314,14 @@ def _export_one(given: str, root: Path, redactor: Redactor, name: str | None) ->
         return result
 
 
-def _export_session(given: str, root: Path, redactor: Redactor, name: str | None) -> SessionExport:
+def _export_session(given: str, root: Path, redactor: Redactor, name: str | None,
+                    options: Options) -> SessionExport:
     result = SessionExport(given)
     try:
         facts = _input_facts(given)
-        session = Session(given, transform=redactor.record)
-        header = session.header
+        source = LogSource(given, max_bytes=options.max_bytes, transform=redactor.record)
+        with source.reader() as reader:
+            header = reader.header
     except (DshReplayError, OSError) as exc:
         message = exc.message if isinstance(exc, DshReplayError) else (exc.strerror or str(exc))
         result.entry = {"input": given, "verdict": "unreadable", "error": redactor.text(message)}
@@ -302,7 +329,7 @@ def _export_session(given: str, root: Path, redactor: Redactor, name: str | None
     except Exception as exc:  # noqa: BLE001 - one bad input never stops the others
         result.entry = {"input": given, "verdict": "unreadable", "error": f"{type(exc).__name__}: {exc}"}
         return result
-    report = validate_log(given)
+    report = validate_log(given, options)
     if report.unreadable is not None or name is None:
         message = report.unreadable.message if report.unreadable is not None else "unreadable header"
         result.entry = {**facts, "verdict": "unreadable", "error": redactor.text(message)}
@@ -311,7 +338,7 @@ def _export_session(given: str, root: Path, redactor: Redactor, name: str | None
     (folder / "calls").mkdir(parents=True)
     result.folder = name
     redactor.counting = True
-    index = session.index()
+    index = build_index(source)
     redactor.counting = False
     counts = {s: report.count(s) for s in (ERROR, WARNING, NOTICE)}
     findings = [{**f.to_json(), "message": redactor.text(f.message)} for f in report.findings]
@@ -319,7 +346,7 @@ def _export_session(given: str, root: Path, redactor: Redactor, name: str | None
         "path": given, "ok": report.ok, "events": report.events, "findings": findings}]}))
     (folder / "shadows.json").write_bytes(dumps([r.to_json() for r in index.shadows]))
     (folder / "brackets.json").write_bytes(dumps([b.to_json() for b in index.brackets]))
-    view = _stream(session, index, folder, header)
+    view = _stream(source, index, folder, header)
     entries = view.pop("transcript")
     head = {k: header.get(k) for k in ("id", "version", "createdAt", "cwd", "parentSession", "seedLength",
                                        "origin", "delegationDepth", "agentPreset") if k in header}
@@ -335,16 +362,16 @@ def _export_session(given: str, root: Path, redactor: Redactor, name: str | None
 class _TranscriptFile(TranscriptBuilder):
     """transcript.md written entry by entry; the report keeps only its first entries."""
 
-    def __init__(self, path: Path, title: str) -> None:
-        super().__init__()
+    def __init__(self, path: Path, title: str, shadows: ShadowTracker) -> None:
+        super().__init__(shadows)
         self.fh = open(path, "w", encoding="utf-8")
         self.fh.write(f"# Transcript of {markdown_text(one_line(title, 200))}\n\n")
         self.reporter = TextReporter(self.fh)
         self.kept: list = []
 
-    def observe(self, item, shadow) -> None:
+    def observe(self, item, replacement) -> None:
         before = len(self.entries)
-        super().observe(item, shadow)
+        super().observe(item, replacement)
         for entry in self.entries[before:]:
             self.reporter.transcript([entry], reasoning=False, markdown=True)
             if len(self.kept) < MAX_TRANSCRIPT_ENTRIES:
@@ -355,20 +382,58 @@ class _TranscriptFile(TranscriptBuilder):
         self.fh.close()
 
 
-def _stream(session: Session, index, folder: Path, header: dict) -> dict:
+class _EventRows(Observer):
+    """events.csv, one row per event (packed rows expanded); observe it after `turns`."""
+
+    HEADER = ["seq", "time", "type", "turn", "step", "surface", "op", "callId", "compactionId", "preview",
+              "sha256"]
+
+    def __init__(self, path: Path, turns: TurnTracker, final_nodes: set) -> None:
+        self.csv = CsvFile(path, self.HEADER)
+        self.turns = turns
+        self.final_nodes = final_nodes
+
+    def observe(self, item, replacement) -> None:
+        for event in item.members() if item.row is not None else (item,):
+            self._row(event)
+
+    def _row(self, event) -> None:
+        kind = event.type
+        record = event.record
+        data = record.get("data")
+        status = (CURRENT if event.seq in self.final_nodes else SHADOWED) if kind in SURFACE_TYPES else LOG_ONLY
+        text = ""
+        if kind in SURFACE_TYPES:
+            try:
+                has, message = derive_message(event)
+                text = message_text(message) if has else ""
+            except DeriveError:
+                text = ""
+        compaction_id = data.get("compactionId") if type(data) is dict else None
+        if compaction_id is None and type(data) is dict and type(data.get("source")) is dict:
+            compaction_id = data["source"].get("compactionId")
+        self.csv.row([event.seq, utc_time(event.time), kind, self.turns.turn, self.turns.step, status,
+                      record.get("surfaceOp"), _call_id(kind, data), compaction_id, one_line(text, 120),
+                      canonical_sha256(record)])
+
+    def finish(self, run: Run) -> None:
+        self.csv.close()
+
+
+def _stream(source: LogSource, index, folder: Path, header: dict) -> dict:
     """The one pass that writes events.csv, calls/*.json, approvals.csv and
     transcript.md, and gathers what the report draws."""
     final_nodes = set(index.final.nodes) if index.final is not None else set()
-    fold = SurfaceFold()
     shadows = ShadowTracker()
-    transcript = _TranscriptFile(folder / "transcript.md", str(header.get("id")))
+    transcript = _TranscriptFile(folder / "transcript.md", str(header.get("id")), shadows)
     views: list[dict] = []
+    folds: list = []  # the pass's fold, for the requests
 
     def count_messages() -> int:
         return 0  # the call list comes from the index; here only the request files matter
 
     def on_open(call, header) -> None:
-        state = fold.state(call.first_chunk_seq - 1)
+        state = folds[0].state(call.first_chunk_seq - 1)
         try:
             messages = state.messages()
         except DeriveError:
@@ -385,72 +450,24 @@ def _stream(session: Session, index, folder: Path, header: dict) -> dict:
                           "messages": [(role_of("", m), one_line(message_text(m, reasoning=False), PREVIEW))
                                        for m in messages]})
 
-    tracker = CallTracker(count_messages, on_open)
-    events_csv = CsvFile(folder / "events.csv", ["seq", "time", "type", "turn", "step", "surface", "op",
-                                                 "callId", "compactionId", "preview", "sha256"])
-    asked: dict = {}
-    approvals: list[list] = []
-    turn = step = None
-    spans: dict = {"turns": [], "steps": []}
-    open_turn = open_step = None
-    for event in session.events:
-        replacement = None
-        try:
-            replacement = fold.apply(event)
-        except FoldError:
-            fold.skip(event)
-        transcript.observe(event, shadows.observe(event, replacement))
-        tracker.observe(event)
-        kind = event.type
-        record = event.record
-        data = record.get("data")
-        if kind == "turn/start":
-            turn = data.get("turn") if type(data) is dict else None
-            open_turn = event.seq
-        elif kind == "step/start":
-            step = data.get("step") if type(data) is dict else None
-            open_step = event.seq
-        status = (CURRENT if event.seq in final_nodes else SHADOWED) if kind in SURFACE_TYPES else LOG_ONLY
-        text = ""
-        if kind in SURFACE_TYPES:
-            try:
-                has, message = derive_message(event)
-                text = message_text(message) if has else ""
-            except DeriveError:
-                text = ""
-        call_id = _call_id(kind, data)
-        compaction_id = data.get("compactionId") if type(data) is dict else None
-        if compaction_id is None and type(data) is dict and type(data.get("source")) is dict:
-            compaction_id = data["source"].get("compactionId")
-        events_csv.row([event.seq, utc_time(event.time), kind, turn, step, status, record.get("surfaceOp"),
-                        call_id, compaction_id, one_line(text, 120), canonical_sha256(record)])
-        if kind == "approval/asked" and type(data) is dict:
-            entry = [event.seq, None, data.get("id"), data.get("toolName"), data.get("callId"), None,
-                     data.get("reason"), "no decision"]
-            approvals.append(entry)
-            asked[_hashable(data.get("id"))] = entry
-        elif kind == "approval/decided" and type(data) is dict:
-            entry = asked.pop(_hashable(data.get("id")), None)
-            if entry is None:
-                approvals.append([None, event.seq, data.get("id"), None, None, data.get("outcome"), None,
-                                  "decision without ask"])
-            else:
-                entry[1], entry[5], entry[7] = event.seq, data.get("outcome"), ""
-        elif kind == "step/end":
-            if open_step is not None:
-                spans["steps"].append((open_step, event.seq, f"turn {turn} step {step}"))
-            open_step, step = None, None
-        elif kind == "turn/end":
-            if open_turn is not None:
-                spans["turns"].append((open_turn, event.seq, f"turn {turn}"))
-            open_turn, turn = None, None
-    last = index.last_seq if index.last_seq is not None else 0
-    if open_step is not None:
-        spans["steps"].append((open_step, last, f"turn {turn} step {step} (open)"))
-    if open_turn is not None:
-        spans["turns"].append((open_turn, last, f"turn {turn} (open)"))
-    events_csv.close()
+    class _Fold(Observer):
+        def begin(self, run: Run) -> None:
+            folds.append(run.fold)
+
+    turns = TurnTracker()
+    observers = [_Fold(), shadows, transcript, CallTracker(count_messages, on_open), turns,
+                 _EventRows(folder / "events.csv", turns, final_nodes)]
+    run = run_pass(source, observers, on_fold_error=SKIP)
     transcript.close()
+    last = run.last_seq if run.last_seq is not None else 0
+    spans: dict = {"turns": [], "steps": []}
+    for s in turns.steps:
+        label = f"turn {s.turn} step {s.step}"
+        spans["steps"].append((s.start, s.end, label) if s.end is not None else (s.start, last, label + " (open)"))
+    for s in turns.turns:
+        label = f"turn {s.turn}"
+        spans["turns"].append((s.start, s.end, label) if s.end is not None else (s.start, last, label + " (open)"))
+    approvals = [a.row() for a in turns.approvals]
     write_csv(folder / "approvals.csv", ["askedSeq", "decidedSeq", "id", "tool", "callId", "outcome",
                                          "reason", "flag"], approvals)
     return {"calls": views, "spans": spans, "approvals": approvals, "transcript": transcript.kept,
@@ -477,10 +494,6 @@ def _call_id(kind, data):
         source = message.get("source") if type(message) is dict else None
         return source.get("callId") if type(source) is dict else None
     return data.get("callId")
-
-
-def _hashable(value):
-    return value if isinstance(value, (str, int, float, type(None))) else repr(value)
 
 
 # -- verification -------------------------------------------------------------

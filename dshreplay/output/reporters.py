@@ -11,7 +11,7 @@ from typing import TextIO
 
 import orjson
 
-from dshreplay.api import FoldReport
+from dshreplay.core.driver import FoldReport
 from dshreplay.analyses.findings import ERROR, NOTICE, WARNING
 from dshreplay.analyses.render import clean, json_size, message_text, one_line, role_of
 from dshreplay.analyses.validate import FileReport

@@ -193,15 +193,16 @@ def test_an_interrupted_export_leaves_no_bundle_behind(tmp_path, monkeypatch):
 
     calls = []
 
-    def dies_on_the_second_session(given, root, redactor, name):
+    def dies_on_the_second_session(given, root, redactor, name, options):
         calls.append(given)
         if len(calls) == 2:
             raise KeyboardInterrupt  # the auditor pressed Ctrl-C mid-way
-        return real(given, root, redactor, name)
+        return real(given, root, redactor, name, options)
 
     real = export_module._export_session
     monkeypatch.setattr(export_module, "_export_session", dies_on_the_second_session)
-    options = export_module.ExportOptions(tmp_path / "out", load_redactor(None), timestamp=STAMP)
+    from dshreplay.options import Options
+    options = export_module.ExportOptions(tmp_path / "out", Options(redactor=load_redactor(None)), timestamp=STAMP)
     with pytest.raises(KeyboardInterrupt):
         export_module.export([str(SAMPLES / "prune.jsonl"), str(SAMPLES / "multi-turn.jsonl")], options)
     assert sorted(p.name for p in tmp_path.iterdir()) == []  # no out, no staging folder

@@ -46,7 +46,7 @@ def test_at_beyond_the_log_is_a_usage_error(cli, builder, write_log):
     b = builder()
     result = cli("fold", write_log(b), "--at", 99, expect=2)
     assert result.stderr.count("\n") == 1
-    assert f"--at 99 is beyond the log: its last seq is {len(b.events) - 1}" in result.stderr
+    assert f"seq 99 is beyond the log: its last seq is {len(b.events) - 1}" in result.stderr
 
 
 def test_table_lists_nodes_and_a_count_line_within_100_columns(cli):

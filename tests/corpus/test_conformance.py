@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from dshreplay.api import fold_log
+from dshreplay.session import Session
 from dshreplay.errors import DeriveError, FoldError
 from dshreplay.io.reader import LogReader
 from dshreplay.core.surface import SurfaceFold
@@ -90,7 +90,7 @@ def test_log_folds_exactly_as_dsh(corpus_dir, name, filename):
 def test_fold_command_agrees_with_dsh_on_the_final_state(corpus_dir, name, filename):
     upstream = corpus_dir / "upstream"
     expected = json.loads((upstream / f"{name}.expected.json").read_text())
-    report = fold_log(upstream / filename)
+    report = Session(upstream / filename).fold()
     if expected["error"]:
         assert report.error is not None
         assert report.error.kind == expected["errorStage"]

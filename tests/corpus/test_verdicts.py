@@ -11,7 +11,8 @@ import json
 
 import pytest
 
-from dshreplay.analyses.validate import ValidateOptions, validate_log
+from dshreplay.analyses.validate import validate_log
+from dshreplay.options import Options
 
 from conftest import CORPUS, corpus_available
 
@@ -26,7 +27,7 @@ def _entries():
 
 @pytest.mark.parametrize("entry,filename", _entries())
 def test_validate_verdict_matches_the_corpus(corpus_dir, entry, filename):
-    report = validate_log(corpus_dir / "upstream" / filename, ValidateOptions(snapshot=True))
+    report = validate_log(corpus_dir / "upstream" / filename, Options(snapshot=True))
     errors = [f for f in report.findings if f.severity == "error"]
     assert report.unreadable is None
     if entry["expect"] == "clean":

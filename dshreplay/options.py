@@ -1,0 +1,63 @@
+"""Every setting of a run, as one explicit value.
+
+The command line (or a library caller) builds one `Options` and passes it
+down; no module keeps a setting of its own that a run could change. Options
+are frozen and picklable, so a process pool or a Dask worker gets exactly
+the caller's settings.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+
+DEFAULT_MAX_BYTES = 8 * 1024**3  # ceiling on decompressed zstd text
+
+
+def available_cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+@dataclass(frozen=True)
+class Options:
+    """How to read logs and what to report.
+
+    max_bytes   refuse a .zstd log whose text is larger (a decompression bomb)
+    jobs        processes: for many logs at once, or for one large log's
+                per-record checks (None: every available core)
+    progress    show a progress bar on a terminal (many logs)
+    snapshot    accept dsh's test-snapshot placeholders ("{{cwd}}") as any value
+    select      report only these finding codes or prefixes (None: all)
+    ignore      never report these finding codes or prefixes
+    redactor    the redaction rules of an export (an `output.redact.Redactor`)
+    """
+
+    max_bytes: int = DEFAULT_MAX_BYTES
+    jobs: int | None = None
+    progress: bool = False
+    snapshot: bool = False
+    select: frozenset[str] | None = None
+    ignore: frozenset[str] = frozenset()
+    redactor: object = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if type(self.max_bytes) is not int or self.max_bytes <= 0:
+            raise ValueError(f"max_bytes must be a positive integer, not {self.max_bytes!r}")
+        if self.jobs is not None and (type(self.jobs) is not int or self.jobs < 1):
+            raise ValueError(f"jobs must be a positive integer or None, not {self.jobs!r}")
+
+    @property
+    def processes(self) -> int:
+        """How many processes `jobs` means here."""
+        return self.jobs if self.jobs is not None else available_cores()
+
+    def with_(self, **changes) -> "Options":
+        """A copy with some settings changed."""
+        return replace(self, **changes)
+
+
+DEFAULT = Options()
