@@ -55,7 +55,7 @@ class Options:
         """How many processes `jobs` means here."""
         return self.jobs if self.jobs is not None else available_cores()
 
-    def with_(self, **changes) -> "Options":
+    def with_(self, **changes) -> Options:
         """A copy with some settings changed."""
         return replace(self, **changes)
 

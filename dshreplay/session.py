@@ -13,17 +13,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from dshreplay.analyses.calls import Call, Request
+from dshreplay.analyses.calls import Call, CallTracker, Request
 from dshreplay.analyses.health import Health
 from dshreplay.analyses.index import LogIndex, build_index
-from dshreplay.analyses.provenance import MessageProvenance, ShadowRecord, ViewDiff, diff_states, \
-    message_provenance
+from dshreplay.analyses.provenance import MessageProvenance, ShadowRecord, ViewDiff, diff_states, message_provenance
 from dshreplay.analyses.query import EventFilter, EventRow, query_events
 from dshreplay.analyses.rules import BracketRecord
 from dshreplay.analyses.stats import SessionStats, session_stats
 from dshreplay.analyses.transcript import Entry, transcript
 from dshreplay.analyses.validate import FileReport, validate_log
-from dshreplay.core.driver import FoldReport, Observer, Run, fold_report, run_pass, states_at
+from dshreplay.core.driver import SKIP, FoldReport, Observer, Run, fold_report, run_pass, states_at
 from dshreplay.core.surface import SurfaceState
 from dshreplay.errors import FoldError, UsageError
 from dshreplay.io.reader import Event, LogSource, PackedRun, TornTail
@@ -33,7 +32,7 @@ from dshreplay.options import DEFAULT, Options
 class _Torn(Observer):
     """Notes the torn tail of every pass that reads to the end."""
 
-    def __init__(self, session: "Session") -> None:
+    def __init__(self, session: Session) -> None:
         self.session = session
 
     def finish(self, run: Run) -> None:
@@ -69,7 +68,7 @@ class Session:
             yield from reader.records()
 
     @property
-    def events(self) -> "EventStream":
+    def events(self) -> EventStream:
         """Every event in seq order, lazily: each iteration is a new read of the log."""
         return EventStream(self.source)
 
@@ -114,17 +113,21 @@ class Session:
     def call_list(self, include_auxiliary: bool = False) -> tuple[list[Call], list[FoldError]]:
         """The model calls, and the events the fold rejected on the way (skipped,
         so the message counts after them leave them out)."""
-        index = self.index()
-        main, auxiliary = index.calls, index.auxiliary_calls
+        if self._index is not None:
+            main, auxiliary = self._index.calls, self._index.auxiliary_calls
+            rejected = self._index.fold_errors
+        else:  # a lighter pass than the index: the calls alone
+            tracker = CallTracker()
+            run = self._pass([tracker], on_fold_error=SKIP)
+            main, auxiliary, rejected = tracker.calls, tracker.auxiliary, run.fold_errors
         if include_auxiliary:
-            return sorted(main + auxiliary, key=lambda c: c.first_chunk_seq), list(index.fold_errors)
-        return list(main), list(index.fold_errors)
+            return sorted(main + auxiliary, key=lambda c: c.first_chunk_seq), list(rejected)
+        return list(main), list(rejected)
 
     def request(self, call: int | None = None, *, at: int | None = None) -> Request:
         """The exact request of main-loop call `call` (from 1), or the one built at seq `at`."""
-        index = self.index()
         if call is not None:
-            calls = index.calls
+            calls = self.calls()
             if not 1 <= call <= len(calls):
                 raise UsageError(f"there is no call {call}: the log has {len(calls)} model calls",
                                  path=self.path)
@@ -132,6 +135,7 @@ class Session:
             at_seq, header_seq = c.first_chunk_seq - 1, c.header_seq
             turn, step, first = c.turn, c.step, c.first_chunk_seq
         else:
+            index = self.index()
             if at is None:
                 at = index.last_seq if index.last_seq is not None else -1
             at_seq = at
@@ -186,8 +190,10 @@ class Session:
         """The conversation as it happened: append-origin messages and replacement markers."""
         return transcript(self.source, [_Torn(self)])
 
-    def query(self, flt: EventFilter = EventFilter(), at: int | None = None) -> list[EventRow]:
-        """The events that pass `flt`, each classified against the view at `at` (default: the end)."""
+    def query(self, flt: EventFilter | None = None, at: int | None = None) -> list[EventRow]:
+        """The events that pass `flt` (default: all), each classified against
+        the view at `at` (default: the end)."""
+        flt = flt if flt is not None else EventFilter()
         nodes = frozenset(self.state(at).nodes)
         return query_events(self.source, nodes, flt, last=at, observers=[_Torn(self)])
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from dshreplay.cli import cli
 from dshreplay.analyses.findings import findings_doc
+from dshreplay.cli import cli
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 

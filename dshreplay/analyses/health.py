@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dshreplay.analyses.render import utc_time
 from dshreplay.analyses.index import LogIndex
+from dshreplay.analyses.render import utc_time
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dshreplay.errors import DshReplayError
-from dshreplay.jsvalues import js_equal
 from dshreplay.io.reader import LOG_NAMES, LogSource
+from dshreplay.jsvalues import js_equal
 from dshreplay.options import DEFAULT, Options
 
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dshreplay.core.driver import Observer
-from dshreplay.jsvalues import dig
-from dshreplay.io.reader import Event
 from dshreplay.core.surface import Replacement, SurfaceState
+from dshreplay.io.reader import Event
+from dshreplay.jsvalues import dig
 
 METERS = {"compaction/summary": "summary", "compaction/prune": "prune"}
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dshreplay.analyses.render import message_text, utc_time
 from dshreplay.analyses.turns import TurnTracker
 from dshreplay.core.driver import SKIP, Observer, run_pass
-from dshreplay.errors import DeriveError
-from dshreplay.analyses.render import message_text, utc_time
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
+from dshreplay.errors import DeriveError
 
 CURRENT, SHADOWED, LOG_ONLY = "current", "shadowed", "log-only"
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from dshreplay.analyses.findings import Finding, finding
-from dshreplay.jsvalues import MISSING, dig, is_safe_int
-from dshreplay.io.reader import Event
 from dshreplay.core.surface import Replacement
+from dshreplay.io.reader import Event
+from dshreplay.jsvalues import MISSING, dig, is_safe_int
 
 TOOL_NOT_STARTED = "TOOL_NOT_STARTED"
 TOOL_OUTCOME_UNKNOWN = "TOOL_OUTCOME_UNKNOWN"

@@ -48,7 +48,8 @@ class SessionStats:
     error: str | None = None  # set when the log could not be read
 
     def to_json(self) -> dict:
-        return {"path": self.path, "error": self.error, "sessionId": self.session_id, "events": self.events, "turns": self.turns,
+        return {"path": self.path, "error": self.error, "sessionId": self.session_id, "events": self.events,
+                "turns": self.turns,
                 "steps": self.steps, "calls": self.calls, "auxiliaryCalls": self.auxiliary_calls,
                 "retries": self.retries, "tools": self.tools, "approvals": self.approvals,
                 "compactions": self.compactions, "tokens": self.tokens,

@@ -9,7 +9,7 @@ and the relational rules. Findings are collected, never raised.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from functools import cache
 
 from dshreplay.analyses.findings import ERROR, NOTICE, WARNING, Finding, finding
 from dshreplay.analyses.rules import RelationChecker
@@ -23,7 +23,7 @@ from dshreplay.jsvalues import short_json
 from dshreplay.options import DEFAULT, Options
 
 
-@lru_cache(maxsize=None)
+@cache
 def schemas() -> SchemaSet:
     """The shipped schema set, loaded once per process."""
     return SchemaSet()
@@ -160,7 +160,7 @@ class RecordChecks:
         else:
             self.check(item.seq, item.line, item.row, item.row_record, item)
 
-    def merge(self, other: "RecordChecks", dseq: int, dline: int) -> None:
+    def merge(self, other: RecordChecks, dseq: int, dline: int) -> None:
         """Take what `other` found in a window whose first event is seq `dseq`
         and whose first line follows line `dline`."""
         self.findings.extend(f if not (dseq or dline) else replace(

@@ -78,7 +78,7 @@ class DshGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("dshreplay: interrupted", err=True)
             ctx.exit(130)
-        except Exception as exc:  # a bug of ours: one line, exit 70; the traceback only when asked
+        except Exception as exc:  # noqa: BLE001 - the one boundary for bugs of ours: exit 70, never a verdict
             if ctx.meta.get("dshreplay.debug") or os.environ.get("DSHREPLAY_DEBUG"):
                 import traceback
                 traceback.print_exc()
@@ -412,7 +412,8 @@ def export(logs, out: Path, rules, no_default_redaction: bool, timestamp, force:
     an input cannot be read (the others are still exported).
     """
     from dshreplay.analyses.lineage import discover
-    from dshreplay.output.bundle import ExportOptions, export as write_bundle
+    from dshreplay.output.bundle import ExportOptions
+    from dshreplay.output.bundle import export as write_bundle
     from dshreplay.output.redact import load_redactor
     redactor = load_redactor(rules, defaults=not no_default_redaction)
     read = options_of(jobs=jobs, progress=not quiet, redactor=redactor)

@@ -33,7 +33,7 @@ STOP, SKIP = "stop", "skip"
 class Observer:
     """Base class of what a pass feeds; every hook is optional."""
 
-    def begin(self, run: "Run") -> None:
+    def begin(self, run: Run) -> None:
         """The header is read; `run.fold` is the fold the pass applies."""
 
     def observe(self, item, replacement) -> None:
@@ -43,7 +43,7 @@ class Observer:
     def rejected(self, item, error: FoldError) -> None:
         """The fold rejected `item` (only with on_fold_error=SKIP; `observe` follows)."""
 
-    def finish(self, run: "Run") -> None:
+    def finish(self, run: Run) -> None:
         """The pass is over (`run.complete` says whether it read to the end)."""
 
 
@@ -89,7 +89,7 @@ def run_pass(source: LogSource, observers: Iterable[Observer] = (), *, on_fold_e
         run = Run(reader.path, reader.header, reader.header_line, reader.encoding, SurfaceFold())
         for observer in observers:
             observer.begin(run)
-        hooks = [o.observe for o in observers]
+        hooks = [o.observe for o in observers if type(o).observe is not Observer.observe]
         fold = run.fold
         apply = fold.apply
         stop = STOP if on_fold_error == STOP else None

@@ -87,16 +87,35 @@ def run_map(fn: Callable, items: Iterable, options: Options = DEFAULT) -> list:
 
 def free_cores(options: Options) -> int:
     """Cores a parallel read of one log may use now: at most `options.jobs`,
-    less the load other processes put on the machine; 1 inside a worker."""
+    less what other processes keep busy (measured over 50 ms); 1 inside a
+    worker process."""
     import multiprocessing
     if multiprocessing.current_process().daemon or start_method() is None:
         return 1
     cores = min(options.processes, available_cores())
+    if cores <= 1:
+        return 1
+    idle = _idle_cores(0.05)
+    return cores if idle is None else max(1, min(cores, int(idle + 0.5)))
+
+
+def _idle_cores(seconds: float) -> float | None:
+    """How many cores stood idle over the next `seconds` (Linux; None elsewhere)."""
+    import time
+
+    def sample():
+        with open("/proc/stat", "rb") as fh:
+            fields = [int(x) for x in fh.readline().split()[1:]]
+        return fields[3] + fields[4], sum(fields)  # idle + iowait, total (in ticks)
     try:
-        busy = os.getloadavg()[0]
-    except OSError:
-        busy = 0.0
-    return max(1, min(cores, int(available_cores() - busy + 0.5)))
+        idle0, total0 = sample()
+        time.sleep(seconds)
+        idle1, total1 = sample()
+    except (OSError, ValueError, IndexError):
+        return None
+    if total1 <= total0:
+        return None
+    return (os.cpu_count() or 1) * (idle1 - idle0) / (total1 - total0)
 
 
 def windows(path: str, start: int, size: int, want: int) -> list[tuple[int, int]]:

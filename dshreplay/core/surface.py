@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
 from dshreplay.errors import DeriveError, FoldError
-from dshreplay.jsvalues import MISSING, is_event_seq, js_equal, js_length, short_json
 from dshreplay.io.reader import Event
+from dshreplay.jsvalues import MISSING, is_event_seq, js_equal, js_length, short_json
 
 SURFACE_TYPES = frozenset({"user/message", "assistant/message", "tool/result"})
 

@@ -23,8 +23,8 @@ from typing import BinaryIO, Callable, Iterator
 import orjson
 
 from dshreplay.errors import FormatVersionError, ReadError
-from dshreplay.options import DEFAULT_MAX_BYTES
 from dshreplay.jsvalues import MAX_SAFE_INTEGER, MISSING, is_event_seq, is_number, is_safe_int
+from dshreplay.options import DEFAULT_MAX_BYTES
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 FORMAT_VERSION = 0
@@ -135,7 +135,7 @@ class LogSource:
         else:
             raise TypeError(f"a log is a path, \"-\" or bytes, not {type(source).__name__}")
 
-    def reader(self) -> "LogReader":
+    def reader(self) -> LogReader:
         if self.data is not None:
             return LogReader(io.BufferedReader(io.BytesIO(self.data)), name=self.path,
                              max_bytes=self.max_bytes, transform=self.transform)
@@ -201,7 +201,7 @@ class LogReader:
         if self._own:
             self._fh.close()
 
-    def __enter__(self) -> "LogReader":
+    def __enter__(self) -> LogReader:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -525,7 +525,7 @@ def _malformed(tag: str, why: str, path: str, line: int, seq: int) -> ReadError:
     return ReadError(f"malformed {tag} row: {why}", path=path, line=line, seq=seq)
 
 
-def expand_row(rec: dict, tag: str, seq: int, line: int, path: str) -> "PackedRun":
+def expand_row(rec: dict, tag: str, seq: int, line: int, path: str) -> PackedRun:
     """Validate one packed row exactly as dsh does; return it as a run of events.
 
     `seq` is the position of the first member. A runtime row's `seq0` is kept
@@ -596,7 +596,7 @@ _SAFE_TIME = 2**52  # below this, time0 plus any dt sum that passed the bound ch
 _INT = frozenset({int})
 
 
-def _common_row(rec: dict, tag: str, seq: int, line: int) -> "PackedRun | None":
+def _common_row(rec: dict, tag: str, seq: int, line: int) -> PackedRun | None:
     """The shape dsh writes, checked quickly; None sends the row to the full check."""
     if rec.keys() != _RUNTIME_ROW:
         return None
@@ -654,7 +654,7 @@ class PackedRun(_RowView):
     type = "assistant/chunk"
     index_in_row = 0
 
-    def __init__(self, seq: int, shared: "_Row", line: int, time0, count: int):
+    def __init__(self, seq: int, shared: _Row, line: int, time0, count: int):
         self.seq = seq
         self.count = count
         self.line = line
@@ -686,7 +686,7 @@ class PackedRun(_RowView):
         """Each member's time: time0 plus the gaps before it."""
         return list(accumulate(self._shared.data["dt"], initial=self.time0))
 
-    def members(self) -> list["PackedMember"]:
+    def members(self) -> list[PackedMember]:
         shared, times, seq, line = self._shared, self.times, self.seq, self.line
         return [PackedMember(seq + k, shared, k, line, times[k]) for k in range(self.count)]
 

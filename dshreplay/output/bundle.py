@@ -22,7 +22,6 @@ import csv
 import datetime
 import hashlib
 import html
-
 import os
 import shutil
 import tempfile
@@ -240,10 +239,7 @@ def _plan(inputs: list[str], options: Options) -> list[str | None]:
         try:
             with LogSource(given, max_bytes=options.max_bytes).reader() as reader:
                 session_id = reader.header.get("id")
-        except (DshReplayError, OSError):
-            folders.append(None)
-            continue
-        except Exception:  # noqa: BLE001 - decided again, and reported, by the job
+        except (DshReplayError, OSError):  # the session's job reports why
             folders.append(None)
             continue
         name = base = folder_name(session_id)
@@ -325,9 +321,6 @@ def _export_session(given: str, root: Path, redactor: Redactor, name: str | None
     except (DshReplayError, OSError) as exc:
         message = exc.message if isinstance(exc, DshReplayError) else (exc.strerror or str(exc))
         result.entry = {"input": given, "verdict": "unreadable", "error": redactor.text(message)}
-        return result
-    except Exception as exc:  # noqa: BLE001 - one bad input never stops the others
-        result.entry = {"input": given, "verdict": "unreadable", "error": f"{type(exc).__name__}: {exc}"}
         return result
     report = validate_log(given, options)
     if report.unreadable is not None or name is None:
@@ -514,9 +507,10 @@ def verify_export(bundle: Path) -> tuple[list[Difference], list[str]]:
         manifest = orjson.loads(manifest_path.read_bytes())
         files = manifest["files"]
         sessions = manifest["sessions"]
-        assert type(files) is dict and type(sessions) is list
-    except (OSError, orjson.JSONDecodeError, KeyError, TypeError, AssertionError):
+    except (OSError, orjson.JSONDecodeError, KeyError, TypeError):
         raise UsageError(f"{bundle} has no readable manifest.json: not a dshreplay bundle") from None
+    if type(files) is not dict or type(sessions) is not list:
+        raise UsageError(f"{bundle}/manifest.json lacks its files and sessions: not a dshreplay bundle")
     differences: list[Difference] = []
     for rel, digest in sorted(files.items()):
         path = bundle / rel

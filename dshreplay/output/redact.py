@@ -32,7 +32,8 @@ DEFAULT_RULES = (
     (("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), r"\bgh[pousr]_[A-Za-z0-9]{30,}\b"),
     (("xox",), r"\bxox[abprs]-[A-Za-z0-9-]{10,}"),
     (("aiza",), r"\bAIza[0-9A-Za-z_-]{35}\b"),
-    (("api", "secret", "password", "token"), r"(?i)\b(?:api[_-]?key|secret|password|token)\b(\s*[=:]\s*)[\"']?[^\s\"',;]{8,}"),
+    (("api", "secret", "password", "token"),
+     r"(?i)\b(?:api[_-]?key|secret|password|token)\b(\s*[=:]\s*)[\"']?[^\s\"',;]{8,}"),
 )
 DEFAULT_TEXT_RULES = tuple(rule for _, rule in DEFAULT_RULES)
 DEFAULT_TRIGGERS = tuple(sorted({t for triggers, _ in DEFAULT_RULES for t in triggers}))

@@ -11,10 +11,10 @@ from typing import TextIO
 
 import orjson
 
-from dshreplay.core.driver import FoldReport
 from dshreplay.analyses.findings import ERROR, NOTICE, WARNING
 from dshreplay.analyses.render import clean, json_size, message_text, one_line, role_of
 from dshreplay.analyses.validate import FileReport
+from dshreplay.core.driver import FoldReport
 
 
 def tabulate(*args, **kwargs) -> str:

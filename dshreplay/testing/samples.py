@@ -14,9 +14,9 @@ from pathlib import Path
 
 import orjson
 
+from dshreplay.core.surface import SurfaceFold, fold
 from dshreplay.errors import FoldError
 from dshreplay.io.reader import ROW_TAGS, Event
-from dshreplay.core.surface import SurfaceFold, fold
 
 CREATED_AT = 1783352165190
 DELTA_KINDS = {"text-delta": "text-chunks", "reasoning-delta": "reasoning-chunks",

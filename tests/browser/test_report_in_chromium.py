@@ -9,8 +9,8 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
-
 from conftest import ROOT
+
 from dshreplay.testing.samples import LogBuilder
 
 spec = importlib.util.spec_from_file_location("screenshot_report", ROOT / "scripts" / "screenshot_report.py")

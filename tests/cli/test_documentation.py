@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 
 from conftest import ROOT
+
 from dshreplay.cli import cli
 
 

@@ -7,8 +7,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from conftest import SAMPLES
+
 from dshreplay.output.bundle import folder_name
 
 CORPUS_LOGS = ["headless-agent__compaction-recovery__session.jsonl",

@@ -6,7 +6,6 @@ import subprocess
 import sys
 
 import orjson
-
 from conftest import SAMPLES
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 import scenarios
 from conftest import SAMPLES
 

@@ -10,13 +10,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import CORPUS, corpus_available
 
-from dshreplay.session import Session
+from dshreplay.core.surface import SurfaceFold
 from dshreplay.errors import DeriveError, FoldError
 from dshreplay.io.reader import LogReader
-from dshreplay.core.surface import SurfaceFold
-
-from conftest import CORPUS, corpus_available
+from dshreplay.session import Session
 
 
 def _cases():

@@ -37,10 +37,10 @@ import orjson
 import pytest
 import zstandard
 from click.testing import CliRunner
+from conftest import CORPUS, SAMPLES, corpus_available
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
-from conftest import CORPUS, SAMPLES, corpus_available
 from dshreplay.cli import cli as dshreplay_cli
 from dshreplay.testing.samples import zstd_frames
 

@@ -26,8 +26,8 @@ import orjson
 import pytest
 import zstandard
 from click.testing import CliRunner
-
 from conftest import SAMPLES
+
 from dshreplay.cli import cli as dshreplay_cli
 from dshreplay.errors import ReadError
 from dshreplay.io.reader import LogReader

@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dshreplay.core.surface import SurfaceFold, derive_message, fold, fold_at, states_at
 from dshreplay.errors import DeriveError, FoldError
 from dshreplay.io.reader import Event
 from dshreplay.testing.samples import LogBuilder
-from dshreplay.core.surface import SurfaceFold, derive_message, fold, fold_at, states_at
 
 
 def events_of(records) -> list[Event]:

@@ -6,9 +6,9 @@ import orjson
 import pytest
 
 from dshreplay.analyses.findings import CODES
-from dshreplay.testing.samples import LogBuilder
 from dshreplay.analyses.validate import validate_log
 from dshreplay.options import Options
+from dshreplay.testing.samples import LogBuilder
 
 pytestmark = pytest.mark.usefixtures("read_mode")  # each test: checks here, and in worker windows
 
