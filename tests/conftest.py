@@ -122,7 +122,7 @@ def cli():
 # -- corpus accounting for .ci/run ---------------------------------------
 
 _corpus_outcomes: dict[str, list[str]] = {"passed": [], "skipped": [], "failed": []}
-GUARDED = ("tests/corpus/", "tests/browser/")  # .ci/run fails when any of these skipped
+GUARDED = ("tests/corpus/", "tests/browser/", "tests/fleet/")  # .ci/run fails when any of these skipped
 
 
 def pytest_runtest_logreport(report):

@@ -204,7 +204,7 @@ def fold_report(source: LogSource, at: int | None = None, observers: Iterable[Ob
         raise UsageError(f"seq {at} is negative: seqs count events from 0")
     run = run_pass(source, observers, on_fold_error=STOP, until=at)
     error = run.fold_error
-    if error is None and at is not None and run.last_seq != at:
+    if error is None and at is not None and (run.last_seq is None or run.last_seq < at):
         end = "it has no events" if run.last_seq is None else f"its last seq is {run.last_seq}"
         raise UsageError(f"seq {at} is beyond the log: {end}", path=run.path)
     seq = None if error is not None else (at if at is not None else run.last_seq)

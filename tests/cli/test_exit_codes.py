@@ -1,0 +1,49 @@
+"""Errors by kind: unreadable input and bad usage exit 2; a bug of ours exits 70 with one line."""
+
+from __future__ import annotations
+
+from click.testing import CliRunner
+
+from conftest import SAMPLES
+from dshreplay.cli import cli as command
+
+
+def crash(*args, **kwargs):
+    raise RuntimeError("a bug")
+
+
+def test_a_bug_exits_70_with_one_line_and_no_traceback(cli, monkeypatch):
+    import dshreplay.core.driver as driver
+    monkeypatch.setattr(driver, "fold_report", crash)
+    monkeypatch.setattr("dshreplay.session.fold_report", crash)
+    result = cli("fold", SAMPLES / "compaction.jsonl", expect=70)
+    assert result.stderr == ("dshreplay: internal error: RuntimeError: a bug (please report it; --debug or "
+                             "DSHREPLAY_DEBUG=1 shows the traceback)\n")
+    assert result.stdout == ""
+
+
+def test_debug_shows_the_traceback_of_a_bug(monkeypatch):
+    monkeypatch.setattr("dshreplay.session.fold_report", crash)
+    result = CliRunner().invoke(command, ["--debug", "fold", str(SAMPLES / "compaction.jsonl")])
+    assert result.exit_code == 70
+    assert "Traceback (most recent call last)" in result.stderr and 'raise RuntimeError("a bug")' in result.stderr
+
+
+def test_unreadable_input_and_bad_usage_exit_2(cli, tmp_path):
+    assert "cannot open" in cli("fold", tmp_path / "absent.jsonl", expect=2).stderr
+    assert "Error" in cli("fold", expect=2).stderr  # no LOG: click's usage error
+
+
+def test_a_failed_fold_exits_1(cli):
+    result = cli("fold", SAMPLES / "broken-replace-start-not-found.jsonl", expect=1)
+    assert "fold error" in result.stderr and "seq" in result.stderr
+
+
+def test_max_bytes_is_an_option_of_one_run_not_of_the_process(cli, tmp_path):
+    from dshreplay.options import DEFAULT, DEFAULT_MAX_BYTES
+    from dshreplay.testing.samples import multi_turn
+    log = tmp_path / "s.jsonl.zstd"
+    multi_turn().write(log)
+    assert "1024-byte ceiling" in cli("--max-bytes", "1K", "fold", log, expect=2).stderr
+    assert DEFAULT.max_bytes == DEFAULT_MAX_BYTES
+    cli("fold", log)  # the next run has the default again

@@ -1,0 +1,48 @@
+"""`fleet` on a Dask LocalCluster: the same bytes as local --jobs, and the same settings.
+
+Dask is in the `fleet` extra: without it these tests skip, and .ci/run
+(which installs it) fails when they did.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("dask.distributed")
+
+from stores import build_root, bundle  # noqa: E402
+
+from dshreplay.testing.samples import multi_turn  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    return build_root(tmp_path_factory.mktemp("store"))
+
+
+def test_fleet_on_a_local_dask_cluster_equals_local_jobs(cli, store, tmp_path):
+    local = cli("validate", store, "--json", "--jobs", 2, expect=1).stdout
+    fleet = cli("fleet", "validate", store, "--json", "--workers", 2, expect=1).stdout
+    assert fleet == local
+    assert cli("fleet", "stats", store, "--json", expect=2).stdout == \
+        cli("stats", store, "--json", "-j", 2, expect=2).stdout
+    stamp = "2026-01-01T00:00:00Z"
+    cli("export", store, "--out", tmp_path / "local", "--timestamp", stamp, "-j", 2, expect=2)
+    cli("fleet", "export", store, "--out", tmp_path / "fleet", "--timestamp", stamp, expect=2)
+    assert len(list((tmp_path / "fleet").iterdir())) == 2 + 49  # index, manifest, a folder a readable session
+    assert bundle(tmp_path / "fleet") == bundle(tmp_path / "local")
+    cli("verify-export", tmp_path / "fleet")
+
+
+
+def test_max_bytes_holds_on_fleet_workers_as_it_does_locally(cli, tmp_path):
+    root = tmp_path / "root"
+    folder = root / "project" / "s1"
+    folder.mkdir(parents=True)
+    multi_turn().write(folder / "session.jsonl.zstd")  # about 6 KB of text
+    local = cli("--max-bytes", "1K", "validate", root, "--json", expect=1).json()
+    fleet = cli("--max-bytes", "1K", "fleet", "validate", root, "--json", "--workers", 1, expect=1).json()
+    assert fleet == local
+    [finding] = [f for f in local["files"][0]["findings"] if f["code"] == "DSH-E013"]
+    assert "exceeds the 1024-byte ceiling" in finding["message"]
+    assert cli("fleet", "validate", root, "--json", "--workers", 1).json()["files"][0]["ok"]
