@@ -9,9 +9,10 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
-from conftest import ROOT
 
 from dshreplay.testing.samples import LogBuilder
+
+from conftest import ROOT
 
 spec = importlib.util.spec_from_file_location("screenshot_report", ROOT / "scripts" / "screenshot_report.py")
 browser = importlib.util.module_from_spec(spec)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import importlib.util
 
-from conftest import ROOT
-
 from dshreplay.cli import cli
+
+from conftest import ROOT
 
 
 def load_reference_script():

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from click.testing import CliRunner
 
-from conftest import SAMPLES
 from dshreplay.cli import cli as command
+
+from conftest import SAMPLES
 
 
 def crash(*args, **kwargs):

@@ -7,9 +7,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import SAMPLES
 
 from dshreplay.output.bundle import folder_name
+
+from conftest import SAMPLES
 
 CORPUS_LOGS = ["headless-agent__compaction-recovery__session.jsonl",
                "acp-agent__subagent-fork-in-process__session.jsonl",

@@ -5,6 +5,7 @@ never stops the others."""
 from __future__ import annotations
 
 import pytest
+
 from stores import build_root
 
 

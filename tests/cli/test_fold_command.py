@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import orjson
+
 from conftest import SAMPLES
 
 

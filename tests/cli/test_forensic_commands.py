@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 import scenarios
 from conftest import SAMPLES
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import CORPUS, corpus_available
 
 from dshreplay.core.surface import SurfaceFold
 from dshreplay.errors import DeriveError, FoldError
 from dshreplay.io.reader import LogReader
 from dshreplay.session import Session
+
+from conftest import CORPUS, corpus_available
 
 
 def _cases():

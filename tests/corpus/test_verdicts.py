@@ -10,10 +10,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import CORPUS, corpus_available
 
 from dshreplay.analyses.validate import validate_log
 from dshreplay.options import Options
+
+from conftest import CORPUS, corpus_available
 
 
 def _entries():
@@ -41,10 +42,10 @@ def test_validate_verdict_matches_the_corpus(corpus_dir, entry, filename):
 
 
 def test_the_fast_schema_forms_agree_with_the_schema_files_on_every_corpus_record(corpus_dir):
-    from schema_forms import disagreements
-
     from dshreplay.analyses.validate import schemas
     from dshreplay.io.reader import LogReader
+
+    from schema_forms import disagreements
     lines = []
     for path in sorted(corpus_dir.rglob("*.jsonl*")):
         if path.name.endswith((".jsonl", ".jsonl.zstd")):

@@ -10,9 +10,9 @@ import pytest
 
 pytest.importorskip("dask.distributed")
 
-from stores import build_root, bundle  # noqa: E402
-
 from dshreplay.testing.samples import multi_turn  # noqa: E402
+
+from stores import build_root, bundle  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -37,12 +37,13 @@ import orjson
 import pytest
 import zstandard
 from click.testing import CliRunner
-from conftest import CORPUS, SAMPLES, corpus_available
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 from dshreplay.cli import cli as dshreplay_cli
 from dshreplay.testing.samples import zstd_frames
+
+from conftest import CORPUS, SAMPLES, corpus_available
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 COMMANDS = [

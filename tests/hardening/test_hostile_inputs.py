@@ -26,12 +26,13 @@ import orjson
 import pytest
 import zstandard
 from click.testing import CliRunner
-from conftest import SAMPLES
 
 from dshreplay.cli import cli as dshreplay_cli
 from dshreplay.errors import ReadError
 from dshreplay.io.reader import LogReader
 from dshreplay.testing.samples import LogBuilder, multi_turn
+
+from conftest import SAMPLES
 
 STAMP = "2026-01-01T00:00:00Z"
 ESCAPES = "\x1b[2J\x1b]0;pwned\x07"

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-import scenarios
 from dshreplay.core.driver import SKIP, STOP, Observer, run_pass, states_at
 from dshreplay.errors import UsageError
 from dshreplay.io.reader import LogSource
+
+import scenarios
 
 
 class Record(Observer):
@@ -64,8 +65,9 @@ def test_until_stops_after_that_seq(write_log):
 
 
 def test_a_fold_at_a_seq_inside_a_packed_row_answers_for_that_seq():
-    from conftest import SAMPLES
     from dshreplay.core.driver import fold_report
+
+    from conftest import SAMPLES
     source = LogSource(SAMPLES / "compaction.jsonl")  # seqs 40..43 are one packed row
     report = fold_report(source, 40)
     assert (report.seq, report.state.nodes, report.error) == (40, (3, 19, 21, 32, 37), None)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import pytest
-import scenarios
 
 from dshreplay.analyses.provenance import message_provenance
 from dshreplay.analyses.validate import validate_log
 from dshreplay.errors import FoldError
 from dshreplay.session import Session
+
+import scenarios
 
 
 @pytest.fixture
@@ -200,9 +201,9 @@ def test_subagent_child_with_seed(corpus_dir):
 
 
 def test_a_session_keeps_no_reader_it_has_closed_yet_remembers_a_torn_tail():
-    from conftest import SAMPLES
-
     from dshreplay.session import Session
+
+    from conftest import SAMPLES
     session = Session(SAMPLES / "torn-tail.jsonl")
     assert session.torn_tail is None  # nothing read yet
     for seq in (5, 10, 20):

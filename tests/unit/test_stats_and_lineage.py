@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import orjson
-import scenarios
-from conftest import SAMPLES
 
 from dshreplay.analyses.lineage import lineage
 from dshreplay.analyses.stats import totals
 from dshreplay.session import Session
 from dshreplay.testing.samples import fork_child, multi_turn
+
+import scenarios
+from conftest import SAMPLES
 
 
 def usage_sums(path) -> dict:
