@@ -10,11 +10,11 @@ projection. Everything here is pure: no I/O, no printing.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
+from typing import Iterable, NamedTuple
 
 from dshreplay.errors import DeriveError, FoldError
 from dshreplay.io.reader import Event
-from dshreplay.jsvalues import MISSING, is_event_seq, js_equal, js_length, short_json
+from dshreplay.jsvalues import MAX_SAFE_INTEGER, MISSING, is_event_seq, js_equal, js_length, short_json
 
 SURFACE_TYPES = frozenset({"user/message", "assistant/message", "tool/result"})
 
@@ -124,6 +124,88 @@ def _fail(event: Event, code: str, message: str, pointer: str | None = None) -> 
     return FoldError(message, code=code, line=event.line, seq=event.seq, pointer=pointer)
 
 
+LOG_ONLY, APPEND, REPLACE = 0, 1, 2
+
+
+class SurfaceOp(NamedTuple):
+    """What the fold makes of one record on its own (FORMAT.md section 6,
+    steps 2 to 4): the checks that need no state. `error` is (code, message,
+    pointer) of a defect found here; the fold raises it in dsh's order,
+    after the checks that come first (contiguity; for a replace, its range)."""
+
+    kind: int  # LOG_ONLY (count events off the surface), APPEND or REPLACE
+    start: int | None = None
+    end: int | None = None
+    sources: tuple = ()  # sourceEventSeqs, checked for shape (not yet for being earlier)
+    error: tuple | None = None
+
+
+_LOG_ONLY = SurfaceOp(LOG_ONLY)
+
+
+def surface_op(event) -> SurfaceOp:
+    """The per-record part of the fold: pure, the same wherever the record is parsed."""
+    if event.row is not None:
+        return _LOG_ONLY  # packed chunk rows: the reader checked their exact shape
+    rec = event.record
+    if event.type not in SURFACE_TYPES:
+        for field_name in ("surfaceOp", "sourceEventSeqs"):
+            if field_name in rec:
+                return SurfaceOp(LOG_ONLY, error=(
+                    SURFACE_FIELD_ON_LOG_ONLY,
+                    f"{_show_type(event)} is not a surface type and cannot carry {field_name}", f"/{field_name}"))
+        return _LOG_ONLY
+    op = rec.get("surfaceOp", MISSING)
+    if op is MISSING:
+        return SurfaceOp(APPEND, error=(MISSING_SURFACE_OP,
+                                        f"{event.type} is a surface type and requires a surfaceOp", "/surfaceOp"))
+    if op == "append":
+        sources, error = _sources(event)
+        return SurfaceOp(APPEND, sources=sources, error=error)
+    if type(op) is not dict:
+        return SurfaceOp(REPLACE, error=(INVALID_SURFACE_OP, f"{event.type} carries an invalid surfaceOp "
+                                         f"{_show(op)}: want \"append\" or {{op: \"replace\", start, end}}",
+                                         "/surfaceOp"))
+    if not (len(op) == 3 and op.get("op") == "replace" and is_event_seq(op.get("start"))
+            and is_event_seq(op.get("end"))):
+        return SurfaceOp(REPLACE, error=(INVALID_REPLACE, f"{event.type} carries an invalid replace surfaceOp "
+                                         f"{_show(op)}: want exactly {{op: \"replace\", start, end}} with "
+                                         "non-negative safe integer seqs", "/surfaceOp"))
+    sources, error = _sources(event)
+    start, end = int(op["start"]), int(op["end"])
+    if error is not None:  # raised after the range is checked, as dsh does
+        return SurfaceOp(REPLACE, start, end, error=error)
+    return SurfaceOp(REPLACE, start, end, sources)
+
+
+def _sources(event) -> tuple[tuple, tuple | None]:
+    """The record's sourceEventSeqs checked for shape: (seqs, None) or ((), error)."""
+    raw = event.record.get("sourceEventSeqs", MISSING)
+    if raw is MISSING:
+        return (), None
+    if type(raw) is not list:
+        return (), (BAD_SOURCE_SEQS, "sourceEventSeqs must be an array when present", "/sourceEventSeqs")
+    if not raw and event.type != "assistant/message":
+        return (), (BAD_SOURCE_SEQS, "sourceEventSeqs must not be empty except on assistant/message",
+                    "/sourceEventSeqs")
+    if not (raw and set(map(type, raw)) == {int} and min(raw) >= 0 and max(raw) <= MAX_SAFE_INTEGER):
+        for i, source in enumerate(raw):
+            if not is_event_seq(source):
+                return (), (BAD_SOURCE_SEQS, f"sourceEventSeqs[{i}] is {_show(source)}: "
+                                             "want a non-negative safe integer", f"/sourceEventSeqs/{i}")
+    if len(set(raw)) != len(raw):
+        return (), (BAD_SOURCE_SEQS, "sourceEventSeqs must not contain duplicates", "/sourceEventSeqs")
+    return tuple(int(s) for s in raw) if set(map(type, raw)) != {int} else tuple(raw), None
+
+
+def _check_earlier(event, sources: tuple) -> None:
+    """Every source cites an event before this one."""
+    if sources and max(sources) >= event.seq:
+        i, source = next((i, s) for i, s in enumerate(sources) if s >= event.seq)
+        raise _fail(event, BAD_SOURCE_SEQS, f"sourceEventSeqs must cite earlier events: "
+                    f"{_show(source)} >= current seq {event.seq}", f"/sourceEventSeqs/{i}")
+
+
 class SurfaceFold:
     """Incremental fold state. Feed events in log order with `apply`.
 
@@ -141,56 +223,36 @@ class SurfaceFold:
         self.next_seq = 0
 
     def apply(self, event: Event) -> Replacement | None:
+        """Fold one event (or a packed run): its own check, then the state's."""
+        return self.commit(event, surface_op(event))
+
+    def commit(self, event, op: SurfaceOp) -> Replacement | None:
+        """Fold one item whose `surface_op` is `op` (computed here or, for a
+        large log, by a worker process: see `core.parallel`)."""
         expected = self.next_seq
-        if event.row is not None:
-            # a packed run (or one member of it): assistant/chunk events whose
-            # exact shape the reader checked (no surface fields): only the seq
-            # of the first can be wrong
-            declared = event.declared_seq
-            if event.seq != expected or (declared is not MISSING and declared != expected):
-                raise _fail(event, NOT_CONTIGUOUS, f"seq {_show(declared)} is not contiguous; "
-                                                   f"expected {expected}", event.seq_pointer)
-            self.next_seq = expected + event.count
-            return None
-        rec = event.record
-        declared = rec.get("seq", MISSING)
+        declared = event.declared_seq
         if declared is not MISSING and not (declared == expected and type(declared) in (int, float)):
             raise _fail(event, NOT_CONTIGUOUS,
-                        f"seq {_show(declared)} is not contiguous; expected {expected}", "/seq")
+                        f"seq {_show(declared)} is not contiguous; expected {expected}", event.seq_pointer)
         if event.seq != expected:
+            if event.row is not None:  # (the reader numbers rows itself: as dsh words it)
+                raise _fail(event, NOT_CONTIGUOUS, f"seq {_show(declared)} is not contiguous; "
+                                                   f"expected {expected}", event.seq_pointer)
             raise _fail(event, NOT_CONTIGUOUS, f"event at position {event.seq} is not contiguous; "
                                                f"expected {expected}")
-        if event.type not in SURFACE_TYPES:
-            if "surfaceOp" in rec:
-                raise _fail(event, SURFACE_FIELD_ON_LOG_ONLY,
-                            f"{_show_type(event)} is not a surface type and cannot carry surfaceOp",
-                            "/surfaceOp")
-            if "sourceEventSeqs" in rec:
-                raise _fail(event, SURFACE_FIELD_ON_LOG_ONLY,
-                            f"{_show_type(event)} is not a surface type and cannot carry sourceEventSeqs",
-                            "/sourceEventSeqs")
-            self.next_seq = expected + 1
+        kind = op.kind
+        if op.error is not None and (kind != REPLACE or op.start is None):
+            raise _fail(event, *op.error)  # (a replace's sources are judged after its range)
+        if kind == LOG_ONLY:
+            self.next_seq = expected + event.count
             return None
-        op = rec.get("surfaceOp", MISSING)
-        if op is MISSING:
-            raise _fail(event, MISSING_SURFACE_OP,
-                        f"{event.type} is a surface type and requires a surfaceOp", "/surfaceOp")
-        if op == "append":
-            self._check_sources(event, ())
+        if kind == APPEND:
+            _check_earlier(event, op.sources)
             self.nodes.append(event.seq)
             self.events[event.seq] = event
             self.next_seq = expected + 1
             return None
-        if type(op) is not dict:
-            raise _fail(event, INVALID_SURFACE_OP,
-                        f"{event.type} carries an invalid surfaceOp {_show(op)}: "
-                        "want \"append\" or {op: \"replace\", start, end}", "/surfaceOp")
-        if not (len(op) == 3 and op.get("op") == "replace" and is_event_seq(op.get("start"))
-                and is_event_seq(op.get("end"))):
-            raise _fail(event, INVALID_REPLACE,
-                        f"{event.type} carries an invalid replace surfaceOp {_show(op)}: want exactly "
-                        "{op: \"replace\", start, end} with non-negative safe integer seqs", "/surfaceOp")
-        start, end = int(op["start"]), int(op["end"])
+        start, end = op.start, op.end
         nodes = self.nodes
         try:
             i_start = nodes.index(start)
@@ -205,8 +267,16 @@ class SurfaceFold:
         if i_start > i_end:
             raise _fail(event, START_AFTER_END, f"replace start seq {start} (index {i_start}) is after "
                                                 f"end seq {end} (index {i_end})", "/surfaceOp")
+        if op.error is not None:
+            raise _fail(event, *op.error)
+        _check_earlier(event, op.sources)
         shadowed = tuple(nodes[i_start:i_end + 1])
-        self._check_sources(event, shadowed)
+        cited = frozenset(op.sources)
+        missing = [s for s in shadowed if s not in cited]
+        if missing:
+            raise _fail(event, MISSING_SHADOWED_SOURCES,
+                        "sourceEventSeqs must include every shadowed surface node; missing "
+                        + ", ".join(map(str, missing)), "/sourceEventSeqs")
         if event.type == "tool/result":
             self._check_tool_rewrite(event, shadowed)
         nodes[i_start:i_end + 1] = [event.seq]
@@ -221,41 +291,6 @@ class SurfaceFold:
     def skip(self, event: Event) -> None:
         """Move past an event that `apply` rejected, without changing the surface."""
         self.next_seq = event.seq + event.count
-
-    @staticmethod
-    def _check_sources(event: Event, shadowed: tuple[int, ...]) -> None:
-        raw = event.record.get("sourceEventSeqs", MISSING)
-        sources: set = set()
-        if raw is not MISSING:
-            if type(raw) is not list:
-                raise _fail(event, BAD_SOURCE_SEQS, "sourceEventSeqs must be an array when present",
-                            "/sourceEventSeqs")
-            if not raw and event.type != "assistant/message":
-                raise _fail(event, BAD_SOURCE_SEQS,
-                            "sourceEventSeqs must not be empty except on assistant/message",
-                            "/sourceEventSeqs")
-            later = None
-            if raw and set(map(type, raw)) == {int} and min(raw) >= 0 and max(raw) < event.seq:
-                sources = set(raw)  # the common case: plain ints, all earlier
-            else:
-                for i, source in enumerate(raw):
-                    if not is_event_seq(source):
-                        raise _fail(event, BAD_SOURCE_SEQS, f"sourceEventSeqs[{i}] is {_show(source)}: "
-                                    "want a non-negative safe integer", f"/sourceEventSeqs/{i}")
-                    sources.add(source)
-                    if later is None and source >= event.seq:
-                        later = (i, source)
-            if len(sources) != len(raw):
-                raise _fail(event, BAD_SOURCE_SEQS, "sourceEventSeqs must not contain duplicates",
-                            "/sourceEventSeqs")
-            if later is not None:
-                raise _fail(event, BAD_SOURCE_SEQS, f"sourceEventSeqs must cite earlier events: "
-                            f"{_show(later[1])} >= current seq {event.seq}", f"/sourceEventSeqs/{later[0]}")
-        missing = [s for s in shadowed if s not in sources]
-        if missing:
-            raise _fail(event, MISSING_SHADOWED_SOURCES,
-                        "sourceEventSeqs must include every shadowed surface node; missing "
-                        + ", ".join(map(str, missing)), "/sourceEventSeqs")
 
     def _check_tool_rewrite(self, event: Event, shadowed: tuple[int, ...]) -> None:
         if len(shadowed) != 1:
@@ -338,42 +373,12 @@ def _show_type(event: Event) -> str:
 # -- drivers --------------------------------------------------------------
 
 def fold(events: Iterable[Event]) -> SurfaceState:
-    """Fold a whole stream (events, or reader records); the state after its last event.
+    """The state after the last of `events` (or reader records); raises FoldError.
 
-    Raises FoldError.
+    The definition, for a short list in memory; commands read a log through
+    `core.driver.run_pass`, which applies the same `SurfaceFold`.
     """
     f = SurfaceFold()
     for event in events:
         f.apply(event)
     return f.state()
-
-
-def states_at(events: Iterable[Event], seqs: Iterable[int]) -> Iterator[SurfaceState]:
-    """Yield the state right after each wanted seq, in ascending seq order, in one pass.
-
-    `events` may be single events or reader records (packed runs). Stops
-    reading once the last wanted seq is reached. Raises FoldError when the
-    fold breaks at or before a wanted seq; states before the break are
-    yielded first.
-    """
-    wanted = sorted(set(seqs))
-    if not wanted:
-        return
-    f = SurfaceFold()
-    i = 0
-    target = wanted[0]
-    for event in events:
-        f.apply(event)
-        while target < f.next_seq:  # chunks inside a run leave the surface as it is
-            yield f.state(target)
-            i += 1
-            if i == len(wanted):
-                return
-            target = wanted[i]
-
-
-def fold_at(events: Iterable[Event], seq: int) -> SurfaceState | None:
-    """The state right after event `seq`, or None if the stream ends before it."""
-    for state in states_at(events, [seq]):
-        return state
-    return None

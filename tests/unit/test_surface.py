@@ -8,9 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dshreplay.core.surface import SurfaceFold, derive_message, fold, fold_at, states_at
+from dshreplay.core.driver import states_at
+from dshreplay.core.surface import SurfaceFold, derive_message, fold
 from dshreplay.errors import DeriveError, FoldError
-from dshreplay.io.reader import Event
+from dshreplay.io.reader import Event, LogSource
 from dshreplay.testing.samples import LogBuilder
 
 
@@ -219,20 +220,6 @@ def test_projection_fails_where_dsh_would_crash(record, pointer):
 
 # -- state at seq S ------------------------------------------------------------
 
-def test_fold_at_stops_at_the_wanted_seq(builder):
-    b, _ = tool_log(builder)
-    events = events_of(b.events)
-    consumed = []
-
-    def stream():
-        for e in events:
-            consumed.append(e.seq)
-            yield e
-    state = fold_at(stream(), 4)
-    assert state.seq == 4 and consumed[-1] == 4
-    assert fold_at(events_of(b.events), len(b.events) + 5) is None
-
-
 operations = st.lists(st.tuples(st.sampled_from(["user", "tool", "answer", "compact", "prune", "rewrite"]),
                                 st.integers(0, 50), st.integers(0, 50)), min_size=1, max_size=14)
 
@@ -262,8 +249,10 @@ def build_random_log(ops) -> LogBuilder:
 @settings(max_examples=60, deadline=None)
 @given(operations)
 def test_state_at_n_equals_the_fold_of_the_first_n_plus_one_events(ops):
-    events = events_of(build_random_log(ops).events)
-    incremental = list(states_at(events, range(len(events))))
+    b = build_random_log(ops)
+    events = events_of(b.events)
+    states = states_at(LogSource(b.to_bytes()), range(len(events)))  # one pass of the driver
+    incremental = [states[n] for n in range(len(events))]
     assert len(incremental) == len(events)
     for n, state in enumerate(incremental):
         again = fold(events[:n + 1])
