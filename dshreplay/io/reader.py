@@ -513,11 +513,9 @@ def _json_reason(raw: bytes, exc: Exception) -> str:
 # -- packed chunk rows ----------------------------------------------------
 
 def _all_safe_ints(values: list) -> bool:
-    """Every value a safe integer (fast path for plain ints)."""
-    if not values:
-        return True
-    if set(map(type, values)) == {int}:
-        return -MAX_SAFE_INTEGER <= min(values) and max(values) <= MAX_SAFE_INTEGER
+    """Every value a safe integer (plain ints checked by their extremes)."""
+    if all(type(v) is int for v in values):
+        return not values or (-MAX_SAFE_INTEGER <= min(values) and max(values) <= MAX_SAFE_INTEGER)
     return all(is_safe_int(v) for v in values)
 
 
@@ -532,102 +530,67 @@ def expand_row(rec: dict, tag: str, seq: int, line: int, path: str) -> PackedRun
     as each member's written seq (`seq0 + k`), so the fold's contiguity rule
     sees a mismatch the same way it would for plain events.
     """
-    run = _common_row(rec, tag, seq, line)
-    if run is not None:
-        return run
-    keys = rec.keys()
-    runtime = "seq0" in rec or "time0" in rec
-    if runtime:
-        if len(keys) != 4 or not {"type", "seq0", "time0", "data"} <= keys:
+    if "seq0" in rec or "time0" in rec:
+        if rec.keys() != _RUNTIME_ROW:
             raise _malformed(tag, "envelope must be exactly {type, seq0, time0, data}", path, line, seq)
         seq0, time0 = rec["seq0"], rec["time0"]
         if not is_event_seq(seq0):
             raise _malformed(tag, "seq0 must be a non-negative safe integer", path, line, seq)
         if not is_safe_int(time0):
             raise _malformed(tag, "time0 must be a safe integer", path, line, seq)
+    elif rec.keys() != _PROJECTED_ROW:
+        raise _malformed(tag, "envelope must be exactly {type, data} (projected) or "
+                              "{type, seq0, time0, data} (runtime)", path, line, seq)
     else:
-        if len(keys) != 2 or not {"type", "data"} <= keys:
-            raise _malformed(tag, "envelope must be exactly {type, data} (projected) or "
-                                  "{type, seq0, time0, data} (runtime)", path, line, seq)
         seq0, time0 = None, 0
     data = rec["data"]
     if type(data) is not dict:
         raise _malformed(tag, "data must be an object", path, line, seq)
-    dkeys = data.keys()
     if tag == "tool-call-chunks":
-        with_name = len(dkeys) == 7 and {"turn", "step", "index", "id", "name", "dt", "args"} <= dkeys
-        if not with_name and not (len(dkeys) == 6 and {"turn", "step", "index", "id", "dt", "args"} <= dkeys):
+        with_name = data.keys() == _NAMED_TOOL_ROW
+        if not with_name and data.keys() != _TOOL_ROW:
             raise _malformed(tag, "data must be exactly {turn, step, index, id, name?, dt, args}",
                              path, line, seq)
         if type(data["id"]) is not str or (with_name and type(data["name"]) is not str):
             raise _malformed(tag, "id (and name when present) must be strings", path, line, seq)
         key = "args"
     else:
-        if not (len(dkeys) == 5 and {"turn", "step", "index", "dt", "texts"} <= dkeys):
+        if data.keys() != _TEXT_ROW:
             raise _malformed(tag, "data must be exactly {turn, step, index, dt, texts}", path, line, seq)
         key = "texts"
-    if not (is_number(data["turn"]) and is_number(data["step"]) and is_number(data["index"])):
+    if not (type(data["turn"]) in _NUMBER and type(data["step"]) in _NUMBER and type(data["index"]) in _NUMBER):
         raise _malformed(tag, "turn/step/index must be numbers", path, line, seq)
     payload = data[key]
-    if type(payload) is not list or not payload or set(map(type, payload)) != {str}:
+    if type(payload) is not list or not payload or not _all_strings(payload):
         raise _malformed(tag, f"{key} must be a non-empty array of strings", path, line, seq)
     dt = data["dt"]
     if type(dt) is not list or not _all_safe_ints(dt):
         raise _malformed(tag, "dt must be an array of safe integers", path, line, seq)
-    if len(dt) != len(payload) - 1:
-        raise _malformed(tag, f"dt has {len(dt)} gaps for {len(payload)} members (want one fewer)",
-                         path, line, seq)
-    if seq0 is not None and not is_safe_int(seq0 + len(payload) - 1):
+    n = len(payload)
+    if len(dt) != n - 1:
+        raise _malformed(tag, f"dt has {len(dt)} gaps for {n} members (want one fewer)", path, line, seq)
+    if seq0 is not None and not is_safe_int(seq0 + n - 1):
         raise _malformed(tag, "member seqs must stay safe integers", path, line, seq)
     if abs(time0) + sum(map(abs, dt)) > MAX_SAFE_INTEGER \
             and not _all_safe_ints(list(accumulate(dt, initial=time0))):
         raise _malformed(tag, "member times must stay safe integers", path, line, seq)
-    return PackedRun(seq, _Row(tag, data, seq0, rec), line, time0, len(payload))
-
-
-_RUNTIME_ROW = frozenset({"type", "seq0", "time0", "data"})
-_ROW_DATA = {"text-chunks": frozenset({"turn", "step", "index", "dt", "texts"}),
-             "reasoning-chunks": frozenset({"turn", "step", "index", "dt", "texts"}),
-             "tool-call-chunks": frozenset({"turn", "step", "index", "id", "dt", "args"})}
-_NAMED_TOOL_ROW = frozenset({"turn", "step", "index", "id", "name", "dt", "args"})
-_SAFE_TIME = 2**52  # below this, time0 plus any dt sum that passed the bound check stays safe
-
-
-_INT = frozenset({int})
-
-
-def _common_row(rec: dict, tag: str, seq: int, line: int) -> PackedRun | None:
-    """The shape dsh writes, checked quickly; None sends the row to the full check."""
-    if rec.keys() != _RUNTIME_ROW:
-        return None
-    seq0, time0, data = rec["seq0"], rec["time0"], rec["data"]
-    if seq0.__class__ is not int or time0.__class__ is not int or data.__class__ is not dict:
-        return None
-    if data.keys() != _ROW_DATA[tag]:
-        if not (tag == "tool-call-chunks" and data.keys() == _NAMED_TOOL_ROW and type(data["name"]) is str):
-            return None
-    if tag == "tool-call-chunks":
-        payload = data["args"]
-        if data["id"].__class__ is not str:
-            return None
-    else:
-        payload = data["texts"]
-    dt = data["dt"]
-    if data["turn"].__class__ is not int or data["step"].__class__ is not int \
-            or data["index"].__class__ is not int or payload.__class__ is not list or dt.__class__ is not list:
-        return None
-    n = len(payload)
-    if len(dt) != n - 1 or not payload:
-        return None
-    try:
-        "".join(payload)  # every text a string (join checks it in C)
-    except TypeError:
-        return None
-    if dt and (set(map(type, dt)) != _INT or abs(time0) + sum(map(abs, dt)) >= _SAFE_TIME):
-        return None  # (all ints whose magnitudes sum below 2**52: every member time is safe)
-    if not (0 <= seq0 <= MAX_SAFE_INTEGER - n and -_SAFE_TIME < time0 < _SAFE_TIME):
-        return None
     return PackedRun(seq, _Row(tag, data, seq0, rec), line, time0, n)
+
+
+def _all_strings(values: list) -> bool:
+    try:
+        "".join(values)  # checks every item is a string, in C
+    except TypeError:
+        return False
+    return True
+
+
+_NUMBER = (int, float)  # JSON numbers (a bool is not one)
+_RUNTIME_ROW = frozenset({"type", "seq0", "time0", "data"})
+_PROJECTED_ROW = frozenset({"type", "data"})
+_TEXT_ROW = frozenset({"turn", "step", "index", "dt", "texts"})
+_TOOL_ROW = frozenset({"turn", "step", "index", "id", "dt", "args"})
+_NAMED_TOOL_ROW = frozenset({"turn", "step", "index", "id", "name", "dt", "args"})
 
 
 class _RowView:
