@@ -54,9 +54,8 @@ def screenshot(page: Path, png: Path, width: int = 1280, height: int = 1500) -> 
 
 def export_sample(out: Path, log: Path = ROOT / "sample_logs" / "audit-demo.jsonl") -> Path:
     """Export one log into `out` with a fixed timestamp; return its report.html."""
-    from dshreplay.output.bundle import ExportOptions, export
-    from dshreplay.output.redact import load_redactor
-    manifest = export([str(log)], ExportOptions(out, load_redactor(None), timestamp="2026-11-29T00:00:00Z"))
+    from dshreplay.output.bundle import export_bundle
+    manifest = export_bundle([str(log)], out, timestamp="2026-11-29T00:00:00Z")
     return out / manifest["sessions"][0]["folder"] / "report.html"
 
 
