@@ -66,6 +66,7 @@ def commands(log: Path, middle: int | None, scratch: Path | None = None) -> list
         cmds.append(("dshreplay diff <middle> <end>",
                      dsh + ["diff", str(log), "--from", str(middle), "--to", str(2 * middle - 1), "--json"]))
     cmds.append(("dshreplay validate", dsh + ["validate", str(log)]))
+    cmds.append(("dshreplay validate --jobs 1", dsh + ["validate", "--jobs", "1", str(log)]))
     cmds.append(("dshreplay request --list", dsh + ["request", str(log), "--list", "--json"]))
     if scratch is not None:
         cmds.append(("dshreplay export", dsh + ["export", str(log), "--out", str(scratch / "bundle"), "--force",

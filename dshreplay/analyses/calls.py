@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from dshreplay.core.driver import Observer, Run
 from dshreplay.core.surface import SurfaceFold, has_message
 from dshreplay.errors import DeriveError
+from dshreplay.jsvalues import MISSING
 from dshreplay.jsvalues import dig as _get
 
 AUXILIARY = {
@@ -73,14 +74,17 @@ class CallTracker(Observer):
     def observe(self, event, replacement=None) -> None:
         kind = event.type
         if kind == "assistant/chunk":
+            chunk = chunk_type = None
             if event.row is not None:
                 data = event.row_data
-                chunk_type = None
             else:
                 data = event.record.get("data")
-                chunk = _get(data, "chunk")
-                chunk_type = _get(chunk, "type")
-            key = (_key(_get(data, "turn")), _key(_get(data, "step")))
+                if type(data) is not dict:
+                    data = {}
+                chunk = data.get("chunk")
+                if type(chunk) is dict:
+                    chunk_type = chunk.get("type")
+            key = (_key(data.get("turn", MISSING)), _key(data.get("step", MISSING)))
             call = self.open.get(key)
             if call is None:
                 call = self._open(event, data)
@@ -146,7 +150,13 @@ class MessageCount:
 
 
 def _key(value):
-    return value if isinstance(value, (int, float, str, type(None))) else repr(value)
+    """A turn or step as a dict key (None where the log has none)."""
+    if value is MISSING:
+        return None
+    return value if type(value) in _HASHABLE else repr(value)
+
+
+_HASHABLE = frozenset({int, float, str, type(None), bool})
 
 
 @dataclass
