@@ -12,6 +12,7 @@ import os
 from dataclasses import dataclass, field, replace
 
 DEFAULT_MAX_BYTES = 8 * 1024**3  # ceiling on decompressed zstd text
+DEFAULT_MAX_LINE = 256 * 1024**2  # ceiling on one line: a line with no end stops there
 
 
 def available_cores() -> int:
@@ -27,6 +28,7 @@ class Options:
     """How to read logs and what to report.
 
     max_bytes   refuse a .zstd log whose text is larger (a decompression bomb)
+    max_line    refuse a line longer than this (a line with no end)
     jobs        processes: for many logs at once, or for one large log's
                 per-record checks (None: every available core)
     progress    show a progress bar on a terminal (many logs)
@@ -37,6 +39,7 @@ class Options:
     """
 
     max_bytes: int = DEFAULT_MAX_BYTES
+    max_line: int = DEFAULT_MAX_LINE
     jobs: int | None = None
     progress: bool = False
     snapshot: bool = False
@@ -45,8 +48,10 @@ class Options:
     redactor: object = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
-        if type(self.max_bytes) is not int or self.max_bytes <= 0:
-            raise ValueError(f"max_bytes must be a positive integer, not {self.max_bytes!r}")
+        for name in ("max_bytes", "max_line"):
+            value = getattr(self, name)
+            if type(value) is not int or value <= 0:
+                raise ValueError(f"{name} must be a positive integer, not {value!r}")
         if self.jobs is not None and (type(self.jobs) is not int or self.jobs < 1):
             raise ValueError(f"jobs must be a positive integer or None, not {self.jobs!r}")
 

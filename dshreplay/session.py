@@ -46,7 +46,7 @@ class Session:
 
     def __init__(self, source, options: Options = DEFAULT, *, transform=None) -> None:
         self.options = options
-        self.source = LogSource(source, max_bytes=options.max_bytes, transform=transform)
+        self.source = LogSource(source, options, transform=transform)
         self.path = self.source.path
         self.torn_tail: TornTail | None = None  # set by any pass that read up to a torn tail
         self._index: LogIndex | None = None
@@ -174,16 +174,13 @@ class Session:
         `seq` picks one message."""
         if message is not None and seq is not None:
             raise UsageError("give message or seq, not both")
-        rows = message_provenance(self.state(at).node_messages(), self.index())
-        if message is not None:
-            if not 0 <= message < len(rows):
-                raise UsageError(f"message {message} is not in the view: it has {len(rows)} messages "
-                                 f"(0..{len(rows) - 1})")
-            return [rows[message]]
-        if seq is not None:
-            rows = [r for r in rows if r.seq == seq]
-            if not rows:
-                raise UsageError(f"seq {seq} is not a message of the model's view at that point")
+        node_messages = self.state(at).node_messages()
+        rows = message_provenance(node_messages, self.index(), message=message, seq=seq)
+        if message is not None and not rows:
+            count = sum(1 for _, body in node_messages if body is not None)
+            raise UsageError(f"message {message} is not in the view: it has {count} messages (0..{count - 1})")
+        if seq is not None and not rows:
+            raise UsageError(f"seq {seq} is not a message of the model's view at that point")
         return rows
 
     def transcript(self) -> list[Entry]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from dshreplay.core.driver import Observer, Run
-from dshreplay.core.surface import SurfaceFold, has_message
+from dshreplay.core.surface import SURFACE_TYPES, has_message
 from dshreplay.errors import DeriveError
 from dshreplay.jsvalues import MISSING
 from dshreplay.jsvalues import dig as _get
@@ -69,9 +69,15 @@ class CallTracker(Observer):
 
     def begin(self, run: Run) -> None:
         if self.count_messages is None:
-            self.count_messages = MessageCount(run.fold)
+            self.count_messages = MessageCount()
+
+    def rejected(self, item, error) -> None:
+        if isinstance(self.count_messages, MessageCount):
+            self.count_messages.rejected(item, error)
 
     def observe(self, event, replacement=None) -> None:
+        if isinstance(self.count_messages, MessageCount):
+            self.count_messages.observe(event, replacement)
         kind = event.type
         if kind == "assistant/chunk":
             chunk = chunk_type = None
@@ -124,28 +130,33 @@ class CallTracker(Observer):
         return sorted(self.calls + self.auxiliary, key=lambda c: c.first_chunk_seq)
 
 
-class MessageCount:
-    """How many model messages the fold's current surface yields, kept up to
-    date cheaply: nodes appended since the last call are added; after a
-    replacement the surface is counted again. Call it for the count."""
+class MessageCount(Observer):
+    """How many model messages the current surface yields, kept as the fold
+    goes: an appended node adds its message (if it yields one), a replacement
+    takes its shadowed nodes' away and adds its own. Call it for the count."""
 
-    def __init__(self, fold: SurfaceFold) -> None:
-        self.fold = fold
-        self.replacements = 0  # replacements the count has seen
-        self.counted = 0  # leading nodes counted
+    def __init__(self) -> None:
+        self.present: dict[int, int] = {}  # surface node -> 1 if it yields a message, else 0
         self.total = 0
+        self._rejected = None
+
+    def rejected(self, item, error) -> None:
+        self._rejected = item
+
+    def observe(self, item, replacement) -> None:
+        if replacement is not None:
+            for seq in replacement.shadowed_seqs:
+                self.total -= self.present.pop(seq, 0)
+        elif item.type not in SURFACE_TYPES or item.row is not None or item is self._rejected:
+            return
+        try:
+            present = int(has_message(item))
+        except DeriveError:
+            present = 0
+        self.present[item.seq] = present
+        self.total += present
 
     def __call__(self) -> int:
-        fold = self.fold
-        if len(fold.replacements) != self.replacements:
-            self.replacements, self.counted, self.total = len(fold.replacements), 0, 0
-        nodes, events = fold.nodes, fold.events
-        for seq in nodes[self.counted:]:
-            try:
-                self.total += has_message(events[seq])
-            except DeriveError:
-                pass
-        self.counted = len(nodes)
         return self.total
 
 

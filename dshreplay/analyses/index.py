@@ -68,6 +68,9 @@ class Indexer(Observer):
         self.shadows.begin(run)
         self.calls.begin(run)
 
+    def rejected(self, item, error) -> None:
+        self.calls.rejected(item, error)
+
     def observe(self, item, replacement) -> None:
         index = self.index
         if item.row is not None:

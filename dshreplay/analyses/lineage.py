@@ -95,7 +95,7 @@ def _node_info(item):
     """A session's node (header facts and its own subagent descriptor), or why it is unreadable."""
     path, options = item
     try:
-        session = LogSource(path, max_bytes=options.max_bytes)
+        session = LogSource(path, options)
         with session.reader() as reader:
             header = reader.header
         node = Node(session.path, header.get("id"), header.get("parentSession"), header.get("origin"),
@@ -121,7 +121,7 @@ def lineage(inputs, options: Options = DEFAULT, mapper=None) -> tuple[list[Node]
             errors.append(info)
             continue
         node = info
-        sessions[id(node)] = LogSource(path, max_bytes=options.max_bytes)
+        sessions[id(node)] = LogSource(path, options)
         nodes.append(node)
     by_id: dict = {}
     for node in nodes:

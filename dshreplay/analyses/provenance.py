@@ -155,14 +155,18 @@ class MessageProvenance:
                 "origins": [{"seq": s, "type": t} for s, t in self.origins]}
 
 
-def message_provenance(node_messages, index) -> list[MessageProvenance]:
-    """Provenance of each model message; `node_messages` as SurfaceState.node_messages()."""
+def message_provenance(node_messages, index, *, message: int | None = None,
+                       seq: int | None = None) -> list[MessageProvenance]:
+    """Provenance of each model message (`node_messages` as SurfaceState.node_messages()),
+    or only of message number `message` (from 0) or of the message of node `seq`:
+    origins are followed only for the messages asked about."""
     out = []
     position = 0
-    for seq, message in node_messages:
-        if message is None:
+    for node, body in node_messages:
+        if body is None:
             continue
-        out.append(MessageProvenance(position, seq, index.type_of(seq), index.ops.get(seq),
-                                     index.sources.get(seq, ()), tuple(index.origins(seq))))
+        if (message is None or message == position) and (seq is None or seq == node):
+            out.append(MessageProvenance(position, node, index.type_of(node), index.ops.get(node),
+                                         index.sources.get(node, ()), tuple(index.origins(node))))
         position += 1
     return out

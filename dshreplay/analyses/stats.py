@@ -170,7 +170,7 @@ def stats_for(item) -> SessionStats:
     why it cannot be read."""
     path, options = item
     try:
-        return session_stats(LogSource(path, max_bytes=options.max_bytes))
+        return session_stats(LogSource(path, options))
     except DshReplayError as exc:
         return SessionStats(str(path), error=str(exc))
 

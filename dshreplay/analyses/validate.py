@@ -58,7 +58,7 @@ def validate_log(source, options: Options = DEFAULT) -> FileReport:
     this one runs the pass (see `core.parallel`); the findings are the same.
     """
     try:
-        log = source if isinstance(source, LogSource) else LogSource(source, max_bytes=options.max_bytes)
+        log = source if isinstance(source, LogSource) else LogSource(source, options)
         with log.reader() as reader:
             reader.header  # noqa: B018 - a log without a header is unreadable
     except DshReplayError as exc:

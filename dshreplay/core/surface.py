@@ -214,13 +214,31 @@ class SurfaceFold:
     call `skip` to move past it.
     """
 
-    __slots__ = ("nodes", "replacements", "events", "next_seq")
+    __slots__ = ("replacements", "events", "next_seq", "_prev", "_next", "_rank", "_first", "_last", "_ranks")
 
     def __init__(self) -> None:
-        self.nodes: list[int] = []
         self.replacements: list[Replacement] = []
         self.events: dict[int, Event] = {}  # current node seq -> event
         self.next_seq = 0
+        # the surface as a linked list, so that a replacement costs what it shadows, not the surface's length
+        self._prev: dict[int, int | None] = {}
+        self._next: dict[int, int | None] = {}
+        self._rank: dict[int, int] = {}  # node -> its place in the order (a replacement takes its start's)
+        self._first: int | None = None
+        self._last: int | None = None
+        self._ranks = 0
+
+    @property
+    def nodes(self) -> list[int]:
+        """The surface, in order (a new list: O(surface))."""
+        out, seq, following = [], self._first, self._next
+        while seq is not None:
+            out.append(seq)
+            seq = following[seq]
+        return out
+
+    def __len__(self) -> int:
+        return len(self.events)
 
     def apply(self, event: Event) -> Replacement | None:
         """Fold one event (or a packed run): its own check, then the state's."""
@@ -248,29 +266,26 @@ class SurfaceFold:
             return None
         if kind == APPEND:
             _check_earlier(event, op.sources)
-            self.nodes.append(event.seq)
-            self.events[event.seq] = event
+            seq = event.seq
+            self._link(seq, self._last, None, self._ranks)
+            self._ranks += 1
+            self.events[seq] = event
             self.next_seq = expected + 1
             return None
         start, end = op.start, op.end
-        nodes = self.nodes
-        try:
-            i_start = nodes.index(start)
-        except ValueError:
+        rank = self._rank
+        if start not in rank:
             raise _fail(event, START_NOT_FOUND, f"replace start seq {start} is not in the surface",
-                        "/surfaceOp/start") from None
-        try:
-            i_end = nodes.index(end)
-        except ValueError:
-            raise _fail(event, END_NOT_FOUND, f"replace end seq {end} is not in the surface",
-                        "/surfaceOp/end") from None
-        if i_start > i_end:
-            raise _fail(event, START_AFTER_END, f"replace start seq {start} (index {i_start}) is after "
-                                                f"end seq {end} (index {i_end})", "/surfaceOp")
+                        "/surfaceOp/start")
+        if end not in rank:
+            raise _fail(event, END_NOT_FOUND, f"replace end seq {end} is not in the surface", "/surfaceOp/end")
+        if rank[start] > rank[end]:
+            raise _fail(event, START_AFTER_END, f"replace start seq {start} comes after end seq {end} "
+                                                "on the surface", "/surfaceOp")
         if op.error is not None:
             raise _fail(event, *op.error)
         _check_earlier(event, op.sources)
-        shadowed = tuple(nodes[i_start:i_end + 1])
+        shadowed = self._span(start, end)
         cited = frozenset(op.sources)
         missing = [s for s in shadowed if s not in cited]
         if missing:
@@ -279,14 +294,35 @@ class SurfaceFold:
                         + ", ".join(map(str, missing)), "/sourceEventSeqs")
         if event.type == "tool/result":
             self._check_tool_rewrite(event, shadowed)
-        nodes[i_start:i_end + 1] = [event.seq]
+        before, after, place = self._prev[start], self._next[end], rank[start]
         for s in shadowed:
-            del self.events[s]
+            del self.events[s], self._prev[s], self._next[s], rank[s]
+        self._link(event.seq, before, after, place)
         self.events[event.seq] = event
         replacement = Replacement(event.seq, start, end, shadowed)
         self.replacements.append(replacement)
         self.next_seq = expected + 1
         return replacement
+
+    def _span(self, start: int, end: int) -> tuple[int, ...]:
+        """The nodes from `start` to `end`, in order (start comes first)."""
+        out, seq, following = [start], start, self._next
+        while seq != end:
+            seq = following[seq]
+            out.append(seq)
+        return tuple(out)
+
+    def _link(self, seq: int, before: int | None, after: int | None, place: int) -> None:
+        """Put `seq` between `before` and `after` (None: an end of the surface)."""
+        self._prev[seq], self._next[seq], self._rank[seq] = before, after, place
+        if before is None:
+            self._first = seq
+        else:
+            self._next[before] = seq
+        if after is None:
+            self._last = seq
+        else:
+            self._prev[after] = seq
 
     def skip(self, event: Event) -> None:
         """Move past an event that `apply` rejected, without changing the surface."""
@@ -315,8 +351,8 @@ class SurfaceFold:
         """An immutable snapshot of the current state (labelled `seq`, default the last seq)."""
         if seq is None and self.next_seq:
             seq = self.next_seq - 1
-        return SurfaceState(seq, tuple(self.nodes), tuple(self.replacements),
-                            {s: self.events[s] for s in self.nodes})
+        nodes = tuple(self.nodes)
+        return SurfaceState(seq, nodes, tuple(self.replacements), {s: self.events[s] for s in nodes})
 
 
 class _Unreadable(Exception):

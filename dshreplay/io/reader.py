@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import os
+import stat
 import sys
 from dataclasses import dataclass
 from itertools import accumulate, chain, count
@@ -24,7 +25,7 @@ import orjson
 
 from dshreplay.errors import FormatVersionError, ReadError
 from dshreplay.jsvalues import MAX_SAFE_INTEGER, MISSING, is_event_seq, is_number, is_safe_int
-from dshreplay.options import DEFAULT_MAX_BYTES
+from dshreplay.options import DEFAULT, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINE, Options
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 FORMAT_VERSION = 0
@@ -96,6 +97,26 @@ class TornTail:
         return f"torn tail: {what}; {self.size} bytes lost at byte offset {self.offset}"
 
 
+def open_regular(path, shown: str) -> BinaryIO:
+    """Open a regular file read-only; a FIFO, a device or a folder is refused
+    (without blocking on a FIFO): "-" is the way to read a pipe."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise ReadError(f"cannot open: {exc.strerror or exc}", path=shown) from None
+    try:
+        kind = os.fstat(fd).st_mode
+        if not stat.S_ISREG(kind):
+            what = "a folder" if stat.S_ISDIR(kind) else "a pipe" if stat.S_ISFIFO(kind) else "a device or socket"
+            raise ReadError(f"is {what}, not a regular file (use - to read standard input)", path=shown)
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return open(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def resolve_log_path(source: str | os.PathLike) -> Path:
     """Map a session directory to its log file; leave file paths as they are."""
     path = Path(source)
@@ -115,11 +136,12 @@ class LogSource:
     folder (`path`), standard input ("-", held in memory so it can be read again),
     or bytes. `reader()` gives a fresh reader at the start of the log each time.
 
-    `transform(value, raw_line)` is applied to every parsed line (redaction).
+    `options` gives the ceilings (max_bytes, max_line); `transform(value,
+    raw_line)` is applied to every parsed line (redaction).
     """
 
-    def __init__(self, source, *, max_bytes: int = DEFAULT_MAX_BYTES, transform=None) -> None:
-        self.max_bytes = max_bytes
+    def __init__(self, source, options: Options = DEFAULT, *, transform=None) -> None:
+        self.options = options
         self.transform = transform
         self.data: bytes | None = None
         self.file: Path | None = None
@@ -131,15 +153,26 @@ class LogSource:
             self.data = sys.stdin.buffer.read()
         elif isinstance(source, (str, os.PathLike)):
             self.file = resolve_log_path(source)
-            self.path = str(self.file)
+            self.path = shown_path(self.file)
         else:
             raise TypeError(f"a log is a path, \"-\" or bytes, not {type(source).__name__}")
 
     def reader(self) -> LogReader:
+        options = self.options
         if self.data is not None:
             return LogReader(io.BufferedReader(io.BytesIO(self.data)), name=self.path,
-                             max_bytes=self.max_bytes, transform=self.transform)
-        return LogReader(self.file, name=self.path, max_bytes=self.max_bytes, transform=self.transform)
+                             max_bytes=options.max_bytes, max_line=options.max_line, transform=self.transform)
+        return LogReader(self.file, name=self.path, max_bytes=options.max_bytes, max_line=options.max_line,
+                         transform=self.transform)
+
+
+def shown_path(path) -> str:
+    """A path as text that prints anywhere: bytes that are not UTF-8 shown as \\xNN."""
+    text = os.fspath(path)
+    if isinstance(text, bytes):
+        text = os.fsdecode(text)
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace") \
+        if any("\udc80" <= c <= "\udcff" for c in text) else text
 
 
 class LogReader:
@@ -151,21 +184,20 @@ class LogReader:
     """
 
     def __init__(self, source, *, max_bytes: int | None = None, name: str | None = None,
-                 transform=None, window: tuple[int, int, int, int] | None = None):
+                 transform=None, window: tuple[int, int, int, int] | None = None,
+                 max_line: int = DEFAULT_MAX_LINE):
         # transform(value, raw_line) -> value, applied to every parsed line
         self.max_bytes = max_bytes if max_bytes is not None else DEFAULT_MAX_BYTES
         self.transform = transform  # applied to every parsed line (header included), e.g. redaction
+        self.max_line = max_line
         self._own = False
         if isinstance(source, (str, os.PathLike)) and str(source) == "-":
             self.path = name or "<stdin>"
             self._fh: BinaryIO = sys.stdin.buffer
         elif isinstance(source, (str, os.PathLike)):
             path = resolve_log_path(source)
-            self.path = name or str(path)
-            try:
-                self._fh = open(path, "rb")  # read-only, always
-            except OSError as exc:
-                raise ReadError(f"cannot open: {exc.strerror or exc}", path=self.path) from None
+            self.path = name or shown_path(path)
+            self._fh = open_regular(path, self.path)
             self._own = True
         else:
             self.path = name or getattr(source, "name", "<stream>")
@@ -218,49 +250,78 @@ class LogReader:
 
     def _plain_lines(self, offset: int = 0, lineno: int = 0,
                      end: int | None = None) -> Iterator[tuple[int, int, bytes]]:
-        """(line number, byte offset, line) of every physical line, up to byte `end`.
+        """(line number, byte offset, line) of every physical line, up to byte `end`."""
+        return chain.from_iterable(self._split(self._plain_chunks(offset, end), offset, lineno))
 
-        Reads blocks and splits them in C: the per-line cost is one tuple.
-        """
-        return chain.from_iterable(self._plain_blocks(offset, lineno, end))
-
-    def _plain_blocks(self, offset: int, lineno: int, end: int | None):
+    def _plain_chunks(self, offset: int, end: int | None) -> Iterator[bytes]:
         read = self._fh.read
-        carry = b""
         while True:
-            want = _BLOCK if end is None else min(_BLOCK, end - offset - len(carry))
+            want = _BLOCK if end is None else min(_BLOCK, end - offset)
             chunk = read(want) if want > 0 else b""
             if not chunk:
-                if carry:
-                    lineno += 1
-                    yield ((lineno, offset, carry),)
-                break
-            lines = io.BytesIO(carry + chunk).readlines() if carry else io.BytesIO(chunk).readlines()
-            carry = lines.pop() if not lines[-1].endswith(b"\n") else b""
-            if lines:
-                yield zip(count(lineno + 1), accumulate(map(len, lines), initial=offset), lines)
-                lineno += len(lines)
-                offset += sum(map(len, lines))
-        self.lines = lineno
+                return
+            offset += len(chunk)
+            yield chunk
 
     def _zstd_lines(self) -> Iterator[tuple[int, int, bytes]]:
-        return chain.from_iterable(self._split_blocks(self.zstd_text()))
+        return chain.from_iterable(self._split(self.zstd_text(), 0, 0))
 
-    def _split_blocks(self, blocks) -> Iterator:
-        lineno = offset = 0
-        for text in blocks:
-            lines = io.BytesIO(text).readlines()
-            yield zip(count(lineno + 1), accumulate(map(len, lines), initial=offset), lines)
-            lineno += len(lines)
-            offset += len(text)
+    def _split(self, chunks: Iterator[bytes], offset: int, lineno: int) -> Iterator:
+        """Blocks of (line number, offset, line) from text arriving in chunks of any size.
+
+        Splits at most `_BLOCK` bytes at a time (a frame of tiny lines costs
+        one block's list, not the frame's), carries a line that spans chunks
+        as a list of its parts (each byte copied once), and refuses a line
+        longer than `max_line` (a line with no end: /dev/zero, a bomb)."""
+        parts: list[bytes] = []  # the start of a line that has no newline yet
+        carried = 0
+        limit = self.max_line
+        for chunk in chunks:
+            for start in range(0, len(chunk), _BLOCK):
+                piece = chunk[start:start + _BLOCK] if len(chunk) > _BLOCK else chunk
+                last = piece.rfind(b"\n")
+                if last < 0:
+                    parts.append(piece)
+                    carried += len(piece)
+                    if carried > limit:
+                        raise self._too_long(lineno + 1)
+                    continue
+                if parts:
+                    first = piece.find(b"\n") + 1
+                    line = b"".join([*parts, piece[:first]])
+                    parts, carried = [], 0
+                    if len(line) > limit:
+                        raise self._too_long(lineno + 1)
+                    lineno += 1
+                    yield ((lineno, offset, line),)
+                    offset += len(line)
+                    body = piece[first:last + 1]
+                else:
+                    body = piece[:last + 1] if last + 1 < len(piece) else piece
+                if body:
+                    lines = io.BytesIO(body).readlines()
+                    if limit < _BLOCK and max(map(len, lines)) > limit:
+                        too_long = next(i for i, x in enumerate(lines) if len(x) > limit)
+                        raise self._too_long(lineno + 1 + too_long)
+                    yield zip(count(lineno + 1), accumulate(map(len, lines), initial=offset), lines)
+                    lineno += len(lines)
+                    offset += len(body)
+                if last + 1 < len(piece):
+                    parts.append(piece[last + 1:])
+                    carried = len(parts[0])
+        if parts:
+            lineno += 1
+            yield ((lineno, offset, b"".join(parts)),)
         self.lines = lineno
 
-    def zstd_text(self, count_lines: bool = True) -> Iterator[bytes]:
-        """The decompressed text of a zstd log, in blocks of whole lines (the
-        last may lack its newline), every frame checked as it ends.
+    def _too_long(self, line: int) -> ReadError:
+        return ReadError(f"a line longer than {self.max_line} bytes (a line with no end?); "
+                         "dsh writes one event per line: raise --max-line to read it", path=self.path, line=line)
 
-        Errors and a torn tail name the line they are on, unless `count_lines`
-        is false (a caller that reads the log again to report them)."""
+    def zstd_text(self) -> Iterator[bytes]:
+        """The decompressed text of a zstd log, frame by frame, each frame's
+        text given only once its checksum is verified. A frame cut short at the
+        end is a torn tail; errors name the line they are on."""
         import zstandard
 
         dctx = zstandard.ZstdDecompressor()
@@ -271,8 +332,7 @@ class LogReader:
         frame_out: list[bytes] = []
         frame_size = 0
         total_out = 0
-        carry = b""  # text of committed frames after their last newline
-        lineno = 0  # lines committed so far
+        lineno = 0  # newlines in the committed frames
         while True:
             chunk = fh.read(_ZSTD_FEED)
             if not chunk:
@@ -304,14 +364,10 @@ class LogReader:
                     fed += len(data) - len(rest)
                     data = rest
                     obj = None
-                    text = carry + b"".join(frame_out) if carry else b"".join(frame_out)
+                    for text in frame_out:
+                        lineno += text.count(b"\n")
+                        yield text
                     frame_out, frame_size = [], 0
-                    cut = text.rfind(b"\n") + 1
-                    carry = text[cut:]
-                    if cut:
-                        if count_lines:
-                            lineno += text.count(b"\n", 0, cut)
-                        yield text[:cut] if carry else text
                 else:
                     fed += len(data)
                     data = b""
@@ -319,8 +375,6 @@ class LogReader:
             # A frame that began but never finished: the crash cut it short.
             self.torn_tail = TornTail(line=lineno + 1, offset=frame_start, size=fed - frame_start,
                                       encoding="zstd")
-        if carry:
-            yield carry
 
     # -- logical layer ---------------------------------------------------
     @property
@@ -346,13 +400,14 @@ class LogReader:
                 continue
             try:
                 value = orjson.loads(raw)
-                if self.transform is not None:
-                    value = self.transform(value, raw)
             except orjson.JSONDecodeError as exc:
-                if not raw.strip():
-                    continue
                 raise ReadError(f"header line is not valid JSON: {_json_reason(raw, exc)}",
                                 path=self.path, line=lineno) from None
+            if too_deep(raw, value):
+                raise ReadError(f"header line nests more than {MAX_DEPTH} levels deep: not a dsh header",
+                                path=self.path, line=lineno)
+            if self.transform is not None:
+                value = self.transform(value, raw)
             if type(value) is not dict or value.get("type") != "session":
                 got = value.get("type") if type(value) is dict else type(value).__name__
                 raise ReadError(f"first record must be the session header (type \"session\"), got {got!r}",
@@ -397,12 +452,7 @@ class LogReader:
             raise RuntimeError("a LogReader's events can be iterated only once")
         self._started = True
         self.header  # noqa: B018 - the header comes first
-        loads = orjson.loads
-        if self.transform is not None:
-            transform = self.transform
-
-            def loads(raw, _loads=orjson.loads):
-                return transform(_loads(raw), raw)
+        loads, transform = orjson.loads, self.transform
         JSONDecodeError = orjson.JSONDecodeError
         path = self.path
         seq = self._first_seq
@@ -411,21 +461,20 @@ class LogReader:
         blanks = 0
         row_tags, _dict, _str = ROW_TAGS, dict, str  # locals: the hot loop
         for lineno, offset, raw in self._lines:
-            if raw == b"\n" or raw == b"\r\n":
-                blanks += 1
-                if blanks > MAX_BLANK_RUN:
-                    raise ReadError(f"more than {MAX_BLANK_RUN} blank lines in a row: not a dsh log",
-                                    path=path, line=lineno, seq=seq)
-                continue
-            blanks = 0
             try:
                 rec = loads(raw)
             except JSONDecodeError as exc:
-                if not raw.strip():
+                if not raw.strip():  # a blank line: dsh writes none; a long run of them is refused
+                    blanks += 1
+                    if blanks > MAX_BLANK_RUN:
+                        raise ReadError(f"more than {MAX_BLANK_RUN} blank lines in a row: not a dsh log",
+                                        path=path, line=lineno, seq=seq) from None
                     continue
+                blanks = 0
                 if not raw.endswith(b"\n"):
-                    self.torn_tail = TornTail(line=lineno, offset=offset, size=len(raw),
-                                              encoding=self.encoding)
+                    # a complete zstd frame whose text ends without a newline is a torn line, not a torn frame
+                    if self.torn_tail is None:  # (a zstd frame cut short said so already)
+                        self.torn_tail = TornTail(line=lineno, offset=offset, size=len(raw), encoding="jsonl")
                     self.lines = lineno
                     break
                 error = ReadError(f"line is not valid JSON: {_json_reason(raw, exc)}",
@@ -436,9 +485,12 @@ class LogReader:
                 resync = seq if resync is None else resync
                 seq += 1
                 continue
+            blanks = 0
             last = raw
-            if rec.__class__ is not _dict:
-                error = ReadError(f"record must be a JSON object, got {_json_kind(rec)}",
+            if rec.__class__ is not _dict or too_deep(raw, rec):
+                error = ReadError(f"record must be a JSON object, got {_json_kind(rec)}"
+                                  if rec.__class__ is not _dict else
+                                  f"record nests more than {MAX_DEPTH} levels deep (dsh writes no such record)",
                                   path=path, line=lineno, seq=seq)
                 if recover is None:
                     raise error
@@ -446,6 +498,8 @@ class LogReader:
                 resync = seq if resync is None else resync
                 seq += 1
                 continue
+            if transform is not None:
+                rec = transform(rec, raw)
             if resync is not None:
                 written = rec.get("seq0" if "seq0" in rec else "seq")
                 if type(written) is int and resync <= written < seq + 1_000_000:
@@ -496,6 +550,28 @@ class _Prepended(io.RawIOBase):
         n = len(data)
         b[:n] = data
         return n
+
+
+MAX_DEPTH = 200  # nesting a record may have: the JSON writer (and every output) handles it
+
+
+def too_deep(raw: bytes, value) -> bool:
+    """Whether a parsed line nests more than MAX_DEPTH arrays and objects.
+
+    Counting brackets in the raw line (in C) rules out almost every line;
+    only a line with that many brackets is walked."""
+    if raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH:
+        return False
+    level = [(value, 1)]
+    while level:
+        item, depth = level.pop()
+        if depth > MAX_DEPTH:
+            return True
+        if type(item) is dict:
+            level.extend((v, depth + 1) for v in item.values() if type(v) in (dict, list))
+        elif type(item) is list:
+            level.extend((v, depth + 1) for v in item if type(v) in (dict, list))
+    return False
 
 
 def _json_kind(value: object) -> str:

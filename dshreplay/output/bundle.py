@@ -237,7 +237,7 @@ def _plan(inputs: list[str], options: Options) -> list[str | None]:
     folders = []
     for given in inputs:
         try:
-            with LogSource(given, max_bytes=options.max_bytes).reader() as reader:
+            with LogSource(given, options).reader() as reader:
                 session_id = reader.header.get("id")
         except (DshReplayError, OSError):  # the session's job reports why
             folders.append(None)
@@ -315,7 +315,7 @@ def _export_session(given: str, root: Path, redactor: Redactor, name: str | None
     result = SessionExport(given)
     try:
         facts = _input_facts(given)
-        source = LogSource(given, max_bytes=options.max_bytes, transform=redactor.record)
+        source = LogSource(given, options, transform=redactor.record)
         with source.reader() as reader:
             header = reader.header
     except (DshReplayError, OSError) as exc:

@@ -112,7 +112,7 @@ def test_float_integers_count_as_integers_like_in_javascript():
                                      sourceEventSeqs=[0])], "DSH-E108", 1, "end seq 7"),
     ([user(surfaceOp="append"), user(surfaceOp="append"),
       user(surfaceOp={"op": "replace", "start": 1, "end": 0}, sourceEventSeqs=[0, 1])],
-     "DSH-E109", 2, "start seq 1 (index 1) is after end seq 0 (index 0)"),
+     "DSH-E109", 2, "start seq 1 comes after end seq 0 on the surface"),
     ([user(surfaceOp="append"), user(surfaceOp="append"),
       user(surfaceOp={"op": "replace", "start": 0, "end": 1}, sourceEventSeqs=[0])],
      "DSH-E110", 2, "missing 1"),

@@ -1,0 +1,118 @@
+"""Growth curves on hostile shapes: time and peak memory must grow linearly.
+
+Four shapes, each at several sizes, each measured in its own process:
+
+- replacements: N appended messages, then N replacements of one node each (`fold`)
+- citations:    N assistant messages, each citing the one before (`provenance --seq N`: the last
+                message, whose origins are the whole chain)
+- long line:    one record whose text is M MB long (`fold`)
+- tiny lines:   a .zstd log whose frames hold N two-byte records (`fold`)
+
+    python bench/growth.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HEADER = {"type": "session", "version": 0, "id": "growth", "createdAt": 1783352165190, "delegationDepth": 0}
+
+
+def _user(seq: int, text: str, op="append", sources=None) -> dict:
+    record = {"type": "user/message", "seq": seq, "time": 1783352166000 + seq,
+              "data": {"role": "user", "content": [{"type": "text", "text": text}]}, "surfaceOp": op}
+    if sources is not None:
+        record["sourceEventSeqs"] = sources
+    return record
+
+
+def replacements(n: int) -> bytes:
+    lines = [HEADER] + [_user(s, f"m{s}") for s in range(n)]
+    lines += [_user(n + k, f"r{k}", {"op": "replace", "start": k, "end": k}, [k]) for k in range(n)]
+    return b"".join(json.dumps(x, separators=(",", ":")).encode() + b"\n" for x in lines)
+
+
+def citations(n: int) -> bytes:
+    lines = [HEADER, _user(0, "start")]
+    for s in range(1, n + 1):
+        lines.append({"type": "assistant/message", "seq": s, "time": 1783352166000 + s,
+                      "data": {"turn": 1, "step": 1, "message": {"role": "assistant",
+                                                                 "content": [{"type": "text", "text": f"a{s}"}]}},
+                      "surfaceOp": "append", "sourceEventSeqs": [s - 1]})
+    return b"".join(json.dumps(x, separators=(",", ":")).encode() + b"\n" for x in lines)
+
+
+def long_line(mb: int) -> bytes:
+    return (json.dumps(HEADER).encode() + b"\n" +
+            json.dumps(_user(0, "x" * (mb * 1024 * 1024))).encode() + b"\n")
+
+
+def tiny_lines(n: int) -> bytes:
+    import zstandard
+    text = json.dumps(HEADER).encode() + b"\n" + b"{}\n" * n
+    cctx = zstandard.ZstdCompressor(write_checksum=True, write_content_size=True)
+    frames = [cctx.compress(text[i:i + (32 << 20)]) for i in range(0, len(text), 32 << 20)]
+    return b"".join(frames)
+
+
+SHAPES = {
+    "replacements": (replacements, ["fold", "--json"], [10_000, 20_000, 40_000, 100_000], ".jsonl"),
+    "citations": (citations, ["provenance", "--seq", "{size}", "--json"], [10_000, 20_000, 40_000, 100_000],
+                  ".jsonl"),
+    "long line (MB)": (long_line, ["fold", "--json"], [25, 50, 100, 200], ".jsonl"),
+    "tiny lines": (tiny_lines, ["fold", "--json"], [1_000_000, 2_000_000, 4_000_000, 10_000_000], ".jsonl.zstd"),
+}
+
+
+def measure(argv: list[str]) -> tuple[float, float]:
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - start
+    err = proc.stderr.read().decode(errors="replace")
+    proc.stderr.close()
+    code = os.waitstatus_to_exitcode(status)
+    if code not in (0, 1):
+        raise SystemExit(f"{' '.join(argv)}: exit {code}: {err.strip()}")
+    return elapsed, usage.ru_maxrss / 1024
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="the two smallest sizes only")
+    parser.add_argument("--make", nargs=3, metavar=("SHAPE", "SIZE", "PATH"), help=argparse.SUPPRESS)
+    options = parser.parse_args(argv)
+    if options.make:
+        shape, size, path = options.make
+        Path(path).write_bytes(SHAPES[shape][0](int(size)))
+        return 0
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="dshreplay-growth-") as scratch:
+        for shape, (make, command, sizes, suffix) in SHAPES.items():
+            first = None
+            for size in sizes[:2] if options.quick else sizes:
+                log = Path(scratch) / f"log{suffix}"
+                # made in a process of its own: a child forked from a process holding the log's bytes
+                # would start with that memory counted in its peak
+                subprocess.run([sys.executable, __file__, "--make", shape, str(size), str(log)], check=True)
+                extra = [a.format(size=size) for a in command[1:]]
+                seconds, rss = measure([sys.executable, "-m", "dshreplay", command[0], str(log), *extra])
+                first = first or (size, seconds)
+                per = (seconds / size) / (first[1] / first[0])
+                rows.append((shape, f"{size:,}", f"{seconds:.2f}", f"{per:.2f}", f"{rss:.0f}"))
+                print(*rows[-1], sep="\t", flush=True)
+    from tabulate import tabulate
+    print(tabulate(rows, headers=["shape", "size", "seconds", "time per unit vs smallest", "peak RSS MB"],
+                   disable_numparse=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
