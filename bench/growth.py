@@ -95,7 +95,7 @@ def main(argv=None) -> int:
         return 0
     rows = []
     with tempfile.TemporaryDirectory(prefix="dshreplay-growth-") as scratch:
-        for shape, (make, command, sizes, suffix) in SHAPES.items():
+        for shape, (_, command, sizes, suffix) in SHAPES.items():
             first = None
             for size in sizes[:2] if options.quick else sizes:
                 log = Path(scratch) / f"log{suffix}"

@@ -9,30 +9,12 @@ or as files.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from dshreplay.errors import DshReplayError
-from dshreplay.io.reader import LOG_NAMES, LogSource
+from dshreplay.io.reader import LogSource
+from dshreplay.io.store import discover
 from dshreplay.jsvalues import js_equal
 from dshreplay.options import DEFAULT, Options
-
-
-def discover(inputs) -> list[str]:
-    """Log paths from files, session directories and store roots, sorted per input."""
-    out: list[str] = []
-    for item in inputs:
-        path = Path(item)
-        if path.is_dir():
-            direct = [path / n for n in LOG_NAMES if (path / n).is_file()]
-            if direct:
-                out.append(str(path))
-                continue
-            found = sorted(p for name in LOG_NAMES for p in path.rglob(name) if p.is_file())
-            dirs = sorted({str(p.parent) for p in found})
-            out.extend(dirs or [str(path)])  # nothing found: the folder itself, reported as unreadable
-        else:
-            out.append(str(item))
-    return out
 
 
 @dataclass

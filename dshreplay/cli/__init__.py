@@ -16,7 +16,8 @@ from dshreplay.analyses.findings import ERROR, WARNING
 from dshreplay.analyses.query import EventFilter
 from dshreplay.analyses.validate import validate_log
 from dshreplay.errors import DshReplayError, ReadError, UsageError
-from dshreplay.options import DEFAULT_MAX_BYTES, Options
+from dshreplay.io.reader import shown_path
+from dshreplay.options import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINE, Options
 from dshreplay.output.reporters import JsonReporter, TextReporter, unified_text_diff
 from dshreplay.session import Session
 
@@ -78,6 +79,10 @@ class DshGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("dshreplay: interrupted", err=True)
             ctx.exit(130)
+        except OSError as error:  # the file system said no (read-only, not a folder, no space): not a bug
+            where = f"{shown_path(error.filename)}: " if error.filename else ""
+            click.echo(f"dshreplay: error: {_safe(where)}{_safe(error.strerror or str(error))}", err=True)
+            ctx.exit(EXIT_UNREADABLE)
         except Exception as exc:  # noqa: BLE001 - the one boundary for bugs of ours: exit 70, never a verdict
             if ctx.meta.get("dshreplay.debug") or os.environ.get("DSHREPLAY_DEBUG"):
                 import traceback
@@ -140,9 +145,11 @@ def _size(ctx, param, value: str | None):
 @click.option("--max-bytes", callback=_size, expose_value=True, metavar="SIZE",
               help="Refuse a .zstd log that decompresses to more than SIZE (default 8G): "
                    "a decompression bomb stops with an error.")
+@click.option("--max-line", callback=_size, expose_value=True, metavar="SIZE",
+              help="Refuse a line longer than SIZE (default 256M): a line with no end stops with an error.")
 @click.option("--debug", is_flag=True, help="Show the traceback of an internal error.")
 @click.pass_context
-def cli(ctx: click.Context, max_bytes: int | None, debug: bool) -> None:
+def cli(ctx: click.Context, max_bytes: int | None, max_line: int | None, debug: bool) -> None:
     """Read DeepSeek Harness session logs offline: what did the model see,
     where did it come from, and is the log intact?
 
@@ -152,7 +159,7 @@ def cli(ctx: click.Context, max_bytes: int | None, debug: bool) -> None:
     (a bug of dshreplay: please report it).
     """
     ctx.meta["dshreplay.debug"] = debug
-    ctx.obj = Options(max_bytes=max_bytes or DEFAULT_MAX_BYTES)
+    ctx.obj = Options(max_bytes=max_bytes or DEFAULT_MAX_BYTES, max_line=max_line or DEFAULT_MAX_LINE)
 
 
 @cli.command()
@@ -209,9 +216,12 @@ def validate(logs: tuple[str, ...], strict: bool, snapshot: bool, select, ignore
     """
     options = options_of(snapshot=snapshot, select=select, ignore=ignore or frozenset(), jobs=jobs,
                          progress=not quiet)
-    from dshreplay.analyses.lineage import discover
+    from dshreplay.io.store import discover
     reports = mapper_for(options)(_validate_one, [(log, options) for log in discover(logs)])
     reporter_for(as_json).validate(reports)
+    for report in reports:
+        if report.unreadable is not None:
+            say_error(report.unreadable)
     if any(r.unreadable for r in reports):
         sys.exit(EXIT_UNREADABLE)
     failing = (ERROR, WARNING) if strict else (ERROR,)
@@ -411,7 +421,7 @@ def export(logs, out: Path, rules, no_default_redaction: bool, timestamp, force:
     inputs, rules and --timestamp give a byte-identical bundle. Exit 2 when
     an input cannot be read (the others are still exported).
     """
-    from dshreplay.analyses.lineage import discover
+    from dshreplay.io.store import discover
     from dshreplay.output.bundle import ExportOptions
     from dshreplay.output.bundle import export as write_bundle
     from dshreplay.output.redact import load_redactor
@@ -420,6 +430,11 @@ def export(logs, out: Path, rules, no_default_redaction: bool, timestamp, force:
     options = ExportOptions(out, read, rules, timestamp, force, not no_default_redaction)
     manifest = write_bundle(discover(logs), options, mapper_for(read))
     reporter_for(as_json).exported(out, manifest)
+    for entry in manifest["sessions"]:
+        if entry.get("verdict") in ("unreadable", "internal-error"):
+            click.echo(f"dshreplay: {entry['verdict']}: {_safe(entry['input'])}: {_safe(entry['error'])}", err=True)
+    if any(e.get("verdict") == "internal-error" for e in manifest["sessions"]):
+        sys.exit(EXIT_BUG)
     if any(e.get("verdict") == "unreadable" for e in manifest["sessions"]):
         sys.exit(EXIT_UNREADABLE)
 
@@ -450,8 +465,8 @@ def stats(logs, jobs, quiet, as_json: bool) -> None:
 
     With several logs, a total row adds them up.
     """
-    from dshreplay.analyses.lineage import discover
     from dshreplay.analyses.stats import stats_for, totals
+    from dshreplay.io.store import discover
     options = options_of(jobs=jobs, progress=not quiet)
     results = mapper_for(options)(stats_for, [(log, options) for log in discover(logs)])
     reporter_for(as_json).stats(results, totals(results) if len(results) > 1 else None)

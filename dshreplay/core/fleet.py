@@ -25,8 +25,8 @@ class DaskMapper:
         if scheduler:
             try:
                 self.client = Client(scheduler, timeout="30s")
-            except OSError as exc:
-                raise UsageError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
+            except (OSError, ValueError, TypeError) as exc:  # (a malformed address is a ValueError)
+                raise UsageError(f"cannot reach the Dask scheduler at {scheduler!r}: {exc}") from None
         else:
             self.cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                         dashboard_address=None)

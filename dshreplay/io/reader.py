@@ -117,16 +117,31 @@ def open_regular(path, shown: str) -> BinaryIO:
         raise
 
 
+def read_small_file(path, limit: int, what: str) -> bytes:
+    """A regular file of at most `limit` bytes (rules, a manifest), read whole;
+    anything else is a ReadError naming `what`."""
+    shown = shown_path(path)
+    with open_regular(path, shown) as fh:
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise ReadError(f"{what} is larger than {limit} bytes", path=shown)
+    return data
+
+
 def resolve_log_path(source: str | os.PathLike) -> Path:
     """Map a session directory to its log file; leave file paths as they are."""
     path = Path(source)
     if path.is_dir():
+        try:
+            os.listdir(path)
+        except OSError as exc:
+            raise ReadError(f"cannot list the folder: {exc.strerror or exc}", path=shown_path(path)) from None
         found = [path / name for name in LOG_NAMES if (path / name).is_file()]
         if not found:
-            raise ReadError("directory holds no session.jsonl or session.jsonl.zstd", path=str(path))
+            raise ReadError("directory holds no session.jsonl or session.jsonl.zstd", path=shown_path(path))
         if len(found) > 1:
             raise ReadError("directory holds both session.jsonl and session.jsonl.zstd; "
-                            "dsh never writes both: name the file to read", path=str(path))
+                            "dsh never writes both: name the file to read", path=shown_path(path))
         return found[0]
     return path
 

@@ -13,13 +13,14 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import orjson
 
-from dshreplay.errors import UsageError
+from dshreplay.errors import ReadError, UsageError
+from dshreplay.io.reader import read_small_file
 
 MASK = "[REDACTED]"
+MAX_RULES_BYTES = 1024**2
 
 # The default rules, each with the lower-cased words one of which a string must
 # hold for the rule to possibly match (and, for the last, a second such group):
@@ -203,9 +204,9 @@ def load_redactor(rules_path: str | None, *, defaults: bool = True) -> Redactor:
     digest = None
     if rules_path is not None:
         try:
-            raw = Path(rules_path).read_bytes()
-        except OSError as exc:
-            raise UsageError(f"cannot read redaction rules: {exc.strerror or exc}", path=str(rules_path)) from None
+            raw = read_small_file(rules_path, MAX_RULES_BYTES, "the redaction rules file")
+        except ReadError as exc:
+            raise UsageError(f"cannot read redaction rules: {exc.message}", path=exc.path) from None
         digest = hashlib.sha256(raw).hexdigest()
         try:
             rules = orjson.loads(raw)

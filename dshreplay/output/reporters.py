@@ -6,6 +6,7 @@ Library code returns reports; only reporters write to a stream.
 from __future__ import annotations
 
 import difflib
+import re
 import sys
 from typing import TextIO
 
@@ -76,12 +77,35 @@ def _dash(value) -> str:
     return "-" if value is None else str(value)
 
 
+_C1 = re.compile("[\x80-\x9f]")  # C1 controls: a terminal may act on them, so JSON shows them escaped
+
+
+def json_text(value) -> str:
+    """Compact JSON on one line: C1 control characters escaped, and text that
+    is not UTF-8 (a path's undecodable bytes) shown as \\xNN."""
+    try:
+        text = orjson.dumps(value).decode()
+    except orjson.JSONEncodeError:
+        text = orjson.dumps(_printable(value)).decode()
+    return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text) if _C1.search(text) else text
+
+
+def _printable(value):
+    if type(value) is str:
+        return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    if type(value) is dict:
+        return {_printable(k): _printable(v) for k, v in value.items()}
+    if type(value) in (list, tuple):
+        return [_printable(v) for v in value]
+    return value
+
+
 class JsonReporter:
     def __init__(self, out: TextIO | None = None) -> None:
         self.out = out or sys.stdout
 
     def emit(self, value) -> None:
-        self.out.write(orjson.dumps(value).decode())
+        self.out.write(json_text(value))
         self.out.write("\n")
 
     def fold(self, report: FoldReport) -> None:

@@ -1,0 +1,48 @@
+"""Finding logs: files, session folders, store roots and flat folders of logs.
+
+A session folder holds `session.jsonl` or `session.jsonl.zstd`; a store root
+holds `<project>/<session>/session.jsonl[.zstd]`; a flat folder holds logs
+named anything ending in `.jsonl` or `.jsonl.zstd`. Any mix of these is
+walked; a folder that cannot be listed is returned as it is, so that reading
+it reports why (never a silent skip).
+"""
+
+from __future__ import annotations
+
+import os
+
+from dshreplay.io.reader import LOG_NAMES
+
+LOG_SUFFIXES = (".jsonl", ".jsonl.zstd")
+
+
+def _noting(unreadable: list):
+    def note(error: OSError) -> None:
+        unreadable.append(error.filename)
+    return note
+
+
+def discover(inputs) -> list[str]:
+    """Log paths (files or session folders) from every input, in input order, sorted within each."""
+    out: list[str] = []
+    for item in inputs:
+        item = os.fspath(item)
+        if not os.path.isdir(item):
+            out.append(item)
+            continue
+        if any(os.path.isfile(os.path.join(item, name)) for name in LOG_NAMES):
+            out.append(item)  # a session folder
+            continue
+        found: list[str] = []
+        unreadable: list[str] = []
+        for folder, subfolders, files in os.walk(item, onerror=_noting(unreadable)):
+            subfolders.sort()
+            if any(name in files for name in LOG_NAMES):
+                found.append(folder)
+                subfolders[:] = []  # a session folder's own subfolders are not sessions
+                continue
+            found.extend(os.path.join(folder, name) for name in files
+                         if name.endswith(LOG_SUFFIXES) and os.path.isfile(os.path.join(folder, name)))
+        found.extend(unreadable)
+        out.extend(sorted(found) or [item])  # nothing found: the folder itself, reported as unreadable
+    return out
