@@ -35,6 +35,7 @@ class Options:
     snapshot    accept dsh's test-snapshot placeholders ("{{cwd}}") as any value
     select      report only these finding codes or prefixes (None: all)
     ignore      never report these finding codes or prefixes
+    all_findings  keep every finding (else 1,000 per code are listed, the rest counted)
     redactor    the redaction rules of an export (an `output.redact.Redactor`)
     """
 
@@ -45,6 +46,7 @@ class Options:
     snapshot: bool = False
     select: frozenset[str] | None = None
     ignore: frozenset[str] = frozenset()
+    all_findings: bool = False
     redactor: object = field(default=None, compare=False)
 
     def __post_init__(self) -> None:

@@ -187,12 +187,13 @@ class Session:
         """The conversation as it happened: append-origin messages and replacement markers."""
         return transcript(self.source, [_Torn(self)])
 
-    def query(self, flt: EventFilter | None = None, at: int | None = None) -> list[EventRow]:
+    def query(self, flt: EventFilter | None = None, at: int | None = None, *, sink=None) -> list[EventRow]:
         """The events that pass `flt` (default: all), each classified against
-        the view at `at` (default: the end)."""
+        the view at `at` (default: the end). With `sink`, each row is handed
+        to it as it is found and none is kept (a long log's rows hold records)."""
         flt = flt if flt is not None else EventFilter()
         nodes = frozenset(self.state(at).nodes)
-        return query_events(self.source, nodes, flt, last=at, observers=[_Torn(self)])
+        return query_events(self.source, nodes, flt, last=at, observers=[_Torn(self)], sink=sink)
 
     def inspect(self) -> Health:
         """The health summary: header facts, counts, torn tail, an interrupted last turn."""

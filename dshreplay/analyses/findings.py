@@ -6,6 +6,7 @@ A code is stable forever once released: `DSH-<severity letter><number>`.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 ERROR, WARNING, NOTICE = "error", "warning", "notice"
@@ -168,6 +169,58 @@ class Finding:
 
 def finding(code: str, message: str, *, seq=None, line=None, pointer=None) -> Finding:
     return Finding(code, CODES[code].severity, message, seq, line, pointer)
+
+
+DEFAULT_CAP = 1000  # findings kept per code (then counted); --all-findings keeps every one
+SCHEMA_CODES = frozenset({"DSH-E004", "DSH-E005"})  # capped per record: explaining a record is the costly part
+
+
+class FindingList(list):
+    """Findings as a producer makes them: at most `cap` per code are kept (None:
+    all), the rest only counted in `omitted`, so memory stays bounded."""
+
+    def __init__(self, cap: int | None = DEFAULT_CAP) -> None:
+        super().__init__()
+        self.cap = cap
+        self.omitted: Counter = Counter()
+        self._kept: Counter = Counter()
+
+    def append(self, f: Finding) -> None:
+        if self.cap is not None and f.code not in SCHEMA_CODES:
+            if self._kept[f.code] >= self.cap:
+                self.omitted[f.code] += 1
+                return
+            self._kept[f.code] += 1
+        super().append(f)
+
+    def extend(self, findings) -> None:
+        for f in findings:
+            self.append(f)
+
+
+def cap_findings(findings: list[Finding], cap: int | None) -> tuple[list[Finding], Counter, int]:
+    """The findings to list (in the given order), what is left out per code, and
+    how many further records fail their schema: at most `cap` findings per code,
+    and the schema findings of at most `cap` records."""
+    if cap is None:
+        return list(findings), Counter(), 0
+    kept, omitted, per_code = [], Counter(), Counter()
+    schema_records: set = set()
+    left_out: set = set()
+    for f in findings:
+        if f.code in SCHEMA_CODES:
+            record = (f.line, f.seq)
+            if record in schema_records or len(schema_records) < cap:
+                schema_records.add(record)
+                kept.append(f)
+            else:
+                left_out.add(record)
+        elif per_code[f.code] < cap:
+            per_code[f.code] += 1
+            kept.append(f)
+        else:
+            omitted[f.code] += 1
+    return kept, omitted, len(left_out)
 
 
 def findings_doc() -> str:

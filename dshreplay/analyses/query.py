@@ -55,12 +55,13 @@ class EventQuery(Observer):
     shadowed); events after `last` are left out. Observe it after `turns`."""
 
     def __init__(self, flt: EventFilter, nodes: frozenset[int], turns: TurnTracker,
-                 last: int | None = None) -> None:
+                 last: int | None = None, sink=None) -> None:
         self.flt = flt
         self.nodes = nodes
         self.turns = turns
         self.last = last
         self.rows: list[EventRow] = []
+        self.sink = sink if sink is not None else self.rows.append  # sink(row): stream rows, keep none
         self._needle = flt.grep.casefold() if flt.grep else None
 
     def observe(self, item, replacement) -> None:
@@ -96,15 +97,16 @@ class EventQuery(Observer):
             return
         data = record.get("data")
         step = data.get("step") if type(data) is dict else None
-        self.rows.append(EventRow(seq, event.line, utc_time(event.time), kind, self.turns.turn, step, surface,
-                                  record.get("surfaceOp"), text, record))
+        self.sink(EventRow(seq, event.line, utc_time(event.time), kind, self.turns.turn, step, surface,
+                           record.get("surfaceOp"), text, record))
 
 
 def query_events(source, nodes: frozenset[int], flt: EventFilter, last: int | None = None,
-                 observers=()) -> list[EventRow]:
-    """The rows of the events of `source` (a LogSource) that pass `flt`, in one pass."""
+                 observers=(), sink=None) -> list[EventRow]:
+    """The rows of the events of `source` (a LogSource) that pass `flt`, in one
+    pass; handed to `sink` one by one when given (then none is kept)."""
     turns = TurnTracker()
-    query = EventQuery(flt, nodes, turns, last)
+    query = EventQuery(flt, nodes, turns, last, sink)
     stop = last if flt.end is None else (flt.end if last is None else min(last, flt.end))
     run_pass(source, [turns, query, *observers], on_fold_error=SKIP, until=stop)
     return query.rows

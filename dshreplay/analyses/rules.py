@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from dshreplay.analyses.findings import Finding, finding
+from dshreplay.analyses.findings import DEFAULT_CAP, Finding, FindingList, finding
 from dshreplay.core.surface import Replacement
 from dshreplay.io.reader import Event
 from dshreplay.jsvalues import MISSING, dig, is_safe_int
@@ -107,8 +107,8 @@ class _Bracket:
 class RelationChecker:
     """Streaming checker for the relations between events."""
 
-    def __init__(self, header: dict | None = None) -> None:
-        self.findings: list[Finding] = []
+    def __init__(self, header: dict | None = None, cap: int | None = DEFAULT_CAP) -> None:
+        self.findings: FindingList = FindingList(cap)
         self.open_turn = None
         self.open_step = None
         self.next_turn = 1

@@ -8,10 +8,21 @@ and the relational rules. Findings are collected, never raised.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from functools import cache
 
-from dshreplay.analyses.findings import ERROR, NOTICE, WARNING, Finding, finding
+from dshreplay.analyses.findings import (
+    CODES,
+    DEFAULT_CAP,
+    ERROR,
+    NOTICE,
+    WARNING,
+    Finding,
+    FindingList,
+    cap_findings,
+    finding,
+)
 from dshreplay.analyses.rules import RelationChecker
 from dshreplay.analyses.schemas import SchemaSet, count_placeholders, event_schema_name
 from dshreplay.core.driver import SKIP, Observer, Run, run_pass
@@ -37,17 +48,24 @@ class FileReport:
     events: int = 0
     findings: list[Finding] = field(default_factory=list)
     unreadable: DshReplayError | None = None  # set when the file could not be read at all
+    omitted: dict = field(default_factory=dict)  # code -> findings counted, not listed (past the cap)
+    omitted_records: int = 0  # further records failing their schema, findings not listed
 
     def count(self, severity: str) -> int:
-        return sum(1 for f in self.findings if f.severity == severity)
+        listed = sum(1 for f in self.findings if f.severity == severity)
+        counted = sum(n for code, n in self.omitted.items() if CODES[code].severity == severity)
+        return listed + counted + (self.omitted_records if severity == ERROR else 0)
 
     @property
     def ok(self) -> bool:
         return self.unreadable is None and self.count(ERROR) == 0
 
     def to_json(self) -> dict:
-        return {"path": self.path, "ok": self.ok, "events": self.events,
+        body = {"path": self.path, "ok": self.ok, "events": self.events,
                 "findings": [f.to_json() for f in self.findings]}
+        if self.omitted or self.omitted_records:
+            body["omitted"] = {"findings": dict(sorted(self.omitted.items())), "schemaRecords": self.omitted_records}
+        return body
 
 
 def validate_log(source, options: Options = DEFAULT) -> FileReport:
@@ -66,19 +84,28 @@ def validate_log(source, options: Options = DEFAULT) -> FileReport:
     report = _validate(log, options, parallel=True)
     report.findings = [f for f in report.findings if _wanted(f.code, options)]
     report.findings.sort(key=_order)
+    report.findings, capped, records = cap_findings(report.findings, None if options.all_findings else DEFAULT_CAP)
+    counted = report.omitted
+    counted.update((code, n) for code, n in capped.items())
+    report.omitted = {code: n for code, n in sorted(Counter(counted).items()) if n and _wanted(code, options)}
+    if _wanted("DSH-E004", options) or _wanted("DSH-E005", options):
+        report.omitted_records += records
+    else:
+        report.omitted_records = 0
     return report
 
 
 def _validate(log: LogSource, options: Options, parallel: bool) -> FileReport:
-    checks = RecordChecks(options.snapshot)
-    jobs = window_jobs(log, _WindowChecks(options.snapshot), options) if parallel else None
-    read_errors: list[Finding] = []  # lines the reader skipped
+    cap = None if options.all_findings else DEFAULT_CAP
+    checks = RecordChecks(options.snapshot, cap)
+    jobs = window_jobs(log, _WindowChecks(options.snapshot, cap), options) if parallel else None
+    read_errors = FindingList(cap)  # lines the reader skipped
 
     def unreadable_line(error: ReadError) -> None:
         code = "DSH-E002" if error.message.startswith("malformed ") else "DSH-E001"
         read_errors.append(finding(code, f"{error.message} (line skipped)", seq=error.seq, line=error.line))
 
-    validation = Validation(checks, options.snapshot)
+    validation = Validation(checks, options.snapshot, cap)
     later: list[Finding] = []
     try:
         run = run_pass(log, [validation], on_fold_error=SKIP, recover=unreadable_line,
@@ -90,6 +117,7 @@ def _validate(log: LogSource, options: Options, parallel: bool) -> FileReport:
         validation.report.events = validation.fold.next_seq  # the events read before it stopped
         later = [finding("DSH-E013", f"reading stopped: {exc.message}", seq=exc.seq, line=exc.line)]
         validation.assemble(read_errors, checks.findings, later)
+        validation.count_omitted(read_errors, checks)
         return validation.report
     if jobs is not None:
         results = jobs.results()
@@ -102,6 +130,7 @@ def _validate(log: LogSource, options: Options, parallel: bool) -> FileReport:
             line += lines
     validation.assemble(read_errors, checks.findings, validation.rules.findings)
     validation.finish_file(run, checks)
+    validation.count_omitted(read_errors, checks)
     return validation.report
 
 
@@ -132,9 +161,12 @@ class RecordChecks:
     layouts seen and the snapshot placeholders counted.
     """
 
-    def __init__(self, snapshot: bool = False) -> None:
+    def __init__(self, snapshot: bool = False, cap: int | None = DEFAULT_CAP) -> None:
         self.snapshot = snapshot
-        self.findings: list[Finding] = []
+        self.cap = cap
+        self.findings = FindingList(cap)
+        self.explained = 0  # records failing their schema whose findings were worked out
+        self.unexplained = 0  # further ones, past the cap: counted (explaining is the costly part)
         self.placeholders = 0
         self.layouts: set[bool] = set()
         self._schemas = schemas()
@@ -153,6 +185,14 @@ class RecordChecks:
     def add(self, code: str, message: str, **where) -> None:
         self.findings.append(finding(code, message, **where))
 
+    def _explains(self) -> bool:
+        """Whether to work out why a record fails its schema (else it is only counted)."""
+        if self.cap is None or self.snapshot or self.explained < self.cap:
+            self.explained += 1
+            return True
+        self.unexplained += 1
+        return False
+
     def record(self, item) -> None:
         """Check one record as the reader gives it (an Event or a PackedRun)."""
         if item.row is None:
@@ -166,6 +206,8 @@ class RecordChecks:
         self.findings.extend(f if not (dseq or dline) else replace(
             f, seq=None if f.seq is None else f.seq + dseq, line=None if f.line is None else f.line + dline)
             for f in other.findings)
+        self.findings.omitted.update(other.findings.omitted)
+        self.unexplained += other.unexplained
         self.placeholders += other.placeholders
         self.layouts |= other.layouts
 
@@ -182,7 +224,7 @@ class RecordChecks:
             validator = self._validators.get(run.row)
             if validator is None:
                 validator = self._validators[run.row] = self._schemas.fast(f"rows/{run.row}.schema.json")
-            if not validator.is_valid(rec):
+            if not validator.is_valid(rec) and self._explains():
                 self.schema_check(f"rows/{run.row}.schema.json", rec, "DSH-E004", "", seq=seq, line=line)
             self.layouts.add("seq0" in rec)
             return
@@ -190,7 +232,7 @@ class RecordChecks:
         if validator is None and kind in self._schemas.event_types:
             validator = self._validators[kind] = self._schemas.record_validator(kind)
         known = validator is not None
-        if not (known and validator.is_valid(rec)):
+        if not (known and validator.is_valid(rec)) and self._explains():
             # explain: the envelope and the payload separately
             self.schema_check("record.schema.json", rec, "DSH-E004", "", seq=seq, line=line)
             if known and "data" in rec:
@@ -215,11 +257,12 @@ class RecordChecks:
 class _WindowChecks:
     """The per-record checks of one window of a large log, run in a worker."""
 
-    def __init__(self, snapshot: bool) -> None:
+    def __init__(self, snapshot: bool, cap: int | None) -> None:
         self.snapshot = snapshot
+        self.cap = cap
 
     def __call__(self, reader) -> RecordChecks:
-        checks = RecordChecks(self.snapshot)
+        checks = RecordChecks(self.snapshot, self.cap)
         for item in reader.records():
             checks.record(item)
         return checks
@@ -230,18 +273,19 @@ class Validation(Observer):
     event, the message projection of surface nodes, the relational rules;
     then the file-wide ones."""
 
-    def __init__(self, checks: RecordChecks, snapshot: bool) -> None:
+    def __init__(self, checks: RecordChecks, snapshot: bool, cap: int | None = DEFAULT_CAP) -> None:
         self.checks = checks
         self.snapshot = snapshot
+        self.cap = cap
         self.report: FileReport | None = None
         self.head: list[Finding] = []  # the header's
-        self.surface: list[Finding] = []  # the fold's and the projection's, in order
+        self.surface = FindingList(cap)  # the fold's and the projection's, in order
         self._rejected = None
 
     def begin(self, run: Run) -> None:
         self.report = FileReport(run.path)
         self.fold = run.fold
-        self.rules = RelationChecker(run.header)
+        self.rules = RelationChecker(run.header, self.cap)
         head_checks = RecordChecks(self.snapshot)
         head_checks.schema_check("header.schema.json", run.header, "DSH-E003", "", seq=None, line=run.header_line)
         self.head = head_checks.findings
@@ -271,6 +315,14 @@ class Validation(Observer):
         """The report's findings, per line in the order the checks run: reading,
         the record's own checks, the fold and projection, then `later` ones."""
         self.report.findings = [*self.head, *read_errors, *checks, *self.surface, *later]
+
+    def count_omitted(self, read_errors: FindingList, checks: RecordChecks) -> None:
+        """What the producers counted past their caps."""
+        counted = Counter()
+        for findings in (read_errors, checks.findings, self.surface, self.rules.findings):
+            counted.update(findings.omitted)
+        self.report.omitted = dict(counted)
+        self.report.omitted_records = checks.unexplained
 
     def finish_file(self, run: Run, checks: RecordChecks) -> None:
         found = []

@@ -200,10 +200,12 @@ def _codes(ctx, param, value: str | None):
               help="Report only these finding codes or prefixes, comma-separated (e.g. DSH-E1,DSH-W).")
 @click.option("--ignore", callback=_codes, metavar="CODES",
               help="Never report these finding codes or prefixes, comma-separated.")
+@click.option("--all-findings", is_flag=True,
+              help="List every finding (by default 1,000 per code are listed and the rest counted).")
 @jobs_options
 @output_options
-def validate(logs: tuple[str, ...], strict: bool, snapshot: bool, select, ignore, jobs, quiet,
-             as_json: bool) -> None:
+def validate(logs: tuple[str, ...], strict: bool, snapshot: bool, select, ignore, all_findings: bool, jobs,
+             quiet, as_json: bool) -> None:
     """Check that logs are intact and well-formed, in one streaming pass each.
 
     Checks every record against the JSON Schemas, the format rules (seqs,
@@ -215,7 +217,7 @@ def validate(logs: tuple[str, ...], strict: bool, snapshot: bool, select, ignore
     cannot be read at all.
     """
     options = options_of(snapshot=snapshot, select=select, ignore=ignore or frozenset(), jobs=jobs,
-                         progress=not quiet)
+                         progress=not quiet, all_findings=all_findings)
     from dshreplay.io.store import discover
     reports = mapper_for(options)(_validate_one, [(log, options) for log in discover(logs)])
     reporter_for(as_json).validate(reports)
@@ -225,7 +227,7 @@ def validate(logs: tuple[str, ...], strict: bool, snapshot: bool, select, ignore
     if any(r.unreadable for r in reports):
         sys.exit(EXIT_UNREADABLE)
     failing = (ERROR, WARNING) if strict else (ERROR,)
-    if any(f.severity in failing for r in reports for f in r.findings):
+    if any(r.count(severity) for r in reports for severity in failing):
         sys.exit(EXIT_FINDINGS)
 
 
@@ -382,7 +384,9 @@ def events(log: str, types, start, end, turn, surface, grep, at, as_json: bool) 
     only events up to S are listed).
     """
     flt = EventFilter(frozenset(types), start, end, turn, surface, grep)
-    reporter_for(as_json).events(open_log(log).query(flt, at))
+    session = open_log(log)
+    with reporter_for(as_json).event_rows() as sink:
+        session.query(flt, at, sink=sink)
 
 
 @cli.command("inspect")

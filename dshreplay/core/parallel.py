@@ -148,14 +148,19 @@ class WindowJobs:
     def __init__(self, path: str, body_offset: int, fn: Callable, workers: int) -> None:
         size = os.path.getsize(path)
         want = min(WINDOW_BYTES, max(size // (4 * workers), MIN_WINDOW))
+        from concurrent.futures.process import BrokenProcessPool
         self._pool = _pool(workers)
-        self._futures = [self._pool.submit(_window_job, path, a, b, fn)
-                         for a, b in windows(path, body_offset, size, want)]
+        self._futures: list | None = []
+        try:
+            for a, b in windows(path, body_offset, size, want):
+                self._futures.append(self._pool.submit(_window_job, path, a, b, fn))
+        except BrokenProcessPool:  # a worker died (killed, out of memory): this process does the work
+            self._futures = None
 
     def results(self) -> list | None:
         from concurrent.futures.process import BrokenProcessPool
         try:
-            out = [future.result() for future in self._futures]
+            out = [future.result() for future in self._futures] if self._futures is not None else [None]
         except BrokenProcessPool:
             out = [None]
         finally:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import difflib
 import re
 import sys
+from contextlib import contextmanager
 from typing import TextIO
 
 import orjson
@@ -31,7 +32,7 @@ def error_json(error) -> dict:
             "message": error.message}
 
 
-def _table(rows, headers, text_col: int | None = None, width: int = WIDTH) -> str:
+def _table(rows, headers, text_col: int | None = None, width: int = WIDTH, show_headers: bool = True) -> str:
     """A tabulate table whose free-text column is cut so the table fits `width`."""
     if text_col is not None and rows:
         # tabulate pads each header by 2 and separates columns by 2 spaces
@@ -40,7 +41,7 @@ def _table(rows, headers, text_col: int | None = None, width: int = WIDTH) -> st
         room = max(width - fixed, 20)
         rows = [tuple(one_line(str(v), room) if i == text_col else v for i, v in enumerate(r))
                 for r in rows]
-    return tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)
+    return tabulate(rows, headers=headers if show_headers else (), tablefmt="simple", disable_numparse=True)
 
 
 def _wrapped_table(rows, headers, wrap_col: int, width: int = WIDTH) -> str:
@@ -132,6 +133,17 @@ class JsonReporter:
 
     shadows = brackets = provenance = calls = events = items
 
+    @contextmanager
+    def event_rows(self):
+        """A sink for event rows, written as they come: one JSON array."""
+        out, first = self.out, [True]
+
+        def sink(row) -> None:
+            out.write(("[" if first[0] else ",") + json_text(row.to_json()))
+            first[0] = False
+        yield sink
+        out.write("[]\n" if first[0] else "]\n")
+
     def diff(self, diff, text: str | None = None) -> None:
         body = diff.to_json()
         if text is not None:
@@ -203,6 +215,11 @@ class TextReporter:
                      one_line(f.message, 2000)) for f in report.findings]
             if rows:
                 self.line(_wrapped_table(rows, ["severity", "code", "seq", "line", "pointer", "message"], 5))
+            for code, n in sorted(report.omitted.items()):
+                self.line(f"... and {n} more {code} findings (--all-findings lists them)")
+            if report.omitted_records:
+                self.line(f"... and {report.omitted_records} more records failing their schema "
+                          "(DSH-E004/DSH-E005; --all-findings lists them)")
             self.line()
         total = {s: sum(r.count(s) for r in reports) for s in (ERROR, WARNING, NOTICE)}
         unreadable = sum(1 for r in reports if r.unreadable)
@@ -304,11 +321,31 @@ class TextReporter:
             self.line()
 
     def events(self, rows) -> None:
-        table = [(r.seq, r.line, one_line(str(r.type), 22), _dash(r.turn), _dash(r.step), r.surface,
-                  one_line(r.text, 2000) or "-") for r in rows]
-        if table:
-            self.line(_table(table, ["seq", "line", "type", "turn", "step", "surface", "text"], text_col=6))
-        self.line(f"{len(rows)} events")
+        with self.event_rows() as sink:
+            for row in rows:
+                sink(row)
+
+    @contextmanager
+    def event_rows(self, page: int = 5000):
+        """A sink for event rows, printed as tables of `page` rows (memory stays bounded)."""
+        table: list = []
+        count = [0]
+        headers = ["seq", "line", "type", "turn", "step", "surface", "text"]
+
+        def flush() -> None:
+            if table:
+                self.line(_table(table, headers, text_col=6, show_headers=count[0] <= page))
+                table.clear()
+
+        def sink(r) -> None:
+            table.append((r.seq, r.line, one_line(str(r.type), 22), _dash(r.turn), _dash(r.step), r.surface,
+                          one_line(r.text, 200) or "-"))
+            count[0] += 1
+            if len(table) >= page:
+                flush()
+        yield sink
+        flush()
+        self.line(f"{count[0]} events")
 
     def inspect(self, health) -> None:
         h = health.to_json()
