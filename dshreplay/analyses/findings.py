@@ -60,6 +60,9 @@ CODES = _codes(
      "dsh only counts newline-terminated lines as committed; its repair would cut this record."),
     ("DSH-E013", "unreadable-rest", "Reading stopped: corrupt zstd data or a decompression limit.",
      "Nothing after this point was checked."),
+    ("DSH-W016", "duplicate-key", "An object in a record holds the same key twice.",
+     "dsh's JSON.parse keeps the last value without a word; a writer that repeats a key may have meant "
+     "the first."),
     ("DSH-E014", "seed-boundary", "`seedLength` in the header does not point at the `session/end-seed` "
      "event.", "The inherited prefix of a fork cannot be told from the child's own history."),
     # -- the surface fold (1xx)

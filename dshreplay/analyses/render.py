@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-import orjson
+from dshreplay.jsvalues import json_bytes
 
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
@@ -58,7 +58,10 @@ def message_text(message, reasoning: bool = True) -> str:
     return "\n".join(p for p in parts if p)
 
 
-def _block_text(block) -> str:
+MAX_NESTED_RESULTS = 20  # tool results inside tool results shown; deeper ones as [...]
+
+
+def _block_text(block, depth: int = 0) -> str:
     if type(block) is not dict:
         return block if type(block) is str else ""
     kind = block.get("type")
@@ -72,7 +75,7 @@ def _block_text(block) -> str:
     if kind == "tool-result":
         inner = block.get("content")
         if type(inner) is list:
-            text = "\n".join(_block_text(b) for b in inner)
+            text = "\n".join(_block_text(b, depth + 1) for b in inner) if depth < MAX_NESTED_RESULTS else "[...]"
         elif type(inner) is str:
             text = inner
         else:
@@ -90,7 +93,7 @@ def json_size(value) -> int:
 
 def _json(value) -> str:
     try:
-        return orjson.dumps(value).decode()
+        return json_bytes(value).decode()
     except TypeError:
         return repr(value)
 

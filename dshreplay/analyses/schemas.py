@@ -52,15 +52,18 @@ def is_placeholder(value) -> bool:
 
 
 def count_placeholders(value) -> int:
-    """How many whole-string placeholders a JSON value holds."""
-    t = type(value)
-    if t is str:
-        return 1 if value.startswith("{{") and PLACEHOLDER.fullmatch(value) else 0
-    if t is dict:
-        return sum(count_placeholders(v) for v in value.values())
-    if t is list:
-        return sum(count_placeholders(v) for v in value)
-    return 0
+    """How many whole-string placeholders a JSON value holds (at any depth)."""
+    count, stack = 0, [value]
+    while stack:
+        item = stack.pop()
+        t = type(item)
+        if t is str:
+            count += item.startswith("{{") and PLACEHOLDER.fullmatch(item) is not None
+        elif t is dict:
+            stack.extend(item.values())
+        elif t is list:
+            stack.extend(item)
+    return count
 
 
 class SchemaSet:

@@ -8,9 +8,12 @@ and the relational rules. Findings are collected, never raised.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from functools import cache
+
+import orjson
 
 from dshreplay.analyses.findings import (
     CODES,
@@ -193,10 +196,17 @@ class RecordChecks:
         self.unexplained += 1
         return False
 
-    def record(self, item) -> None:
-        """Check one record as the reader gives it (an Event or a PackedRun)."""
+    def record(self, item, raw: bytes | None = None) -> None:
+        """Check one record as the reader gives it (an Event or a PackedRun), with its line."""
         if item.row is None:
             self.check(item.seq, item.line, item.type, item.record, None)
+            if raw is not None:
+                duplicate = duplicate_key(raw, item.record)
+                if duplicate is not None:
+                    key, pointer = duplicate
+                    self.add("DSH-W016", f"key {short_json(key, 60)} appears twice in one object; dsh's JSON.parse "
+                                         "keeps the last value, and so does dshreplay", seq=item.seq, line=item.line,
+                             pointer=pointer)
         else:
             self.check(item.seq, item.line, item.row, item.row_record, item)
 
@@ -254,6 +264,52 @@ class RecordChecks:
                                  "to load the log", seq=seq, line=line, pointer="/type")
 
 
+def duplicate_key(raw: bytes, record: dict) -> tuple[str, str] | None:
+    """The first key that appears twice in one object of the line, with the
+    object's JSON pointer; None when there is none.
+
+    A line that orjson writes back at its own length has none (dsh writes
+    compact JSON, so this rules out almost every line); any other is parsed
+    again, object by object."""
+    try:
+        if len(orjson.dumps(record)) == len(raw.rstrip(b"\r\n")):
+            return None
+    except orjson.JSONEncodeError:
+        pass
+    try:
+        value = json.loads(raw, object_pairs_hook=_Pairs.of)
+    except (ValueError, RecursionError):
+        return None
+    stack = [(value, "")]
+    while stack:
+        item, pointer = stack.pop()
+        if isinstance(item, _Pairs):
+            if item.duplicate is not None:
+                return item.duplicate, pointer
+            stack.extend((v, f"{pointer}/{_escape(k)}") for k, v in reversed(list(item.items())))
+        elif type(item) is list:
+            stack.extend((v, f"{pointer}/{i}") for i, v in reversed(list(enumerate(item))))
+    return None
+
+
+class _Pairs(dict):
+    """An object as json.loads builds it, remembering a key it saw twice."""
+
+    duplicate = None
+
+    @classmethod
+    def of(cls, pairs: list) -> _Pairs:
+        made = cls(pairs)
+        if len(made) != len(pairs):
+            seen: set = set()
+            made.duplicate = next(k for k, _ in pairs if k in seen or seen.add(k))
+        return made
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
 class _WindowChecks:
     """The per-record checks of one window of a large log, run in a worker."""
 
@@ -264,7 +320,7 @@ class _WindowChecks:
     def __call__(self, reader) -> RecordChecks:
         checks = RecordChecks(self.snapshot, self.cap)
         for item in reader.records():
-            checks.record(item)
+            checks.record(item, reader.raw)
         return checks
 
 

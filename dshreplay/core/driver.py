@@ -80,7 +80,8 @@ def run_pass(source: LogSource, observers: Iterable[Observer] = (), *, on_fold_e
 
     until         stop once the event with this seq has been folded
     recover       handed each unreadable line (see LogReader.records); else it raises
-    record_check  called with each record before the fold (validate's per-record checks)
+    record_check  called with each record and its raw line (None for a packed row) before
+                  the fold (validate's per-record checks)
     """
     if on_fold_error not in (STOP, SKIP):
         raise ValueError(f"on_fold_error must be {STOP!r} or {SKIP!r}")
@@ -92,16 +93,15 @@ def run_pass(source: LogSource, observers: Iterable[Observer] = (), *, on_fold_e
         hooks = [o.observe for o in observers if type(o).observe is not Observer.observe]
         fold = run.fold
         apply = fold.apply
-        stop = STOP if on_fold_error == STOP else None
         for item in reader.records(recover):
             if record_check is not None:
-                record_check(item)
+                record_check(item, reader.raw)
             try:
                 replacement = apply(item)
             except FoldError as error:
                 error.path = run.path
                 run.fold_errors.append(error)
-                if on_fold_error == stop:
+                if on_fold_error == STOP:
                     break
                 fold.skip(item)
                 replacement = None

@@ -24,7 +24,7 @@ from typing import BinaryIO, Callable, Iterator
 import orjson
 
 from dshreplay.errors import FormatVersionError, ReadError
-from dshreplay.jsvalues import MAX_SAFE_INTEGER, MISSING, is_event_seq, is_number, is_safe_int
+from dshreplay.jsvalues import MAX_SAFE_INTEGER, MISSING, is_event_seq, is_number, is_safe_int, short_json
 from dshreplay.options import DEFAULT, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINE, Options
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -221,6 +221,7 @@ class LogReader:
         magic = self._peek(4)
         self.encoding = "zstd" if magic == ZSTD_MAGIC else "jsonl"
         self.torn_tail: TornTail | None = None
+        self.raw: bytes | None = None  # the line of the record just yielded (not for packed rows)
         self.event_count = 0
         self.lines = 0
         self.final_newline = True
@@ -418,9 +419,6 @@ class LogReader:
             except orjson.JSONDecodeError as exc:
                 raise ReadError(f"header line is not valid JSON: {_json_reason(raw, exc)}",
                                 path=self.path, line=lineno) from None
-            if too_deep(raw, value):
-                raise ReadError(f"header line nests more than {MAX_DEPTH} levels deep: not a dsh header",
-                                path=self.path, line=lineno)
             if self.transform is not None:
                 value = self.transform(value, raw)
             if type(value) is not dict or value.get("type") != "session":
@@ -430,7 +428,7 @@ class LogReader:
             version = value.get("version", MISSING)
             if version is not MISSING and not (is_number(version) and version == FORMAT_VERSION):
                 raise FormatVersionError(
-                    f"format version {orjson.dumps(version).decode()} not supported: "
+                    f"format version {short_json(version, 40)} not supported: "
                     f"dshreplay reads format version {FORMAT_VERSION}", path=self.path, line=lineno)
             self._header = value
             self._header_line = lineno
@@ -502,10 +500,8 @@ class LogReader:
                 continue
             blanks = 0
             last = raw
-            if rec.__class__ is not _dict or too_deep(raw, rec):
-                error = ReadError(f"record must be a JSON object, got {_json_kind(rec)}"
-                                  if rec.__class__ is not _dict else
-                                  f"record nests more than {MAX_DEPTH} levels deep (dsh writes no such record)",
+            if rec.__class__ is not _dict:
+                error = ReadError(f"record must be a JSON object, got {_json_kind(rec)}",
                                   path=path, line=lineno, seq=seq)
                 if recover is None:
                     raise error
@@ -534,9 +530,11 @@ class LogReader:
                     seq += 1
                     continue
                 item.offset = offset
+                self.raw = None
                 yield item
                 seq += item.count
                 continue
+            self.raw = raw
             yield Event(seq, tag, rec, lineno, None, offset)
             seq += 1
         else:
@@ -565,28 +563,6 @@ class _Prepended(io.RawIOBase):
         n = len(data)
         b[:n] = data
         return n
-
-
-MAX_DEPTH = 200  # nesting a record may have: the JSON writer (and every output) handles it
-
-
-def too_deep(raw: bytes, value) -> bool:
-    """Whether a parsed line nests more than MAX_DEPTH arrays and objects.
-
-    Counting brackets in the raw line (in C) rules out almost every line;
-    only a line with that many brackets is walked."""
-    if raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH:
-        return False
-    level = [(value, 1)]
-    while level:
-        item, depth = level.pop()
-        if depth > MAX_DEPTH:
-            return True
-        if type(item) is dict:
-            level.extend((v, depth + 1) for v in item.values() if type(v) in (dict, list))
-        elif type(item) is list:
-            level.extend((v, depth + 1) for v in item if type(v) in (dict, list))
-    return False
 
 
 def _json_kind(value: object) -> str:

@@ -44,10 +44,11 @@ from dshreplay.core.driver import SKIP, Observer, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
 from dshreplay.errors import DeriveError, DshReplayError, ReadError, UsageError
 from dshreplay.io.reader import LogSource, read_small_file, shown_path
+from dshreplay.jsvalues import json_bytes
 from dshreplay.options import Options
 from dshreplay.output.htmlreport import render_index, render_report
 from dshreplay.output.redact import Redactor
-from dshreplay.output.reporters import TextReporter, markdown_text
+from dshreplay.output.reporters import TextReporter, json_text, markdown_text
 
 JSON_OPTS = orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE
 MAX_CALL_VIEWS = 200  # calls whose model view is drawn in report.html (every call has its JSON file)
@@ -56,7 +57,10 @@ PREVIEW = 160
 
 
 def dumps(value) -> bytes:
-    return orjson.dumps(value, option=JSON_OPTS)
+    try:
+        return orjson.dumps(value, option=JSON_OPTS)
+    except orjson.JSONEncodeError:  # deeper than orjson writes, or text that is not UTF-8
+        return json_bytes(value) + b"\n"
 
 
 def sha256_file(path: Path) -> str:
@@ -69,7 +73,7 @@ def sha256_file(path: Path) -> str:
 
 def canonical_sha256(value) -> str:
     """SHA-256 of a JSON value's canonical form (sorted keys, no spaces)."""
-    return hashlib.sha256(orjson.dumps(value, option=orjson.OPT_SORT_KEYS)).hexdigest()
+    return hashlib.sha256(json_bytes(value, sort_keys=True)).hexdigest()
 
 
 RESERVED_NAMES = frozenset({"index.html", "manifest.json"})
@@ -87,7 +91,7 @@ def folder_name(session_id) -> str:
     or a Windows device name (`CON`, `nul.txt`, `COM1`), or that ends in a dot,
     has its first (or last) character escaped too.
     """
-    raw = session_id if type(session_id) is str else orjson.dumps(session_id).decode()
+    raw = session_id if type(session_id) is str else json_bytes(session_id).decode()
     if raw == "":
         return "~~empty"
     if raw in (".", ".."):
@@ -148,7 +152,7 @@ def csv_cell(value) -> str:
     elif type(value) is int:
         text = str(value)
     else:
-        text = "" if value is None else (value if type(value) is str else orjson.dumps(value).decode())
+        text = "" if value is None else (value if type(value) is str else json_bytes(value).decode())
         text = clean(text.replace("\r", " ").replace("\n", " "))
     if text.lstrip(" \ufeff")[:1] in _FORMULA_START:  # (a spreadsheet skips leading spaces and a BOM)
         text = "'" + text
@@ -480,7 +484,7 @@ def _stream(source: LogSource, index, folder: Path, header: dict) -> dict:
                           call.header_seq, header, messages)
         # byte for byte what `request --call N --json` prints
         (folder / "calls" / f"{call.call:04d}.json").write_bytes(
-            orjson.dumps(request.to_json(), option=orjson.OPT_APPEND_NEWLINE))
+            (json_text(request.to_json()) + "\n").encode())
         if len(views) < MAX_CALL_VIEWS:
             views.append({"call": call.call, "turn": call.turn, "step": call.step,
                           "firstChunkSeq": call.first_chunk_seq, "headerSeq": call.header_seq,

@@ -18,6 +18,7 @@ import orjson
 
 from dshreplay.errors import ReadError, UsageError
 from dshreplay.io.reader import read_small_file
+from dshreplay.jsvalues import json_bytes
 
 MASK = "[REDACTED]"
 MAX_RULES_BYTES = 1024**2
@@ -103,34 +104,34 @@ class Redactor:
 
     def value(self, value):
         """Any JSON value with the keys and text rules applied; unchanged parts are
-        shared with the input, and an unchanged value is returned as it is."""
+        shared with the input, and an unchanged value is returned as it is.
+        Iterative: a record nested as deep as the parser allows is redacted too."""
         t = type(value)
         if t is str:
             return self.text(value)
-        if t is dict:
-            out = None
-            for k, v in value.items():
-                if k in self.keys:
-                    if self.counting:
-                        self.replacements += 1
-                    new = MASK
-                else:
-                    new = self.value(v)
-                if new is not v:
-                    if out is None:
-                        out = dict(value)
-                    out[k] = new
-            return value if out is None else out
-        if t is list:
-            out = None
-            for i, v in enumerate(value):
-                new = self.value(v)
-                if new is not v:
-                    if out is None:
-                        out = list(value)
-                    out[i] = new
-            return value if out is None else out
-        return value
+        if t is not dict and t is not list:
+            return value
+        stack = [_Copy(value, None)]
+        while True:
+            frame = stack[-1]
+            step = next(frame.items, None)
+            if step is None:
+                stack.pop()
+                if not stack:
+                    return frame.result()
+                stack[-1].put(frame.key, frame.result())
+                continue
+            key, child = step
+            if frame.keyed and key in self.keys:
+                if self.counting:
+                    self.replacements += 1
+                frame.put(key, MASK)
+                continue
+            t = type(child)
+            if t is str:
+                frame.put(key, self.text(child))
+            elif t is dict or t is list:
+                stack.append(_Copy(child, key))
 
     def record(self, record, raw: bytes | None = None):
         """One log record with the rules applied (pointers, then keys and text).
@@ -141,7 +142,7 @@ class Redactor:
         if not self.active:
             return record
         if self.pointers and type(record) is dict:
-            record = orjson.loads(orjson.dumps(record))
+            record = orjson.loads(json_bytes(record))  # a copy to change in place
             for path in self.pointers:
                 if _replace_at(record, path):
                     if self.counting:
@@ -162,6 +163,27 @@ class Redactor:
 
 _BACKREF = re.compile(r"\\[1-9]|\(\?P=")
 _GLOBAL_FLAGS = re.compile(r"^\(\?([aiLmsux]+)\)")
+
+
+class _Copy:
+    """An object or array being redacted: copied on its first change only."""
+
+    __slots__ = ("original", "key", "keyed", "items", "copy")
+
+    def __init__(self, original, key) -> None:
+        self.original, self.key = original, key
+        self.keyed = type(original) is dict
+        self.items = iter(original.items()) if self.keyed else enumerate(original)
+        self.copy = None
+
+    def put(self, key, new) -> None:
+        if new is not self.original[key]:
+            if self.copy is None:
+                self.copy = dict(self.original) if self.keyed else list(self.original)
+            self.copy[key] = new
+
+    def result(self):
+        return self.original if self.copy is None else self.copy
 
 
 def _scoped(pattern: str) -> str:

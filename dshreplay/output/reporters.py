@@ -11,12 +11,11 @@ import sys
 from contextlib import contextmanager
 from typing import TextIO
 
-import orjson
-
 from dshreplay.analyses.findings import ERROR, NOTICE, WARNING
 from dshreplay.analyses.render import clean, json_size, message_text, one_line, role_of
 from dshreplay.analyses.validate import FileReport
 from dshreplay.core.driver import FoldReport
+from dshreplay.jsvalues import json_bytes
 
 
 def tabulate(*args, **kwargs) -> str:
@@ -84,21 +83,8 @@ _C1 = re.compile("[\x80-\x9f]")  # C1 controls: a terminal may act on them, so J
 def json_text(value) -> str:
     """Compact JSON on one line: C1 control characters escaped, and text that
     is not UTF-8 (a path's undecodable bytes) shown as \\xNN."""
-    try:
-        text = orjson.dumps(value).decode()
-    except orjson.JSONEncodeError:
-        text = orjson.dumps(_printable(value)).decode()
+    text = json_bytes(value).decode()
     return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text) if _C1.search(text) else text
-
-
-def _printable(value):
-    if type(value) is str:
-        return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    if type(value) is dict:
-        return {_printable(k): _printable(v) for k, v in value.items()}
-    if type(value) in (list, tuple):
-        return [_printable(v) for v in value]
-    return value
 
 
 class JsonReporter:

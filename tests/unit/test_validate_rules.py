@@ -432,3 +432,15 @@ def test_a_type_that_is_not_a_string_is_reported_not_crashed_on(clean, write_log
     clean.events[2]["type"] = bad_type
     found = problems(write_log(clean))
     assert ("DSH-E004", 2) in found and ("DSH-E006", 2) in found
+
+
+def test_a_key_written_twice_is_a_warning_at_its_object(clean, write_log):
+    lines = write_log(clean).read_bytes().splitlines(keepends=True)
+    assert lines[1].startswith(b'{"type":"turn/start"')
+    lines[1] = lines[1].replace(b'"data":{', b'"data":{"turn":9,', 1)  # seq 0 writes data.turn twice
+    path = write_log(b"".join(lines))
+    report = validate_log(path, Options(ignore=frozenset({"DSH-W213"})))
+    [dup] = [f for f in report.findings if f.code == "DSH-W016"]
+    assert (dup.seq, dup.line, dup.pointer, dup.severity) == (0, 2, "/data", "warning")
+    assert dup.message.startswith('key "turn" appears twice in one object')
+    assert [f.code for f in report.findings if f.severity == "error"] == []  # the last value is the one read
