@@ -136,7 +136,7 @@ class SurfaceOp(NamedTuple):
     kind: int  # LOG_ONLY (count events off the surface), APPEND or REPLACE
     start: int | None = None
     end: int | None = None
-    sources: tuple = ()  # sourceEventSeqs, checked for shape (not yet for being earlier)
+    sources: list | tuple = ()  # sourceEventSeqs, checked for shape (not yet for being earlier)
     error: tuple | None = None
 
 
@@ -149,11 +149,11 @@ def surface_op(event) -> SurfaceOp:
         return _LOG_ONLY  # packed chunk rows: the reader checked their exact shape
     rec = event.record
     if event.type not in SURFACE_TYPES:
-        for field_name in ("surfaceOp", "sourceEventSeqs"):
-            if field_name in rec:
-                return SurfaceOp(LOG_ONLY, error=(
-                    SURFACE_FIELD_ON_LOG_ONLY,
-                    f"{_show_type(event)} is not a surface type and cannot carry {field_name}", f"/{field_name}"))
+        if "surfaceOp" in rec or "sourceEventSeqs" in rec:
+            field_name = "surfaceOp" if "surfaceOp" in rec else "sourceEventSeqs"
+            return SurfaceOp(LOG_ONLY, error=(
+                SURFACE_FIELD_ON_LOG_ONLY,
+                f"{_show_type(event)} is not a surface type and cannot carry {field_name}", f"/{field_name}"))
         return _LOG_ONLY
     op = rec.get("surfaceOp", MISSING)
     if op is MISSING:
@@ -178,24 +178,30 @@ def surface_op(event) -> SurfaceOp:
     return SurfaceOp(REPLACE, start, end, sources)
 
 
-def _sources(event) -> tuple[tuple, tuple | None]:
+def _sources(event) -> tuple[list | tuple, tuple | None]:
     """The record's sourceEventSeqs checked for shape: (seqs, None) or ((), error)."""
     raw = event.record.get("sourceEventSeqs", MISSING)
     if raw is MISSING:
         return (), None
     if type(raw) is not list:
         return (), (BAD_SOURCE_SEQS, "sourceEventSeqs must be an array when present", "/sourceEventSeqs")
-    if not raw and event.type != "assistant/message":
-        return (), (BAD_SOURCE_SEQS, "sourceEventSeqs must not be empty except on assistant/message",
-                    "/sourceEventSeqs")
-    if not (raw and set(map(type, raw)) == {int} and min(raw) >= 0 and max(raw) <= MAX_SAFE_INTEGER):
+    if not raw:
+        if event.type != "assistant/message":
+            return (), (BAD_SOURCE_SEQS, "sourceEventSeqs must not be empty except on assistant/message",
+                        "/sourceEventSeqs")
+        return raw, None
+    plain = set(map(type, raw)) == _INT  # the common case: plain ints
+    if not (plain and min(raw) >= 0 and max(raw) <= MAX_SAFE_INTEGER):
         for i, source in enumerate(raw):
             if not is_event_seq(source):
                 return (), (BAD_SOURCE_SEQS, f"sourceEventSeqs[{i}] is {_show(source)}: "
                                              "want a non-negative safe integer", f"/sourceEventSeqs/{i}")
     if len(set(raw)) != len(raw):
         return (), (BAD_SOURCE_SEQS, "sourceEventSeqs must not contain duplicates", "/sourceEventSeqs")
-    return tuple(int(s) for s in raw) if set(map(type, raw)) != {int} else tuple(raw), None
+    return raw if plain else [int(s) for s in raw], None
+
+
+_INT = frozenset({int})
 
 
 def _check_earlier(event, sources: tuple) -> None:
@@ -240,15 +246,13 @@ class SurfaceFold:
     def __len__(self) -> int:
         return len(self.events)
 
-    def apply(self, event: Event) -> Replacement | None:
-        """Fold one event (or a packed run): its own check, then the state's."""
-        return self.commit(event, surface_op(event))
-
-    def commit(self, event, op: SurfaceOp) -> Replacement | None:
-        """Fold one item whose `surface_op` is `op` (computed here or, for a
-        large log, by a worker process: see `core.parallel`)."""
+    def apply(self, event: Event, op: SurfaceOp | None = None) -> Replacement | None:
+        """Fold one event (or a packed run): its own check (`surface_op`, unless
+        given), then the state's."""
+        if op is None:
+            op = surface_op(event)
         expected = self.next_seq
-        declared = event.declared_seq
+        declared = event.record.get("seq", MISSING) if event.row is None else event.declared_seq
         if declared is not MISSING and not (declared == expected and type(declared) in (int, float)):
             raise _fail(event, NOT_CONTIGUOUS,
                         f"seq {_show(declared)} is not contiguous; expected {expected}", event.seq_pointer)
@@ -258,6 +262,9 @@ class SurfaceFold:
                                                    f"expected {expected}", event.seq_pointer)
             raise _fail(event, NOT_CONTIGUOUS, f"event at position {event.seq} is not contiguous; "
                                                f"expected {expected}")
+        if op is _LOG_ONLY:  # most events: off the surface, nothing to check beyond the seq
+            self.next_seq = expected + event.count
+            return None
         kind = op.kind
         if op.error is not None and (kind != REPLACE or op.start is None):
             raise _fail(event, *op.error)  # (a replace's sources are judged after its range)
