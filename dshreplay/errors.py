@@ -26,17 +26,15 @@ class DshReplayError(Exception):
         return (_rebuild, (type(self), self.message, dict(self.__dict__)))
 
     def where(self) -> str:
-        parts = [self.path or "<log>"]
-        if self.line is not None:
-            parts.append(f"line {self.line}")
-        if self.seq is not None:
-            parts.append(f"seq {self.seq}")
-        if self.pointer:
-            parts.append(self.pointer)
-        return ": ".join([parts[0], ", ".join(parts[1:])]) if len(parts) > 1 else parts[0]
+        """`file: line L, seq S, pointer` (the parts that are known; "" when none is)."""
+        place = ", ".join(p for p in (f"line {self.line}" if self.line is not None else None,
+                                      f"seq {self.seq}" if self.seq is not None else None,
+                                      self.pointer or None) if p)
+        return ": ".join(p for p in (self.path, place) if p)
 
     def __str__(self) -> str:
-        return f"{self.where()}: {self.message}"
+        where = self.where()
+        return f"{where}: {self.message}" if where else self.message
 
 
 class ReadError(DshReplayError):

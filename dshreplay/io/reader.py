@@ -165,7 +165,7 @@ class LogSource:
             self.data = bytes(source)
         elif isinstance(source, (str, os.PathLike)) and str(source) == "-":
             self.path = "<stdin>"
-            self.data = sys.stdin.buffer.read()
+            self.data = _read_bounded(sys.stdin.buffer, options.max_bytes, self.path)
         elif isinstance(source, (str, os.PathLike)):
             self.file = resolve_log_path(source)
             self.path = shown_path(self.file)
@@ -179,6 +179,19 @@ class LogSource:
                              max_bytes=options.max_bytes, max_line=options.max_line, transform=self.transform)
         return LogReader(self.file, name=self.path, max_bytes=options.max_bytes, max_line=options.max_line,
                          transform=self.transform)
+
+
+def _read_bounded(stream, limit: int, shown: str) -> bytes:
+    """All of a stream (standard input is held in memory to be read again), at most `limit` bytes."""
+    parts, size = [], 0
+    while True:
+        part = stream.read(min(_BLOCK, limit + 1 - size))
+        if not part:
+            return b"".join(parts)
+        parts.append(part)
+        size += len(part)
+        if size > limit:
+            raise ReadError(f"more than {limit} bytes (the --max-bytes ceiling; a pipe with no end?)", path=shown)
 
 
 def shown_path(path) -> str:

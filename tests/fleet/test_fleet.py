@@ -46,3 +46,9 @@ def test_max_bytes_holds_on_fleet_workers_as_it_does_locally(cli, tmp_path):
     [finding] = [f for f in local["files"][0]["findings"] if f["code"] == "DSH-E013"]
     assert "exceeds the 1024-byte ceiling" in finding["message"]
     assert cli("fleet", "validate", root, "--json", "--workers", 1).json()["files"][0]["ok"]
+
+
+def test_a_scheduler_address_that_is_not_one_is_a_usage_error(cli, tmp_path):
+    result = cli("fleet", "validate", tmp_path, "--scheduler", "not a url", expect=2)
+    assert result.stderr.startswith("dshreplay: usage error: cannot reach the Dask scheduler at 'not a url'")
+    assert result.stderr.count("\n") == 1
