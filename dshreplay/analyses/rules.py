@@ -41,7 +41,7 @@ def _show(value) -> str:
 
 
 def _get(value, *keys):
-    if len(keys) == 1 and value.__class__ is dict:  # the common case, without dig's loop
+    if len(keys) == 1 and type(value) is dict:  # the common case, without dig's loop
         return value.get(keys[0], MISSING)
     return dig(value, *keys, default=MISSING)
 
@@ -235,12 +235,10 @@ class RelationChecker:
         self.step_chunks = set()
 
     def _in_step(self, event: Event, data) -> bool:
-        if data.__class__ is dict:  # fast path: plain integers naming the open step
-            turn, step = data.get("turn"), data.get("step")
-            if turn.__class__ is int and step.__class__ is int and turn == self.open_turn \
-                    and step == self.open_step:
-                return True
-        turn, step = _get(data, "turn"), _get(data, "step")
+        turn, step = (data.get("turn", MISSING), data.get("step", MISSING)) if type(data) is dict \
+            else (MISSING, MISSING)
+        if type(turn) is int and type(step) is int and turn == self.open_turn and step == self.open_step:
+            return True  # (plain integers naming the open step: what dsh writes)
         if self.open_turn is None or self.open_step is None or not _same(turn, self.open_turn) \
                 or not _same(step, self.open_step):
             self.add("DSH-E208", f"{event.type} names turn {_show(turn)}/step {_show(step)} but the open "

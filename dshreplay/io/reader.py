@@ -457,7 +457,7 @@ class LogReader:
         See `records()` for `recover`.
         """
         for item in self.records(recover):
-            if item.__class__ is PackedRun:
+            if type(item) is PackedRun:
                 yield from item.members()
             else:
                 yield item
@@ -485,7 +485,7 @@ class LogReader:
         last = b"\n"
         resync = None  # seq of the first event lost to a skipped line
         blanks = 0
-        row_tags, _dict, _str = ROW_TAGS, dict, str  # locals: the hot loop
+        row_tags = ROW_TAGS
         for lineno, offset, raw in self._lines:
             try:
                 rec = loads(raw)
@@ -513,7 +513,7 @@ class LogReader:
                 continue
             blanks = 0
             last = raw
-            if rec.__class__ is not _dict:
+            if type(rec) is not dict:
                 error = ReadError(f"record must be a JSON object, got {_json_kind(rec)}",
                                   path=path, line=lineno, seq=seq)
                 if recover is None:
@@ -530,7 +530,7 @@ class LogReader:
                     seq = written
                 resync = None
             tag = rec.get("type")
-            if tag.__class__ is not _str:
+            if type(tag) is not str:
                 tag = None  # not a type name; the validator reports it
             elif tag in row_tags:
                 try:
