@@ -71,7 +71,7 @@ class FileReport:
         return body
 
 
-def validate_log(source, options: Options = DEFAULT) -> FileReport:
+def validate_log(source, options: Options = DEFAULT, observers=()) -> FileReport:
     """Validate one log (a path, "-", bytes or a LogSource). Never raises for a
     defect of the log: see `FileReport`.
 
@@ -84,7 +84,7 @@ def validate_log(source, options: Options = DEFAULT) -> FileReport:
             reader.header  # noqa: B018 - a log without a header is unreadable
     except DshReplayError as exc:
         return _unreadable(FileReport(exc.path or str(source)), exc)
-    report = _validate(log, options, parallel=True)
+    report = _validate(log, options, parallel=True, observers=observers)
     report.findings = [f for f in report.findings if _wanted(f.code, options)]
     report.findings.sort(key=_order)
     report.findings, capped, records = cap_findings(report.findings, None if options.all_findings else DEFAULT_CAP)
@@ -98,7 +98,8 @@ def validate_log(source, options: Options = DEFAULT) -> FileReport:
     return report
 
 
-def _validate(log: LogSource, options: Options, parallel: bool) -> FileReport:
+def _validate(log: LogSource, options: Options, parallel: bool, observers=()) -> FileReport:
+    """(`observers` share the pass: each must start afresh in `begin`, as a pass may be read twice.)"""
     cap = None if options.all_findings else DEFAULT_CAP
     checks = RecordChecks(options.snapshot, cap)
     jobs = window_jobs(log, _WindowChecks(options.snapshot, cap), options) if parallel else None
@@ -111,12 +112,12 @@ def _validate(log: LogSource, options: Options, parallel: bool) -> FileReport:
     validation = Validation(checks, options.snapshot, cap)
     later: list[Finding] = []
     try:
-        run = run_pass(log, [validation], on_fold_error=SKIP, recover=unreadable_line,
+        run = run_pass(log, [validation, *observers], on_fold_error=SKIP, recover=unreadable_line,
                        record_check=None if jobs is not None else checks.record)
     except ReadError as exc:
         if jobs is not None:
             jobs.close()
-            return _validate(log, options, parallel=False)
+            return _validate(log, options, parallel=False, observers=observers)
         validation.report.events = validation.fold.next_seq  # the events read before it stopped
         later = [finding("DSH-E013", f"reading stopped: {exc.message}", seq=exc.seq, line=exc.line)]
         validation.assemble(read_errors, checks.findings, later)
@@ -125,7 +126,7 @@ def _validate(log: LogSource, options: Options, parallel: bool) -> FileReport:
     if jobs is not None:
         results = jobs.results()
         if results is None or read_errors or run.torn_tail is not None or not run.final_newline:
-            return _validate(log, options, parallel=False)
+            return _validate(log, options, parallel=False, observers=observers)
         seq, line = 0, run.header_line
         for events, lines, window in results:
             checks.merge(window, seq, line)

@@ -47,7 +47,7 @@ from dshreplay.io.reader import LogSource, read_small_file, shown_path
 from dshreplay.jsvalues import json_bytes
 from dshreplay.options import Options
 from dshreplay.output.htmlreport import render_index, render_report
-from dshreplay.output.redact import Redactor
+from dshreplay.output.redact import ArgumentDeltas, Redactor
 from dshreplay.output.reporters import TextReporter, json_text, markdown_text
 
 JSON_OPTS = orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE
@@ -281,7 +281,7 @@ def _plan(inputs: list[str], options: Options) -> list[str | None]:
         except (DshReplayError, OSError):  # the session's job reports why
             folders.append(None)
             continue
-        name = base = folder_name(session_id)
+        name = base = folder_name(options.redactor.string(session_id) if type(session_id) is str else session_id)
         n = 1
         while name in used:
             n += 1
@@ -294,12 +294,7 @@ def _plan(inputs: list[str], options: Options) -> list[str | None]:
 def _job(item) -> SessionExport:
     """One session's part of the bundle (runs in any process)."""
     given, folder, root, options = item
-    redactor = options.redactor
-    redactor = Redactor(redactor.patterns, redactor.pointers, redactor.keys, redactor.rules_sha256,
-                        triggers=redactor.triggers)
-    result = _export_one(given, root, redactor, folder, options)
-    result.redactions = redactor.replacements
-    return result
+    return _export_one(given, root, options.redactor.for_calls(()), folder, options)
 
 
 def _build(inputs: list[str], root: Path, options: ExportOptions, stamp: str, mapper) -> dict:
@@ -371,11 +366,15 @@ def _export_session(given: str, root: Path, redactor: Redactor, name: str | None
         message = exc.message if isinstance(exc, DshReplayError) else _os_reason(exc)
         result.entry = {"input": shown_path(given), "verdict": "unreadable", "error": redactor.text(message)}
         return result
-    report = validate_log(given, options)
+    deltas = ArgumentDeltas()  # (the findings are the original's; their text is redacted when written)
+    report = validate_log(given, options, observers=[deltas])
     if report.unreadable is not None or name is None:
         message = report.unreadable.message if report.unreadable is not None else "unreadable header"
         result.entry = {**facts, "verdict": "unreadable", "error": redactor.text(message)}
         return result
+    # this session's redactor also masks every delta of a tool call whose assembled arguments hold a secret
+    redactor = redactor.for_calls(deltas.secret_calls(redactor))
+    source = LogSource(given, options, transform=redactor.record)
     folder = root / name
     (folder / "calls").mkdir(parents=True)
     result.folder = name
@@ -383,9 +382,10 @@ def _export_session(given: str, root: Path, redactor: Redactor, name: str | None
     index = build_index(source)
     redactor.counting = False
     counts = {s: report.count(s) for s in (ERROR, WARNING, NOTICE)}
-    findings = [{**f.to_json(), "message": redactor.text(f.message)} for f in report.findings]
+    findings = [{**f.to_json(), "message": redactor.text(f.message),
+                 "pointer": None if f.pointer is None else redactor.text(f.pointer)} for f in report.findings]
     (folder / "findings.json").write_bytes(dumps({"files": [{
-        "path": given, "ok": report.ok, "events": report.events, "findings": findings}]}))
+        "path": shown_path(given), "ok": report.ok, "events": report.events, "findings": findings}]}))
     (folder / "shadows.json").write_bytes(dumps([r.to_json() for r in index.shadows]))
     (folder / "brackets.json").write_bytes(dumps([b.to_json() for b in index.brackets]))
     view = _stream(source, index, folder, header)
@@ -398,6 +398,7 @@ def _export_session(given: str, root: Path, redactor: Redactor, name: str | None
     report_html = render_report(entry=result.entry, index=index, findings=findings, view=view,
                                 transcript=entries)
     (folder / "report.html").write_text(report_html, encoding="utf-8")
+    result.redactions = redactor.replacements
     return result
 
 

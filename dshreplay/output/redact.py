@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import orjson
 
+from dshreplay.core.driver import Observer
 from dshreplay.errors import ReadError, UsageError
 from dshreplay.io.reader import read_small_file
 from dshreplay.jsvalues import json_bytes
@@ -29,16 +30,27 @@ MAX_RULES_BYTES = 1024**2
 DEFAULT_RULES = (
     (("private key",), r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----"),
     (("bearer",), r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{12,}"),
+    (("authorization",), r"(?i)\bauthorization[\"']?\s*[:=]\s*[\"']?(?:basic\s+|token\s+)?[A-Za-z0-9._~+/=-]{8,}"),
     (("sk-", "pk-", "rk-"), r"\b(?:sk|pk|rk)-[A-Za-z0-9_-]{16,}"),
     (("akia",), r"\bAKIA[0-9A-Z]{16}\b"),
     (("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), r"\bgh[pousr]_[A-Za-z0-9]{30,}\b"),
     (("xox",), r"\bxox[abprs]-[A-Za-z0-9-]{10,}"),
     (("aiza",), r"\bAIza[0-9A-Za-z_-]{35}\b"),
-    (("api", "secret", "password", "token"),
-     r"(?i)\b(?:api[_-]?key|secret|password|token)\b(\s*[=:]\s*)[\"']?[^\s\"',;]{8,}"),
+    (("eyj",), r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),  # a JSON Web Token
+    (("://",), r"(?<=://)[^\s/:@\"']+:[^\s/@\"']+(?=@)"),  # user:password in a URL
+    (("-u ", "--user "), r"(?<!\w)(?:-u|--user)\s+[^\s:\"']+:[^\s\"']+"),  # curl -u user:password
+    (("api", "secret", "password", "passwd", "token", "key"),
+     r"(?i)\b[A-Z0-9_.-]*(?:api[_-]?key|secret|password|passwd|token|access[_-]?key|private[_-]?key)"
+     r"\b[\"']?(\s*[=:]\s*)[\"']?[^\s\"',;]{6,}"),
 )
+# An object member whose name ends like one of these holds a secret when its value is text
+# (numbers such as `inputTokens` are left alone).
+DEFAULT_SECRET_KEYS = re.compile(r"(?i)(?:password|passwd|passphrase|secret|api[_-]?key|access[_-]?key|"
+                                 r"private[_-]?key|token|authorization|credentials?|cookie)s?$")
+DEFAULT_KEY_WORDS = ("password", "passwd", "passphrase", "secret", "key", "token", "authorization",
+                     "credential", "cookie")
 DEFAULT_TEXT_RULES = tuple(rule for _, rule in DEFAULT_RULES)
-DEFAULT_TRIGGERS = tuple(sorted({t for triggers, _ in DEFAULT_RULES for t in triggers}))
+DEFAULT_TRIGGERS = tuple(sorted({t for triggers, _ in DEFAULT_RULES for t in triggers} | set(DEFAULT_KEY_WORDS)))
 
 
 @dataclass
@@ -52,10 +64,31 @@ class Redactor:
     counting: bool = False
     replacements: int = 0
     triggers: tuple[str, ...] | None = None  # set when only the default rules apply
+    secret_keys: re.Pattern | None = None  # member names whose text values are masked (the defaults)
+    secret_calls: frozenset = frozenset()  # (turn, step, index) of tool calls whose arguments hold a secret
 
     @property
     def active(self) -> bool:
-        return bool(self.patterns or self.pointers or self.keys)
+        return bool(self.patterns or self.pointers or self.keys or self.secret_keys)
+
+    def for_calls(self, secret_calls) -> Redactor:
+        """A fresh redactor with these rules that also masks the argument deltas of `secret_calls`."""
+        return Redactor(self.patterns, self.pointers, self.keys, self.rules_sha256, triggers=self.triggers,
+                        secret_keys=self.secret_keys, secret_calls=frozenset(secret_calls))
+
+    def string(self, value: str) -> str:
+        """A string with the rules applied; one that holds JSON (tool arguments, results)
+        is read, redacted as a value (keys too), and written back when anything changed."""
+        head = value.lstrip()[:1]
+        if head in ("{", "[") and len(value) > 1:
+            try:
+                inner = orjson.loads(value)
+            except orjson.JSONDecodeError:
+                inner = None
+            if type(inner) is dict or type(inner) is list:
+                redacted = self.value(inner)
+                return value if redacted is inner else json_bytes(redacted).decode()
+        return self.text(value)
 
     def __post_init__(self) -> None:
         # with only the default rules, each rule runs only where its trigger words appear
@@ -108,7 +141,7 @@ class Redactor:
         Iterative: a record nested as deep as the parser allows is redacted too."""
         t = type(value)
         if t is str:
-            return self.text(value)
+            return self.string(value)
         if t is not dict and t is not list:
             return value
         stack = [_Copy(value, None)]
@@ -122,14 +155,15 @@ class Redactor:
                 stack[-1].put(frame.key, frame.result())
                 continue
             key, child = step
-            if frame.keyed and key in self.keys:
+            t = type(child)
+            if frame.keyed and (key in self.keys or (t is str and self.secret_keys is not None and child != MASK
+                                                     and self.secret_keys.search(key) is not None)):
                 if self.counting:
                     self.replacements += 1
                 frame.put(key, MASK)
                 continue
-            t = type(child)
             if t is str:
-                frame.put(key, self.text(child))
+                frame.put(key, self.string(child))
             elif t is dict or t is list:
                 stack.append(_Copy(child, key))
 
@@ -141,6 +175,8 @@ class Redactor:
         """
         if not self.active:
             return record
+        if self.secret_calls and type(record) is dict:
+            record = self._mask_arguments(record)
         if self.pointers and type(record) is dict:
             record = orjson.loads(json_bytes(record))  # a copy to change in place
             for path in self.pointers:
@@ -151,7 +187,8 @@ class Redactor:
             lowered = raw.lower()
             if self._any_byte_trigger.search(lowered) is None:
                 return record
-            if raw.isascii() and b"\\" not in raw and not any(
+            if raw.isascii() and b"\\" not in raw and not any(t.encode() in lowered for t in DEFAULT_KEY_WORDS) \
+                    and not any(
                     any(t in lowered for t in triggers) and pattern.search(raw)
                     for triggers, pattern in self._raw_gated):
                 # no escapes and no other characters: every string of the record stands in
@@ -159,6 +196,64 @@ class Redactor:
                 # none of them
                 return record
         return self.value(record)
+
+
+    def _mask_arguments(self, record: dict) -> dict:
+        """A tool-call delta (or a packed row of them) of a call whose assembled
+        arguments hold a secret: every piece of its arguments masked."""
+        kind, data = record.get("type"), record.get("data")
+        if type(data) is not dict:
+            return record
+        if kind == "tool-call-chunks" and _call_key(data, data) in self.secret_calls and type(data.get("args")) is list:
+            if self.counting:
+                self.replacements += 1
+            return {**record, "data": {**data, "args": [MASK] * len(data["args"])}}
+        chunk = data.get("chunk")
+        if kind == "assistant/chunk" and type(chunk) is dict and chunk.get("type") == "tool-call-delta" \
+                and "argumentsDelta" in chunk and _call_key(data, chunk) in self.secret_calls:
+            if self.counting:
+                self.replacements += 1
+            return {**record, "data": {**data, "chunk": {**chunk, "argumentsDelta": MASK}}}
+        return record
+
+
+def _call_key(data: dict, chunk: dict) -> tuple:
+    """Which tool call of its step a delta belongs to: (turn, step, block index)."""
+    return tuple(v if isinstance(v, (int, float, str, type(None))) else repr(v)
+                 for v in (data.get("turn"), data.get("step"), chunk.get("index")))
+
+
+class ArgumentDeltas(Observer):
+    """Assembles the arguments of every tool call from its deltas, in a pass over
+    the original log; `secret_calls(redactor)` names the calls whose assembled
+    arguments the rules would change (a secret split across deltas shows only
+    once they are put together)."""
+
+    records = True
+
+    def begin(self, run) -> None:
+        self.parts: dict[tuple, list[str]] = {}
+
+    def observe(self, item, replacement) -> None:
+        if item.type != "assistant/chunk":
+            return
+        if item.row == "tool-call-chunks":
+            data = item.row_data
+            self.parts.setdefault(_call_key(data, data), []).extend(data["args"])
+        elif item.row is None:
+            data = item.record.get("data")
+            chunk = data.get("chunk") if type(data) is dict else None
+            if type(chunk) is dict and chunk.get("type") == "tool-call-delta" \
+                    and type(chunk.get("argumentsDelta")) is str:
+                self.parts.setdefault(_call_key(data, chunk), []).append(chunk["argumentsDelta"])
+
+    def secret_calls(self, redactor: Redactor) -> frozenset:
+        found = set()
+        for key, parts in self.parts.items():
+            text = "".join(parts)
+            if redactor.string(text) != text:
+                found.add(key)
+        return frozenset(found)
 
 
 _BACKREF = re.compile(r"\\[1-9]|\(\?P=")
@@ -250,4 +345,5 @@ def load_redactor(rules_path: str | None, *, defaults: bool = True) -> Redactor:
             raise UsageError(f"redaction pattern {text!r} is not a valid regular expression: {exc}") from None
     only_defaults = defaults and rules_path is None
     return Redactor(patterns, pointers, frozenset(keys), digest,
-                    triggers=DEFAULT_TRIGGERS if only_defaults else None)
+                    triggers=DEFAULT_TRIGGERS if only_defaults else None,
+                    secret_keys=DEFAULT_SECRET_KEYS if defaults else None)

@@ -335,6 +335,6 @@ def test_a_store_folder_that_cannot_be_listed_is_an_unreadable_result_not_a_skip
         return real_listdir(path)
     monkeypatch.setattr(os, "scandir", scandir)
     monkeypatch.setattr(os, "listdir", listdir)
-    result = cli("validate", tmp_path, expect=2)
+    result = cli("validate", tmp_path, "--jobs", 1, expect=2)  # (in this process, where the refusal is)
     assert result.stderr == f"dshreplay: read error: {locked}: cannot list the folder: Permission denied\n"
     assert "2 files: 1 ok, 0 with errors, 1 unreadable" in result.stdout
