@@ -414,26 +414,33 @@ def inspect_command(log: str, as_json: bool) -> None:
 @click.option("--timestamp", metavar="ISO", help="The generated-at time to record (default: "
               "SOURCE_DATE_EPOCH, else now); fix it for byte-identical bundles.")
 @click.option("--force", is_flag=True, help="Replace an existing bundle in --out.")
+@click.option("--snapshot", is_flag=True, help="Validate as `validate --snapshot` does (dsh's test snapshots).")
+@click.option("--sign-key", type=click.Path(dir_okay=False), metavar="KEY",
+              help="Sign the bundle digest with this Ed25519 private key (PEM, unencrypted); needs the "
+                   "sign extra.")
 @jobs_options
 @output_options
-def export(logs, out: Path, rules, no_default_redaction: bool, timestamp, force: bool, jobs, quiet,
-           as_json: bool) -> None:
+def export(logs, out: Path, rules, no_default_redaction: bool, timestamp, force: bool, snapshot: bool,
+           sign_key, jobs, quiet, as_json: bool) -> None:
     """Write an audit bundle: manifest, findings, events, every model request,
     shadows, brackets, approvals, transcript and an HTML report per session.
 
     Redaction applies to everything written, never to the inputs. The same
-    inputs, rules and --timestamp give a byte-identical bundle. Exit 2 when
-    an input cannot be read (the others are still exported).
+    inputs, rules and --timestamp give a byte-identical bundle. The last line
+    is the bundle digest: write it down, and `verify-export --digest` proves
+    later that nothing in the bundle changed. Exit 1 when a session's
+    verdict has errors, 2 when an input cannot be read (the others are still
+    exported in both cases).
     """
     from dshreplay.io.store import discover
-    from dshreplay.output.bundle import ExportOptions
+    from dshreplay.output.bundle import ExportOptions, manifest_digest
     from dshreplay.output.bundle import export as write_bundle
     from dshreplay.output.redact import load_redactor
     redactor = load_redactor(rules, defaults=not no_default_redaction)
-    read = options_of(jobs=jobs, progress=not quiet, redactor=redactor)
-    options = ExportOptions(out, read, rules, timestamp, force, not no_default_redaction)
+    read = options_of(jobs=jobs, progress=not quiet, redactor=redactor, snapshot=snapshot)
+    options = ExportOptions(out, read, rules, timestamp, force, not no_default_redaction, sign_key)
     manifest = write_bundle(discover(logs), options, mapper_for(read))
-    reporter_for(as_json).exported(out, manifest)
+    reporter_for(as_json).exported(out, manifest, manifest_digest(manifest))
     for entry in manifest["sessions"]:
         if entry.get("verdict") in ("unreadable", "internal-error"):
             click.echo(f"dshreplay: {entry['verdict']}: {_safe(entry['input'])}: {_safe(entry['error'])}", err=True)
@@ -441,20 +448,32 @@ def export(logs, out: Path, rules, no_default_redaction: bool, timestamp, force:
         sys.exit(EXIT_BUG)
     if any(e.get("verdict") == "unreadable" for e in manifest["sessions"]):
         sys.exit(EXIT_UNREADABLE)
+    if any(e.get("verdict") == "errors" for e in manifest["sessions"]):
+        sys.exit(EXIT_FINDINGS)
 
 
 @cli.command("verify-export")
 @click.argument("bundle", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--inputs", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+              help="Look for the inputs in DIR (by the path they were given as, then by name).")
+@click.option("--bundle-only", is_flag=True, help="Check the bundle alone; inputs not found are listed, "
+                                                  "not failed.")
+@click.option("--digest", metavar="HEX", help="The bundle digest written down at export time (sha256:...).")
+@click.option("--public-key", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Check the bundle's signature with this Ed25519 public key (PEM).")
 @output_options
-def verify_export_command(bundle: Path, as_json: bool) -> None:
-    """Re-hash a bundle and the inputs it names; report every difference.
+def verify_export_command(bundle: Path, inputs, bundle_only: bool, digest, public_key, as_json: bool) -> None:
+    """Re-hash a bundle and its inputs; report every difference.
 
-    Exit 0 when every file matches the manifest (inputs that are not present
-    here are listed, not failed), 1 on any difference.
+    Every file of the bundle must match the manifest (size and SHA-256), no
+    file may be missing or added, and each input must be found and match
+    (unless --bundle-only). Exit 0 when everything matches, 1 on any
+    difference, 2 when BUNDLE is not a bundle.
     """
     from dshreplay.output.bundle import verify_export
-    differences, absent = verify_export(bundle)
-    reporter_for(as_json).verify(bundle, differences, absent)
+    differences, unchecked = verify_export(bundle, inputs=inputs, bundle_only=bundle_only, digest=digest,
+                                           public_key=public_key)
+    reporter_for(as_json).verify(bundle, differences, unchecked)
     if differences:
         sys.exit(EXIT_FINDINGS)
 

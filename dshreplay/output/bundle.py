@@ -44,7 +44,7 @@ from dshreplay.core.driver import SKIP, Observer, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
 from dshreplay.errors import DeriveError, DshReplayError, ReadError, UsageError
 from dshreplay.io.reader import LogSource, read_small_file, shown_path
-from dshreplay.jsvalues import json_bytes
+from dshreplay.jsvalues import json_bytes, short_json
 from dshreplay.options import Options
 from dshreplay.output.htmlreport import render_index, render_report
 from dshreplay.output.redact import ArgumentDeltas, Redactor
@@ -202,6 +202,7 @@ class ExportOptions:
     timestamp: str | None = None
     force: bool = False
     defaults: bool = True  # the default secret rules were on
+    sign_key: str | None = None  # a PEM Ed25519 private key: sign the bundle digest
 
     @property
     def redactor(self) -> Redactor:
@@ -304,10 +305,10 @@ def _build(inputs: list[str], root: Path, options: ExportOptions, stamp: str, ma
     replacements = sum(s.redactions for s in sessions)
     index_html = render_index([s.entry for s in sessions], stamp)
     (root / "index.html").write_text(index_html, encoding="utf-8")
-    files = {}
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
-        files[path.relative_to(root).as_posix()] = sha256_file(path)
+    files = [{"path": path.relative_to(root).as_posix(), "size": path.stat().st_size, "sha256": sha256_file(path)}
+             for path in sorted(p for p in root.rglob("*") if p.is_file())]
     manifest = {
+        "format": FORMAT,
         "dshreplay": __version__,
         "schemaSet": schema_set_version(),
         "generatedAt": stamp,
@@ -318,7 +319,58 @@ def _build(inputs: list[str], root: Path, options: ExportOptions, stamp: str, ma
         "files": files,
     }
     (root / "manifest.json").write_bytes(dumps(manifest))
+    if options.sign_key is not None:
+        (root / SIGNATURE).write_text(sign_digest(options.sign_key, manifest_digest(manifest)) + "\n")
     return manifest
+
+
+FORMAT = 2  # manifest.json: "files" is a list of {path, size, sha256}; format 1 (no "format") a map path -> sha256
+SIGNATURE = "manifest.sig"  # the Ed25519 signature of the bundle digest (hex), when signed
+
+
+def manifest_digest(manifest: dict) -> str:
+    """The bundle's digest: SHA-256 of its manifest in canonical form (sorted keys, no spaces).
+    Written down at export time, it pins every byte of the bundle."""
+    return "sha256:" + hashlib.sha256(json_bytes(manifest, sort_keys=True)).hexdigest()
+
+
+def _ed25519():
+    try:
+        from cryptography.exceptions import InvalidSignature
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric import ed25519
+    except ImportError:
+        raise UsageError("signing needs the cryptography library: pip install 'dshreplay[sign]'") from None
+    return serialization, ed25519, InvalidSignature
+
+
+def sign_digest(key_file: str, digest: str) -> str:
+    """An Ed25519 signature (hex) of `digest`, with the PEM private key in `key_file`."""
+    serialization, ed25519, _ = _ed25519()
+    try:
+        key = serialization.load_pem_private_key(read_small_file(key_file, 64 * 1024, "the signing key"),
+                                                 password=None)
+    except (ReadError, ValueError, TypeError) as exc:
+        raise UsageError(f"{shown_path(key_file)}: not an unencrypted PEM private key: {exc}") from None
+    if not isinstance(key, ed25519.Ed25519PrivateKey):
+        raise UsageError(f"{shown_path(key_file)}: the signing key must be an Ed25519 key")
+    return key.sign(digest.encode()).hex()
+
+
+def check_signature(key_file: str, digest: str, signature: str) -> bool:
+    """Whether `signature` (hex) is the Ed25519 signature of `digest` by the PEM public key in `key_file`."""
+    serialization, ed25519, invalid = _ed25519()
+    try:
+        key = serialization.load_pem_public_key(read_small_file(key_file, 64 * 1024, "the public key"))
+    except (ReadError, ValueError, TypeError) as exc:
+        raise UsageError(f"{shown_path(key_file)}: not a PEM public key: {exc}") from None
+    if not isinstance(key, ed25519.Ed25519PublicKey):
+        raise UsageError(f"{shown_path(key_file)}: the public key must be an Ed25519 key")
+    try:
+        key.verify(bytes.fromhex(signature.strip()), digest.encode())
+    except (invalid, ValueError):
+        return False
+    return True
 
 
 def _input_facts(given: str) -> dict:
@@ -553,12 +605,16 @@ class Difference:
 MAX_MANIFEST_BYTES = 256 * 1024**2
 
 
-def verify_export(bundle: Path) -> tuple[list[Difference], list[str]]:
-    """Re-hash a bundle and its inputs. Returns (differences, inputs not present to check).
+def verify_export(bundle: Path, *, inputs: Path | None = None, bundle_only: bool = False,
+                  digest: str | None = None, public_key: str | None = None) -> tuple[list[Difference], list[str]]:
+    """Re-hash a bundle and its inputs. Returns (differences, inputs not checked).
 
+    An input that cannot be found (beside the path it was given as, or in
+    `inputs`) is a difference unless `bundle_only`. `digest` is the digest
+    written down at export time; `public_key` checks the bundle's signature.
     A doctored manifest (not a regular file, too large, entries of the wrong
     type, names the file system refuses) is a difference or a UsageError,
-    never a hang or a crash."""
+    never a hang or a crash. Bundles of format 1 are read too."""
     try:
         manifest = orjson.loads(read_small_file(bundle / "manifest.json", MAX_MANIFEST_BYTES, "manifest.json"))
     except (ReadError, orjson.JSONDecodeError) as exc:
@@ -567,23 +623,47 @@ def verify_export(bundle: Path) -> tuple[list[Difference], list[str]]:
                          "not a dshreplay bundle") from None
     files = manifest.get("files") if type(manifest) is dict else None
     sessions = manifest.get("sessions") if type(manifest) is dict else None
-    if type(files) is not dict or type(sessions) is not list:
+    if type(files) is dict:  # format 1
+        files = [{"path": k, "sha256": v} for k, v in files.items()]
+    if type(files) is not list or type(sessions) is not list:
         raise UsageError(f"{shown_path(bundle)}/manifest.json lacks its files and sessions: not a dshreplay bundle")
     differences: list[Difference] = []
-    for rel, digest in sorted(files.items()):
+    actual = manifest_digest(manifest)
+    if digest is not None and digest.removeprefix("sha256:").lower() != actual.removeprefix("sha256:"):
+        differences.append(Difference("manifest.json", f"the bundle digest is {actual}, not the {digest} "
+                                                       "written down at export"))
+    if public_key is not None:
+        try:
+            signature = read_small_file(bundle / SIGNATURE, 4096, SIGNATURE).decode("ascii", "replace")
+        except ReadError:
+            differences.append(Difference(SIGNATURE, "no signature in the bundle"))
+        else:
+            if not check_signature(public_key, actual, signature):
+                differences.append(Difference(SIGNATURE, "the signature does not match the bundle digest and "
+                                                         "this public key"))
+    listed = set()
+    for entry in files:
+        rel = entry.get("path") if type(entry) is dict else None
+        if type(rel) is not str:
+            differences.append(Difference("manifest.json", f"a file entry without a path: {short_json(entry, 60)}"))
+            continue
+        listed.add(rel)
         path = bundle / rel
         try:
             if not _within(path, bundle) or path.is_symlink() or not path.is_file():
-                differences.append(Difference(rel, "listed in the manifest but missing"))
-            elif type(digest) is not str or sha256_file(path) != digest:
-                differences.append(Difference(rel, "content changed (SHA-256 differs)"))
+                differences.append(Difference(_printable_name(rel), "listed in the manifest but missing"))
+            elif "size" in entry and path.stat().st_size != entry["size"]:
+                differences.append(Difference(_printable_name(rel), f"size changed: {path.stat().st_size} bytes, "
+                                                                    f"manifest says {short_json(entry['size'])}"))
+            elif type(entry.get("sha256")) is not str or sha256_file(path) != entry["sha256"]:
+                differences.append(Difference(_printable_name(rel), "content changed (SHA-256 differs)"))
         except OSError as exc:
             differences.append(Difference(_printable_name(rel), f"cannot be read: {exc.strerror or exc}"))
     for path in sorted(p for p in bundle.rglob("*") if p.is_file() or p.is_symlink()):
         rel = path.relative_to(bundle).as_posix()
-        if rel != "manifest.json" and rel not in files:
-            differences.append(Difference(_printable_name(rel), "not listed in the manifest"))
-    absent = []
+        if rel not in ("manifest.json", SIGNATURE) and rel not in listed:
+            differences.append(Difference(_printable_name(rel), "not listed in the manifest (added)"))
+    unchecked = []
     for entry in sessions:
         given = entry.get("input") if type(entry) is dict else None
         if type(given) is not str or "sha256" not in entry:
@@ -592,10 +672,14 @@ def verify_export(bundle: Path) -> tuple[list[Difference], list[str]]:
         if type(named) is not str:
             differences.append(Difference(given, "the manifest names its file with something not a path"))
             continue
-        target = Path(named)
+        target = _find_input(named, inputs)
         try:
-            if not target.is_file():
-                absent.append(given)
+            if target is None:
+                if bundle_only:
+                    unchecked.append(given)
+                else:
+                    differences.append(Difference(given, "input not found (give its folder with --inputs, or "
+                                                         "--bundle-only to check the bundle alone)"))
                 continue
             size = target.stat().st_size
             if size != entry.get("size"):
@@ -605,7 +689,19 @@ def verify_export(bundle: Path) -> tuple[list[Difference], list[str]]:
                 differences.append(Difference(given, "input content changed (SHA-256 differs)"))
         except OSError as exc:
             differences.append(Difference(given, f"input cannot be read: {exc.strerror or exc}"))
-    return differences, absent
+    return differences, unchecked
+
+
+def _find_input(named: str, inputs: Path | None) -> Path | None:
+    """The input file: in `inputs` (by its path as given, then by its name), else where it was given."""
+    candidates = [Path(named)] if inputs is None else [inputs / named, inputs / Path(named).name]
+    for candidate in candidates:
+        try:
+            if candidate.is_file():
+                return candidate
+        except OSError:
+            continue
+    return None
 
 
 def _printable_name(name: str) -> str:

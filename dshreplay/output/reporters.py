@@ -156,11 +156,11 @@ class JsonReporter:
 
     def verify(self, bundle, differences, absent) -> None:
         self.emit({"bundle": str(bundle), "ok": not differences,
-                   "differences": [d.to_json() for d in differences], "inputsNotPresent": absent})
+                   "differences": [d.to_json() for d in differences], "inputsNotChecked": absent})
 
-    def exported(self, out, manifest) -> None:
+    def exported(self, out, manifest, digest: str) -> None:
         self.emit({"out": str(out), "sessions": manifest["sessions"],
-                   "redaction": manifest["redaction"], "files": len(manifest["files"])})
+                   "redaction": manifest["redaction"], "files": len(manifest["files"]), "digest": digest})
 
 
 class TextReporter:
@@ -408,11 +408,11 @@ class TextReporter:
         for d in differences:
             self.line(f"DIFFERS  {one_line(d.path, 50)}: {d.problem}")
         for given in absent:
-            self.line(f"absent   {one_line(given, 50)}: input not present here, not re-hashed")
+            self.line(f"unchecked {one_line(given, 50)}: input not found (--bundle-only)")
         self.line(f"{bundle}: " + ("verified: every file matches the manifest" if not differences
                                    else f"{len(differences)} differences"))
 
-    def exported(self, out, manifest) -> None:
+    def exported(self, out, manifest, digest: str) -> None:
         rows = [(_tail(e.get("input", ""), 40), e.get("folder") or "-", e.get("verdict"), e.get("events", "-"))
                 for e in manifest["sessions"]]
         self.line(tabulate(rows, headers=["input", "folder", "verdict", "events"], tablefmt="simple",
@@ -420,6 +420,7 @@ class TextReporter:
         red = manifest["redaction"]
         self.line(f"wrote {len(manifest['files']) + 1} files to {out}; {red['replacements']} redactions; "
                   f"open {out}/index.html")
+        self.line(f"bundle digest: {digest}")
 
 
 def _seqs(seqs) -> str:

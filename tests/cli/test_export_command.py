@@ -29,16 +29,18 @@ def inputs(corpus_dir):
 
 
 def test_export_verifies_and_is_byte_identical_when_rerun(cli, inputs, tmp_path):
-    cli("export", *inputs, "--out", tmp_path / "a", "--timestamp", STAMP)
-    cli("export", *inputs, "--out", tmp_path / "b", "--timestamp", STAMP)
+    cli("export", *inputs, "--out", tmp_path / "a", "--timestamp", STAMP, expect=1)  # two verdicts have errors
+    cli("export", *inputs, "--out", tmp_path / "b", "--timestamp", STAMP, expect=1)
     first, second = bundle_bytes(tmp_path / "a"), bundle_bytes(tmp_path / "b")
     assert first == second
     manifest = json.loads(first["manifest.json"])
     assert [s["input"] for s in manifest["sessions"]] == inputs
     assert manifest["generatedAt"] == STAMP
-    assert set(manifest["files"]) == set(first) - {"manifest.json"}
+    assert manifest["format"] == 2
+    assert [f["path"] for f in manifest["files"]] == sorted(set(first) - {"manifest.json"})
+    assert all(f["size"] == len(first[f["path"]]) for f in manifest["files"])
     out = cli("verify-export", tmp_path / "a", "--json").json()
-    assert out == {"bundle": str(tmp_path / "a"), "ok": True, "differences": [], "inputsNotPresent": []}
+    assert out == {"bundle": str(tmp_path / "a"), "ok": True, "differences": [], "inputsNotChecked": []}
 
 
 def test_bundle_contents_per_session(cli, tmp_path):
@@ -104,15 +106,19 @@ def test_tampered_bundle_file_and_input_are_caught(cli, tmp_path):
     out = cli("verify-export", tmp_path / "out", "--json", expect=1).json()
     assert out["differences"] == [
         {"path": "sample-prune/report.html", "problem": "content changed (SHA-256 differs)"},
-        {"path": "extra.txt", "problem": "not listed in the manifest"},
+        {"path": "extra.txt", "problem": "not listed in the manifest (added)"},
         {"path": str(log), "problem": f"input size changed: {log.stat().st_size} bytes, manifest says "
                                       f"{log.stat().st_size - 1}"}]
     log.unlink()
     (tmp_path / "out" / "extra.txt").unlink()
     (tmp_path / "out" / "sample-prune" / "events.csv").unlink()
     out = cli("verify-export", tmp_path / "out", "--json", expect=1).json()
-    assert out["inputsNotPresent"] == [str(log)]
+    assert {"path": str(log), "problem": "input not found (give its folder with --inputs, or --bundle-only to "
+                                         "check the bundle alone)"} in out["differences"]
     assert {"path": "sample-prune/events.csv", "problem": "listed in the manifest but missing"} in out["differences"]
+    out = cli("verify-export", tmp_path / "out", "--json", "--bundle-only", expect=1).json()
+    assert out["inputsNotChecked"] == [str(log)]
+    assert [d["path"] for d in out["differences"]] == ["sample-prune/events.csv", "sample-prune/report.html"]
 
 
 def test_out_must_be_empty_unless_force_replaces_a_bundle(cli, tmp_path):

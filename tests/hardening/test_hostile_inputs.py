@@ -250,8 +250,8 @@ def test_export_hostile_session_ids_stay_inside_out(tmp_path):
             folders = dirnames
     assert len(folders) == len(HOSTILE_IDS), sorted(folders)  # one folder per session: injective
     manifest = json.loads((out / "manifest.json").read_text())
-    for rel in manifest["files"]:
-        assert (out / rel).resolve().is_relative_to(root), rel
+    for entry in manifest["files"]:
+        assert (out / entry["path"]).resolve().is_relative_to(root), entry
     assert run("verify-export", out).exit_code == 0
 
 
@@ -367,7 +367,7 @@ def hostile_log(path: Path) -> Path:
 def test_csv_cells_never_start_a_formula(tmp_path):
     log = hostile_log(tmp_path / "hostile.jsonl")
     out = tmp_path / "bundle"
-    assert run("export", log, "--out", out, "--timestamp", STAMP, "--no-default-redaction").exit_code == 0
+    assert run("export", log, "--out", out, "--timestamp", STAMP, "--no-default-redaction").exit_code == 1  # (errors)
     sheets = list(out.glob("*/events.csv")) + list(out.glob("*/approvals.csv"))
     assert len(sheets) == 2
     seen = ""
@@ -430,7 +430,7 @@ def test_exported_transcript_md_escapes_the_session_id(tmp_path):
 def test_report_html_escapes_log_text_and_forbids_scripts(tmp_path):
     log = hostile_log(tmp_path / "hostile.jsonl")
     out = tmp_path / "bundle"
-    assert run("export", log, "--out", out, "--timestamp", STAMP).exit_code == 0
+    assert run("export", log, "--out", out, "--timestamp", STAMP).exit_code == 1  # (errors; written)
     pages = list(out.glob("*/report.html")) + [out / "index.html"]
     for page in pages:
         html = page.read_text(encoding="utf-8")

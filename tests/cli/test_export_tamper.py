@@ -1,0 +1,107 @@
+"""Tamper evidence: a bundle's digest, its file list, and its inputs, checked by verify-export."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from conftest import SAMPLES
+
+STAMP = "2026-01-01T00:00:00Z"
+
+
+@pytest.fixture
+def exported(cli, tmp_path):
+    """Two inputs exported; returns (bundle, inputs folder, digest printed as the last line)."""
+    inputs = tmp_path / "inputs"
+    inputs.mkdir()
+    for name in ("prune.jsonl", "compaction.jsonl"):
+        shutil.copy(SAMPLES / name, inputs / name)
+    result = cli("export", inputs / "prune.jsonl", inputs / "compaction.jsonl", "--out", tmp_path / "b",
+                 "--timestamp", STAMP)
+    last = result.stdout.splitlines()[-1]
+    assert last.startswith("bundle digest: sha256:") and len(last) == len("bundle digest: sha256:") + 64
+    return tmp_path / "b", inputs, last.removeprefix("bundle digest: ")
+
+
+def problems(cli, *args, expect=1) -> list:
+    out = cli("verify-export", *args, "--json", expect=expect).json()
+    return [(d["path"], d["problem"]) for d in out["differences"]]
+
+
+def test_the_digest_is_the_sha256_of_the_canonical_manifest(exported):
+    import hashlib
+
+    from dshreplay.jsvalues import json_bytes
+    bundle, _, digest = exported
+    manifest = json.loads((bundle / "manifest.json").read_bytes())
+    assert digest == "sha256:" + hashlib.sha256(json_bytes(manifest, sort_keys=True)).hexdigest()
+    assert manifest["format"] == 2
+
+
+def test_a_file_edited_with_its_manifest_entry_passes_alone_but_not_against_the_digest(cli, exported):
+    bundle, _, digest = exported
+    report = bundle / "sample-prune" / "report.html"
+    report.write_text(report.read_text() + "<!-- edited -->")
+    manifest = json.loads((bundle / "manifest.json").read_bytes())
+    from dshreplay.output.bundle import sha256_file
+    for entry in manifest["files"]:
+        if entry["path"] == "sample-prune/report.html":
+            entry["size"], entry["sha256"] = report.stat().st_size, sha256_file(report)
+    (bundle / "manifest.json").write_bytes(json.dumps(manifest).encode())
+    assert problems(cli, bundle, expect=0) == []  # consistent with itself...
+    [(path, problem)] = problems(cli, bundle, "--digest", digest)  # ...but not what was written down
+    assert path == "manifest.json" and problem.startswith("the bundle digest is sha256:")
+    assert problem.endswith(f"not the {digest} written down at export")
+
+
+def test_an_edited_a_deleted_and_an_added_file_are_each_named(cli, exported):
+    bundle, _, digest = exported
+    (bundle / "sample-prune" / "events.csv").write_text("seq\n")
+    (bundle / "sample-compaction" / "transcript.md").unlink()
+    (bundle / "smuggled.txt").write_text("x")
+    assert problems(cli, bundle, "--digest", digest) == [
+        ("sample-compaction/transcript.md", "listed in the manifest but missing"),
+        ("sample-prune/events.csv", f"size changed: 4 bytes, manifest says "
+                                    f"{_listed_size(bundle, 'sample-prune/events.csv')}"),
+        ("smuggled.txt", "not listed in the manifest (added)")]
+
+
+def _listed_size(bundle, path) -> int:
+    manifest = json.loads((bundle / "manifest.json").read_bytes())
+    return next(f["size"] for f in manifest["files"] if f["path"] == path)
+
+
+def test_two_inputs_swapped_are_both_caught(cli, exported):
+    bundle, inputs, _ = exported
+    a, b = (inputs / "prune.jsonl").read_bytes(), (inputs / "compaction.jsonl").read_bytes()
+    (inputs / "prune.jsonl").write_bytes(b)
+    (inputs / "compaction.jsonl").write_bytes(a)
+    assert sorted(p for p, _ in problems(cli, bundle)) == [str(inputs / "compaction.jsonl"),
+                                                          str(inputs / "prune.jsonl")]
+
+
+def test_from_another_folder_inputs_must_be_found_or_the_check_said_to_be_bundle_only(cli, exported, tmp_path,
+                                                                                       monkeypatch):
+    bundle, inputs, digest = exported
+    moved = tmp_path / "elsewhere"
+    shutil.move(inputs, moved)
+    monkeypatch.chdir(tmp_path)
+    assert [p for _, p in problems(cli, bundle)] == ["input not found (give its folder with --inputs, or "
+                                                     "--bundle-only to check the bundle alone)"] * 2
+    assert problems(cli, bundle, "--inputs", moved, "--digest", digest, expect=0) == []
+    out = cli("verify-export", bundle, "--bundle-only", "--json").json()
+    assert out["ok"] and len(out["inputsNotChecked"]) == 2
+
+
+def test_a_format_1_bundle_is_still_verified(cli, exported):
+    bundle, _, _ = exported
+    manifest = json.loads((bundle / "manifest.json").read_bytes())
+    del manifest["format"]
+    manifest["files"] = {f["path"]: f["sha256"] for f in manifest["files"]}
+    (bundle / "manifest.json").write_bytes(json.dumps(manifest).encode())
+    assert problems(cli, bundle, expect=0) == []
+    (bundle / "index.html").write_text("changed")
+    assert problems(cli, bundle) == [("index.html", "content changed (SHA-256 differs)")]
