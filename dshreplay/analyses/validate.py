@@ -201,7 +201,7 @@ class RecordChecks:
         """Check one record as the reader gives it (an Event or a PackedRun), with its line."""
         if item.row is None:
             self.check(item.seq, item.line, item.type, item.record, None)
-            if raw is not None:
+            if raw is not None:  # (a packed row's keys are checked by its exact shape)
                 duplicate = duplicate_key(raw, item.record)
                 if duplicate is not None:
                     key, pointer = duplicate

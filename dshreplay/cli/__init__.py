@@ -458,11 +458,14 @@ def export(logs, out: Path, rules, no_default_redaction: bool, timestamp, force:
               help="Look for the inputs in DIR (by the path they were given as, then by name).")
 @click.option("--bundle-only", is_flag=True, help="Check the bundle alone; inputs not found are listed, "
                                                   "not failed.")
+@click.option("--grown", is_flag=True, help="Accept inputs that only grew since the export (the exported lines "
+                                            "unchanged, byte for byte) and report what was appended.")
 @click.option("--digest", metavar="HEX", help="The bundle digest written down at export time (sha256:...).")
 @click.option("--public-key", type=click.Path(dir_okay=False), metavar="FILE",
               help="Check the bundle's signature with this Ed25519 public key (PEM).")
 @output_options
-def verify_export_command(bundle: Path, inputs, bundle_only: bool, digest, public_key, as_json: bool) -> None:
+def verify_export_command(bundle: Path, inputs, bundle_only: bool, grown: bool, digest, public_key,
+                          as_json: bool) -> None:
     """Re-hash a bundle and its inputs; report every difference.
 
     Every file of the bundle must match the manifest (size and SHA-256), no
@@ -471,9 +474,9 @@ def verify_export_command(bundle: Path, inputs, bundle_only: bool, digest, publi
     difference, 2 when BUNDLE is not a bundle.
     """
     from dshreplay.output.bundle import verify_export
-    differences, unchecked = verify_export(bundle, inputs=inputs, bundle_only=bundle_only, digest=digest,
-                                           public_key=public_key)
-    reporter_for(as_json).verify(bundle, differences, unchecked)
+    differences, unchecked, appended = verify_export(bundle, inputs=inputs, bundle_only=bundle_only, grown=grown,
+                                                     digest=digest, public_key=public_key)
+    reporter_for(as_json).verify(bundle, differences, unchecked, appended)
     if differences:
         sys.exit(EXIT_FINDINGS)
 

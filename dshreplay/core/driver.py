@@ -62,6 +62,7 @@ class Run:
     lines: int = 0
     torn_tail: TornTail | None = None
     final_newline: bool = True
+    reader: object = field(default=None, repr=False)  # its `raw`: the line of the record being observed
 
     @property
     def last_seq(self) -> int | None:
@@ -87,7 +88,7 @@ def run_pass(source: LogSource, observers: Iterable[Observer] = (), *, on_fold_e
         raise ValueError(f"on_fold_error must be {STOP!r} or {SKIP!r}")
     observers = list(observers)
     with source.reader() as reader:
-        run = Run(reader.path, reader.header, reader.header_line, reader.encoding, SurfaceFold())
+        run = Run(reader.path, reader.header, reader.header_line, reader.encoding, SurfaceFold(), reader=reader)
         for observer in observers:
             observer.begin(run)
         hooks = [o.observe for o in observers if type(o).observe is not Observer.observe]

@@ -234,7 +234,7 @@ class LogReader:
         magic = self._peek(4)
         self.encoding = "zstd" if magic == ZSTD_MAGIC else "jsonl"
         self.torn_tail: TornTail | None = None
-        self.raw: bytes | None = None  # the line of the record just yielded (not for packed rows)
+        self.raw: bytes | None = None  # the line of the record just yielded
         self.event_count = 0
         self.lines = 0
         self.final_newline = True
@@ -405,6 +405,14 @@ class LogReader:
             self.torn_tail = TornTail(line=lineno + 1, offset=frame_start, size=fed - frame_start,
                                       encoding="zstd")
 
+    def physical_lines(self) -> Iterator[tuple[int, int, bytes]]:
+        """(line number, byte offset, bytes with their newline) of every line of the
+        (decompressed) text, header and blank lines included; instead of `records()`."""
+        if self._started or self._header is not None:
+            raise RuntimeError("physical_lines() reads a fresh reader, instead of header and records")
+        self._started = True
+        return self._lines
+
     # -- logical layer ---------------------------------------------------
     @property
     def header(self) -> dict:
@@ -543,7 +551,7 @@ class LogReader:
                     seq += 1
                     continue
                 item.offset = offset
-                self.raw = None
+                self.raw = raw
                 yield item
                 seq += item.count
                 continue

@@ -46,6 +46,7 @@ from dshreplay.errors import DeriveError, DshReplayError, ReadError, UsageError
 from dshreplay.io.reader import LogSource, read_small_file, shown_path
 from dshreplay.jsvalues import json_bytes, short_json
 from dshreplay.options import Options
+from dshreplay.output.chain import TurnEndLines, check_growth, line_chain
 from dshreplay.output.htmlreport import render_index, render_report
 from dshreplay.output.redact import ArgumentDeltas, Redactor
 from dshreplay.output.reporters import TextReporter, json_text, markdown_text
@@ -418,12 +419,13 @@ def _export_session(given: str, root: Path, redactor: Redactor, name: str | None
         message = exc.message if isinstance(exc, DshReplayError) else _os_reason(exc)
         result.entry = {"input": shown_path(given), "verdict": "unreadable", "error": redactor.text(message)}
         return result
-    deltas = ArgumentDeltas()  # (the findings are the original's; their text is redacted when written)
-    report = validate_log(given, options, observers=[deltas])
+    deltas, ends = ArgumentDeltas(), TurnEndLines()  # (the findings are the original's; redacted when written)
+    report = validate_log(given, options, observers=[deltas, ends])
     if report.unreadable is not None or name is None:
         message = report.unreadable.message if report.unreadable is not None else "unreadable header"
         result.entry = {**facts, "verdict": "unreadable", "error": redactor.text(message)}
         return result
+    facts["chain"] = line_chain(LogSource(given, options), ends.lines)  # for verify-export --grown
     # this session's redactor also masks every delta of a tool call whose assembled arguments hold a secret
     redactor = redactor.for_calls(deltas.secret_calls(redactor))
     source = LogSource(given, options, transform=redactor.record)
@@ -480,19 +482,24 @@ class _TranscriptFile(TranscriptBuilder):
 class _EventRows(Observer):
     """events.csv, one row per event (packed rows expanded); observe it after `turns`."""
 
-    HEADER = ["seq", "time", "type", "turn", "step", "surface", "op", "callId", "compactionId", "preview",
-              "sha256"]
+    HEADER = ["seq", "line", "time", "type", "turn", "step", "surface", "op", "callId", "compactionId", "preview",
+              "sha256", "rawSha256"]
 
     def __init__(self, path: Path, turns: TurnTracker, final_nodes: set) -> None:
         self.csv = CsvFile(path, self.HEADER)
         self.turns = turns
         self.final_nodes = final_nodes
 
-    def observe(self, item, replacement) -> None:
-        for event in item.members() if item.row is not None else (item,):
-            self._row(event)
+    def begin(self, run: Run) -> None:
+        self.reader = run.reader
 
-    def _row(self, event) -> None:
+    def observe(self, item, replacement) -> None:
+        raw = self.reader.raw
+        raw_sha256 = hashlib.sha256(raw).hexdigest() if raw is not None else ""  # `sed -n LINEp LOG | sha256sum`
+        for event in item.members() if item.row is not None else (item,):
+            self._row(event, raw_sha256)
+
+    def _row(self, event, raw_sha256: str) -> None:
         kind = event.type
         record = event.record
         data = record.get("data")
@@ -507,9 +514,9 @@ class _EventRows(Observer):
         compaction_id = data.get("compactionId") if type(data) is dict else None
         if compaction_id is None and type(data) is dict and type(data.get("source")) is dict:
             compaction_id = data["source"].get("compactionId")
-        self.csv.row([event.seq, utc_time(event.time), kind, self.turns.turn, self.turns.step, status,
+        self.csv.row([event.seq, event.line, utc_time(event.time), kind, self.turns.turn, self.turns.step, status,
                       record.get("surfaceOp"), _call_id(kind, data), compaction_id, one_line(text, 120),
-                      canonical_sha256(record)])
+                      canonical_sha256(record), raw_sha256])
 
     def finish(self, run: Run) -> None:
         self.csv.close()
@@ -605,9 +612,11 @@ class Difference:
 MAX_MANIFEST_BYTES = 256 * 1024**2
 
 
-def verify_export(bundle: Path, *, inputs: Path | None = None, bundle_only: bool = False,
-                  digest: str | None = None, public_key: str | None = None) -> tuple[list[Difference], list[str]]:
-    """Re-hash a bundle and its inputs. Returns (differences, inputs not checked).
+def verify_export(bundle: Path, *, inputs: Path | None = None, bundle_only: bool = False, grown: bool = False,
+                  digest: str | None = None, public_key: str | None = None
+                  ) -> tuple[list[Difference], list[str], list[Difference]]:
+    """Re-hash a bundle and its inputs. Returns (differences, inputs not checked,
+    inputs that only grew since the export: accepted with `grown`).
 
     An input that cannot be found (beside the path it was given as, or in
     `inputs`) is a difference unless `bundle_only`. `digest` is the digest
@@ -663,7 +672,7 @@ def verify_export(bundle: Path, *, inputs: Path | None = None, bundle_only: bool
         rel = path.relative_to(bundle).as_posix()
         if rel not in ("manifest.json", SIGNATURE) and rel not in listed:
             differences.append(Difference(_printable_name(rel), "not listed in the manifest (added)"))
-    unchecked = []
+    unchecked, appended = [], []
     for entry in sessions:
         given = entry.get("input") if type(entry) is dict else None
         if type(given) is not str or "sha256" not in entry:
@@ -682,14 +691,25 @@ def verify_export(bundle: Path, *, inputs: Path | None = None, bundle_only: bool
                                                          "--bundle-only to check the bundle alone)"))
                 continue
             size = target.stat().st_size
-            if size != entry.get("size"):
+            if size == entry.get("size") and sha256_file(target) == entry["sha256"]:
+                continue
+            if grown and type(entry.get("chain")) is dict:
+                folder = entry.get("folder")
+                events = bundle / folder / "events.csv" if type(folder) is str else None
+                growth = check_growth(LogSource(target), entry["chain"], events)
+                if growth.status in ("same", "grew"):
+                    appended.append(Difference(given, growth.detail))
+                else:
+                    differences.append(Difference(given, growth.detail))
+            elif size != entry.get("size"):
                 differences.append(Difference(given, f"input size changed: {size} bytes, "
                                                      f"manifest says {entry.get('size')}"))
-            elif sha256_file(target) != entry["sha256"]:
+            else:
                 differences.append(Difference(given, "input content changed (SHA-256 differs)"))
-        except OSError as exc:
-            differences.append(Difference(given, f"input cannot be read: {exc.strerror or exc}"))
-    return differences, unchecked
+        except (OSError, DshReplayError) as exc:
+            reason = exc.message if isinstance(exc, DshReplayError) else (exc.strerror or str(exc))
+            differences.append(Difference(given, f"input cannot be read: {reason}"))
+    return differences, unchecked, appended
 
 
 def _find_input(named: str, inputs: Path | None) -> Path | None:

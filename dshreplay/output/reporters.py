@@ -154,9 +154,10 @@ class JsonReporter:
     def lineage(self, roots, problems) -> None:
         self.emit({"sessions": [r.to_json() for r in roots], "problems": problems})
 
-    def verify(self, bundle, differences, absent) -> None:
+    def verify(self, bundle, differences, absent, grown=()) -> None:
         self.emit({"bundle": str(bundle), "ok": not differences,
-                   "differences": [d.to_json() for d in differences], "inputsNotChecked": absent})
+                   "differences": [d.to_json() for d in differences], "inputsNotChecked": absent,
+                   "inputsGrown": [{"input": g.path, "detail": g.problem} for g in grown]})
 
     def exported(self, out, manifest, digest: str) -> None:
         self.emit({"out": str(out), "sessions": manifest["sessions"],
@@ -404,7 +405,9 @@ class TextReporter:
         for problem in problems:
             self.line("! " + one_line(problem, WIDTH - 2))
 
-    def verify(self, bundle, differences, absent) -> None:
+    def verify(self, bundle, differences, absent, grown=()) -> None:
+        for g in grown:
+            self.line(f"grew     {one_line(g.path, 50)}: {g.problem}")
         for d in differences:
             self.line(f"DIFFERS  {one_line(d.path, 50)}: {d.problem}")
         for given in absent:

@@ -40,7 +40,8 @@ def test_export_verifies_and_is_byte_identical_when_rerun(cli, inputs, tmp_path)
     assert [f["path"] for f in manifest["files"]] == sorted(set(first) - {"manifest.json"})
     assert all(f["size"] == len(first[f["path"]]) for f in manifest["files"])
     out = cli("verify-export", tmp_path / "a", "--json").json()
-    assert out == {"bundle": str(tmp_path / "a"), "ok": True, "differences": [], "inputsNotChecked": []}
+    assert out == {"bundle": str(tmp_path / "a"), "ok": True, "differences": [], "inputsNotChecked": [],
+                   "inputsGrown": []}
 
 
 def test_bundle_contents_per_session(cli, tmp_path):
@@ -54,7 +55,7 @@ def test_bundle_contents_per_session(cli, tmp_path):
     request = cli("request", SAMPLES / "audit-demo.jsonl", "--call", 3, "--json").json()
     assert json.loads((folder / "calls" / "0003.json").read_text()) == request
     events = (folder / "events.csv").read_text().splitlines()
-    assert events[0] == "seq,time,type,turn,step,surface,op,callId,compactionId,preview,sha256"
+    assert events[0] == "seq,line,time,type,turn,step,surface,op,callId,compactionId,preview,sha256,rawSha256"
     assert len(events) == 1 + 131
     approvals = (folder / "approvals.csv").read_text().splitlines()
     assert approvals[1].split(",")[5:8] == ["allowed-once", "deploys to a shared environment", ""]

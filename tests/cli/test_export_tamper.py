@@ -105,3 +105,38 @@ def test_a_format_1_bundle_is_still_verified(cli, exported):
     assert problems(cli, bundle, expect=0) == []
     (bundle / "index.html").write_text("changed")
     assert problems(cli, bundle) == [("index.html", "content changed (SHA-256 differs)")]
+
+
+def test_a_log_that_only_grew_is_accepted_with_grown_and_its_appended_lines_named(cli, exported):
+    bundle, inputs, _ = exported
+    log = inputs / "prune.jsonl"
+    lines_before = log.read_bytes().count(b"\n")
+    extra = b'{"type":"session/title","seq":999,"time":1,"data":{"title":"later"}}\n'
+    with log.open("ab") as fh:
+        fh.write(extra * 3)
+    assert [p for _, p in problems(cli, bundle)][0].startswith("input size changed")
+    out = cli("verify-export", bundle, "--grown", "--json").json()
+    assert out["ok"] and out["differences"] == []
+    assert out["inputsGrown"] == [{"input": str(log), "detail": f"lines {lines_before + 1}..{lines_before + 3} "
+                                                               f"appended ({3 * len(extra)} bytes)"}]
+
+
+def test_a_line_rewritten_inside_the_exported_prefix_is_named_even_with_grown(cli, exported):
+    bundle, inputs, _ = exported
+    log = inputs / "compaction.jsonl"
+    lines = log.read_bytes().splitlines(keepends=True)
+    target = next(i for i, line in enumerate(lines) if b"argparse" in line)  # a message in the middle
+    lines[target] = lines[target].replace(b"argparse", b"ARGPARSE", 1)
+    log.write_bytes(b"".join(lines) + b'{"type":"x"}\n')
+    assert problems(cli, bundle, "--grown") == [
+        (str(log), f"rewritten inside the exported prefix: line {target + 1} differs")]
+
+
+def test_events_csv_names_each_raw_line_and_its_sha256(exported):
+    import csv
+    import hashlib
+    bundle, inputs, _ = exported
+    lines = (inputs / "prune.jsonl").read_bytes().splitlines(keepends=True)
+    with open(bundle / "sample-prune" / "events.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert rows and all(row["rawSha256"] == hashlib.sha256(lines[int(row["line"]) - 1]).hexdigest() for row in rows)
