@@ -316,26 +316,38 @@ def diff(log: str, a: int, b: int, as_text: bool, as_json: bool) -> None:
 
 
 @cli.command()
-@log_argument
+@click.argument("log", required=False)
 @click.option("--list", "listing", is_flag=True, help="List every model call.")
 @click.option("--all", "include_all", is_flag=True,
               help="With --list: also the auxiliary model calls (summaries, titles, web search).")
 @click.option("--call", "call", type=int, metavar="N", help="The full request of main-loop call N.")
 @click.option("--at", "at", type=int, metavar="S", help="The request the harness would build after seq S.")
+@click.option("--bundle", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+              help="With --call N and no LOG: rebuild the request from a session folder of an export bundle.")
 @output_options
-def request(log: str, listing: bool, include_all: bool, call: int | None, at: int | None,
+def request(log: str | None, listing: bool, include_all: bool, call: int | None, at: int | None, bundle,
             as_json: bool) -> None:
     """Reconstruct the exact requests sent to the model.
 
     --list enumerates the model calls (one finish-terminated chunk stream
     each, retries included) with their chunk range, model, finish reason,
     usage and message count. --call N prints the request of call N: the
-    header in force and the messages the model was given.
+    header in force and the messages the model was given. --bundle DIR
+    --call N rebuilds it from an export bundle's session folder, byte for
+    byte what `request LOG --call N --json` prints for the (redacted) log.
     """
     if sum(x is not None and x is not False for x in (listing or None, call, at)) != 1:
         raise click.UsageError("give exactly one of --list, --call N, --at S")
     if include_all and not listing:
         raise click.UsageError("--all goes with --list")
+    if (log is None) == (bundle is None):
+        raise click.UsageError("give a LOG, or --bundle DIR (with --call N)")
+    if bundle is not None:
+        if call is None:
+            raise click.UsageError("--bundle goes with --call N")
+        from dshreplay.output.bundle import request_from_bundle
+        JsonReporter().emit(request_from_bundle(bundle, call))
+        return
     session = open_log(log)
     if listing:
         calls, rejected = session.call_list(include_auxiliary=include_all)

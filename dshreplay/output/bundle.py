@@ -31,7 +31,7 @@ from pathlib import Path
 import orjson
 
 from dshreplay import __version__
-from dshreplay.analyses.calls import CallTracker, Request
+from dshreplay.analyses.calls import CallTracker
 from dshreplay.analyses.findings import ERROR, NOTICE, WARNING
 from dshreplay.analyses.index import build_index
 from dshreplay.analyses.provenance import ShadowTracker
@@ -528,38 +528,12 @@ def _stream(source: LogSource, index, folder: Path, header: dict) -> dict:
     final_nodes = set(index.final.nodes) if index.final is not None else set()
     shadows = ShadowTracker()
     transcript = _TranscriptFile(folder / "transcript.md", str(header.get("id")), shadows)
-    views: list[dict] = []
-    folds: list = []  # the pass's fold, for the requests
-
-    def count_messages() -> int:
-        return 0  # the call list comes from the index; here only the request files matter
-
-    def on_open(call, header) -> None:
-        state = folds[0].state(call.first_chunk_seq - 1)
-        try:
-            messages = state.messages()
-        except DeriveError:
-            messages = [m for _, m in _safe_node_messages(state)]
-        request = Request(call.call, call.turn, call.step, call.first_chunk_seq, call.first_chunk_seq - 1,
-                          call.header_seq, header, messages)
-        # byte for byte what `request --call N --json` prints
-        (folder / "calls" / f"{call.call:04d}.json").write_bytes(
-            (json_text(request.to_json()) + "\n").encode())
-        if len(views) < MAX_CALL_VIEWS:
-            views.append({"call": call.call, "turn": call.turn, "step": call.step,
-                          "firstChunkSeq": call.first_chunk_seq, "headerSeq": call.header_seq,
-                          "header": header,
-                          "messages": [(role_of("", m), one_line(message_text(m, reasoning=False), PREVIEW))
-                                       for m in messages]})
-
-    class _Fold(Observer):
-        def begin(self, run: Run) -> None:
-            folds.append(run.fold)
-
+    records = _CallRecords(folder)
     turns = TurnTracker()
-    observers = [_Fold(), shadows, transcript, CallTracker(count_messages, on_open), turns,
+    observers = [shadows, transcript, CallTracker(lambda: 0, records.opened), records, turns,
                  _EventRows(folder / "events.csv", turns, final_nodes)]
     run = run_pass(source, observers, on_fold_error=SKIP)
+    views = records.views
     transcript.close()
     last = run.last_seq if run.last_seq is not None else 0
     spans: dict = {"turns": [], "steps": []}
@@ -574,6 +548,133 @@ def _stream(source: LogSource, index, folder: Path, header: dict) -> dict:
                                          "reason", "flag"], approvals)
     return {"calls": views, "spans": spans, "approvals": approvals, "transcript": transcript.kept,
             "finalNodes": final_nodes}
+
+
+class _Store:
+    """Values stored once each, by the SHA-256 of their stored bytes: `messages/<sha256>.json`."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder / "messages"
+        self.folder.mkdir()
+        self.known: set[str] = set()
+
+    def put(self, value) -> str:
+        data = (json_text(value) + "\n").encode()
+        digest = hashlib.sha256(data).hexdigest()
+        if digest not in self.known:
+            self.known.add(digest)
+            (self.folder / f"{digest}.json").write_bytes(data)
+        return digest
+
+
+class _CallRecords(Observer):
+    """calls/NNNN.json, one per main-loop call: its request (the header and the ids of its
+    messages in the store) and its response (the assistant message, finish, error code,
+    usage, chunk times). Observe it after the CallTracker that calls `opened`."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder / "calls"
+        self.store = _Store(folder)
+        self.views: list[dict] = []
+        self.pending: dict[int, tuple] = {}  # call number -> (Call, record)
+        self._new: list = []
+
+    def begin(self, run: Run) -> None:
+        self.fold = run.fold
+        self.request_time = None  # the time of the last event before a call's first chunk
+
+    def opened(self, call, header) -> None:
+        state = self.fold.state(call.first_chunk_seq - 1)
+        try:
+            messages = state.messages()
+        except DeriveError:
+            messages = [m for _, m in _safe_node_messages(state)]
+        record = {"call": call.call, "turn": call.turn, "step": call.step, "firstChunkSeq": call.first_chunk_seq,
+                  "atSeq": call.first_chunk_seq - 1, "headerSeq": call.header_seq,
+                  "header": None if header is None else self.store.put(header),
+                  "messages": [self.store.put(m) for m in messages], "response": {}}
+        self.pending[call.call] = (call, record)
+        self._new.append(record)
+        if len(self.views) < MAX_CALL_VIEWS:
+            self.views.append({"call": call.call, "turn": call.turn, "step": call.step,
+                               "firstChunkSeq": call.first_chunk_seq, "headerSeq": call.header_seq,
+                               "header": header,
+                               "messages": [(role_of("", m), one_line(message_text(m, reasoning=False), PREVIEW))
+                                            for m in messages]})
+
+    def observe(self, item, replacement) -> None:
+        time = item.time
+        if item.type != "assistant/chunk":
+            if item.type == "assistant/message" and item.row is None:
+                self._answered(item)
+            self.request_time = time
+            return
+        for record in self._new:  # calls this chunk opened
+            record["response"]["firstChunkTime"] = time
+            record["response"]["timeToFirstChunkMs"] = _ms(time, self.request_time)
+        self._new.clear()
+        last = item.seq + item.count - 1
+        for call, record in self.pending.values():
+            if call.last_chunk_seq == last:
+                record["response"]["lastChunkTime"] = item.times[-1] if item.row is not None else time
+
+    def _answered(self, item) -> None:
+        sources = item.record.get("sourceEventSeqs")
+        cited = [s for s in sources if type(s) is int] if type(sources) is list else []
+        for number, (call, record) in list(self.pending.items()):
+            if any(call.first_chunk_seq <= s <= (call.last_chunk_seq or -1) for s in cited):
+                data = item.record.get("data")
+                message = data.get("message") if type(data) is dict else None
+                record["response"].update(messageSeq=item.seq,
+                                          message=None if message is None else self.store.put(message))
+                self._write(call, record)
+                del self.pending[number]
+                return
+
+    def _write(self, call, record) -> None:
+        response = record["response"]
+        finish = call.finish
+        failure = finish.get("failure") if type(finish) is dict else None
+        first, last = response.pop("firstChunkTime", None), response.pop("lastChunkTime", None)
+        record["response"] = {
+            "messageSeq": response.get("messageSeq"), "message": response.get("message"),
+            "finish": finish.get("kind") if type(finish) is dict else finish,
+            "errorCode": failure.get("code") if type(failure) is dict else None,
+            "usage": call.usage, "lastChunkSeq": call.last_chunk_seq,
+            "firstChunkTime": utc_time(first), "lastChunkTime": utc_time(last),
+            "timeToFirstChunkMs": response.get("timeToFirstChunkMs"), "durationMs": _ms(last, first)}
+        (self.folder / f"{call.call:04d}.json").write_bytes(dumps(record))
+
+    def finish(self, run: Run) -> None:
+        for call, record in self.pending.values():  # calls with no assistant message (cut short)
+            self._write(call, record)
+        self.pending.clear()
+
+
+def _ms(later, earlier):
+    ok = all(type(t) in (int, float) and t > 0 for t in (later, earlier))
+    return later - earlier if ok else None
+
+
+def request_from_bundle(folder: Path, call: int) -> dict:
+    """The request of main-loop call `call` rebuilt from a bundle's session folder:
+    what `dshreplay request LOG --call N --json` prints for the (redacted) log."""
+    try:
+        record = orjson.loads(read_small_file(folder / "calls" / f"{call:04d}.json", MAX_MANIFEST_BYTES,
+                                              f"call {call}"))
+    except ReadError:
+        raise UsageError(f"there is no call {call} in {shown_path(folder)}") from None
+
+    def load(digest):
+        if digest is None:
+            return None
+        if type(digest) is not str or not digest.isalnum():
+            raise UsageError(f"{shown_path(folder)}: call {call} names a message that is not a digest")
+        return orjson.loads(read_small_file(folder / "messages" / f"{digest}.json", MAX_MANIFEST_BYTES,
+                                            "a stored message"))
+    return {"call": record["call"], "turn": record["turn"], "step": record["step"],
+            "firstChunkSeq": record["firstChunkSeq"], "atSeq": record["atSeq"], "headerSeq": record["headerSeq"],
+            "header": load(record["header"]), "messages": [load(d) for d in record["messages"]]}
 
 
 def _safe_node_messages(state):

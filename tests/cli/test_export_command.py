@@ -48,12 +48,12 @@ def test_bundle_contents_per_session(cli, tmp_path):
     cli("export", SAMPLES / "audit-demo.jsonl", "--out", tmp_path / "out", "--timestamp", STAMP)
     folder = tmp_path / "out" / "sample-audit-demo"
     assert sorted(p.name for p in folder.iterdir()) == [
-        "approvals.csv", "brackets.json", "calls", "events.csv", "findings.json", "report.html",
+        "approvals.csv", "brackets.json", "calls", "events.csv", "findings.json", "messages", "report.html",
         "shadows.json", "transcript.md"]
     calls = sorted(p.name for p in (folder / "calls").iterdir())
     assert calls == [f"{n:04d}.json" for n in range(1, 9)]
     request = cli("request", SAMPLES / "audit-demo.jsonl", "--call", 3, "--json").json()
-    assert json.loads((folder / "calls" / "0003.json").read_text()) == request
+    assert cli("request", "--bundle", folder, "--call", 3).json() == request  # (redaction changed nothing here)
     events = (folder / "events.csv").read_text().splitlines()
     assert events[0] == "seq,line,time,type,turn,step,surface,op,callId,compactionId,preview,sha256,rawSha256"
     assert len(events) == 1 + 131
@@ -83,7 +83,7 @@ def test_redaction_rules_file(cli, tmp_path):
     rules.write_text(json.dumps({"text": ["main\\.py"], "pointers": ["/data/header/system"], "keys": ["cwd"]}))
     cli("export", SAMPLES / "compaction.jsonl", "--out", tmp_path / "out", "--redact", rules, "--timestamp", STAMP)
     folder = tmp_path / "out" / "sample-compaction"
-    call = json.loads((folder / "calls" / "0001.json").read_text())
+    call = cli("request", "--bundle", folder, "--call", 1).json()
     assert call["header"]["system"] == "[REDACTED]"
     assert "main.py" not in (folder / "transcript.md").read_text()
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())

@@ -1,0 +1,67 @@
+"""Each call's record in a bundle: its request rebuilt byte for byte from the
+content-addressed messages, and its response."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+from conftest import SAMPLES
+
+LOGS = ["compaction.jsonl", "multi-turn.jsonl", "packed-rows.jsonl", "tool-result-rewrite.jsonl", "prune.jsonl"]
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory):
+    from click.testing import CliRunner
+
+    from dshreplay.cli import cli
+    out = tmp_path_factory.mktemp("calls") / "b"
+    result = CliRunner().invoke(cli, ["export", *[str(SAMPLES / n) for n in LOGS], "--out", str(out),
+                                      "--no-default-redaction", "--timestamp", "2026-01-01T00:00:00Z"])
+    assert result.exit_code == 0, result.output
+    return out, json.loads((out / "manifest.json").read_bytes())
+
+
+@pytest.mark.parametrize("name", LOGS)
+def test_every_call_is_rebuilt_from_the_bundle_byte_for_byte(cli, bundle, name):
+    out, manifest = bundle
+    [entry] = [s for s in manifest["sessions"] if s["input"].endswith("/" + name)]
+    folder = out / entry["folder"]
+    calls = cli("request", SAMPLES / name, "--list", "--json").json()
+    assert calls and len(list((folder / "calls").iterdir())) == len(calls)
+    for c in calls:
+        expected = cli("request", SAMPLES / name, "--call", c["call"], "--json").stdout
+        assert cli("request", "--bundle", folder, "--call", c["call"]).stdout == expected, c["call"]
+
+
+def test_messages_are_stored_once_under_the_sha256_of_their_bytes(bundle):
+    out, _ = bundle
+    folder = out / "sample-compaction"
+    stored = list((folder / "messages").iterdir())
+    assert stored and all(p.name == hashlib.sha256(p.read_bytes()).hexdigest() + ".json" for p in stored)
+    cited = [d for p in (folder / "calls").iterdir() for d in json.loads(p.read_bytes())["messages"]]
+    assert len(cited) > len(set(cited))  # later calls repeat earlier messages, stored once
+
+
+def test_a_call_record_holds_its_response(bundle):
+    out, _ = bundle
+    folder = out / "sample-compaction"
+    record = json.loads((folder / "calls" / "0005.json").read_bytes())
+    response = record["response"]
+    assert (response["messageSeq"], response["finish"], response["errorCode"], response["lastChunkSeq"]) == \
+        (79, "tool-calls", None, 78)
+    assert response["usage"]["inputTokens"] == 4280
+    message = json.loads((folder / "messages" / f"{response['message']}.json").read_bytes())
+    assert message["role"] == "assistant"
+    assert response["durationMs"] >= 0 and response["firstChunkTime"].endswith("Z")
+
+
+def test_a_failed_call_names_its_error_code(cli, corpus_dir, tmp_path):
+    log = corpus_dir / "upstream" / "headless-agent__compaction-recovery__session.jsonl"
+    cli("export", log, "--out", tmp_path / "b", "--snapshot", expect=None)
+    [folder] = [p for p in (tmp_path / "b").iterdir() if p.is_dir()]
+    record = json.loads((folder / "calls" / "0002.json").read_bytes())
+    assert record["response"]["errorCode"] == "CONTEXT_WINDOW_EXCEEDED"
