@@ -34,6 +34,25 @@ class Span:
     step: object = None
     start_time: object = 0
     end_time: object = 0
+    reason: object = None  # a turn's turn/end reason, as logged ({"kind": ...})
+
+    @property
+    def ending(self) -> str:
+        """How a turn ended: completed, error CODE, aborted by WHO, interrupted (the log ends inside it),
+        or the reason's own kind."""
+        if self.end is None:
+            return "interrupted"
+        reason = self.reason if type(self.reason) is dict else {}
+        kind = reason.get("kind")
+        if kind == "error":
+            error = reason.get("error")
+            code = error.get("code") if type(error) is dict else None
+            return f"error {code}" if code is not None else "error"
+        if kind == "aborted":
+            by = reason.get("reason")
+            who = by.get("kind") if type(by) is dict else None
+            return f"aborted by {who}" if who is not None else "aborted"
+        return str(kind) if kind is not None else "unknown"
 
     @property
     def open(self) -> bool:
@@ -89,6 +108,7 @@ class TurnTracker(Observer):
         elif kind == "turn/end":
             if self.turns and self.turns[-1].open:
                 self.turns[-1].end, self.turns[-1].end_time = item.seq, item.time
+                self.turns[-1].reason = _data(item).get("reason")
             self._close_turn = self._close_step = True
         elif kind == "approval/asked":
             data = _data(item)

@@ -522,6 +522,98 @@ class _EventRows(Observer):
         self.csv.close()
 
 
+class _ToolRows(Observer):
+    """tools.csv: one row per tool call, with its arguments, result, approval and hooks."""
+
+    HEADER = ["callId", "turn", "step", "tool", "arguments", "resultPreview", "isError", "approvalAsked",
+              "approvalOutcome", "approvalDecided", "hooks", "startedAt", "finishedAt", "durationMs",
+              "callSeq", "resultSeq"]
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.calls: dict = {}  # callId -> row fields
+        self.approvals: dict = {}  # approval id -> callId
+        self.last = None  # the callId of the last tool event (hooks follow it)
+
+    def observe(self, item, replacement) -> None:
+        kind = item.type
+        if kind not in ("tool/call", "tool/result", "approval/asked", "approval/decided", "hook/result"):
+            return
+        data = item.record.get("data")
+        data = data if type(data) is dict else {}
+        if kind == "tool/call":
+            call_id = _hashable(data.get("callId"))
+            self.calls.setdefault(call_id, {"hooks": []}).update(
+                callId=data.get("callId"), turn=data.get("turn"), step=data.get("step"), tool=data.get("name"),
+                arguments=data.get("arguments"), startedAt=item.time, callSeq=item.seq)
+            self.last = call_id
+        elif kind == "tool/result" and item.record.get("surfaceOp") == "append":
+            call_id = _hashable(_call_id(kind, data))
+            row = self.calls.setdefault(call_id, {"callId": call_id, "turn": data.get("turn"),
+                                                  "step": data.get("step"), "hooks": []})
+            message = data.get("message")
+            content = message.get("content") if type(message) is dict else None
+            first = content[0] if type(content) is list and content and type(content[0]) is dict else {}
+            row.update(resultPreview=one_line(message_text(message, reasoning=False), PREVIEW),
+                       isError=first.get("isError") is True or data.get("error") is not None,
+                       finishedAt=item.time, resultSeq=item.seq)
+            self.last = call_id
+        elif kind == "approval/asked":
+            call_id = _hashable(data.get("callId"))
+            self.approvals[_hashable(data.get("id"))] = call_id
+            self.calls.setdefault(call_id, {"callId": data.get("callId"), "hooks": []})["approvalAsked"] = item.time
+        elif kind == "approval/decided":
+            call_id = self.approvals.get(_hashable(data.get("id")))
+            if call_id in self.calls:
+                self.calls[call_id].update(approvalOutcome=data.get("outcome"), approvalDecided=item.time)
+        elif self.last in self.calls:  # hook/result: the hooks around the last tool event
+            self.calls[self.last]["hooks"].append(f"{data.get('point')}:{data.get('decision')}")
+
+    def finish(self, run: Run) -> None:
+        rows = []
+        for row in self.calls.values():
+            started, finished = row.get("startedAt"), row.get("finishedAt")
+            rows.append([row.get("callId"), row.get("turn"), row.get("step"), row.get("tool"), row.get("arguments"),
+                         row.get("resultPreview"), row.get("isError"), utc_time(row.get("approvalAsked")),
+                         row.get("approvalOutcome"), utc_time(row.get("approvalDecided")), " ".join(row["hooks"]),
+                         utc_time(started), utc_time(finished), _ms(finished, started), row.get("callSeq"),
+                         row.get("resultSeq")])
+        write_csv(self.path, self.HEADER, rows)
+
+
+def _hashable(value):
+    return value if isinstance(value, (str, int, float, type(None))) else repr(value)
+
+
+def session_facts(index, turns: TurnTracker, header: dict) -> dict:
+    """session.json: when the session ran, with which models, its calls, failures, tokens and turn endings."""
+    times = [t for t in (header.get("createdAt"),) if type(t) in (int, float) and t > 0]
+    first = next((s.start_time for s in turns.turns if type(s.start_time) in (int, float) and s.start_time > 0), None)
+    last = max((t for s in turns.turns for t in (s.end_time, s.start_time) if type(t) in (int, float) and t > 0),
+               default=None)
+    start = first if first is not None else (times[0] if times else None)
+    failed: dict = {}
+    for call in index.calls:
+        finish = call.finish if type(call.finish) is dict else {}
+        failure = finish.get("failure")
+        if finish.get("kind") == "error" or type(failure) is dict:
+            code = failure.get("code") if type(failure) is dict else None
+            failed[str(code)] = failed.get(str(code), 0) + 1
+    tokens: dict = {}
+    for call in index.calls + index.auxiliary_calls:
+        if type(call.usage) is dict:
+            for key, value in call.usage.items():
+                if type(value) in (int, float) and type(key) is str:
+                    tokens[key] = tokens.get(key, 0) + value
+    models = sorted({(str(c.provider), str(c.model)) for c in index.calls + index.auxiliary_calls})
+    return {"sessionId": header.get("id"), "start": utc_time(start), "end": utc_time(last),
+            "durationMs": _ms(last, start), "events": index.event_count,
+            "models": [{"provider": p, "model": m} for p, m in models],
+            "calls": len(index.calls), "auxiliaryCalls": len(index.auxiliary_calls),
+            "failedCalls": dict(sorted(failed.items())), "tokens": dict(sorted(tokens.items())),
+            "turns": [{"turn": s.turn, "startSeq": s.start, "endSeq": s.end, "ending": s.ending} for s in turns.turns]}
+
+
 def _stream(source: LogSource, index, folder: Path, header: dict) -> dict:
     """The one pass that writes events.csv, calls/*.json, approvals.csv and
     transcript.md, and gathers what the report draws."""
@@ -531,8 +623,9 @@ def _stream(source: LogSource, index, folder: Path, header: dict) -> dict:
     records = _CallRecords(folder)
     turns = TurnTracker()
     observers = [shadows, transcript, CallTracker(lambda: 0, records.opened), records, turns,
-                 _EventRows(folder / "events.csv", turns, final_nodes)]
+                 _EventRows(folder / "events.csv", turns, final_nodes), _ToolRows(folder / "tools.csv")]
     run = run_pass(source, observers, on_fold_error=SKIP)
+    (folder / "session.json").write_bytes(dumps(session_facts(index, turns, header)))
     views = records.views
     transcript.close()
     last = run.last_seq if run.last_seq is not None else 0

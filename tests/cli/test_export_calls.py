@@ -65,3 +65,49 @@ def test_a_failed_call_names_its_error_code(cli, corpus_dir, tmp_path):
     [folder] = [p for p in (tmp_path / "b").iterdir() if p.is_dir()]
     record = json.loads((folder / "calls" / "0002.json").read_bytes())
     assert record["response"]["errorCode"] == "CONTEXT_WINDOW_EXCEEDED"
+
+
+def _export_one(cli, log, tmp_path):
+    cli("export", log, "--out", tmp_path / "b", "--snapshot", expect=None)
+    [folder] = [p for p in (tmp_path / "b").iterdir() if p.is_dir()]
+    return folder
+
+
+def test_tools_csv_gives_each_tool_call_with_its_result_and_approval(cli, tmp_path):
+    import csv
+    folder = _export_one(cli, SAMPLES / "audit-demo.jsonl", tmp_path)
+    with open(folder / "tools.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    events = [json.loads(line) for line in (SAMPLES / "audit-demo.jsonl").read_text().splitlines()[1:]]
+    assert [r["callId"] for r in rows] == [e["data"]["callId"] for e in events if e["type"] == "tool/call"]
+    asked = next(e for e in events if e["type"] == "approval/asked")
+    [approved] = [r for r in rows if r["callId"] == asked["data"]["callId"]]
+    assert approved["approvalOutcome"] == "allowed-once" and approved["approvalAsked"].endswith("Z")
+    assert all(r["durationMs"].isdigit() and r["resultSeq"] > r["callSeq"] for r in rows)
+
+
+def test_tools_csv_names_the_hook_decisions_after_a_call(cli, corpus_dir, tmp_path):
+    import csv
+    folder = _export_one(cli, corpus_dir / "upstream" / "acp-agent__hook-cc-posttool-block__session.jsonl", tmp_path)
+    with open(folder / "tools.csv", newline="") as fh:
+        hooks = [r["hooks"] for r in csv.DictReader(fh)]
+    assert "PostToolUse:block" in " ".join(hooks)
+
+
+@pytest.mark.parametrize("name, endings", [
+    ("acp-agent__subagent-continuable__session.1.jsonl", "error UNKNOWN"),
+    ("acp-agent__cancel-tool-calls__session.jsonl", "aborted by user"),
+])
+def test_session_json_says_how_each_turn_ended(cli, corpus_dir, tmp_path, name, endings):
+    folder = _export_one(cli, corpus_dir / "upstream" / name, tmp_path)
+    facts = json.loads((folder / "session.json").read_bytes())
+    assert endings in [t["ending"] for t in facts["turns"]]
+    assert facts["calls"] >= 1 and facts["models"]
+
+
+def test_session_json_counts_calls_tokens_and_failures(cli, corpus_dir, tmp_path):
+    folder = _export_one(cli, corpus_dir / "upstream" / "headless-agent__compaction-recovery__session.jsonl", tmp_path)
+    facts = json.loads((folder / "session.json").read_bytes())
+    assert facts["failedCalls"] == {"CONTEXT_WINDOW_EXCEEDED": 1}
+    assert facts["calls"] == 3 and facts["auxiliaryCalls"] == 1
+    assert facts["tokens"]["inputTokens"] > 0
