@@ -71,6 +71,8 @@ class Approval:
     outcome: object
     reason: object
     flag: str  # "", "no decision", "decision without ask"
+    asked_time: object = None
+    decided_time: object = None
 
     def row(self) -> list:
         return [self.asked_seq, self.decided_seq, self.id, self.tool, self.call_id, self.outcome, self.reason,
@@ -113,7 +115,7 @@ class TurnTracker(Observer):
         elif kind == "approval/asked":
             data = _data(item)
             entry = Approval(item.seq, None, data.get("id"), data.get("toolName"), data.get("callId"), None,
-                             data.get("reason"), "no decision")
+                             data.get("reason"), "no decision", item.time)
             self.approvals.append(entry)
             self._asked[hashable(data.get("id"))] = entry
         elif kind == "approval/decided":
@@ -121,9 +123,10 @@ class TurnTracker(Observer):
             entry = self._asked.pop(hashable(data.get("id")), None)
             if entry is None:
                 self.approvals.append(Approval(None, item.seq, data.get("id"), None, None, data.get("outcome"),
-                                               None, "decision without ask"))
+                                               None, "decision without ask", None, item.time))
             else:
                 entry.decided_seq, entry.outcome, entry.flag = item.seq, data.get("outcome"), ""
+                entry.decided_time = item.time
 
     def finish(self, run: Run) -> None:
         self.last_seq = run.last_seq

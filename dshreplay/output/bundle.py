@@ -190,6 +190,7 @@ class SessionExport:
     folder: str | None = None
     entry: dict = field(default_factory=dict)
     redactions: int = 0
+    by_rule: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -304,6 +305,10 @@ def _build(inputs: list[str], root: Path, options: ExportOptions, stamp: str, ma
     folders = _plan(inputs, options.read)
     sessions = mapper(_job, [(given, folder, root, options.read) for given, folder in zip(inputs, folders)])
     replacements = sum(s.redactions for s in sessions)
+    by_rule: dict = {}
+    for s in sessions:
+        for rule, n in s.by_rule.items():
+            by_rule[rule] = by_rule.get(rule, 0) + n
     index_html = render_index([s.entry for s in sessions], stamp)
     (root / "index.html").write_text(index_html, encoding="utf-8")
     files = [{"path": path.relative_to(root).as_posix(), "size": path.stat().st_size, "sha256": sha256_file(path)}
@@ -315,7 +320,7 @@ def _build(inputs: list[str], root: Path, options: ExportOptions, stamp: str, ma
         "generatedAt": stamp,
         "redaction": {"defaultRules": options.defaults,
                       "rulesFile": options.rules_label, "rulesSha256": redactor.rules_sha256,
-                      "replacements": replacements},
+                      "replacements": replacements, "replacementsByRule": dict(sorted(by_rule.items()))},
         "sessions": [s.entry for s in sessions],
         "files": files,
     }
@@ -452,7 +457,7 @@ def _export_session(given: str, root: Path, redactor: Redactor, name: str | None
     report_html = render_report(entry=result.entry, index=index, findings=findings, view=view,
                                 transcript=entries)
     (folder / "report.html").write_text(report_html, encoding="utf-8")
-    result.redactions = redactor.replacements
+    result.redactions, result.by_rule = redactor.replacements, dict(redactor.by_rule)
     return result
 
 
@@ -622,8 +627,9 @@ def _stream(source: LogSource, index, folder: Path, header: dict) -> dict:
     transcript = _TranscriptFile(folder / "transcript.md", str(header.get("id")), shadows)
     records = _CallRecords(folder)
     turns = TurnTracker()
+    tools = _ToolRows(folder / "tools.csv")
     observers = [shadows, transcript, CallTracker(lambda: 0, records.opened), records, turns,
-                 _EventRows(folder / "events.csv", turns, final_nodes), _ToolRows(folder / "tools.csv")]
+                 _EventRows(folder / "events.csv", turns, final_nodes), tools]
     run = run_pass(source, observers, on_fold_error=SKIP)
     (folder / "session.json").write_bytes(dumps(session_facts(index, turns, header)))
     views = records.views
@@ -637,8 +643,10 @@ def _stream(source: LogSource, index, folder: Path, header: dict) -> dict:
         label = f"turn {s.turn}"
         spans["turns"].append((s.start, s.end, label) if s.end is not None else (s.start, last, label + " (open)"))
     approvals = [a.row() for a in turns.approvals]
-    write_csv(folder / "approvals.csv", ["askedSeq", "decidedSeq", "id", "tool", "callId", "outcome",
-                                         "reason", "flag"], approvals)
+    write_csv(folder / "approvals.csv", ["askedSeq", "decidedSeq", "id", "tool", "callId", "outcome", "reason",
+                                         "flag", "askedAt", "decidedAt", "arguments"],
+              [[*a.row(), utc_time(a.asked_time), utc_time(a.decided_time),
+                tools.calls.get(_hashable(a.call_id), {}).get("arguments")] for a in turns.approvals])
     return {"calls": views, "spans": spans, "approvals": approvals, "transcript": transcript.kept,
             "finalNodes": final_nodes}
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 
 import orjson
@@ -49,6 +50,9 @@ DEFAULT_SECRET_KEYS = re.compile(r"(?i)(?:password|passwd|passphrase|secret|api[
                                  r"private[_-]?key|token|authorization|credentials?|cookie)s?$")
 DEFAULT_KEY_WORDS = ("password", "passwd", "passphrase", "secret", "key", "token", "authorization",
                      "credential", "cookie")
+DEFAULT_RULE_NAMES = ("private key", "bearer token", "authorization", "sk-/pk-/rk- key", "AWS key id",
+                      "GitHub token", "Slack token", "Google API key", "JSON web token", "URL credentials",
+                      "curl -u credentials", "secret-named assignment")
 DEFAULT_TEXT_RULES = tuple(rule for _, rule in DEFAULT_RULES)
 DEFAULT_TRIGGERS = tuple(sorted({t for triggers, _ in DEFAULT_RULES for t in triggers} | set(DEFAULT_KEY_WORDS)))
 
@@ -63,6 +67,7 @@ class Redactor:
     rules_sha256: str | None = None
     counting: bool = False
     replacements: int = 0
+    by_rule: Counter = field(default_factory=Counter)  # rule name -> replacements made
     triggers: tuple[str, ...] | None = None  # set when only the default rules apply
     secret_keys: re.Pattern | None = None  # member names whose text values are masked (the defaults)
     secret_calls: frozenset = frozenset()  # (turn, step, index) of tool calls whose arguments hold a secret
@@ -117,22 +122,23 @@ class Redactor:
         for pattern in self._separate:
             value, more = pattern.subn(MASK, value)
             n += more
+        self._count("text rules", n)
+        return value
+
+    def _count(self, rule: str, n: int = 1) -> None:
         if n and self.counting:
             self.replacements += n
-        return value
+            self.by_rule[rule] += n
 
     def _gated_text(self, value: str) -> str:
         lowered = value.lower()
         if self._any_trigger.search(lowered) is None:  # the common case: no rule can match
             return value
-        n = 0
-        for triggers, pattern in self._gated:
+        for name, (triggers, pattern) in zip(DEFAULT_RULE_NAMES, self._gated):
             if any(t in lowered for t in triggers) and (pattern is not self._keyword or "=" in value
                                                          or ":" in value):
                 value, more = pattern.subn(MASK, value)
-                n += more
-        if n and self.counting:
-            self.replacements += n
+                self._count(name, more)
         return value
 
     def value(self, value):
@@ -158,8 +164,7 @@ class Redactor:
             t = type(child)
             if frame.keyed and (key in self.keys or (t is str and self.secret_keys is not None and child != MASK
                                                      and self.secret_keys.search(key) is not None)):
-                if self.counting:
-                    self.replacements += 1
+                self._count("keys" if key in self.keys else "secret-named member")
                 frame.put(key, MASK)
                 continue
             if t is str:
@@ -181,8 +186,7 @@ class Redactor:
             record = orjson.loads(json_bytes(record))  # a copy to change in place
             for path in self.pointers:
                 if _replace_at(record, path):
-                    if self.counting:
-                        self.replacements += 1
+                    self._count("pointers")
         if raw is not None and self.triggers is not None and not self.keys:
             lowered = raw.lower()
             if self._any_byte_trigger.search(lowered) is None:
@@ -205,14 +209,12 @@ class Redactor:
         if type(data) is not dict:
             return record
         if kind == "tool-call-chunks" and _call_key(data, data) in self.secret_calls and type(data.get("args")) is list:
-            if self.counting:
-                self.replacements += 1
+            self._count("tool-call arguments")
             return {**record, "data": {**data, "args": [MASK] * len(data["args"])}}
         chunk = data.get("chunk")
         if kind == "assistant/chunk" and type(chunk) is dict and chunk.get("type") == "tool-call-delta" \
                 and "argumentsDelta" in chunk and _call_key(data, chunk) in self.secret_calls:
-            if self.counting:
-                self.replacements += 1
+            self._count("tool-call arguments")
             return {**record, "data": {**data, "chunk": {**chunk, "argumentsDelta": MASK}}}
         return record
 

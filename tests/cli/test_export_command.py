@@ -49,7 +49,7 @@ def test_bundle_contents_per_session(cli, tmp_path):
     folder = tmp_path / "out" / "sample-audit-demo"
     assert sorted(p.name for p in folder.iterdir()) == [
         "approvals.csv", "brackets.json", "calls", "events.csv", "findings.json", "messages", "report.html",
-        "shadows.json", "transcript.md"]
+        "session.json", "shadows.json", "tools.csv", "transcript.md"]
     calls = sorted(p.name for p in (folder / "calls").iterdir())
     assert calls == [f"{n:04d}.json" for n in range(1, 9)]
     request = cli("request", SAMPLES / "audit-demo.jsonl", "--call", 3, "--json").json()
@@ -59,6 +59,8 @@ def test_bundle_contents_per_session(cli, tmp_path):
     assert len(events) == 1 + 131
     approvals = (folder / "approvals.csv").read_text().splitlines()
     assert approvals[1].split(",")[5:8] == ["allowed-once", "deploys to a shared environment", ""]
+    assert approvals[0].endswith("askedAt,decidedAt,arguments")
+    assert approvals[1].endswith('2026-07-06T15:36:05.707Z,2026-07-06T15:36:05.714Z,"{""command"": ""./deploy.sh""}"')
     assert json.loads((folder / "shadows.json").read_text())[0]["seq"] == 67
 
 
