@@ -631,7 +631,8 @@ def _stream(source: LogSource, index, folder: Path, header: dict) -> dict:
     observers = [shadows, transcript, CallTracker(lambda: 0, records.opened), records, turns,
                  _EventRows(folder / "events.csv", turns, final_nodes), tools]
     run = run_pass(source, observers, on_fold_error=SKIP)
-    (folder / "session.json").write_bytes(dumps(session_facts(index, turns, header)))
+    session = session_facts(index, turns, header)
+    (folder / "session.json").write_bytes(dumps(session))
     views = records.views
     transcript.close()
     last = run.last_seq if run.last_seq is not None else 0
@@ -648,7 +649,7 @@ def _stream(source: LogSource, index, folder: Path, header: dict) -> dict:
               [[*a.row(), utc_time(a.asked_time), utc_time(a.decided_time),
                 tools.calls.get(_hashable(a.call_id), {}).get("arguments")] for a in turns.approvals])
     return {"calls": views, "spans": spans, "approvals": approvals, "transcript": transcript.kept,
-            "finalNodes": final_nodes}
+            "finalNodes": final_nodes, "session": session}
 
 
 class _Store:

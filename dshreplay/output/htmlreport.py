@@ -50,7 +50,7 @@ def _table(headers: list[str], rows: list[list], row_id: str | None = None) -> s
     return f"<table{ident}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def _facts(entry: dict, index) -> str:
+def _facts(entry: dict, index, session: dict) -> str:
     header = entry.get("header", {})
     counts = entry.get("findings", {})
     verdict = entry.get("verdict")
@@ -61,6 +61,13 @@ def _facts(entry: dict, index) -> str:
             ["session id", esc(header.get("id"))], ["cwd", esc(header.get("cwd"))],
             ["parent / seedLength", f"{esc(header.get('parentSession') or '-')} / "
                                     f"{esc(header.get('seedLength', '-'))}"],
+            ["start / end / duration", f"{esc(session.get('start') or '-')} / {esc(session.get('end') or '-')} / "
+                                       f"{esc(session.get('durationMs'))} ms"],
+            ["models", esc(", ".join(f"{m['provider']}/{m['model']}" for m in session.get("models", [])) or "-")],
+            ["failed calls", esc(", ".join(f"{code}: {n}" for code, n in session.get("failedCalls", {}).items())
+                                 or "none")],
+            ["tokens", esc(", ".join(f"{k} {v}" for k, v in session.get("tokens", {}).items()) or "-")],
+            ["turn endings", esc(", ".join(f"{t['turn']}: {t['ending']}" for t in session.get("turns", [])) or "-")],
             ["events", esc(entry.get("events"))],
             ["turns / steps / model calls", f"{index.turns} / {index.steps} / {len(index.calls)}"],
             ["verdict", f'<span class="{css}">{esc(verdict)}</span>: {esc(counts.get("error", 0))} errors, '
@@ -171,7 +178,7 @@ def _transcript(entries, final_nodes: set) -> str:
 def render_report(*, entry: dict, index, findings: list[dict], view: dict, transcript) -> str:
     header = entry.get("header", {})
     body = [f"<header><h1>dshreplay audit report: {esc(header.get('id'))}</h1></header><main>",
-            _facts(entry, index), _timeline(index, view["spans"])]
+            _facts(entry, index, view.get("session") or {}), _timeline(index, view["spans"])]
     rows = [[esc(f["severity"]), f"<code>{esc(f['code'])}</code>", esc(f["seq"]), esc(f["line"]),
              esc(f["pointer"]), esc(f["message"])] for f in findings]
     body.append("<section><h2>Findings</h2>" + (

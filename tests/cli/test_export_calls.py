@@ -111,3 +111,12 @@ def test_session_json_counts_calls_tokens_and_failures(cli, corpus_dir, tmp_path
     assert facts["failedCalls"] == {"CONTEXT_WINDOW_EXCEEDED": 1}
     assert facts["calls"] == 3 and facts["auxiliaryCalls"] == 1
     assert facts["tokens"]["inputTokens"] > 0
+
+
+def test_the_report_card_agrees_with_session_json(cli, corpus_dir, tmp_path):
+    import html
+    folder = _export_one(cli, corpus_dir / "upstream" / "acp-agent__cancel-tool-calls__session.jsonl", tmp_path)
+    facts = json.loads((folder / "session.json").read_bytes())
+    page = html.unescape((folder / "report.html").read_text())
+    endings = ", ".join(f"{t['turn']}: {t['ending']}" for t in facts["turns"])
+    assert f"turn endings</td><td>{endings}<" in page and "aborted by user" in endings
