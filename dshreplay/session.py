@@ -170,7 +170,7 @@ class Session:
 
     def provenance(self, at: int | None = None, *, message: int | None = None,
                    seq: int | None = None) -> list[MessageProvenance]:
-        """Where each model message at `at` came from; `message` (from 0) or
+        """Where each model message at `at` came from; `message` (from 1) or
         `seq` picks one message."""
         if message is not None and seq is not None:
             raise UsageError("give message or seq, not both")
@@ -178,7 +178,7 @@ class Session:
         rows = message_provenance(node_messages, self.index(), message=message, seq=seq)
         if message is not None and not rows:
             count = sum(1 for _, body in node_messages if body is not None)
-            raise UsageError(f"message {message} is not in the view: it has {count} messages (0..{count - 1})")
+            raise UsageError(f"message {message} is not in the view: it has {count} messages (1..{count})")
         if seq is not None and not rows:
             raise UsageError(f"seq {seq} is not a message of the model's view at that point")
         return rows

@@ -140,7 +140,7 @@ def diff_states(before: SurfaceState, after: SurfaceState, shadows=None) -> View
 class MessageProvenance:
     """Where one model-visible message came from."""
 
-    index: int  # position among the model messages
+    index: int  # position among the model messages, from 1
     seq: int
     type: object
     op: object
@@ -158,10 +158,10 @@ class MessageProvenance:
 def message_provenance(node_messages, index, *, message: int | None = None,
                        seq: int | None = None) -> list[MessageProvenance]:
     """Provenance of each model message (`node_messages` as SurfaceState.node_messages()),
-    or only of message number `message` (from 0) or of the message of node `seq`:
+    or only of message number `message` (from 1) or of the message of node `seq`:
     origins are followed only for the messages asked about."""
     out = []
-    position = 0
+    position = 1
     for node, body in node_messages:
         if body is None:
             continue

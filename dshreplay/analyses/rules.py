@@ -53,7 +53,7 @@ class BracketRecord:
     compaction_id: object
     start: int | None = None
     end: int | None = None
-    status: str = "open"  # closed | failed | open | abandoned
+    status: str = "open"  # closed | failed | open | abandoned | unbracketed (a replacement with no bracket)
     turn: object = None
     summary_seq: int | None = None
     replacement_seq: int | None = None
@@ -418,8 +418,11 @@ class RelationChecker:
             cid = _get(source, "compactionId")
             record = self.record_for(cid)
             record.replacement_seq = event.seq
-            if b is None or cid != b.cid:
+            if b is None and record.start is None:
+                record.status = "unbracketed"  # (dsh's older logs write a checkpoint with no bracket at all)
+            elif b is None or cid != b.cid:
                 record.anomalies.append(f"replacement at seq {event.seq} outside its bracket")
+            if b is None or cid != b.cid:
                 where = "no compaction is open" if b is None else f"the open compaction is {b.cid!r}"
                 self.add("DSH-W315", f"compaction checkpoint {cid if cid is not MISSING else '(no id)'!r} "
                                      f"replaces history but {where}", event, "/data/source/compactionId")

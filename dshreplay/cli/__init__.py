@@ -187,6 +187,13 @@ def _codes(ctx, param, value: str | None):
     codes = frozenset(c.strip().upper() for c in value.split(",") if c.strip())
     if not codes:
         raise click.BadParameter("give one or more codes or prefixes, comma-separated")
+    from dshreplay.analyses.findings import CODES
+    for code in sorted(codes):
+        if not any(known.startswith(code) for known in CODES):
+            import difflib
+            close = difflib.get_close_matches(code, list(CODES), n=1, cutoff=0.0)
+            raise click.BadParameter(f"{code} is no finding code or prefix of one (the closest is {close[0]}; "
+                                     "all are in docs/findings.md)")
     return codes
 
 
@@ -279,7 +286,7 @@ def brackets(log: str, as_json: bool) -> None:
 @cli.command()
 @log_argument
 @at_option
-@click.option("--message", "message", type=int, metavar="N", help="Only the N-th model message (from 0).")
+@click.option("--message", "message", type=int, metavar="N", help="Only the N-th model message (from 1).")
 @click.option("--seq", "seq", type=int, metavar="Q", help="Only the message of surface node Q.")
 @output_options
 def provenance(log: str, at: int | None, message: int | None, seq: int | None, as_json: bool) -> None:

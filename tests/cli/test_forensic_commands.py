@@ -52,10 +52,11 @@ def test_brackets_anomaly_end_without_start(cli, write_log):
 
 def test_provenance_selectors(cli, compactions):
     assert [r["seq"] for r in cli("provenance", compactions, "--json").json()] == [12, 15]
-    assert cli("provenance", compactions, "--message", 1, "--json").json()[0]["sources"] == [9]
-    assert cli("provenance", compactions, "--seq", 3, "--at", 4, "--json").json()[0]["index"] == 1
+    assert cli("provenance", compactions, "--message", 2, "--json").json()[0]["sources"] == [9]
+    assert cli("provenance", compactions, "--seq", 3, "--at", 4, "--json").json()[0]["index"] == 2
     cli("provenance", compactions, "--seq", 3, expect=2)
-    cli("provenance", compactions, "--message", 0, "--seq", 12, expect=2)
+    cli("provenance", compactions, "--message", 1, "--seq", 12, expect=2)
+    assert "it has 2 messages (1..2)" in cli("provenance", compactions, "--message", 0, expect=2).stderr
 
 
 def test_diff_json_and_text(cli, compactions):
@@ -195,3 +196,26 @@ def test_a_seq_beyond_a_torn_log_names_the_torn_tail_before_the_error(cli):
     warning, error = result.stderr.splitlines()
     assert "bytes lost at byte offset" in warning
     assert error.endswith("seq 63 is beyond the log: its last seq is 62")
+
+
+def test_a_replacement_with_no_bracket_is_unbracketed_not_open(cli, corpus_dir):
+    log = corpus_dir / "upstream" / "acp-agent__agent-instructions__session.jsonl"
+    [bracket] = cli("brackets", log, "--json").json()  # exit 0: nothing is open
+    assert (bracket["status"], bracket["start"], bracket["anomalies"]) == ("unbracketed", None, [])
+    assert cli("stats", log, "--json").json()["sessions"][0]["compactions"]["open"] == 0
+
+
+def test_an_unknown_finding_code_is_a_usage_error_naming_the_closest(cli):
+    result = cli("validate", "--select", "DSH-E99", SAMPLES / "compaction.jsonl", expect=2)
+    assert "DSH-E99 is no finding code or prefix of one (the closest is DSH-E309" in result.stderr
+    assert cli("validate", "--ignore", "dsh-w", SAMPLES / "compaction.jsonl").exit_code == 0
+
+
+def test_lineage_finds_sessions_in_a_flat_folder_of_logs(cli, tmp_path):
+    import shutil
+    for name in ("multi-turn.jsonl", "fork-child.jsonl"):
+        shutil.copy(SAMPLES / name, tmp_path / name)
+    [root] = cli("lineage", tmp_path, "--json").json()["sessions"]
+    assert (root["sessionId"], [c["sessionId"] for c in root["children"]]) == ("sample-multi-turn",
+                                                                               ["sample-fork-child"])
+    assert root["children"][0]["seedVerified"] is True

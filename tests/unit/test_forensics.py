@@ -71,7 +71,7 @@ def test_tool_result_rewrite_is_a_shadow_of_its_own_kind(session):
 def test_provenance_follows_replacements_down_to_the_original_messages(session):
     s = session(scenarios.compactions())
     rows = [r.to_json() for r in message_provenance(s.state().node_messages(), s.index())]
-    assert rows[0] == {"index": 0, "seq": 12, "type": "user/message",
+    assert rows[0] == {"index": 1, "seq": 12, "type": "user/message",
                        "op": {"op": "replace", "start": 7, "end": 4}, "sources": [10, 11, 7, 4],
                        "origins": [{"seq": 2, "type": "user/message"}, {"seq": 3, "type": "user/message"},
                                    {"seq": 4, "type": "user/message"}, {"seq": 5, "type": "compaction/start"},
