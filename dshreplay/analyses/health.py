@@ -31,5 +31,8 @@ class Health:
             "tornTail": None if tail is None else {"line": tail.line, "offset": tail.offset,
                                                     "bytes": tail.size},
             "interrupted": bool(i.closers),
+            "turnEndings": [{"turn": s.turn, "startSeq": s.start, "endSeq": s.end, "ending": s.ending}
+                            for s in i.turn_spans],
+            "lastTurn": i.turn_spans[-1].ending if i.turn_spans else None,
             "closers": [c.to_json() for c in i.closers],
         }

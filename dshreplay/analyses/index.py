@@ -13,6 +13,7 @@ from itertools import repeat
 from dshreplay.analyses.calls import Call, CallTracker
 from dshreplay.analyses.provenance import ShadowRecord, ShadowTracker, origins
 from dshreplay.analyses.rules import BracketRecord, Closer, RelationChecker
+from dshreplay.analyses.turns import TurnTracker
 from dshreplay.core.driver import SKIP, Observer, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, SurfaceState
 from dshreplay.errors import FoldError
@@ -42,6 +43,7 @@ class LogIndex:
     counts: Counter = field(default_factory=Counter)
     turns: int = 0
     steps: int = 0
+    turn_spans: list = field(default_factory=list)  # turns.Span per turn: its start, end and ending
 
     @property
     def last_seq(self) -> int | None:
@@ -54,12 +56,16 @@ class LogIndex:
         return origins(seq, self.sources, self.types)
 
 
+_TURN_TYPES = frozenset({"turn/start", "turn/end"})  # what the index keeps of turns: spans and endings
+
+
 class Indexer(Observer):
     """Types, counts, provenance links; with the shadow, relation and call observers."""
 
     def __init__(self) -> None:
         self.shadows = ShadowTracker()
         self.calls = CallTracker()
+        self.turns = TurnTracker()
         self.index: LogIndex | None = None
 
     def begin(self, run: Run) -> None:
@@ -94,6 +100,8 @@ class Indexer(Observer):
         self.shadows.observe(item, replacement)
         self.rules.check(item, replacement)
         self.calls.observe(item, replacement)
+        if item.type in _TURN_TYPES:
+            self.turns.observe(item, replacement)
 
     def finish(self, run: Run) -> None:
         index = self.index
@@ -108,6 +116,7 @@ class Indexer(Observer):
         index.calls = self.calls.calls
         index.auxiliary_calls = self.calls.auxiliary
         index.final = run.fold.state()
+        index.turn_spans = self.turns.turns
 
 
 def build_index(source, observers=()) -> LogIndex:

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from dshreplay.analyses.index import Indexer
 from dshreplay.analyses.turns import TurnTracker
 from dshreplay.core.driver import SKIP, Observer, run_pass
-from dshreplay.core.surface import SURFACE_TYPES
-from dshreplay.errors import DshReplayError
+from dshreplay.core.surface import SURFACE_TYPES, has_message
+from dshreplay.errors import DeriveError, DshReplayError
 from dshreplay.io.reader import LogSource
 from dshreplay.jsvalues import dig as _get
 
@@ -45,6 +45,9 @@ class SessionStats:
     appended: int = 0
     forgotten: int = 0  # appended messages no longer on the surface
     times: dict = field(default_factory=dict)
+    failed_calls: dict = field(default_factory=dict)  # error code -> main-loop calls that failed with it
+    tokens_by_model: dict = field(default_factory=dict)
+    turn_endings: list = field(default_factory=list)  # how each turn ended (see turns.Span.ending)
     error: str | None = None  # set when the log could not be read
 
     def to_json(self) -> dict:
@@ -54,7 +57,32 @@ class SessionStats:
                 "retries": self.retries, "tools": self.tools, "approvals": self.approvals,
                 "compactions": self.compactions, "tokens": self.tokens,
                 "surface": {"now": self.surface_now, "appended": self.appended, "forgotten": self.forgotten},
-                "times": self.times}
+                "times": self.times, "failedCalls": self.failed_calls, "tokensByModel": self.tokens_by_model,
+                "turnEndings": self.turn_endings}
+
+
+def failed_calls(calls) -> dict:
+    """Main-loop calls that failed, by error code (a finish of kind error, or one carrying a failure)."""
+    failed: dict = {}
+    for call in calls:
+        finish = call.finish if type(call.finish) is dict else {}
+        failure = finish.get("failure")
+        if finish.get("kind") == "error" or type(failure) is dict:
+            code = str(failure.get("code") if type(failure) is dict else None)
+            failed[code] = failed.get(code, 0) + 1
+    return dict(sorted(failed.items()))
+
+
+def tokens_by_model(calls) -> dict:
+    """Token counts summed per provider/model, from each call's usage."""
+    out: dict = {}
+    for call in calls:
+        if type(call.usage) is dict:
+            totals = out.setdefault(f"{call.provider}/{call.model}", {})
+            for key, value in call.usage.items():
+                if type(value) in (int, float) and type(key) is str:
+                    totals[key] = totals.get(key, 0) + value
+    return {model: dict(sorted(t.items())) for model, t in sorted(out.items())}
 
 
 def _summary(values: list) -> dict | None:
@@ -147,8 +175,7 @@ def session_stats(source) -> SessionStats:
         elif bracket.status == "open":
             out.compactions["open"] += 1
     final = index.final
-    out.surface_now = sum(1 for _, message in final.node_messages() if message is not None) \
-        if final is not None else 0
+    out.surface_now = sum(map(_yields_message, final.events.values())) if final is not None else 0
     final_nodes = set(final.nodes) if final is not None else set()
     out.appended = len(figures.appended)
     out.forgotten = sum(1 for seq in figures.appended if seq not in final_nodes)
@@ -162,6 +189,9 @@ def session_stats(source) -> SessionStats:
                and s.end_time > 0]
     out.times = {"turns": _summary(turn_ms), "timeToFirstChunk": _summary(figures.first_chunk_ms),
                  "tools": _summary(figures.tool_ms)}
+    out.failed_calls = failed_calls(index.calls)
+    out.tokens_by_model = tokens_by_model(index.calls + index.auxiliary_calls)
+    out.turn_endings = [s.ending for s in turns.turns]
     return out
 
 
@@ -173,6 +203,14 @@ def stats_for(item) -> SessionStats:
         return session_stats(LogSource(path, options))
     except DshReplayError as exc:
         return SessionStats(str(path), error=str(exc))
+
+
+def _yields_message(event) -> bool:
+    """Whether a surface node gives the model a message (a node dsh could not project gives none)."""
+    try:
+        return has_message(event)
+    except DeriveError:
+        return False
 
 
 def _first_is_error(data) -> bool:
@@ -188,12 +226,19 @@ def totals(stats: list[SessionStats]) -> SessionStats:
         for name in ("events", "turns", "steps", "calls", "auxiliary_calls", "retries", "surface_now",
                      "appended", "forgotten"):
             setattr(total, name, getattr(total, name) + getattr(s, name))
-        for group in ("approvals", "compactions", "tokens"):
+        for group in ("approvals", "compactions", "tokens", "failed_calls"):
             for key, value in getattr(s, group).items():
                 getattr(total, group)[key] = getattr(total, group).get(key, 0) + value
+        for model, counts in s.tokens_by_model.items():
+            into = total.tokens_by_model.setdefault(model, {})
+            for key, value in counts.items():
+                into[key] = into.get(key, 0) + value
+        total.turn_endings += s.turn_endings
         for name, entry in s.tools.items():
             t = total.tools.setdefault(name, {"calls": 0, "errors": 0})
             t["calls"] += entry["calls"]
             t["errors"] += entry["errors"]
     total.tools = dict(sorted(total.tools.items()))
+    total.failed_calls = dict(sorted(total.failed_calls.items()))
+    total.tokens_by_model = dict(sorted(total.tokens_by_model.items()))
     return total

@@ -37,6 +37,7 @@ from dshreplay.analyses.index import build_index
 from dshreplay.analyses.provenance import ShadowTracker
 from dshreplay.analyses.query import CURRENT, LOG_ONLY, SHADOWED
 from dshreplay.analyses.render import clean, message_text, one_line, role_of, utc_time
+from dshreplay.analyses.stats import failed_calls, tokens_by_model
 from dshreplay.analyses.transcript import TranscriptBuilder
 from dshreplay.analyses.turns import TurnTracker
 from dshreplay.analyses.validate import validate_log
@@ -597,25 +598,16 @@ def session_facts(index, turns: TurnTracker, header: dict) -> dict:
     last = max((t for s in turns.turns for t in (s.end_time, s.start_time) if type(t) in (int, float) and t > 0),
                default=None)
     start = first if first is not None else (times[0] if times else None)
-    failed: dict = {}
-    for call in index.calls:
-        finish = call.finish if type(call.finish) is dict else {}
-        failure = finish.get("failure")
-        if finish.get("kind") == "error" or type(failure) is dict:
-            code = failure.get("code") if type(failure) is dict else None
-            failed[str(code)] = failed.get(str(code), 0) + 1
     tokens: dict = {}
-    for call in index.calls + index.auxiliary_calls:
-        if type(call.usage) is dict:
-            for key, value in call.usage.items():
-                if type(value) in (int, float) and type(key) is str:
-                    tokens[key] = tokens.get(key, 0) + value
+    for counts in tokens_by_model(index.calls + index.auxiliary_calls).values():
+        for key, value in counts.items():
+            tokens[key] = tokens.get(key, 0) + value
     models = sorted({(str(c.provider), str(c.model)) for c in index.calls + index.auxiliary_calls})
     return {"sessionId": header.get("id"), "start": utc_time(start), "end": utc_time(last),
             "durationMs": _ms(last, start), "events": index.event_count,
             "models": [{"provider": p, "model": m} for p, m in models],
             "calls": len(index.calls), "auxiliaryCalls": len(index.auxiliary_calls),
-            "failedCalls": dict(sorted(failed.items())), "tokens": dict(sorted(tokens.items())),
+            "failedCalls": failed_calls(index.calls), "tokens": dict(sorted(tokens.items())),
             "turns": [{"turn": s.turn, "startSeq": s.start, "endSeq": s.end, "ending": s.ending} for s in turns.turns]}
 
 

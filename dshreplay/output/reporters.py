@@ -8,6 +8,7 @@ from __future__ import annotations
 import difflib
 import re
 import sys
+from collections import Counter
 from contextlib import contextmanager
 from typing import TextIO
 
@@ -350,7 +351,7 @@ class TextReporter:
                   f"{h['tornTail']['bytes']} bytes lost at offset {h['tornTail']['offset']} "
                   f"(line {h['tornTail']['line']})"),
                  ("fold errors", len(h["foldErrors"]) or "none"),
-                 ("last turn", "interrupted" if h["interrupted"] else "complete")]
+                 ("last turn", _last_turn(h))]
         self.line(tabulate(facts, tablefmt="plain", disable_numparse=True))
         if health.index.closers:
             self.line()
@@ -367,25 +368,31 @@ class TextReporter:
         rows = []
         for s in stats + ([total] if total is not None else []):
             if s.error is not None:
-                rows.append((_tail(s.path, 22), "unreadable", "", "", "", "", "", "", "", ""))
+                rows.append((_tail(s.path, 16), "unreadable", "", "", "", "", "", "", "", ""))
                 continue
             t = s.tokens
             tools = sum(v["calls"] for v in s.tools.values())
             errors = sum(v["errors"] for v in s.tools.values())
-            rows.append((_tail(s.path, 22), s.turns, s.steps, s.calls, s.retries, f"{tools}/{errors}",
-                         f"{s.approvals['asked']}/{s.approvals['denied']}",
+            rows.append((_tail(s.path, 16), s.turns, s.steps, f"{s.calls}/{sum(s.failed_calls.values())}",
+                         s.retries, f"{tools}/{errors}", f"{s.approvals['asked']}/{s.approvals['denied']}",
                          f"{s.compactions['summaries']}/{s.compactions['prunes']}",
-                         f"{t['input']}/{t['output']}", f"{s.surface_now}/{s.appended}"))
-        self.line(_tight_table(rows, ["session", "turns", "steps", "calls", "retry", "tool/err", "ask/deny",
+                         f"{t['input']}/{t['output']}", f"{s.surface_now}/{s.appended}/{s.forgotten}"))
+        self.line(_tight_table(rows, ["session", "turns", "steps", "call/fail", "retry", "tool/err", "ask/deny",
                                       "sum/prn", "tok in/out", "surface"]))
-        self.line("tool/err: tool calls/failed; ask/deny: approvals asked/denied; sum/prn: summaries/"
-                  "prunes;\nsurface: messages the model sees now / all messages ever appended")
+        self.line("call/fail: model calls/failed; tool/err: tool calls/failed; ask/deny: approvals asked/denied;\n"
+                  "sum/prn: summaries/prunes; surface: messages the model sees now / ever appended / forgotten")
         for s in stats:
             if s.tools:
                 self.line()
                 self.line(one_line(f"{_tail(s.path, 60)}: tools " + ", ".join(
                     f"{clean(name)} {v['calls']}" + (f" ({v['errors']} failed)" if v["errors"] else "")
                     for name, v in s.tools.items()), WIDTH))
+            if s.failed_calls:
+                self.line(one_line("  failed calls: " + ", ".join(f"{code} {n}" for code, n in s.failed_calls.items()),
+                                   WIDTH))
+            if s.turn_endings:
+                endings = Counter(s.turn_endings)
+                self.line(one_line("  turns ended: " + ", ".join(f"{n} {e}" for e, n in endings.items()), WIDTH))
             for k, v in s.times.items():
                 if v:
                     self.line(f"  {k}: median {v['medianMs']:.0f} ms, max {v['maxMs']:.0f} ms (n={v['count']})")
@@ -424,6 +431,16 @@ class TextReporter:
         self.line(f"wrote {len(manifest['files']) + 1} files to {out}; {red['replacements']} redactions; "
                   f"open {out}/index.html")
         self.line(f"bundle digest: {digest}")
+
+
+def _last_turn(h: dict) -> str:
+    """How the last turn ended, with where: "completed (turn 2, seq 40)", "error AUTH (turn 1, seq 9)"."""
+    if not h["turnEndings"]:
+        return "no turn"
+    last = h["turnEndings"][-1]
+    where = f"turn {last['turn']}, " + (f"seq {last['endSeq']}" if last["endSeq"] is not None
+                                         else f"from seq {last['startSeq']}")
+    return one_line(f"{last['ending']} ({where})", 80)
 
 
 def _seqs(seqs) -> str:

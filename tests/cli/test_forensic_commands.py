@@ -150,7 +150,7 @@ def test_stats_command_with_a_total_row(cli):
     assert [s["turns"] for s in out["sessions"]] == [4, 1]
     assert out["total"]["turns"] == 5
     table = cli("stats", SAMPLES / "audit-demo.jsonl", SAMPLES / "prune.jsonl").stdout
-    assert table.splitlines()[0].split()[:4] == ["session", "turns", "steps", "calls"]
+    assert table.splitlines()[0].split()[:4] == ["session", "turns", "steps", "call/fail"]
     assert "(total)" in table and all(len(line) <= 100 for line in table.splitlines())
 
 
@@ -219,3 +219,26 @@ def test_lineage_finds_sessions_in_a_flat_folder_of_logs(cli, tmp_path):
     assert (root["sessionId"], [c["sessionId"] for c in root["children"]]) == ("sample-multi-turn",
                                                                                ["sample-fork-child"])
     assert root["children"][0]["seedVerified"] is True
+
+
+@pytest.mark.parametrize("name, last", [
+    ("acp-agent__error-finish__session.jsonl", "error AUTH (turn 1, seq 11)"),
+    ("acp-agent__cancel-tool-calls__session.jsonl", "aborted by user (turn 1, seq 23)"),
+])
+def test_inspect_says_how_the_last_turn_ended(cli, corpus_dir, name, last):
+    out = cli("inspect", corpus_dir / "upstream" / name).stdout
+    assert f"last turn              {last}" in out
+    facts = cli("inspect", corpus_dir / "upstream" / name, "--json").json()
+    assert facts["lastTurn"] == last.split(" (")[0] and not facts["interrupted"]
+
+
+def test_stats_counts_failed_calls_by_code_and_what_the_model_forgot(cli, corpus_dir):
+    log = corpus_dir / "upstream" / "headless-agent__compaction-recovery__session.jsonl"
+    [s] = cli("stats", log, "--json").json()["sessions"]
+    assert s["failedCalls"] == {"CONTEXT_WINDOW_EXCEEDED": 1}
+    assert s["turnEndings"] == ["completed"]
+    assert s["surface"]["forgotten"] >= 1
+    assert list(s["tokensByModel"]) and all("inputTokens" in t for t in s["tokensByModel"].values())
+    text = cli("stats", log).stdout
+    assert "failed calls: CONTEXT_WINDOW_EXCEEDED 1" in text
+    assert f"{s['surface']['now']}/{s['surface']['appended']}/{s['surface']['forgotten']}" in text

@@ -55,3 +55,20 @@ def test_the_fast_schema_forms_agree_with_the_schema_files_on_every_corpus_recor
     checked, differ = disagreements(schemas(), lines)
     assert checked > 100_000
     assert differ == []
+
+
+def test_inspect_and_stats_agree_on_turns_and_calls_for_every_corpus_log(corpus_dir):
+    from dshreplay.session import Session
+    checked = 0
+    for log in sorted((corpus_dir / "upstream").glob("*.jsonl")):
+        session = Session(log)
+        try:
+            health = session.inspect().to_json()
+        except Exception as exc:  # noqa: BLE001 - a log the reader refuses is another test's business
+            assert type(exc).__name__ in ("ReadError", "FormatVersionError"), exc
+            continue
+        stats = session.stats()
+        assert [t["ending"] for t in health["turnEndings"]] == stats.turn_endings, log.name
+        assert (health["turns"], health["calls"]) == (stats.turns, stats.calls), log.name
+        checked += 1
+    assert checked >= 150
