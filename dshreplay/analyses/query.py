@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dshreplay.analyses.render import message_text, utc_time
+from dshreplay.analyses.render import event_text, utc_time
 from dshreplay.analyses.turns import TurnTracker
 from dshreplay.core.driver import SKIP, Observer, run_pass
-from dshreplay.core.surface import SURFACE_TYPES, derive_message
-from dshreplay.errors import DeriveError
+from dshreplay.core.surface import SURFACE_TYPES
+from dshreplay.jsvalues import json_bytes
 
 CURRENT, SHADOWED, LOG_ONLY = "current", "shadowed", "log-only"
 
@@ -20,7 +20,9 @@ class EventFilter:
     end: int | None = None
     turn: int | None = None
     surface: str | None = None  # current | shadowed | log-only
-    grep: str | None = None
+    grep: str | None = None  # text anywhere in the record (any case)
+    since: int | None = None  # epoch ms: only events at or after (events without a time are left out)
+    until: int | None = None  # epoch ms: only events at or before
 
     def wants_type(self, kind) -> bool:
         if not self.types:
@@ -85,19 +87,18 @@ class EventQuery(Observer):
         surface = (CURRENT if seq in self.nodes else SHADOWED) if kind in SURFACE_TYPES else LOG_ONLY
         if flt.surface is not None and surface != flt.surface:
             return
-        record = event.record
-        text = ""
-        if kind in SURFACE_TYPES:
-            try:
-                has, message = derive_message(event)
-            except DeriveError:
-                has, message = False, None
-            text = message_text(message) if has else ""
-        if self._needle is not None and self._needle not in text.casefold():
+        time = event.time
+        if (flt.since is not None or flt.until is not None) and not (
+                type(time) in (int, float) and time > 0 and (flt.since is None or time >= flt.since)
+                and (flt.until is None or time <= flt.until)):
             return
+        record = event.record
+        if self._needle is not None and self._needle not in json_bytes(record).decode().casefold():
+            return
+        text = event_text(event)
         data = record.get("data")
         step = data.get("step") if type(data) is dict else None
-        self.sink(EventRow(seq, event.line, utc_time(event.time), kind, self.turns.turn, step, surface,
+        self.sink(EventRow(seq, event.line, utc_time(time), kind, self.turns.turn, step, surface,
                            record.get("surfaceOp"), text, record))
 
 

@@ -7,6 +7,7 @@ sequences are removed before anything reaches a terminal.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from dshreplay.jsvalues import json_bytes
 
@@ -87,6 +88,60 @@ def _block_text(block, depth: int = 0) -> str:
     return f"[{kind}]" if type(kind) is str else ""
 
 
+def event_text(event) -> str:
+    """What one event says, on one line: a message's text, a tool call's name and arguments, an
+    approval's question or decision, a hook's decision, a compaction's range, a chunk's delta,
+    finish or usage, a turn's ending; the payload as JSON for any other event."""
+    record = event.record
+    data = record.get("data")
+    data = data if type(data) is dict else {}
+    kind = event.type
+    if kind in ("user/message", "assistant/message", "tool/result"):
+        message = data if kind == "user/message" else data.get("message")
+        return message_text(message, reasoning=False)
+    if kind == "assistant/chunk":
+        chunk = data.get("chunk") if type(data.get("chunk")) is dict else {}
+        ctype = chunk.get("type")
+        if ctype in ("text-delta", "reasoning-delta"):
+            return str(chunk.get("text", ""))
+        if ctype == "tool-call-delta":
+            name = f"{chunk.get('name')} " if chunk.get("name") is not None else ""
+            return f"{name}{chunk.get('argumentsDelta', '')}"
+        if ctype == "finish":
+            reason = chunk.get("reason") if type(chunk.get("reason")) is dict else {}
+            failure = reason.get("failure") if type(reason.get("failure")) is dict else {}
+            code = f" {failure.get('code')}" if failure.get("code") is not None else ""
+            return f"finish {reason.get('kind')}{code}"
+        if ctype == "usage":
+            usage = chunk.get("usage") if type(chunk.get("usage")) is dict else {}
+            return f"usage in {usage.get('inputTokens')} out {usage.get('outputTokens')}"
+        return str(ctype or "")
+    if kind == "tool/call":
+        args = data.get("arguments")
+        return f"{data.get('name')} {args if type(args) is str else _json(args)}"
+    if kind == "approval/asked":
+        return f"{data.get('toolName')} {data.get('callId')}: {data.get('reason')}"
+    if kind == "approval/decided":
+        return f"decided {data.get('outcome')}"
+    if kind == "hook/result":
+        return f"{data.get('point')}: {data.get('decision')}"
+    if kind in ("compaction/summary", "compaction/prune"):
+        span = data.get("shadowedRange") if type(data.get("shadowedRange")) is dict else {}
+        return f"shadows {span.get('start')}..{span.get('end')}: {data.get('summary', '')}".rstrip(": ")
+    if kind in ("compaction/start", "compaction/end"):
+        error = f" error {_json(data['error'])}" if "error" in data else ""
+        return f"{data.get('compactionId')}{error}"
+    if kind == "turn/end":
+        reason = data.get("reason") if type(data.get("reason")) is dict else {}
+        error = reason.get("error") if type(reason.get("error")) is dict else {}
+        code = f" {error.get('code')}" if error.get("code") is not None else ""
+        return f"turn {data.get('turn')} {reason.get('kind')}{code}"
+    if kind in ("turn/start", "step/start", "step/end"):
+        step = f" step {data.get('step')}" if "step" in data else ""
+        return f"turn {data.get('turn')}{step}"
+    return _json(data) if data else ""
+
+
 def json_size(value) -> int:
     return len(_json(value))
 
@@ -98,19 +153,19 @@ def _json(value) -> str:
         return repr(value)
 
 
-_last_second = (None, "")  # the whole second utc_time last wrote, and its text up to the "."
-
-
 def utc_time(ms) -> str | None:
     """Epoch milliseconds as an ISO 8601 UTC time (None for 0 or a non-number)."""
-    global _last_second
-    second, text = _last_second  # (one tuple: threads never see half of an update)
-    if type(ms) is int and ms and ms // 1000 == second:  # events of one second: only the ms differ
-        return f"{text}.{ms % 1000:03d}Z"
-    text = _utc_time(ms)
-    if text is not None and type(ms) is int:
-        _last_second = (ms // 1000, text[:-5])
-    return text
+    if type(ms) is int and ms > 0:  # the whole second is worked out once: events of one second share it
+        second = _second_text(ms // 1000)
+        if second is not None:
+            return f"{second}.{ms % 1000:03d}Z"
+    return _utc_time(ms)
+
+
+@lru_cache(maxsize=4)
+def _second_text(second: int) -> str | None:
+    text = _utc_time(second * 1000)
+    return None if text is None else text[:-5]
 
 
 def _utc_time(ms) -> str | None:

@@ -243,6 +243,20 @@ def _validate_one(item):
     return validate_log(log, options)
 
 
+def _moment(ctx, param, value: str | None):
+    """An ISO 8601 time as epoch milliseconds."""
+    if value is None:
+        return None
+    import datetime
+    try:
+        moment = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=datetime.timezone.utc)
+        return int(moment.timestamp() * 1000)
+    except (ValueError, OverflowError, OSError):
+        raise click.BadParameter(f"{value!r} is not an ISO 8601 time such as 2026-07-06T15:36:05Z") from None
+
+
 def log_argument(func):
     return click.argument("log")(func)
 
@@ -393,16 +407,22 @@ def transcript(log: str, fmt: str, reasoning: bool) -> None:
 @click.option("--turn", type=int, metavar="N", help="Only events inside turn N.")
 @click.option("--surface", type=click.Choice(["current", "shadowed", "log-only"]),
               help="Only events with this surface status.")
-@click.option("--grep", metavar="TEXT", help="Only messages whose text contains TEXT (any case).")
+@click.option("--grep", metavar="TEXT", help="Only events whose record holds TEXT anywhere (any case).")
+@click.option("--since", callback=_moment, metavar="ISO", help="Only events at or after this time (UTC unless "
+              "the time says otherwise); events without a time are left out.")
+@click.option("--until", callback=_moment, metavar="ISO", help="Only events at or before this time.")
 @at_option
 @output_options
-def events(log: str, types, start, end, turn, surface, grep, at, as_json: bool) -> None:
+def events(log: str, types, start, end, turn, surface, grep, since, until, at, as_json: bool) -> None:
     """Find events; each is current (on the model's surface), shadowed, or log-only.
 
+    Each row gives the event's time, type, turn and step, surface status and
+    what it says on one line (a message's text, a tool call's arguments, an
+    approval or hook decision, a compaction's range, a finish or error code).
     The surface status is taken at the end of the log, or at --at S (then
     only events up to S are listed).
     """
-    flt = EventFilter(frozenset(types), start, end, turn, surface, grep)
+    flt = EventFilter(frozenset(types), start, end, turn, surface, grep, since, until)
     session = open_log(log)
     with reporter_for(as_json).event_rows() as sink:
         session.query(flt, at, sink=sink)

@@ -318,7 +318,7 @@ class TextReporter:
         """A sink for event rows, printed as tables of `page` rows (memory stays bounded)."""
         table: list = []
         count = [0]
-        headers = ["seq", "line", "type", "turn", "step", "surface", "text"]
+        headers = ["seq", "time", "type", "turn", "step", "surface", "text"]
 
         def flush() -> None:
             if table:
@@ -326,8 +326,8 @@ class TextReporter:
                 table.clear()
 
         def sink(r) -> None:
-            table.append((r.seq, r.line, one_line(str(r.type), 22), _dash(r.turn), _dash(r.step), r.surface,
-                          one_line(r.text, 200) or "-"))
+            table.append((r.seq, r.time[11:23] if r.time else "-", one_line(str(r.type), 22), _dash(r.turn),
+                          _dash(r.step), r.surface, one_line(r.text, 200) or "-"))
             count[0] += 1
             if len(table) >= page:
                 flush()

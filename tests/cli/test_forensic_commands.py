@@ -242,3 +242,31 @@ def test_stats_counts_failed_calls_by_code_and_what_the_model_forgot(cli, corpus
     text = cli("stats", log).stdout
     assert "failed calls: CONTEXT_WINDOW_EXCEEDED 1" in text
     assert f"{s['surface']['now']}/{s['surface']['appended']}/{s['surface']['forgotten']}" in text
+
+
+def test_events_gives_each_event_a_time_and_a_line_of_text(cli):
+    rows = cli("events", SAMPLES / "audit-demo.jsonl", "--from", 111, "--to", 116, "--json").json()
+    assert [(r["seq"], r["time"], r["text"]) for r in rows] == [
+        (111, "2026-07-06T15:36:05.690Z", "usage in 5640 out 38"),
+        (112, "2026-07-06T15:36:05.693Z", "finish tool-calls"),
+        (113, "2026-07-06T15:36:05.700Z", rows[2]["text"]),
+        (114, "2026-07-06T15:36:05.707Z", "bash call-0019: deploys to a shared environment"),
+        (115, "2026-07-06T15:36:05.714Z", "decided allowed-once"),
+        (116, "2026-07-06T15:36:05.721Z", 'bash {"command": "./deploy.sh"}')]
+    table = cli("events", SAMPLES / "audit-demo.jsonl", "--from", 115, "--to", 115).stdout
+    assert table.splitlines()[2].split()[:3] == ["115", "15:36:05.714", "approval/decided"]
+    projected = cli("events", SAMPLES / "multi-turn.jsonl", "--to", 0, "--json").json()
+    assert projected[0]["time"] is None
+
+
+def test_events_grep_searches_the_whole_record_and_since_until_filter_by_time(cli, corpus_dir):
+    assert [r["seq"] for r in cli("events", SAMPLES / "audit-demo.jsonl", "--grep", "ALLOWED-once",
+                                  "--json").json()] == [115]
+    window = cli("events", SAMPLES / "audit-demo.jsonl", "--since", "2026-07-06T15:36:05.700Z",
+                 "--until", "2026-07-06T15:36:05.714Z", "--json").json()
+    assert [r["seq"] for r in window] == [113, 114, 115]
+    assert cli("events", SAMPLES / "audit-demo.jsonl", "--since", "yesterday", expect=2).stderr.count(
+        "is not an ISO 8601 time") == 1
+    hooks = cli("events", corpus_dir / "upstream" / "acp-agent__hook-cc-posttool-block__session.jsonl",
+                "--type", "hook/result", "--json").json()
+    assert "PostToolUse: block" in [r["text"] for r in hooks]
