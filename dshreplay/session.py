@@ -22,7 +22,7 @@ from dshreplay.analyses.rules import BracketRecord
 from dshreplay.analyses.stats import SessionStats, session_stats
 from dshreplay.analyses.transcript import Entry, transcript
 from dshreplay.analyses.validate import FileReport, validate_log
-from dshreplay.core.driver import SKIP, FoldReport, Observer, Run, fold_report, run_pass, states_at
+from dshreplay.core.driver import STOP, FoldReport, Observer, Run, fold_report, run_pass, states_at
 from dshreplay.core.surface import SurfaceState
 from dshreplay.errors import FoldError, UsageError
 from dshreplay.io.reader import Event, LogSource, PackedRun, TornTail
@@ -118,7 +118,7 @@ class Session:
             rejected = self._index.fold_errors
         else:  # a lighter pass than the index: the calls alone
             tracker = CallTracker()
-            run = self._pass([tracker], on_fold_error=SKIP)
+            run = self._pass([tracker], on_fold_error=STOP)
             main, auxiliary, rejected = tracker.calls, tracker.auxiliary, run.fold_errors
         if include_auxiliary:
             return sorted(main + auxiliary, key=lambda c: c.first_chunk_seq), list(rejected)

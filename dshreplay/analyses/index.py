@@ -14,7 +14,7 @@ from dshreplay.analyses.calls import Call, CallTracker
 from dshreplay.analyses.provenance import ShadowRecord, ShadowTracker, origins
 from dshreplay.analyses.rules import BracketRecord, Closer, RelationChecker
 from dshreplay.analyses.turns import TurnTracker
-from dshreplay.core.driver import SKIP, Observer, Run, run_pass
+from dshreplay.core.driver import STOP, Observer, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, SurfaceState
 from dshreplay.errors import FoldError
 from dshreplay.io.reader import TornTail
@@ -105,7 +105,7 @@ class Indexer(Observer):
 
     def finish(self, run: Run) -> None:
         index = self.index
-        index.event_count = run.event_count or 0
+        index.event_count = run.event_count if run.complete else (run.last_seq + 1 if run.last_seq is not None else 0)
         index.lines = run.lines
         index.torn_tail = run.torn_tail
         index.fold_errors = list(run.fold_errors)
@@ -119,10 +119,11 @@ class Indexer(Observer):
         index.turn_spans = self.turns.turns
 
 
-def build_index(source, observers=()) -> LogIndex:
-    """One pass over `source` (a LogSource) building its index; rejected events
-    are skipped for surface purposes and listed in `fold_errors`. `observers`
-    share the pass."""
+def build_index(source, observers=(), on_fold_error: str = STOP) -> LogIndex:
+    """One pass over `source` (a LogSource) building its index; `observers` share
+    the pass. By default it stops at the first event the fold rejects (listed
+    in `fold_errors`): the index is then that of the events before it; with
+    SKIP, rejected events are skipped for surface purposes and reading goes on."""
     indexer = Indexer()
-    run_pass(source, [indexer, *observers], on_fold_error=SKIP)
+    run_pass(source, [indexer, *observers], on_fold_error=on_fold_error)
     return indexer.index

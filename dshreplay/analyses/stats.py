@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from dshreplay.analyses.index import Indexer
 from dshreplay.analyses.turns import TurnTracker
-from dshreplay.core.driver import SKIP, Observer, run_pass
+from dshreplay.core.driver import STOP, Observer, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, has_message
 from dshreplay.errors import DeriveError, DshReplayError
 from dshreplay.io.reader import LogSource
@@ -49,6 +49,7 @@ class SessionStats:
     tokens_by_model: dict = field(default_factory=dict)
     turn_endings: list = field(default_factory=list)  # how each turn ended (see turns.Span.ending)
     error: str | None = None  # set when the log could not be read
+    fold_error: object = None  # the event the fold rejected: the figures are those of the events before it
 
     def to_json(self) -> dict:
         return {"path": self.path, "error": self.error, "sessionId": self.session_id, "events": self.events,
@@ -58,7 +59,11 @@ class SessionStats:
                 "compactions": self.compactions, "tokens": self.tokens,
                 "surface": {"now": self.surface_now, "appended": self.appended, "forgotten": self.forgotten},
                 "times": self.times, "failedCalls": self.failed_calls, "tokensByModel": self.tokens_by_model,
-                "turnEndings": self.turn_endings}
+                "turnEndings": self.turn_endings,
+                "foldError": None if self.fold_error is None else {
+                    "seq": self.fold_error.seq, "line": self.fold_error.line, "message": self.fold_error.message},
+                "answeredUpTo": None if self.fold_error is None or self.fold_error.seq is None
+                else self.fold_error.seq - 1}
 
 
 def failed_calls(calls) -> dict:
@@ -159,7 +164,7 @@ def session_stats(source) -> SessionStats:
     """The figures of one log (a LogSource), in one pass."""
     indexer = Indexer()
     turns, figures = TurnTracker(), StatsObserver(indexer.calls)
-    run_pass(source, [indexer, turns, figures], on_fold_error=SKIP)
+    run_pass(source, [indexer, turns, figures], on_fold_error=STOP)
     index = indexer.index
     out = SessionStats(index.path, index.header.get("id"), index.event_count, index.turns, index.steps,
                        len(index.calls), len(index.auxiliary_calls), figures.retries)
@@ -190,6 +195,7 @@ def session_stats(source) -> SessionStats:
     out.times = {"turns": _summary(turn_ms), "timeToFirstChunk": _summary(figures.first_chunk_ms),
                  "tools": _summary(figures.tool_ms)}
     out.failed_calls = failed_calls(index.calls)
+    out.fold_error = index.fold_errors[0] if index.fold_errors else None
     out.tokens_by_model = tokens_by_model(index.calls + index.auxiliary_calls)
     out.turn_endings = [s.ending for s in turns.turns]
     return out

@@ -18,7 +18,7 @@ from dshreplay.analyses.validate import validate_log
 from dshreplay.errors import DshReplayError, ReadError, UsageError
 from dshreplay.io.reader import shown_path
 from dshreplay.options import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINE, Options
-from dshreplay.output.reporters import JsonReporter, TextReporter, unified_text_diff
+from dshreplay.output.reporters import JsonReporter, TextReporter, error_json, json_text, unified_text_diff
 from dshreplay.session import Session
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_UNREADABLE, EXIT_BUG = 0, 1, 2, 70
@@ -67,8 +67,13 @@ class DshGroup(click.Group):
 
     def invoke(self, ctx: click.Context):
         try:
-            return super().invoke(ctx)
+            result = super().invoke(ctx)
+            if ctx.meta.get("dshreplay.exit"):
+                ctx.exit(ctx.meta["dshreplay.exit"])
+            return result
         except DshReplayError as error:
+            if ctx.meta.get("dshreplay.json"):  # one JSON error object, whatever the command
+                click.echo(json_text({"error": error_json(error), "answeredUpTo": None, "answer": None}))
             say_error(error)
             ctx.exit(exit_code_for(error))
         except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
@@ -102,8 +107,34 @@ def _silence_stdout() -> None:
 
 def output_options(func):
     """The options every command shares for choosing its output."""
-    return click.option("--json", "as_json", is_flag=True,
+    def remember(ctx, param, value):
+        ctx.meta["dshreplay.json"] = value  # a failure then prints its JSON error object too
+        return value
+    return click.option("--json", "as_json", is_flag=True, callback=remember,
                         help="Print machine-readable JSON (shape documented in README).")(func)
+
+
+class _Stopped:
+    """What `answered_prefix` reads of a pass that stopped at a fold error."""
+
+    def __init__(self, fold_errors) -> None:
+        self.fold_errors = list(fold_errors)
+
+
+def answered_prefix(index, reporter) -> None:
+    """When the fold stopped at an event, say where (one stderr line), make the
+    answer say it is for the events before it, and end with exit 1 (at close)."""
+    error = index.fold_errors[0] if index.fold_errors else None
+    if error is None:
+        return
+    ctx = click.get_current_context()
+    upto = error.seq - 1 if error.seq is not None else None
+    if isinstance(reporter, JsonReporter):
+        reporter.envelope = {"error": error_json(error), "answeredUpTo": upto}
+    else:
+        ctx.call_on_close(lambda: click.echo(f"(answered for seqs 0..{upto} only: the fold stops at seq {error.seq})"))
+    say_error(error)
+    ctx.meta["dshreplay.exit"] = EXIT_FINDINGS
 
 
 def jobs_options(func):
@@ -277,7 +308,10 @@ def shadows(log: str, at: int | None, as_json: bool) -> None:
     tool-result-rewrite, or other. The chain column names shadowed nodes that
     were themselves replacements (a summary of a summary).
     """
-    reporter_for(as_json).shadows(open_log(log).shadows(at))
+    session, reporter = open_log(log), reporter_for(as_json)
+    shadows = session.shadows(at)
+    answered_prefix(session.index(), reporter)
+    reporter.shadows(shadows)
 
 
 @cli.command()
@@ -291,8 +325,10 @@ def brackets(log: str, as_json: bool) -> None:
     a bracket is open or has an anomaly (end without start, started twice,
     replacement outside its bracket), so scripts can alert.
     """
-    records = open_log(log).brackets()
-    reporter_for(as_json).brackets(records)
+    session, reporter = open_log(log), reporter_for(as_json)
+    records = session.brackets()
+    answered_prefix(session.index(), reporter)
+    reporter.brackets(records)
     if any(b.status == "open" or b.anomalies for b in records):
         sys.exit(EXIT_FINDINGS)
 
@@ -372,12 +408,15 @@ def request(log: str | None, listing: bool, include_all: bool, call: int | None,
     session = open_log(log)
     if listing:
         calls, rejected = session.call_list(include_auxiliary=include_all)
-        reporter_for(as_json).calls(calls)
-        if rejected:
-            more = f" (and {len(rejected) - 1} more)" if len(rejected) > 1 else ""
-            warn(f"{rejected[0]}{more}: the fold skipped it, so the message counts after it leave it out")
+        reporter = reporter_for(as_json)
+        answered_prefix(_Stopped(rejected), reporter)
+        reporter.calls(calls)
     else:
-        reporter_for(as_json).request(session.request(call, at=at))
+        reporter = reporter_for(as_json)
+        request = session.request(call, at=at)
+        if call is not None:
+            answered_prefix(_Stopped(session.call_list()[1]), reporter)
+        reporter.request(request)
 
 
 @cli.command()
@@ -439,7 +478,10 @@ def inspect_command(log: str, as_json: bool) -> None:
     append on load (TOOL_OUTCOME_UNKNOWN for a recorded tool call that may
     have had side effects, TOOL_NOT_STARTED for one only asked for).
     """
-    reporter_for(as_json).inspect(open_log(log).inspect())
+    session, reporter = open_log(log), reporter_for(as_json)
+    health = session.inspect()
+    answered_prefix(session.index(), reporter)
+    reporter.inspect(health)
 
 
 @cli.command()
@@ -537,8 +579,12 @@ def stats(logs, jobs, quiet, as_json: bool) -> None:
     reporter_for(as_json).stats(results, totals(results) if len(results) > 1 else None)
     for failed in (r for r in results if r.error is not None):
         click.echo(f"dshreplay: read error: {_safe(failed.error)}", err=True)
+    for stopped in (r for r in results if r.fold_error is not None):
+        say_error(stopped.fold_error)
     if any(r.error is not None for r in results):
         sys.exit(EXIT_UNREADABLE)
+    if any(r.fold_error is not None for r in results):
+        sys.exit(EXIT_FINDINGS)
 
 
 @cli.command()

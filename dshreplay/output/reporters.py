@@ -91,14 +91,19 @@ def json_text(value) -> str:
 class JsonReporter:
     def __init__(self, out: TextIO | None = None) -> None:
         self.out = out or sys.stdout
+        self.envelope: dict | None = None  # set when the answer is for a prefix: {"error", "answeredUpTo"}
 
     def emit(self, value) -> None:
+        if self.envelope is not None:
+            value = {**self.envelope, "answer": value}
         self.out.write(json_text(value))
         self.out.write("\n")
 
     def fold(self, report: FoldReport) -> None:
         if report.error is not None:
-            body = {"seq": report.seq, "error": error_json(report.error)}
+            seq = report.error.seq
+            body = {"seq": report.seq, "error": error_json(report.error),
+                    "answeredUpTo": seq - 1 if type(report.error).__name__ == "FoldError" and seq else None}
             if report.state is not None:
                 body.update(nodes=list(report.state.nodes),
                             replacements=[r.to_json() for r in report.state.replacements],

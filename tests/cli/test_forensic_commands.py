@@ -166,15 +166,35 @@ def test_lineage_command_exit_codes(cli, tmp_path):
     cli("lineage", tmp_path / "child.jsonl", expect=1)  # its parent is missing
 
 
-def test_request_list_warns_of_an_event_the_fold_skipped(cli, write_log):
+def test_request_list_answers_for_the_events_before_a_fold_error_and_says_so(cli, write_log):
     records = [scenarios.HEADER, *scenarios.rewrite_then_crash()]
     assert records[10]["seq"] == 9 and records[10]["type"] == "assistant/message"
     records[10]["seq"] = 90
-    result = cli("request", write_log(records), "--list", "--json")
-    # call 2 no longer sees the assistant message at seq 9
-    assert [(c["call"], c["messageCount"]) for c in result.json()] == [(1, 1), (2, 2)]
+    result = cli("request", write_log(records), "--list", "--json", expect=1)
+    out = result.json()
+    assert (out["error"]["seq"], out["answeredUpTo"]) == (9, 8)
+    assert [(c["call"], c["messageCount"]) for c in out["answer"]] == [(1, 1)]
+    assert result.stderr.count("\n") == 1
     assert "line 11, seq 9, /seq: seq 90 is not contiguous; expected 9" in result.stderr
-    assert result.stderr.count("\n") == 1 and "the fold skipped it" in result.stderr
+    text = cli("request", write_log(records), "--list", expect=1).stdout
+    assert text.splitlines()[-1] == "(answered for seqs 0..8 only: the fold stops at seq 9)"
+
+
+@pytest.mark.parametrize("command", [["shadows"], ["brackets"], ["inspect"], ["request", "--list"]])
+def test_a_command_answering_before_a_fold_error_says_so_and_exits_1(cli, command):
+    log = SAMPLES / "broken-replace-start-not-found.jsonl"
+    out = cli(command[0], log, *command[1:], "--json", expect=1).json()
+    assert (out["error"]["stage"], out["error"]["seq"], out["answeredUpTo"]) == ("fold", 67, 66)
+    result = cli(command[0], log, *command[1:], expect=1)
+    assert result.stderr.count("\n") == 1 and "seq 67" in result.stderr
+
+
+@pytest.mark.parametrize("command", [["provenance"], ["events"], ["diff", "--from", "0", "--to", "70"]])
+def test_a_command_that_needs_the_failed_fold_prints_one_json_error_object(cli, command):
+    out = cli(command[0], SAMPLES / "broken-replace-start-not-found.jsonl", *command[1:], "--json", expect=1).json()
+    assert out == {"error": {"stage": "fold", "seq": 67, "line": 69, "pointer": "/surfaceOp/start",
+                             "message": "replace start seq 1 is not in the surface"},
+                   "answeredUpTo": None, "answer": None}
 
 
 @pytest.mark.parametrize("command", [["shadows"], ["brackets"], ["provenance"], ["request", "--list"],
