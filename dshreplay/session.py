@@ -19,6 +19,7 @@ from dshreplay.analyses.index import LogIndex, build_index
 from dshreplay.analyses.provenance import MessageProvenance, ShadowRecord, ViewDiff, diff_states, message_provenance
 from dshreplay.analyses.query import EventFilter, EventRow, query_events
 from dshreplay.analyses.rules import BracketRecord
+from dshreplay.analyses.spills import Spill, Spills, look_up
 from dshreplay.analyses.stats import SessionStats, session_stats
 from dshreplay.analyses.transcript import Entry, transcript
 from dshreplay.analyses.validate import FileReport, validate_log
@@ -182,6 +183,14 @@ class Session:
         if seq is not None and not rows:
             raise UsageError(f"seq {seq} is not a message of the model's view at that point")
         return rows
+
+    def spills(self, root=None) -> list[Spill]:
+        """Every tool result dsh moved out of the model's view (see `analyses.spills`);
+        with `root`, whether each stored file is there."""
+        observer = Spills()
+        self._pass([observer], on_fold_error=STOP)
+        look_up(observer.spills, Path(root) if root is not None else None)
+        return observer.spills
 
     def transcript(self) -> list[Entry]:
         """The conversation as it happened: append-origin messages and replacement markers."""

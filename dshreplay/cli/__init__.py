@@ -467,6 +467,22 @@ def events(log: str, types, start, end, turn, surface, grep, since, until, at, a
         session.query(flt, at, sink=sink)
 
 
+@cli.command()
+@log_argument
+@click.option("--spill-root", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+              help="Where the stored results are, when not at the paths the log names.")
+@output_options
+def spills(log: str, spill_root, as_json: bool) -> None:
+    """Tool results dsh moved out of the model's view, and where it stored them.
+
+    For each: the seq of the result, the call id and tool, the bytes left out
+    of the model's view, the stored file's path, and (when that path or
+    --spill-root holds it) whether the file is there and its size. A fork
+    child marks the spills it inherited from its seed.
+    """
+    reporter_for(as_json).spills(open_log(log).spills(spill_root))
+
+
 @cli.command("inspect")
 @log_argument
 @output_options

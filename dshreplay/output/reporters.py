@@ -123,7 +123,7 @@ class JsonReporter:
         """Any list of report objects with `to_json()`."""
         self.emit([item.to_json() for item in items])
 
-    shadows = brackets = provenance = calls = events = items
+    shadows = brackets = provenance = calls = events = spills = items
 
     @contextmanager
     def event_rows(self):
@@ -339,6 +339,15 @@ class TextReporter:
         yield sink
         flush()
         self.line(f"{count[0]} events")
+
+    def spills(self, spills) -> None:
+        rows = [(s.seq, one_line(str(s.call_id), 20), one_line(str(s.tool), 12), s.omitted,
+                 "-" if s.found is None else (f"{s.stored} bytes" if s.found else "missing"),
+                 "yes" if s.inherited else "-", one_line(s.locator, 200)) for s in spills]
+        if rows:
+            self.line(_table(rows, ["seq", "callId", "tool", "omitted", "stored", "inherited", "locator"],
+                             text_col=6))
+        self.line(f"{len(spills)} spilled results")
 
     def inspect(self, health) -> None:
         h = health.to_json()

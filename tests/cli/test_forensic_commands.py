@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import scenarios
@@ -290,3 +292,25 @@ def test_events_grep_searches_the_whole_record_and_since_until_filter_by_time(cl
     hooks = cli("events", corpus_dir / "upstream" / "acp-agent__hook-cc-posttool-block__session.jsonl",
                 "--type", "hook/result", "--json").json()
     assert "PostToolUse: block" in [r["text"] for r in hooks]
+
+
+def test_spills_lists_each_result_dsh_moved_out_and_finds_its_stored_file(cli, corpus_dir, tmp_path):
+    log = corpus_dir / "upstream" / "acp-agent__bash-spill__session.jsonl"
+    [spill] = cli("spills", log, "--json").json()
+    locator = "/tmp/dsh-acp-snap-ee77dff02/session-5e53dc8acfe4/2ce9d7a31a38-bash.txt"
+    assert spill == {"seq": 16, "callId": "call_spill", "tool": "bash", "omittedBytes": 1417, "locator": locator,
+                     "inherited": False, "found": False, "storedBytes": None, "sizeMatches": None}
+    stored = tmp_path / "session-5e53dc8acfe4" / "2ce9d7a31a38-bash.txt"
+    stored.parent.mkdir()
+    stored.write_bytes(b"x" * 1500)
+    [found] = cli("spills", log, "--spill-root", tmp_path, "--json").json()
+    assert (found["found"], found["storedBytes"], found["sizeMatches"]) == (True, 1500, True)
+    assert "1 spilled results" in cli("spills", log).stdout
+
+
+def test_a_fork_child_marks_the_spills_it_inherited(cli, corpus_dir, write_log):
+    lines = (corpus_dir / "upstream" / "acp-agent__bash-spill__session.jsonl").read_bytes().splitlines(keepends=True)
+    header = json.loads(lines[0])
+    header["seedLength"] = 20  # a child whose first 20 events repeat its parent's
+    child = write_log(b"".join([json.dumps(header).encode() + b"\n", *lines[1:]]))
+    assert [s["inherited"] for s in cli("spills", child, "--json").json()] == [True]

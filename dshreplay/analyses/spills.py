@@ -1,0 +1,96 @@
+"""Spilled tool output: results dsh moved out of the transcript.
+
+dsh keeps an oversized tool result out of the model's context: the model
+gets a preview and a note "(Omitted N bytes. Full formatted result stored at:
+PATH. ...)". `Spills` finds every such note in appended tool results, with the
+call it answers; a fork child's spills inside its seed are marked inherited.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from dshreplay.core.driver import Observer, Run
+
+NOTE = re.compile(r"\(Omitted (\d+) bytes\. Full formatted result stored at: (.+?)\. ")
+
+
+@dataclass
+class Spill:
+    """One spilled tool result."""
+
+    seq: int
+    call_id: object
+    tool: object
+    omitted: int  # bytes left out of the model's view
+    locator: str  # where dsh stored the full result
+    inherited: bool  # inside a fork child's seed (the parent's spill)
+    stored: int | None = None  # the stored file's size, when found under the spill root
+    found: bool | None = None  # None: not looked for
+
+    def to_json(self) -> dict:
+        return {"seq": self.seq, "callId": self.call_id, "tool": self.tool, "omittedBytes": self.omitted,
+                "locator": self.locator, "inherited": self.inherited, "found": self.found,
+                "storedBytes": self.stored,
+                "sizeMatches": None if self.stored is None else self.stored >= self.omitted}
+
+
+class Spills(Observer):
+    def __init__(self) -> None:
+        self.spills: list[Spill] = []
+
+    def begin(self, run: Run) -> None:
+        seed = run.header.get("seedLength")
+        self.seed = seed if type(seed) is int and seed >= 0 else 0
+        self.tools: dict = {}
+
+    def observe(self, item, replacement) -> None:
+        if item.type == "tool/call":
+            data = item.record.get("data")
+            if type(data) is dict:
+                self.tools[_key(data.get("callId"))] = data.get("name")
+        elif item.type == "tool/result" and item.record.get("surfaceOp") == "append":
+            data = item.record.get("data")
+            message = data.get("message") if type(data) is dict else None
+            if type(message) is not dict:
+                return
+            call_id = (message.get("source") or {}).get("callId") if type(message.get("source")) is dict else None
+            for text in _texts(message.get("content")):
+                for match in NOTE.finditer(text):
+                    self.spills.append(Spill(item.seq, call_id, self.tools.get(_key(call_id)), int(match.group(1)),
+                                             match.group(2), item.seq < self.seed))
+
+
+def _key(value):
+    return value if isinstance(value, (str, int, float, type(None))) else repr(value)
+
+
+def _texts(content, depth: int = 0):
+    """Every text of a result's content blocks (results nest results; 20 levels at most)."""
+    if type(content) is str:
+        yield content
+    elif type(content) is list and depth < 20:
+        for block in content:
+            if type(block) is dict:
+                if type(block.get("text")) is str:
+                    yield block["text"]
+                yield from _texts(block.get("content"), depth + 1)
+
+
+def look_up(spills: list[Spill], root: Path | None) -> None:
+    """Whether each spill's stored file is there: at its locator, or under `root`
+    by the locator's last two parts or its name."""
+    for spill in spills:
+        where = Path(spill.locator)
+        candidates = [where] + ([root / where.parent.name / where.name, root / where.name] if root else [])
+        spill.found = False
+        for candidate in candidates:
+            try:
+                if candidate.is_file():
+                    spill.found, spill.stored = True, os.path.getsize(candidate)
+                    break
+            except OSError:
+                continue
