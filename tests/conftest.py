@@ -107,7 +107,7 @@ def cli():
     from dshreplay.cli import cli as command
 
     def run(*args, expect: int | None = 0, input: bytes | None = None) -> CliResult:
-        runner = CliRunner()
+        runner = CliRunner(env={"COLUMNS": "100"})  # (tables fit the terminal: the tests pin 100 columns)
         result = runner.invoke(command, [str(a) for a in args], input=input, catch_exceptions=True)
         if expect is not None and result.exit_code != expect:
             raise AssertionError(

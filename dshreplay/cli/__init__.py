@@ -18,7 +18,14 @@ from dshreplay.analyses.validate import validate_log
 from dshreplay.errors import DshReplayError, ReadError, UsageError
 from dshreplay.io.reader import shown_path
 from dshreplay.options import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINE, Options
-from dshreplay.output.reporters import JsonReporter, TextReporter, error_json, json_text, unified_text_diff
+from dshreplay.output.reporters import (
+    JsonLinesReporter,
+    JsonReporter,
+    TextReporter,
+    error_json,
+    json_text,
+    unified_text_diff,
+)
 from dshreplay.session import Session
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_UNREADABLE, EXIT_BUG = 0, 1, 2, 70
@@ -72,7 +79,7 @@ class DshGroup(click.Group):
                 ctx.exit(ctx.meta["dshreplay.exit"])
             return result
         except DshReplayError as error:
-            if ctx.meta.get("dshreplay.json"):  # one JSON error object, whatever the command
+            if ctx.meta.get("dshreplay.json") or ctx.meta.get("dshreplay.jsonl"):  # one JSON error object
                 click.echo(json_text({"error": error_json(error), "answeredUpTo": None, "answer": None}))
             say_error(error)
             ctx.exit(exit_code_for(error))
@@ -108,9 +115,17 @@ def _silence_stdout() -> None:
 def output_options(func):
     """The options every command shares for choosing its output."""
     def remember(ctx, param, value):
-        ctx.meta["dshreplay.json"] = value  # a failure then prints its JSON error object too
+        ctx.meta[f"dshreplay.{param.name}"] = value  # (a failure with --json prints its JSON error object)
         return value
-    return click.option("--json", "as_json", is_flag=True, callback=remember,
+
+    def as_json(ctx, param, value):
+        ctx.meta["dshreplay.json"] = value or ctx.meta.get("dshreplay.json", False)
+        return value or ctx.meta.get("dshreplay.jsonl", False)
+    func = click.option("--wide", is_flag=True, expose_value=False, callback=remember, is_eager=True,
+                        help="Print table cells whole, however wide the table gets.")(func)
+    func = click.option("--jsonl", is_flag=True, expose_value=False, callback=remember, is_eager=True,
+                        help="Print one JSON object per line (a listing's rows; else its one object).")(func)
+    return click.option("--json", "as_json", is_flag=True, callback=as_json,
                         help="Print machine-readable JSON (shape documented in README).")(func)
 
 
@@ -156,7 +171,11 @@ def mapper_for(options: Options):
 
 
 def reporter_for(as_json: bool):
-    return JsonReporter() if as_json else TextReporter()
+    """The reporter the output options ask for: JSON, JSON lines, or tables (--wide: cells whole)."""
+    meta = click.get_current_context().meta
+    if meta.get("dshreplay.jsonl"):
+        return JsonLinesReporter()
+    return JsonReporter() if as_json else TextReporter(wide=meta.get("dshreplay.wide", False))
 
 
 def _size(ctx, param, value: str | None):

@@ -41,13 +41,38 @@ def _table(rows, headers, text_col: int | None = None, width: int = WIDTH, show_
         room = max(width - fixed, 20)
         rows = [tuple(one_line(str(v), room) if i == text_col else v for i, v in enumerate(r))
                 for r in rows]
+    rows = _fit(rows, headers, width)
     return tabulate(rows, headers=headers if show_headers else (), tablefmt="simple", disable_numparse=True)
+
+
+def _fit(rows, headers, width: int, flexible: int | None = None) -> list:
+    """Rows whose cells are cut in the middle, widest column first, until the table
+    fits `width` (the `flexible` column, wrapped elsewhere, counts as 24 at most)."""
+    if not rows or width >= 10**5:
+        return rows
+    cols = len(headers)
+    pad = 2 if headers else 0  # tabulate pads each header by 2
+    w = [max(len(str(headers[i])) + pad if headers else 0, *(len(str(r[i])) for r in rows)) for i in range(cols)]
+    if flexible is not None:
+        w[flexible] = min(w[flexible], 24)
+    total = sum(w) + 2 * (cols - 1)
+    shrinkable = [i for i in range(cols) if i != flexible]
+    while total > width and shrinkable:
+        i = max(shrinkable, key=lambda c: w[c])
+        if w[i] <= max(len(str(headers[i])) + pad if headers else 0, 6):
+            shrinkable.remove(i)
+            continue
+        w[i] -= 1
+        total -= 1
+    return [tuple(v if i == flexible or len(str(v)) <= w[i] else _middle(str(v), w[i]) for i, v in enumerate(r))
+            for r in rows]
 
 
 def _wrapped_table(rows, headers, wrap_col: int, width: int = WIDTH) -> str:
     """A table whose free-text column wraps so the table fits `width`."""
     if not rows:
         return ""
+    rows = _fit(rows, headers, width, wrap_col)
     fixed = sum(max(len(str(h)) + 2, *(len(str(r[i])) for r in rows)) + 2
                 for i, h in enumerate(headers) if i != wrap_col)
     room = max(width - fixed, 24)
@@ -57,10 +82,20 @@ def _wrapped_table(rows, headers, wrap_col: int, width: int = WIDTH) -> str:
                     maxcolwidths=widths)
 
 
-def _tail(path: str, width: int) -> str:
-    """A path cut from the left to `width` characters (its end says most)."""
-    path = one_line(path, 10_000)
-    return path if len(path) <= width else "…" + path[len(path) - width + 1:]
+def _middle(text: str, width: int) -> str:
+    """An id or a path cut in the middle to `width` characters: its start and its end
+    stay (338e88fa…7d62b, acp-agent__…__session.jsonl), so distinct values stay distinct."""
+    text = one_line(text, 10_000)
+    if len(text) <= width:
+        return text
+    head = max((width - 1) // 3, 1)
+    return text[:head] + "…" + text[len(text) - (width - 1 - head):]
+
+
+def terminal_width() -> int:
+    """The terminal's width ($COLUMNS first), 100 when the output is not a terminal."""
+    import shutil
+    return max(shutil.get_terminal_size((WIDTH, 24)).columns, 40)
 
 
 def _tight_table(rows, headers) -> str:
@@ -170,9 +205,48 @@ class JsonReporter:
                    "redaction": manifest["redaction"], "files": len(manifest["files"]), "digest": digest})
 
 
+class JsonLinesReporter(JsonReporter):
+    """One JSON object per line: a listing's rows (and a report's files or sessions), for `jq` and streaming."""
+
+    def emit(self, value) -> None:
+        if self.envelope is not None:
+            value = {**self.envelope, "answer": value}
+        if type(value) is dict and len(value) <= 2:
+            rows = next((value[k] for k in ("files", "sessions") if type(value.get(k)) is list), None)
+            if rows is not None:
+                value = rows
+        for row in value if type(value) is list else [value]:
+            self.out.write(json_text(row))
+            self.out.write("\n")
+
+    @contextmanager
+    def event_rows(self):
+        def sink(row) -> None:
+            self.out.write(json_text(row.to_json()) + "\n")
+        yield sink
+
+
 class TextReporter:
-    def __init__(self, out: TextIO | None = None) -> None:
+    """Tables that fit `width` (the terminal's, 100 when not a terminal): long cells are
+    cut, ids and paths in the middle so that distinct values stay distinct; `wide`
+    prints every cell whole."""
+
+    def __init__(self, out: TextIO | None = None, *, width: int | None = None, wide: bool = False) -> None:
         self.out = out or sys.stdout
+        self.wide = wide
+        self.width = 10**6 if wide else (width or terminal_width())
+
+    def _tbl(self, rows, headers, text_col=None, show_headers: bool = True) -> str:
+        return _table(rows, headers, text_col, self.width, show_headers)
+
+    def _wtbl(self, rows, headers, wrap_col: int) -> str:
+        return _wrapped_table(rows, headers, wrap_col, self.width)
+
+    def _mid(self, text: str, width: int) -> str:
+        return one_line(text, 10**6) if self.wide else _middle(text, width)
+
+    def _cut(self, text: str, width: int) -> str:
+        return one_line(text, 10**6 if self.wide else width)
 
     def line(self, text: str = "") -> None:
         self.out.write(text + "\n")
@@ -193,7 +267,7 @@ class TextReporter:
                 rows.append((pos, seq, role_of(event.type, message), op, json_size(message),
                              message_text(message)))
         if rows:
-            self.line(_table(rows, ["#", "seq", "role", "op", "bytes", "text"], text_col=5))
+            self.line(self._tbl(rows, ["#", "seq", "role", "op", "bytes", "text"], text_col=5))
         at = "no events" if report.seq is None else f"seq {report.seq}"
         self.line(f"{len(state.nodes)} nodes, {len(report.messages)} messages, "
                   f"{len(state.replacements)} replacements at {at}")
@@ -203,11 +277,11 @@ class TextReporter:
             counts = ", ".join(f"{report.count(s)} {s}s" for s in (ERROR, WARNING, NOTICE))
             verdict = "UNREADABLE" if report.unreadable else ("ok" if report.ok else "FAILED")
             rest = f": {verdict}: {report.events} events, {counts}"
-            self.line(_tail(report.path, WIDTH - len(rest)) + rest)
-            rows = [(f.severity, f.code, _dash(f.seq), _dash(f.line), one_line(f.pointer or "-", 28),
-                     one_line(f.message, 2000)) for f in report.findings]
+            self.line(self._mid(report.path, self.width - len(rest)) + rest)
+            rows = [(f.severity, f.code, _dash(f.seq), _dash(f.line), self._cut(f.pointer or "-", 28),
+                     self._cut(f.message, 2000)) for f in report.findings]
             if rows:
-                self.line(_wrapped_table(rows, ["severity", "code", "seq", "line", "pointer", "message"], 5))
+                self.line(self._wtbl(rows, ["severity", "code", "seq", "line", "pointer", "message"], 5))
             for code, n in sorted(report.omitted.items()):
                 self.line(f"... and {n} more {code} findings (--all-findings lists them)")
             if report.omitted_records:
@@ -224,29 +298,29 @@ class TextReporter:
     # -- forensics ---------------------------------------------------------
     def shadows(self, records) -> None:
         rows = [(r.seq, r.kind, f"{r.start}..{r.end}", _seqs(r.shadowed_seqs), _dash(r.meter_seq),
-                 _dash(r.tokens), one_line(str(r.compaction_id or "-"), 24), _seqs(r.chain) or "-")
+                 _dash(r.tokens), self._mid(str(r.compaction_id or "-"), 24), _seqs(r.chain) or "-")
                 for r in records]
         if rows:
-            self.line(_wrapped_table(rows, ["seq", "kind", "range", "shadowed", "meter", "tokens",
+            self.line(self._wtbl(rows, ["seq", "kind", "range", "shadowed", "meter", "tokens",
                                             "compactionId", "chain"], 3))
         self.line(f"{len(records)} replacements")
 
     def brackets(self, records) -> None:
-        rows = [(one_line(str(b.compaction_id), 24), _dash(b.start), _dash(b.end), b.status, _dash(b.turn),
+        rows = [(self._mid(str(b.compaction_id), 24), _dash(b.start), _dash(b.end), b.status, _dash(b.turn),
                  _dash(b.summary_seq), _dash(b.replacement_seq),
-                 one_line("; ".join(b.anomalies + ([f"error: {b.error}"] if b.error is not None else [])),
+                 self._cut("; ".join(b.anomalies + ([f"error: {b.error}"] if b.error is not None else [])),
                           2000) or "-")
                 for b in records]
         if rows:
-            self.line(_wrapped_table(rows, ["compactionId", "start", "end", "status", "turn", "summary",
+            self.line(self._wtbl(rows, ["compactionId", "start", "end", "status", "turn", "summary",
                                             "replacement", "notes"], 7))
         self.line(f"{len(records)} compactions")
 
     def provenance(self, rows) -> None:
-        table = [(p.index, p.seq, one_line(str(p.type), 18), _op(p.op), _seqs(p.sources) or "-",
+        table = [(p.index, p.seq, self._cut(str(p.type), 18), _op(p.op), _seqs(p.sources) or "-",
                   _origins(p.origins) or "-") for p in rows]
         if table:
-            self.line(_wrapped_table(table, ["#", "seq", "type", "op", "sources", "origins"], 5))
+            self.line(self._wtbl(table, ["#", "seq", "type", "op", "sources", "origins"], 5))
         self.line(f"{len(rows)} messages")
 
     def diff(self, diff, text: str | None = None) -> None:
@@ -267,11 +341,11 @@ class TextReporter:
             finish = _finish(c.finish) if c.kind == "main" else "-"
             usage = c.usage if type(c.usage) is dict else {}
             rows.append((_dash(c.call) if c.kind == "main" else c.kind, _dash(c.turn), _dash(c.step),
-                         f"{c.first_chunk_seq}..{c.last_chunk_seq}", one_line(f"{c.provider}/{c.model}", 30),
+                         f"{c.first_chunk_seq}..{c.last_chunk_seq}", self._cut(f"{c.provider}/{c.model}", 30),
                          finish, _dash(usage.get("inputTokens")), _dash(usage.get("outputTokens")),
                          _dash(c.message_count)))
         if rows:
-            self.line(_wrapped_table(rows, ["call", "turn", "step", "chunks", "model", "finish", "in",
+            self.line(self._wtbl(rows, ["call", "turn", "step", "chunks", "model", "finish", "in",
                                             "out", "msgs"], 5))
         main = sum(1 for c in calls if c.kind == "main")
         self.line(f"{main} model calls" + (f", {len(calls) - main} auxiliary" if len(calls) > main else ""))
@@ -282,18 +356,18 @@ class TextReporter:
         self.line(f"{title}: turn {_dash(request.turn)}, step {_dash(request.step)}; messages as of seq "
                   f"{request.at_seq}; header from seq {_dash(request.header_seq)}")
         if type(config) is dict:
-            self.line("config: " + one_line(", ".join(f"{k}={v}" for k, v in config.items()), WIDTH - 8))
+            self.line("config: " + self._cut(", ".join(f"{k}={v}" for k, v in config.items()), self.width - 8))
         header = request.header if type(request.header) is dict else {}
         if type(header.get("system")) is str:
-            self.line("system: " + one_line(header["system"], WIDTH - 8))
+            self.line("system: " + self._cut(header["system"], self.width - 8))
         tools = header.get("tools")
         if type(tools) is list:
             names = [t.get("name") if type(t) is dict else str(t) for t in tools]
-            self.line("tools: " + one_line(", ".join(map(str, names)), WIDTH - 7))
-        rows = [(k, one_line(str(m.get("role") if type(m) is dict else "?"), 10), message_text(m))
+            self.line("tools: " + self._cut(", ".join(map(str, names)), self.width - 7))
+        rows = [(k, self._cut(str(m.get("role") if type(m) is dict else "?"), 10), message_text(m))
                 for k, m in enumerate(request.messages)]
         if rows:
-            self.line(_table(rows, ["#", "role", "text"], text_col=2))
+            self.line(self._tbl(rows, ["#", "role", "text"], text_col=2))
         self.line(f"{len(request.messages)} messages")
 
     def transcript(self, entries, reasoning: bool, markdown: bool = False) -> None:
@@ -305,7 +379,7 @@ class TextReporter:
             when = f" · {e.time}" if e.time else ""
             text = clean(message_text(e.message, reasoning)).rstrip()
             if markdown:
-                self.line(f"### {markdown_text(one_line(e.role or '?', 40))} · seq {e.seq}{when}")
+                self.line(f"### {markdown_text(self._cut(e.role or '?', 40))} · seq {e.seq}{when}")
                 self.line()
                 self.line(_fenced(text) if e.type == "tool/result" else markdown_text(text))
             else:
@@ -327,12 +401,12 @@ class TextReporter:
 
         def flush() -> None:
             if table:
-                self.line(_table(table, headers, text_col=6, show_headers=count[0] <= page))
+                self.line(self._tbl(table, headers, text_col=6, show_headers=count[0] <= page))
                 table.clear()
 
         def sink(r) -> None:
-            table.append((r.seq, r.time[11:23] if r.time else "-", one_line(str(r.type), 22), _dash(r.turn),
-                          _dash(r.step), r.surface, one_line(r.text, 200) or "-"))
+            table.append((r.seq, r.time[11:23] if r.time else "-", self._cut(str(r.type), 22), _dash(r.turn),
+                          _dash(r.step), r.surface, self._cut(r.text, 200) or "-"))
             count[0] += 1
             if len(table) >= page:
                 flush()
@@ -341,11 +415,11 @@ class TextReporter:
         self.line(f"{count[0]} events")
 
     def spills(self, spills) -> None:
-        rows = [(s.seq, one_line(str(s.call_id), 20), one_line(str(s.tool), 12), s.omitted,
+        rows = [(s.seq, self._mid(str(s.call_id), 20), self._cut(str(s.tool), 12), s.omitted,
                  "-" if s.found is None else (f"{s.stored} bytes" if s.found else "missing"),
-                 "yes" if s.inherited else "-", one_line(s.locator, 200)) for s in spills]
+                 "yes" if s.inherited else "-", self._cut(s.locator, 200)) for s in spills]
         if rows:
-            self.line(_table(rows, ["seq", "callId", "tool", "omitted", "stored", "inherited", "locator"],
+            self.line(self._tbl(rows, ["seq", "callId", "tool", "omitted", "stored", "inherited", "locator"],
                              text_col=6))
         self.line(f"{len(spills)} spilled results")
 
@@ -353,7 +427,7 @@ class TextReporter:
         h = health.to_json()
         head = h["header"]
         def fact(value) -> str:
-            return one_line(_dash(value), 80)
+            return self._cut(_dash(value), 80)
         facts = [("file", fact(h["path"])), ("encoding", h["encoding"]),
                  ("session id", fact(head["id"])), ("cwd", fact(head["cwd"])),
                  ("created", fact(head["createdAt"])), ("origin", fact(head["origin"])),
@@ -374,7 +448,7 @@ class TextReporter:
                 self.line(f"  {clean(c.describe())}")
         self.line()
         counts = list(h["countsByType"].items())
-        self.line(tabulate([(one_line(str(k), 40), v) for k, v in counts], headers=["type", "events"],
+        self.line(tabulate([(self._cut(str(k), 40), v) for k, v in counts], headers=["type", "events"],
                            tablefmt="simple", disable_numparse=True))
 
 
@@ -382,12 +456,12 @@ class TextReporter:
         rows = []
         for s in stats + ([total] if total is not None else []):
             if s.error is not None:
-                rows.append((_tail(s.path, 16), "unreadable", "", "", "", "", "", "", "", ""))
+                rows.append((self._mid(s.path, 16), "unreadable", "", "", "", "", "", "", "", ""))
                 continue
             t = s.tokens
             tools = sum(v["calls"] for v in s.tools.values())
             errors = sum(v["errors"] for v in s.tools.values())
-            rows.append((_tail(s.path, 16), s.turns, s.steps, f"{s.calls}/{sum(s.failed_calls.values())}",
+            rows.append((self._mid(s.path, 16), s.turns, s.steps, f"{s.calls}/{sum(s.failed_calls.values())}",
                          s.retries, f"{tools}/{errors}", f"{s.approvals['asked']}/{s.approvals['denied']}",
                          f"{s.compactions['summaries']}/{s.compactions['prunes']}",
                          f"{t['input']}/{t['output']}", f"{s.surface_now}/{s.appended}/{s.forgotten}"))
@@ -398,15 +472,15 @@ class TextReporter:
         for s in stats:
             if s.tools:
                 self.line()
-                self.line(one_line(f"{_tail(s.path, 60)}: tools " + ", ".join(
+                self.line(self._cut(f"{self._mid(s.path, 60)}: tools " + ", ".join(
                     f"{clean(name)} {v['calls']}" + (f" ({v['errors']} failed)" if v["errors"] else "")
-                    for name, v in s.tools.items()), WIDTH))
+                    for name, v in s.tools.items()), self.width))
             if s.failed_calls:
-                self.line(one_line("  failed calls: " + ", ".join(f"{code} {n}" for code, n in s.failed_calls.items()),
-                                   WIDTH))
+                self.line(self._cut("  failed calls: " + ", ".join(f"{code} {n}" for code, n in s.failed_calls.items()),
+                                   self.width))
             if s.turn_endings:
                 endings = Counter(s.turn_endings)
-                self.line(one_line("  turns ended: " + ", ".join(f"{n} {e}" for e, n in endings.items()), WIDTH))
+                self.line(self._cut("  turns ended: " + ", ".join(f"{n} {e}" for e, n in endings.items()), self.width))
             for k, v in s.times.items():
                 if v:
                     self.line(f"  {k}: median {v['medianMs']:.0f} ms, max {v['maxMs']:.0f} ms (n={v['count']})")
@@ -415,29 +489,29 @@ class TextReporter:
         def walk(node, depth):
             mark = "" if node.seed_checked is None else (" seed ok" if node.seed_checked else " SEED DIFFERS")
             label = f"{clean(str(node.session_id))} [{clean(str(node.origin or 'root'))}]{mark}"
-            self.line("  " * depth + ("└─ " if depth else "") + one_line(label, WIDTH - 2 * depth - 3)
-                      + f"  {_tail(node.path, 40)}")
+            self.line("  " * depth + ("└─ " if depth else "") + self._cut(label, self.width - 2 * depth - 3)
+                      + f"  {self._mid(node.path, 40)}")
             for problem in node.problems:
-                self.line("  " * depth + "   ! " + one_line(problem, WIDTH - 2 * depth - 5))
+                self.line("  " * depth + "   ! " + self._cut(problem, self.width - 2 * depth - 5))
             for child in node.children:
                 walk(child, depth + 1)
         for root in roots:
             walk(root, 0)
         for problem in problems:
-            self.line("! " + one_line(problem, WIDTH - 2))
+            self.line("! " + self._cut(problem, self.width - 2))
 
     def verify(self, bundle, differences, absent, grown=()) -> None:
         for g in grown:
-            self.line(f"grew     {one_line(g.path, 50)}: {g.problem}")
+            self.line(f"grew     {self._cut(g.path, 50)}: {g.problem}")
         for d in differences:
-            self.line(f"DIFFERS  {one_line(d.path, 50)}: {d.problem}")
+            self.line(f"DIFFERS  {self._cut(d.path, 50)}: {d.problem}")
         for given in absent:
-            self.line(f"unchecked {one_line(given, 50)}: input not found (--bundle-only)")
+            self.line(f"unchecked {self._cut(given, 50)}: input not found (--bundle-only)")
         self.line(f"{bundle}: " + ("verified: every file matches the manifest" if not differences
                                    else f"{len(differences)} differences"))
 
     def exported(self, out, manifest, digest: str) -> None:
-        rows = [(_tail(e.get("input", ""), 40), e.get("folder") or "-", e.get("verdict"), e.get("events", "-"))
+        rows = [(self._mid(e.get("input", ""), 40), e.get("folder") or "-", e.get("verdict"), e.get("events", "-"))
                 for e in manifest["sessions"]]
         self.line(tabulate(rows, headers=["input", "folder", "verdict", "events"], tablefmt="simple",
                            disable_numparse=True))

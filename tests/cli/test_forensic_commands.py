@@ -314,3 +314,25 @@ def test_a_fork_child_marks_the_spills_it_inherited(cli, corpus_dir, write_log):
     header["seedLength"] = 20  # a child whose first 20 events repeat its parent's
     child = write_log(b"".join([json.dumps(header).encode() + b"\n", *lines[1:]]))
     assert [s["inherited"] for s in cli("spills", child, "--json").json()] == [True]
+
+
+def test_tables_fit_the_terminal_and_cut_ids_in_the_middle(cli, corpus_dir, monkeypatch):
+    log = corpus_dir / "upstream" / "headless-agent__compaction-recovery__session.jsonl"
+    monkeypatch.setenv("COLUMNS", "90")
+    from click.testing import CliRunner
+
+    from dshreplay.cli import cli as command
+    narrow = CliRunner(env={"COLUMNS": "90"}).invoke(command, ["brackets", str(log)]).output
+    assert all(len(line) <= 90 for line in narrow.splitlines())
+    cell = narrow.splitlines()[2].split()[0]
+    assert cell.startswith("338e88") and cell.endswith("85f5e1") and "…" in cell  # start and end kept
+    wide = CliRunner(env={"COLUMNS": "90"}).invoke(command, ["brackets", str(log), "--wide"]).output
+    assert "338e88fa-e78b-4d49-bd38-8f919e85f5e1" in wide
+
+
+def test_jsonl_prints_one_object_per_line(cli):
+    lines = cli("validate", SAMPLES / "compaction.jsonl", SAMPLES / "prune.jsonl", "--jsonl").stdout.splitlines()
+    assert [json.loads(line)["path"] for line in lines] == [str(SAMPLES / "compaction.jsonl"),
+                                                            str(SAMPLES / "prune.jsonl")]
+    rows = cli("events", SAMPLES / "compaction.jsonl", "--to", 2, "--jsonl").stdout.splitlines()
+    assert [json.loads(line)["seq"] for line in rows] == [0, 1, 2]
