@@ -130,6 +130,25 @@ class CallTracker(Observer):
         return sorted(self.calls + self.auxiliary, key=lambda c: c.first_chunk_seq)
 
 
+def failure_code(finish) -> object:
+    """The error code a call's finish reason carries (`{"kind": "error", "failure": {"code": ...}}`), or None."""
+    failure = finish.get("failure") if type(finish) is dict else None
+    return failure.get("code") if type(failure) is dict else None
+
+
+def failed(finish) -> bool:
+    """Whether a call's finish reason says it failed."""
+    return type(finish) is dict and (finish.get("kind") == "error" or type(finish.get("failure")) is dict)
+
+
+def finish_text(finish) -> str:
+    """A finish reason in words: its kind and error code ("stop", "error CONTEXT_WINDOW_EXCEEDED")."""
+    if type(finish) is not dict:
+        return "(open)" if finish is None else str(finish)
+    code = failure_code(finish)
+    return f"{finish.get('kind')} {code}" if code is not None else str(finish.get("kind"))
+
+
 class MessageCount(Observer):
     """How many model messages the current surface yields, kept as the fold
     goes: an appended node adds its message (if it yields one), a replacement

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from dshreplay.analyses.calls import finish_text
+from dshreplay.analyses.turns import turn_ending
 from dshreplay.jsvalues import json_bytes
 
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
@@ -108,10 +110,7 @@ def event_text(event) -> str:
             name = f"{chunk.get('name')} " if chunk.get("name") is not None else ""
             return f"{name}{chunk.get('argumentsDelta', '')}"
         if ctype == "finish":
-            reason = chunk.get("reason") if type(chunk.get("reason")) is dict else {}
-            failure = reason.get("failure") if type(reason.get("failure")) is dict else {}
-            code = f" {failure.get('code')}" if failure.get("code") is not None else ""
-            return f"finish {reason.get('kind')}{code}"
+            return f"finish {finish_text(chunk.get('reason'))}"
         if ctype == "usage":
             usage = chunk.get("usage") if type(chunk.get("usage")) is dict else {}
             return f"usage in {usage.get('inputTokens')} out {usage.get('outputTokens')}"
@@ -132,10 +131,7 @@ def event_text(event) -> str:
         error = f" error {_json(data['error'])}" if "error" in data else ""
         return f"{data.get('compactionId')}{error}"
     if kind == "turn/end":
-        reason = data.get("reason") if type(data.get("reason")) is dict else {}
-        error = reason.get("error") if type(reason.get("error")) is dict else {}
-        code = f" {error.get('code')}" if error.get("code") is not None else ""
-        return f"turn {data.get('turn')} {reason.get('kind')}{code}"
+        return f"turn {data.get('turn')} {turn_ending(data.get('reason'))}"
     if kind in ("turn/start", "step/start", "step/end"):
         step = f" step {data.get('step')}" if "step" in data else ""
         return f"turn {data.get('turn')}{step}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 
+from dshreplay.analyses.calls import failed, failure_code
 from dshreplay.analyses.index import Indexer
 from dshreplay.analyses.turns import TurnTracker
 from dshreplay.core.driver import STOP, Observer, run_pass
@@ -68,14 +69,12 @@ class SessionStats:
 
 def failed_calls(calls) -> dict:
     """Main-loop calls that failed, by error code (a finish of kind error, or one carrying a failure)."""
-    failed: dict = {}
+    by_code: dict = {}
     for call in calls:
-        finish = call.finish if type(call.finish) is dict else {}
-        failure = finish.get("failure")
-        if finish.get("kind") == "error" or type(failure) is dict:
-            code = str(failure.get("code") if type(failure) is dict else None)
-            failed[code] = failed.get(code, 0) + 1
-    return dict(sorted(failed.items()))
+        if failed(call.finish):
+            code = str(failure_code(call.finish))
+            by_code[code] = by_code.get(code, 0) + 1
+    return dict(sorted(by_code.items()))
 
 
 def tokens_by_model(calls) -> dict:

@@ -37,26 +37,28 @@ class Span:
     reason: object = None  # a turn's turn/end reason, as logged ({"kind": ...})
 
     @property
-    def ending(self) -> str:
-        """How a turn ended: completed, error CODE, aborted by WHO, interrupted (the log ends inside it),
-        or the reason's own kind."""
-        if self.end is None:
-            return "interrupted"
-        reason = self.reason if type(self.reason) is dict else {}
-        kind = reason.get("kind")
-        if kind == "error":
-            error = reason.get("error")
-            code = error.get("code") if type(error) is dict else None
-            return f"error {code}" if code is not None else "error"
-        if kind == "aborted":
-            by = reason.get("reason")
-            who = by.get("kind") if type(by) is dict else None
-            return f"aborted by {who}" if who is not None else "aborted"
-        return str(kind) if kind is not None else "unknown"
+    def is_open(self) -> bool:
+        return self.end is None
 
     @property
-    def open(self) -> bool:
-        return self.end is None
+    def ending(self) -> str:
+        """How a turn ended (see `turn_ending`); "interrupted" when the log ends inside it."""
+        return "interrupted" if self.end is None else turn_ending(self.reason)
+
+
+def turn_ending(reason) -> str:
+    """A turn/end reason in words: completed, error CODE, aborted by WHO, or its own kind."""
+    reason = reason if type(reason) is dict else {}
+    kind = reason.get("kind")
+    if kind == "error":
+        error = reason.get("error")
+        code = error.get("code") if type(error) is dict else None
+        return f"error {code}" if code is not None else "error"
+    if kind == "aborted":
+        by = reason.get("reason")
+        who = by.get("kind") if type(by) is dict else None
+        return f"aborted by {who}" if who is not None else "aborted"
+    return str(kind) if kind is not None else "unknown"
 
 
 @dataclass
@@ -104,11 +106,11 @@ class TurnTracker(Observer):
             self.step = _data(item).get("step")
             self.steps.append(Span(item.seq, None, self.turn, self.step, start_time=item.time))
         elif kind == "step/end":
-            if self.steps and self.steps[-1].open:
+            if self.steps and self.steps[-1].is_open:
                 self.steps[-1].end, self.steps[-1].end_time = item.seq, item.time
             self._close_step = True
         elif kind == "turn/end":
-            if self.turns and self.turns[-1].open:
+            if self.turns and self.turns[-1].is_open:
                 self.turns[-1].end, self.turns[-1].end_time = item.seq, item.time
                 self.turns[-1].reason = _data(item).get("reason")
             self._close_turn = self._close_step = True

@@ -31,7 +31,7 @@ from pathlib import Path
 import orjson
 
 from dshreplay import __version__
-from dshreplay.analyses.calls import CallTracker
+from dshreplay.analyses.calls import CallTracker, failure_code
 from dshreplay.analyses.findings import ERROR, NOTICE, WARNING
 from dshreplay.analyses.index import build_index
 from dshreplay.analyses.provenance import ShadowTracker
@@ -728,12 +728,11 @@ class _CallRecords(Observer):
     def _write(self, call, record) -> None:
         response = record["response"]
         finish = call.finish
-        failure = finish.get("failure") if type(finish) is dict else None
         first, last = response.pop("firstChunkTime", None), response.pop("lastChunkTime", None)
         record["response"] = {
             "messageSeq": response.get("messageSeq"), "message": response.get("message"),
             "finish": finish.get("kind") if type(finish) is dict else finish,
-            "errorCode": failure.get("code") if type(failure) is dict else None,
+            "errorCode": failure_code(finish),
             "usage": call.usage, "lastChunkSeq": call.last_chunk_seq,
             "firstChunkTime": utc_time(first), "lastChunkTime": utc_time(last),
             "timeToFirstChunkMs": response.get("timeToFirstChunkMs"), "durationMs": _ms(last, first)}

@@ -12,6 +12,7 @@ from collections import Counter
 from contextlib import contextmanager
 from typing import TextIO
 
+from dshreplay.analyses.calls import finish_text
 from dshreplay.analyses.findings import ERROR, NOTICE, WARNING
 from dshreplay.analyses.render import clean, json_size, message_text, one_line, role_of
 from dshreplay.analyses.validate import FileReport
@@ -552,12 +553,7 @@ def _origins(origins) -> str:
 
 
 def _finish(reason) -> str:
-    if type(reason) is not dict:
-        return "(open)" if reason is None else one_line(str(reason), 30)
-    kind = str(reason.get("kind"))
-    failure = reason.get("failure")
-    code = failure.get("code") if type(failure) is dict else None
-    return one_line(f"{kind} {code}" if code else kind, 30)
+    return one_line(finish_text(reason), 30)
 
 
 def _fenced(text: str) -> str:
