@@ -133,6 +133,11 @@ class _Raw:
         self.text = text
 
 
+def as_key(value):
+    """A JSON value usable as a dict key: itself when hashable, else its repr (lists, objects)."""
+    return value if type(value) in (str, int, float, bool, type(None)) else repr(value)
+
+
 def short_json(value, width: int = 60) -> str:
     """A value as compact JSON, cut to `width` characters, for messages."""
     try:

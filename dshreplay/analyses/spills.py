@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dshreplay.core.driver import Observer, Run
+from dshreplay.jsvalues import as_key
 
 NOTE = re.compile(r"\(Omitted (\d+) bytes\. Full formatted result stored at: (.+?)\. ")
 
@@ -51,7 +52,7 @@ class Spills(Observer):
         if item.type == "tool/call":
             data = item.record.get("data")
             if type(data) is dict:
-                self.tools[_key(data.get("callId"))] = data.get("name")
+                self.tools[as_key(data.get("callId"))] = data.get("name")
         elif item.type == "tool/result" and item.record.get("surfaceOp") == "append":
             data = item.record.get("data")
             message = data.get("message") if type(data) is dict else None
@@ -60,12 +61,10 @@ class Spills(Observer):
             call_id = (message.get("source") or {}).get("callId") if type(message.get("source")) is dict else None
             for text in _texts(message.get("content")):
                 for match in NOTE.finditer(text):
-                    self.spills.append(Spill(item.seq, call_id, self.tools.get(_key(call_id)), int(match.group(1)),
+                    self.spills.append(Spill(item.seq, call_id, self.tools.get(as_key(call_id)), int(match.group(1)),
                                              match.group(2), item.seq < self.seed))
 
 
-def _key(value):
-    return value if isinstance(value, (str, int, float, type(None))) else repr(value)
 
 
 def _texts(content, depth: int = 0):

@@ -12,6 +12,7 @@ from dshreplay.core.driver import STOP, Observer, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, has_message
 from dshreplay.errors import DeriveError, DshReplayError
 from dshreplay.io.reader import LogSource
+from dshreplay.jsvalues import as_key
 from dshreplay.jsvalues import dig as _get
 
 TOKEN_FIELDS = (("input", "inputTokens"), ("output", "outputTokens"), ("cacheRead", "cacheReadTokens"),
@@ -19,9 +20,6 @@ TOKEN_FIELDS = (("input", "inputTokens"), ("output", "outputTokens"), ("cacheRea
 DENIED = {"rejected", "cancelled", "unavailable"}
 
 
-def _key(value):
-    """A log value usable as a dict key."""
-    return value if isinstance(value, (str, int, float, bool, type(None))) else repr(value)
 
 
 def _num(value) -> bool:
@@ -125,14 +123,14 @@ class StatsObserver(Observer):
         if kind == "tool/call":
             name = _get(data, "name")
             name = name if type(name) is str else "?"
-            call_id = _key(_get(data, "callId"))
+            call_id = as_key(_get(data, "callId"))
             self._call_names[call_id] = name
             entry = self.tools.setdefault(name, {"calls": 0, "errors": 0})
             entry["calls"] += 1
             if timed:
                 self._tool_started[call_id] = time
         elif kind == "tool/result" and event.record.get("surfaceOp") == "append":
-            call_id = _key(_get(data, "message", "source", "callId"))
+            call_id = as_key(_get(data, "message", "source", "callId"))
             failed = _first_is_error(data) or _get(data, "error") is not None
             if failed and call_id in self._call_names:
                 self.tools[self._call_names[call_id]]["errors"] += 1

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from dshreplay.core.driver import Observer, Run
+from dshreplay.jsvalues import as_key
 
 
 def _data(item):
@@ -19,9 +20,6 @@ def _data(item):
     return data if type(data) is dict else {}
 
 
-def hashable(value):
-    """A log value usable as a dict key."""
-    return value if isinstance(value, (str, int, float, bool, type(None))) else repr(value)
 
 
 @dataclass
@@ -119,10 +117,10 @@ class TurnTracker(Observer):
             entry = Approval(item.seq, None, data.get("id"), data.get("toolName"), data.get("callId"), None,
                              data.get("reason"), "no decision", item.time)
             self.approvals.append(entry)
-            self._asked[hashable(data.get("id"))] = entry
+            self._asked[as_key(data.get("id"))] = entry
         elif kind == "approval/decided":
             data = _data(item)
-            entry = self._asked.pop(hashable(data.get("id")), None)
+            entry = self._asked.pop(as_key(data.get("id")), None)
             if entry is None:
                 self.approvals.append(Approval(None, item.seq, data.get("id"), None, None, data.get("outcome"),
                                                None, "decision without ask", None, item.time))

@@ -45,7 +45,7 @@ from dshreplay.core.driver import SKIP, Observer, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
 from dshreplay.errors import DeriveError, DshReplayError, ReadError, UsageError
 from dshreplay.io.reader import LogSource, read_small_file, shown_path
-from dshreplay.jsvalues import json_bytes, short_json
+from dshreplay.jsvalues import as_key, json_bytes, short_json
 from dshreplay.options import Options
 from dshreplay.output.chain import TurnEndLines, check_growth, line_chain
 from dshreplay.output.htmlreport import render_index, render_report
@@ -548,13 +548,13 @@ class _ToolRows(Observer):
         data = item.record.get("data")
         data = data if type(data) is dict else {}
         if kind == "tool/call":
-            call_id = _hashable(data.get("callId"))
+            call_id = as_key(data.get("callId"))
             self.calls.setdefault(call_id, {"hooks": []}).update(
                 callId=data.get("callId"), turn=data.get("turn"), step=data.get("step"), tool=data.get("name"),
                 arguments=data.get("arguments"), startedAt=item.time, callSeq=item.seq)
             self.last = call_id
         elif kind == "tool/result" and item.record.get("surfaceOp") == "append":
-            call_id = _hashable(_call_id(kind, data))
+            call_id = as_key(_call_id(kind, data))
             row = self.calls.setdefault(call_id, {"callId": call_id, "turn": data.get("turn"),
                                                   "step": data.get("step"), "hooks": []})
             message = data.get("message")
@@ -565,11 +565,11 @@ class _ToolRows(Observer):
                        finishedAt=item.time, resultSeq=item.seq)
             self.last = call_id
         elif kind == "approval/asked":
-            call_id = _hashable(data.get("callId"))
-            self.approvals[_hashable(data.get("id"))] = call_id
+            call_id = as_key(data.get("callId"))
+            self.approvals[as_key(data.get("id"))] = call_id
             self.calls.setdefault(call_id, {"callId": data.get("callId"), "hooks": []})["approvalAsked"] = item.time
         elif kind == "approval/decided":
-            call_id = self.approvals.get(_hashable(data.get("id")))
+            call_id = self.approvals.get(as_key(data.get("id")))
             if call_id in self.calls:
                 self.calls[call_id].update(approvalOutcome=data.get("outcome"), approvalDecided=item.time)
         elif self.last in self.calls:  # hook/result: the hooks around the last tool event
@@ -587,8 +587,6 @@ class _ToolRows(Observer):
         write_csv(self.path, self.HEADER, rows)
 
 
-def _hashable(value):
-    return value if isinstance(value, (str, int, float, type(None))) else repr(value)
 
 
 def session_facts(index, turns: TurnTracker, header: dict) -> dict:
@@ -639,7 +637,7 @@ def _stream(source: LogSource, index, folder: Path, header: dict) -> dict:
     write_csv(folder / "approvals.csv", ["askedSeq", "decidedSeq", "id", "tool", "callId", "outcome", "reason",
                                          "flag", "askedAt", "decidedAt", "arguments"],
               [[*a.row(), utc_time(a.asked_time), utc_time(a.decided_time),
-                tools.calls.get(_hashable(a.call_id), {}).get("arguments")] for a in turns.approvals])
+                tools.calls.get(as_key(a.call_id), {}).get("arguments")] for a in turns.approvals])
     return {"calls": views, "spans": spans, "approvals": approvals, "transcript": transcript.kept,
             "finalNodes": final_nodes, "session": session}
 
