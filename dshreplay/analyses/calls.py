@@ -66,6 +66,7 @@ class CallTracker(Observer):
     open: dict = field(default_factory=dict)  # (turn, step) -> Call in progress
     header_seq: int | None = None
     header: object = None
+    closed: Call | None = None  # the main-loop call the event just observed finished, if any
 
     def begin(self, run: Run) -> None:
         if self.count_messages is None:
@@ -78,6 +79,7 @@ class CallTracker(Observer):
     def observe(self, event, replacement=None) -> None:
         if isinstance(self.count_messages, MessageCount):
             self.count_messages.observe(event, replacement)
+        self.closed = None
         kind = event.type
         if kind == "assistant/chunk":
             chunk = chunk_type = None
@@ -102,6 +104,7 @@ class CallTracker(Observer):
             elif chunk_type == "finish":
                 call.finish = _get(chunk, "reason")
                 del self.open[key]
+                self.closed = call
         elif kind == "request/header":
             self.header_seq = event.seq
             self.header = _get(event.record.get("data"), "header")

@@ -2,34 +2,51 @@
 
 FORMAT.md section 6: the transcript is the append-origin surface events in
 log order; replacements are model-only, so each shows as a marker where the
-model's view diverges from the conversation.
+model's view diverges from the conversation (with the text that replaced it:
+a compaction summary, a pruned or rewritten result). Markers also say how
+each turn ended and which model calls failed, so a reader of the
+conversation sees where it broke off.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dshreplay.analyses.calls import CallTracker, failed, finish_text
 from dshreplay.analyses.provenance import ShadowTracker
 from dshreplay.analyses.render import message_text, role_of, utc_time
-from dshreplay.core.driver import SKIP, Observer, run_pass
+from dshreplay.analyses.turns import turn_ending
+from dshreplay.core.driver import SKIP, Observer, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
 from dshreplay.errors import DeriveError
+from dshreplay.jsvalues import MISSING
 
 
 @dataclass(frozen=True)
 class Entry:
-    """A message of the conversation, or a marker where the model's view diverges."""
+    """A message of the conversation, or a marker: a replacement where the
+    model's view diverges ("replacement", with the replacing message), the end
+    of a turn ("turn-end") or a model call that failed ("failed-call")."""
 
     seq: int
-    entry: str  # "message" or "replacement"
+    entry: str  # "message", "replacement", "turn-end" or "failed-call"
     type: str | None = None
     role: str | None = None
     time: str | None = None
-    message: object = None
-    kind: str | None = None  # for markers: summary | prune | tool-result-rewrite | other
+    message: object = None  # a replacement's own message (a summary's text), when it has one
+    kind: str | None = None  # for replacements: summary | prune | tool-result-rewrite | other
     shadowed: tuple[int, ...] = ()
+    turn: object = None  # turn-end: the turn; failed-call: its turn
+    call: int | None = None  # failed-call: the call's number (from 1)
+    ending: str | None = None  # turn-end: turn_ending(); failed-call: finish_text()
 
     def marker_text(self) -> str:
+        if self.entry == "turn-end":
+            if self.ending == "interrupted":
+                return f"[turn {self.turn} interrupted: the log ends inside it, after seq {self.seq}]"
+            return f"[turn {self.turn} ended: {self.ending} at seq {self.seq}]"
+        if self.entry == "failed-call":
+            return f"[call {self.call} failed: {self.ending} at seq {self.seq}]"
         what = {"summary": "summary", "prune": "prune", "tool-result-rewrite": "rewritten tool result"}.get(
             self.kind, "replacement")
         shadowed = self.shadowed
@@ -39,36 +56,74 @@ class Entry:
     def to_json(self, reasoning: bool) -> dict:
         if self.entry == "replacement":
             return {"seq": self.seq, "entry": self.entry, "kind": self.kind, "shadowedSeqs": list(self.shadowed),
-                    "text": self.marker_text()}
+                    "text": self.marker_text(), "time": self.time,
+                    "replacementText": None if self.message is None else message_text(self.message, reasoning)}
+        if self.entry == "turn-end":
+            return {"seq": self.seq, "entry": self.entry, "turn": self.turn, "ending": self.ending,
+                    "time": self.time, "text": self.marker_text()}
+        if self.entry == "failed-call":
+            return {"seq": self.seq, "entry": self.entry, "call": self.call, "turn": self.turn,
+                    "finish": self.ending, "time": self.time, "text": self.marker_text()}
         return {"seq": self.seq, "entry": self.entry, "type": self.type, "role": self.role, "time": self.time,
                 "text": message_text(self.message, reasoning), "message": self.message}
 
 
 class TranscriptBuilder(Observer):
-    """Collects transcript entries; observe it after `shadows` in the same pass."""
+    """Collects transcript entries; observe it after `shadows` and `calls` in the same pass."""
 
-    def __init__(self, shadows: ShadowTracker) -> None:
+    def __init__(self, shadows: ShadowTracker, calls: CallTracker) -> None:
         self.shadows = shadows
+        self.calls = calls
         self.entries: list[Entry] = []
+        self.open_turn = MISSING  # the turn started and not yet ended
 
     def observe(self, item, replacement) -> None:
+        if item.row is not None:
+            return  # packed rows hold stream chunks only: neither messages nor finishes
+        kind = item.type
         shadow = self.shadows.latest if replacement is not None else None
         if shadow is not None:
-            self.entries.append(Entry(item.seq, "replacement", kind=shadow.kind, shadowed=shadow.shadowed_seqs))
-        elif item.row is None and item.type in SURFACE_TYPES and item.record.get("surfaceOp") == "append":
-            try:
-                has, message = derive_message(item)
-            except DeriveError:
-                has, message = True, item.record.get("data")
+            has, message = _message(item)
+            self.entries.append(Entry(item.seq, "replacement", kind=shadow.kind, shadowed=shadow.shadowed_seqs,
+                                      time=utc_time(item.time), message=message if has else None))
+        elif kind in SURFACE_TYPES and item.record.get("surfaceOp") == "append":
+            has, message = _message(item)
             if has:
-                self.entries.append(Entry(item.seq, "message", item.type, role_of(item.type, message),
+                self.entries.append(Entry(item.seq, "message", kind, role_of(kind, message),
                                           utc_time(item.time), message))
+        elif kind == "turn/start":
+            self.open_turn = _data(item).get("turn")
+        elif kind == "turn/end":
+            data = _data(item)
+            self.entries.append(Entry(item.seq, "turn-end", time=utc_time(item.time), turn=data.get("turn"),
+                                      ending=turn_ending(data.get("reason"))))
+            self.open_turn = MISSING
+        closed = self.calls.closed
+        if closed is not None and failed(closed.finish):
+            self.entries.append(Entry(item.seq, "failed-call", time=utc_time(item.time), turn=closed.turn,
+                                      call=closed.call, ending=finish_text(closed.finish)))
+
+    def finish(self, run: Run) -> None:
+        if run.complete and self.open_turn is not MISSING:
+            self.entries.append(Entry(run.last_seq, "turn-end", turn=self.open_turn, ending="interrupted"))
+
+
+def _message(item) -> tuple[bool, object]:
+    try:
+        return derive_message(item)
+    except DeriveError:
+        return True, item.record.get("data")
+
+
+def _data(item) -> dict:
+    data = item.record.get("data")
+    return data if type(data) is dict else {}
 
 
 def transcript(source, observers=()) -> list[Entry]:
     """Transcript entries of a log (a LogSource), in one pass; events the fold
     rejects are skipped (validate says why), the transcript shows what it can."""
-    shadows = ShadowTracker()
-    builder = TranscriptBuilder(shadows)
-    run_pass(source, [shadows, builder, *observers], on_fold_error=SKIP)
+    shadows, calls = ShadowTracker(), CallTracker()
+    builder = TranscriptBuilder(shadows, calls)
+    run_pass(source, [shadows, calls, builder, *observers], on_fold_error=SKIP)
     return builder.entries

@@ -45,16 +45,16 @@ from dshreplay.core.driver import SKIP, Observer, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
 from dshreplay.errors import DeriveError, DshReplayError, ReadError, UsageError
 from dshreplay.io.reader import LogSource, read_small_file, shown_path
-from dshreplay.jsvalues import as_key, json_bytes, short_json
+from dshreplay.jsvalues import MISSING, as_key, json_bytes, short_json
 from dshreplay.options import Options
 from dshreplay.output.chain import TurnEndLines, check_growth, line_chain
-from dshreplay.output.htmlreport import render_index, render_report
+from dshreplay.output.htmlreport import MAX_TRANSCRIPT, render_index, render_report
 from dshreplay.output.redact import ArgumentDeltas, Redactor
-from dshreplay.output.reporters import TextReporter, json_text, markdown_text
+from dshreplay.output.reporters import TextReporter, json_text, markdown_label
 
 JSON_OPTS = orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE
+FULL_REQUEST_EVERY = 100  # every 100th call record lists its whole request (the others build on the call before)
 MAX_CALL_VIEWS = 200  # calls whose model view is drawn in report.html (every call has its JSON file)
-MAX_TRANSCRIPT_ENTRIES = 2000  # transcript entries drawn in report.html (transcript.md has them all)
 PREVIEW = 160
 
 
@@ -465,24 +465,28 @@ def _export_session(given: str, root: Path, redactor: Redactor, name: str | None
 class _TranscriptFile(TranscriptBuilder):
     """transcript.md written entry by entry; the report keeps only its first entries."""
 
-    def __init__(self, path: Path, title: str, shadows: ShadowTracker) -> None:
-        super().__init__(shadows)
+    def __init__(self, path: Path, title: str, shadows: ShadowTracker, calls: CallTracker) -> None:
+        super().__init__(shadows, calls)
         self.fh = open(path, "w", encoding="utf-8")
-        self.fh.write(f"# Transcript of {markdown_text(one_line(title, 200))}\n\n")
+        self.fh.write(f"# Transcript of {markdown_label(title)}\n\n")
         self.reporter = TextReporter(self.fh)
         self.kept: list = []
 
     def observe(self, item, replacement) -> None:
-        before = len(self.entries)
         super().observe(item, replacement)
-        for entry in self.entries[before:]:
+        self._flush()
+
+    def finish(self, run: Run) -> None:
+        super().finish(run)
+        self._flush()
+        self.fh.close()
+
+    def _flush(self) -> None:
+        for entry in self.entries:
             self.reporter.transcript([entry], reasoning=False, markdown=True)
-            if len(self.kept) < MAX_TRANSCRIPT_ENTRIES:
+            if len(self.kept) < MAX_TRANSCRIPT:
                 self.kept.append(entry)
         self.entries.clear()
-
-    def close(self) -> None:
-        self.fh.close()
 
 
 class _EventRows(Observer):
@@ -498,12 +502,15 @@ class _EventRows(Observer):
 
     def begin(self, run: Run) -> None:
         self.reader = run.reader
+        self.hashed = None  # the line whose hash was written
 
     def observe(self, item, replacement) -> None:
-        raw = self.reader.raw
-        raw_sha256 = hashlib.sha256(raw).hexdigest() if raw is not None else ""  # `sed -n LINEp LOG | sha256sum`
+        raw = self.reader.raw  # the line's hash is on the row of its first event (`sed -n LINEp LOG | sha256sum`)
+        raw_sha256 = hashlib.sha256(raw).hexdigest() if raw is not None and item.line != self.hashed else ""
+        self.hashed = item.line
         for event in item.members() if item.row is not None else (item,):
             self._row(event, raw_sha256)
+            raw_sha256 = ""
 
     def _row(self, event, raw_sha256: str) -> None:
         kind = event.type
@@ -614,17 +621,17 @@ def _stream(source: LogSource, index, folder: Path, header: dict) -> dict:
     transcript.md, and gathers what the report draws."""
     final_nodes = set(index.final.nodes) if index.final is not None else set()
     shadows = ShadowTracker()
-    transcript = _TranscriptFile(folder / "transcript.md", str(header.get("id")), shadows)
     records = _CallRecords(folder)
+    calls = CallTracker(lambda: 0, records.opened)
+    transcript = _TranscriptFile(folder / "transcript.md", str(header.get("id")), shadows, calls)
     turns = TurnTracker()
     tools = _ToolRows(folder / "tools.csv")
-    observers = [shadows, transcript, CallTracker(lambda: 0, records.opened), records, turns,
+    observers = [shadows, calls, transcript, records, turns,
                  _EventRows(folder / "events.csv", turns, final_nodes), tools]
     run = run_pass(source, observers, on_fold_error=SKIP)
     session = session_facts(index, turns, header)
     (folder / "session.json").write_bytes(dumps(session))
     views = records.views
-    transcript.close()
     last = run.last_seq if run.last_seq is not None else 0
     spans: dict = {"turns": [], "steps": []}
     for s in turns.steps:
@@ -674,25 +681,43 @@ class _CallRecords(Observer):
     def begin(self, run: Run) -> None:
         self.fold = run.fold
         self.request_time = None  # the time of the last event before a call's first chunk
+        self.digests: dict[int, str | None] = {}  # surface node -> its message's digest (None: no message)
+        self.previous: list[str] = []  # the previous call's request message ids
+        self.previews: dict[str, tuple] = {}  # message id -> (role, preview), for the report's views
 
     def opened(self, call, header) -> None:
         state = self.fold.state(call.first_chunk_seq - 1)
-        try:
-            messages = state.messages()
-        except DeriveError:
-            messages = [m for _, m in _safe_node_messages(state)]
+        digests = {}
+        for seq in state.nodes:  # a node's message never changes: each is encoded and hashed once
+            digest = self.digests.get(seq, MISSING)
+            if digest is MISSING:
+                try:
+                    has, message = derive_message(state.events[seq])
+                except DeriveError:  # the fold keeps it, the request skips it (as `request` does)
+                    has, message = False, None
+                digest = self.store.put(message) if has else None
+                if digest is not None and len(self.views) < MAX_CALL_VIEWS:
+                    self.previews[digest] = (role_of("", message), one_line(message_text(message, False), PREVIEW))
+            digests[seq] = digest
+        self.digests = digests
+        ids = [d for d in digests.values() if d is not None]
+        kept = _common_prefix(self.previous, ids)
+        full = kept == 0 or call.call % FULL_REQUEST_EVERY == 1
         record = {"call": call.call, "turn": call.turn, "step": call.step, "firstChunkSeq": call.first_chunk_seq,
                   "atSeq": call.first_chunk_seq - 1, "headerSeq": call.header_seq,
-                  "header": None if header is None else self.store.put(header),
-                  "messages": [self.store.put(m) for m in messages], "response": {}}
+                  "header": None if header is None else self.store.put(header), "messageCount": len(ids),
+                  "messagesFrom": None if full else {"call": call.call - 1, "first": kept},
+                  "messages": ids if full else ids[kept:], "response": {}}
+        self.previous = ids
         self.pending[call.call] = (call, record)
         self._new.append(record)
         if len(self.views) < MAX_CALL_VIEWS:
             self.views.append({"call": call.call, "turn": call.turn, "step": call.step,
                                "firstChunkSeq": call.first_chunk_seq, "headerSeq": call.header_seq,
-                               "header": header,
-                               "messages": [(role_of("", m), one_line(message_text(m, reasoning=False), PREVIEW))
-                                            for m in messages]})
+                               "header": header, "count": len(ids), "kept": 0 if full else kept,
+                               "messages": [self.previews[d] for d in (ids if full else ids[kept:])]})
+        if len(self.views) >= MAX_CALL_VIEWS:
+            self.previews.clear()
 
     def observe(self, item, replacement) -> None:
         time = item.time
@@ -765,7 +790,38 @@ def request_from_bundle(folder: Path, call: int) -> dict:
                                             "a stored message"))
     return {"call": record["call"], "turn": record["turn"], "step": record["step"],
             "firstChunkSeq": record["firstChunkSeq"], "atSeq": record["atSeq"], "headerSeq": record["headerSeq"],
-            "header": load(record["header"]), "messages": [load(d) for d in record["messages"]]}
+            "header": load(record["header"]), "messages": [load(d) for d in _request_ids(folder, record)]}
+
+
+def _request_ids(folder: Path, record: dict) -> list:
+    """A call record's request message ids: its `messages`, after the first
+    `messagesFrom.first` ids of the call it names (a record repeats no more
+    than it must; every FULL_REQUEST_EVERY-th call lists them all)."""
+    chain = [record]
+    while type(chain[-1].get("messagesFrom")) is dict:
+        base = chain[-1]["messagesFrom"]
+        number = base.get("call")
+        if type(number) is not int or not 0 < number < chain[-1]["call"] or len(chain) > FULL_REQUEST_EVERY:
+            raise UsageError(f"{shown_path(folder)}: call {record['call']} has a broken messagesFrom")
+        try:
+            chain.append(orjson.loads(read_small_file(folder / "calls" / f"{number:04d}.json", MAX_MANIFEST_BYTES,
+                                                      f"call {number}")))
+        except ReadError:
+            raise UsageError(f"{shown_path(folder)}: call {record['call']} builds on call {number}, "
+                             "which is not in the bundle") from None
+    ids = list(chain[-1]["messages"])
+    for link in reversed(chain[:-1]):
+        ids = ids[:link["messagesFrom"]["first"]] + list(link["messages"])
+    return ids
+
+
+def _common_prefix(a: list, b: list) -> int:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
 
 
 def _safe_node_messages(state):

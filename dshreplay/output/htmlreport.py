@@ -26,7 +26,8 @@ padding:4px 6px;text-align:left;vertical-align:top}th{background:#f0f3f6}
 svg text{font:11px system-ui,sans-serif;fill:#34506b}code{font-size:12px}
 """
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
-MAX_TRANSCRIPT = 2000
+MAX_TRANSCRIPT = 500  # transcript entries drawn in the report (transcript.md has them all)
+MAX_ENTRY_TEXT = 2000  # characters of one entry's text drawn in the report
 MAX_SPANS = 2000
 
 
@@ -143,8 +144,11 @@ def _calls(view: dict, index) -> str:
         system = header.get("system")
         items = "".join(f'<div class="msg"><span class="role">{esc(role)}</span> {esc(text)}</div>'
                         for role, text in v["messages"])
+        if v["kept"]:
+            items = (f'<p class="meta">messages 1–{v["kept"]} as in call {esc(v["call"] - 1)}, then:</p>'
+                     + items)
         parts.append(f"<details><summary>Call {esc(v['call'])} (turn {esc(v['turn'])}, step {esc(v['step'])}"
-                     f"): {len(v['messages'])} messages, header from seq {esc(v['headerSeq'])}, "
+                     f"): {v['count']} messages, header from seq {esc(v['headerSeq'])}, "
                      f"{esc(config.get('provider'))}/{esc(config.get('model'))}</summary>"
                      f"<p class=\"meta\">system: {esc(one_line(system, 300)) if type(system) is str else '-'}"
                      f"</p>{items}</details>")
@@ -155,19 +159,27 @@ def _calls(view: dict, index) -> str:
     return "".join(parts)
 
 
+def _cut(text: str) -> str:
+    """A transcript entry's text for the report: its first MAX_ENTRY_TEXT characters (transcript.md has it all)."""
+    if len(text) <= MAX_ENTRY_TEXT:
+        return text
+    return text[:MAX_ENTRY_TEXT] + f"\n… {len(text) - MAX_ENTRY_TEXT:,} more characters in transcript.md"
+
+
 def _transcript(entries, final_nodes: set) -> str:
     parts = ["<section id=\"transcript\"><h2>Transcript</h2><p class=\"meta\">The conversation as it "
              "happened; highlighted messages are no longer what the model sees.</p>"]
     for e in entries:
-        if e.entry == "replacement":
-            parts.append(f'<div class="marker">{esc(e.marker_text())}</div>')
+        if e.entry != "message":
+            text = "" if e.message is None else _cut(message_text(e.message, reasoning=False))
+            parts.append(f'<div class="marker">{esc(e.marker_text())}{esc(chr(10) + text) if text else ""}</div>')
             continue
         shadowed = e.seq not in final_nodes
         css = "msg shadowed" if shadowed else "msg"
         note = " · shadowed for the model" if shadowed else ""
         parts.append(f'<div class="{css}"><span class="role">{esc(e.role)}</span> '
                      f'<span class="meta">seq {e.seq}{esc(" · " + e.time) if e.time else ""}{note}</span>\n'
-                     f"{esc(message_text(e.message, reasoning=False))}</div>")
+                     f"{esc(_cut(message_text(e.message, reasoning=False)))}</div>")
     if len(entries) >= MAX_TRANSCRIPT:
         parts.append(f"<p class=\"meta\">The first {MAX_TRANSCRIPT} entries are shown; transcript.md has "
                      "them all.</p>")

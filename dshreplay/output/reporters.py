@@ -372,20 +372,26 @@ class TextReporter:
         self.line(f"{len(request.messages)} messages")
 
     def transcript(self, entries, reasoning: bool, markdown: bool = False) -> None:
+        """The conversation as text; with `markdown`, as Markdown that reads as
+        plain text: log text only inside fences and code spans, never escaped."""
         for e in entries:
-            if e.entry == "replacement":
-                self.line(f"> **{e.marker_text()}**" if markdown else e.marker_text())
-                self.line()
-                continue
-            when = f" · {e.time}" if e.time else ""
-            text = clean(message_text(e.message, reasoning)).rstrip()
-            if markdown:
-                self.line(f"### {markdown_text(self._cut(e.role or '?', 40))} · seq {e.seq}{when}")
-                self.line()
-                self.line(_fenced(text) if e.type == "tool/result" else markdown_text(text))
+            if e.entry == "message":
+                when = f" · {e.time}" if e.time else ""
+                text = clean(message_text(e.message, reasoning)).rstrip()
+                if markdown:
+                    self.line(f"### {markdown_label(self._cut(e.role or '?', 40))} · seq {e.seq}{when}")
+                    self.line()
+                    self.line(_fenced(text))
+                else:
+                    self.line(f"── {clean(e.role or '?')} · seq {e.seq}{when} ──")
+                    self.line(text)
             else:
-                self.line(f"── {clean(e.role or '?')} · seq {e.seq}{when} ──")
-                self.line(text)
+                self.line(f"> {e.marker_text()}" if markdown else e.marker_text())
+                if e.entry == "replacement" and e.message is not None:
+                    text = clean(message_text(e.message, reasoning)).rstrip()
+                    if markdown:
+                        self.line()
+                    self.line(_fenced(text) if markdown else text)
             self.line()
 
     def events(self, rows) -> None:
@@ -563,13 +569,19 @@ def _fenced(text: str) -> str:
     return f"{fence}text\n{text}\n{fence}"
 
 
-_MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_[]()!|#+-~"})
+def markdown_label(text: str) -> str:
+    """A short log value (a role, a session id) for a Markdown heading: as is
+    when it is a plain word, else as a code span, so it is shown and inert."""
+    text = one_line(text, 200)
+    if _PLAIN_LABEL.fullmatch(text):
+        return text
+    tick = "`"
+    while tick in text:
+        tick += "`"
+    return f"{tick} {text} {tick}"
 
 
-def markdown_text(text: str) -> str:
-    """Log text as inert Markdown: HTML, links, emphasis and block syntax escaped."""
-    escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return escaped.translate(_MD_SPECIAL).replace("\n", "  \n")
+_PLAIN_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ./:@-]*")
 
 
 def unified_text_diff(before, after, a: int, b: int) -> str:

@@ -120,3 +120,35 @@ def test_the_report_card_agrees_with_session_json(cli, corpus_dir, tmp_path):
     page = html.unescape((folder / "report.html").read_text())
     endings = ", ".join(f"{t['turn']}: {t['ending']}" for t in facts["turns"])
     assert f"turn endings</td><td>{endings}<" in page and "aborted by user" in endings
+
+
+def test_a_call_record_lists_only_what_the_call_before_it_did_not_send(bundle):
+    out, _ = bundle
+    calls = out / "sample-compaction" / "calls"
+    records = [json.loads(p.read_bytes()) for p in sorted(calls.iterdir())]
+    # Each call adds the assistant message and tool result of the one before; the summary at
+    # seq 67 replaces the first five messages, so call 5 shares no prefix and lists all of its own.
+    assert [(r["call"], r["messageCount"], r["messagesFrom"], len(r["messages"])) for r in records] == [
+        (1, 1, None, 1), (2, 3, {"call": 1, "first": 1}, 2), (3, 5, {"call": 2, "first": 3}, 2),
+        (4, 7, {"call": 3, "first": 5}, 2), (5, 5, None, 5), (6, 7, {"call": 5, "first": 5}, 2)]
+
+
+def test_every_hundredth_call_record_lists_its_whole_request(cli, tmp_path):
+    from dshreplay.testing.samples import LogBuilder
+    b = LogBuilder("long")
+    b.start_turn()
+    b.request_header()
+    b.start_step()
+    b.user("go")
+    for n in range(205):
+        b.tool_round("bash", '{"command": "true"}', f"output {n}")
+    b.end_turn()
+    log = b.write(tmp_path / "long.jsonl")
+    folder = _export_one(cli, log, tmp_path)
+    records = {r["call"]: r for r in (json.loads(p.read_bytes()) for p in (folder / "calls").iterdir())}
+    assert len(records) == 205
+    assert [n for n, r in sorted(records.items()) if r["messagesFrom"] is None] == [1, 101, 201]
+    assert records[101]["messageCount"] == len(records[101]["messages"]) == 1 + 2 * 100
+    for n in (100, 150, 205):
+        expected = cli("request", log, "--call", n, "--json").stdout
+        assert cli("request", "--bundle", folder, "--call", n).stdout == expected, n

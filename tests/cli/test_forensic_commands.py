@@ -91,16 +91,19 @@ def test_transcript_formats(cli, compactions):
     assert "[seqs 2-3 replaced for the model by summary at seq 7]" in text
     assert text.count("── user · seq") == 4
     out = cli("transcript", compactions, "--format", "json").json()
-    assert [e["seq"] for e in out] == [2, 3, 4, 7, 9, 12, 15]
+    assert [e["seq"] for e in out] == [2, 3, 4, 7, 9, 12, 15, 17]
+    assert out[3]["replacementText"] == "summary of alpha and beta"
     md = cli("transcript", compactions, "--format", "markdown").stdout
-    assert "### user · seq 2" in md and "> **[seq 9 replaced" in md
+    assert "### user · seq 2 · 2026-07-06T15:36:06.020Z\n\n```text\nalpha\n```\n" in md
+    assert "> [seqs 2-3 replaced for the model by summary at seq 7]\n\n```text\nsummary of alpha and beta\n```" in md
+    assert "> [turn 1 ended: completed at seq 17]" in md
 
 
-def test_transcript_markdown_neutralises_markup(cli, write_log):
-    log = [scenarios.user(0, "<script>alert(1)</script> [x](javascript:alert(1)) # not a heading")]
-    md = cli("transcript", write_log([scenarios.HEADER, *log]), "--format", "markdown").stdout
-    assert "<script>" not in md and "&lt;script&gt;" in md
-    assert "](javascript" not in md
+def test_transcript_markdown_shows_markup_verbatim_inside_a_fence(cli, write_log):
+    text = "<script>alert(1)</script> [x](javascript:alert(1)) # not a heading\n```\nstill inside"
+    md = cli("transcript", write_log([scenarios.HEADER, scenarios.user(0, text)]), "--format", "markdown").stdout
+    assert f"\n````text\n{text}\n````\n" in md  # plain text, no entities; the fence outgrows the text's
+    assert "&lt;" not in md and "\\[" not in md
 
 
 def test_transcript_reasoning_only_on_request(cli):

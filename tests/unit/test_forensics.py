@@ -158,9 +158,35 @@ def test_transcript_keeps_the_conversation_and_marks_replacements(session):
     entries = session(scenarios.compactions()).transcript()
     assert [(e.seq, e.entry) for e in entries] == [
         (2, "message"), (3, "message"), (4, "message"), (7, "replacement"), (9, "message"),
-        (12, "replacement"), (15, "replacement")]
+        (12, "replacement"), (15, "replacement"), (17, "turn-end")]
     assert entries[3].marker_text() == "[seqs 2-3 replaced for the model by summary at seq 7]"
+    assert entries[3].message["content"][0]["text"] == "summary of alpha and beta"  # what replaced them
     assert entries[6].marker_text() == "[seq 9 replaced for the model by prune at seq 15]"
+    assert entries[7].marker_text() == "[turn 1 ended: completed at seq 17]"
+
+
+def test_transcript_marks_a_failed_call_and_the_turn_it_ended(session):
+    failure = {"kind": "error", "failure": {"code": "CONTEXT_WINDOW_EXCEEDED"}}
+    log = [scenarios.ev(0, "turn/start", {"turn": 1}), scenarios.ev(1, "step/start", {"turn": 1, "step": 1}),
+           scenarios.user(2, "hello"), scenarios.chunk(3, 1, 1, {"type": "finish", "reason": failure}),
+           scenarios.ev(4, "step/end", {"turn": 1, "step": 1}),
+           scenarios.ev(5, "turn/end", {"turn": 1, "reason": {"kind": "error", "error": {
+               "code": "CONTEXT_WINDOW_EXCEEDED", "message": "too long"}}})]
+    entries = session(log).transcript()
+    assert [(e.seq, e.entry, e.marker_text() if e.entry != "message" else None) for e in entries] == [
+        (2, "message", None),
+        (3, "failed-call", "[call 1 failed: error CONTEXT_WINDOW_EXCEEDED at seq 3]"),
+        (5, "turn-end", "[turn 1 ended: error CONTEXT_WINDOW_EXCEEDED at seq 5]")]
+    assert entries[1].to_json(False) == {"seq": 3, "entry": "failed-call", "call": 1, "turn": 1,
+                                         "finish": "error CONTEXT_WINDOW_EXCEEDED",
+                                         "time": "2026-07-06T15:36:06.030Z",
+                                         "text": "[call 1 failed: error CONTEXT_WINDOW_EXCEEDED at seq 3]"}
+
+
+def test_transcript_says_the_log_ends_inside_a_turn(session):
+    entries = session(scenarios.rewrite_then_crash()).transcript()
+    assert entries[-1].entry == "turn-end"
+    assert entries[-1].marker_text() == "[turn 1 interrupted: the log ends inside it, after seq 24]"
 
 
 # -- corpus logs ----------------------------------------------------------------------
