@@ -37,6 +37,7 @@ from dshreplay.analyses.index import build_index
 from dshreplay.analyses.provenance import ShadowTracker
 from dshreplay.analyses.query import CURRENT, LOG_ONLY, SHADOWED
 from dshreplay.analyses.render import clean, message_text, one_line, role_of, utc_time
+from dshreplay.analyses.schemas import PLACEHOLDER
 from dshreplay.analyses.stats import failed_calls, tokens_by_model
 from dshreplay.analyses.transcript import TranscriptBuilder
 from dshreplay.analyses.turns import TurnTracker
@@ -274,6 +275,18 @@ def export_bundle(inputs, out, options: Options | None = None, *, timestamp: str
                   mapper)
 
 
+def _log_name(given: str) -> str:
+    """A log's name without its extension (`a__session` for `a__session.jsonl.zstd`); the
+    folder's name for a session store's `session.jsonl`."""
+    path = Path(given)
+    name = path.name
+    for suffix in (".zstd", ".jsonl"):
+        name = name.removesuffix(suffix)
+    if name == "session" and path.parent.name not in ("", "."):
+        name = path.parent.name
+    return name or "stdin"
+
+
 def _plan(inputs: list[str], options: Options) -> list[str | None]:
     """The folder of each input (None: unreadable), unique in input order."""
     used: set[str] = set()
@@ -285,7 +298,10 @@ def _plan(inputs: list[str], options: Options) -> list[str | None]:
         except (DshReplayError, OSError):  # the session's job reports why
             folders.append(None)
             continue
-        name = base = folder_name(options.redactor.string(session_id) if type(session_id) is str else session_id)
+        if type(session_id) is str and PLACEHOLDER.fullmatch(session_id):  # a snapshot's "{{sessionId}}"
+            name = base = folder_name(options.redactor.string(_log_name(given)))
+        else:
+            name = base = folder_name(options.redactor.string(session_id) if type(session_id) is str else session_id)
         n = 1
         while name in used:
             n += 1

@@ -216,3 +216,24 @@ def test_an_interrupted_export_leaves_no_bundle_behind(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         export_module.export([str(SAMPLES / "prune.jsonl"), str(SAMPLES / "multi-turn.jsonl")], options)
     assert sorted(p.name for p in tmp_path.iterdir()) == []  # no out, no staging folder
+
+
+def test_placeholder_session_ids_take_their_folder_name_from_the_file(cli, tmp_path):
+    from dshreplay.testing.samples import LogBuilder
+    logs = []
+    for name in ("alpha__session.jsonl", "beta.jsonl", "alpha__session.jsonl"):
+        b = LogBuilder("{{sessionId}}")
+        b.start_turn()
+        b.user("hi")
+        b.end_turn()
+        folder = tmp_path / f"in{len(logs)}"
+        folder.mkdir()
+        logs.append(b.write(folder / name))
+    store = tmp_path / "store" / "0f3c"
+    store.mkdir(parents=True)
+    b = LogBuilder("{{sessionId}}")
+    b.start_turn()
+    b.end_turn()
+    logs.append(b.write(store / "session.jsonl"))
+    out = cli("export", *logs, "--out", tmp_path / "o", "--snapshot", "--json").json()
+    assert [s["folder"] for s in out["sessions"]] == ["alpha__session", "beta", "alpha__session~~2", "0f3c"]
