@@ -89,21 +89,52 @@ def compile_package() -> None:
     compileall.compile_dir(str(Path(dshreplay.__file__).parent), quiet=1)
 
 
+IDENTICAL_UP_TO = 150_000  # logs up to this many events are exported twice, to compare the bundles
+
+
 def run(logs: list[Path], repeat: int, export: bool = True) -> list[dict]:
-    """Measure every command on every log; one dict per (log, command)."""
+    """Measure every command on every log; one dict per (log, command). The export row
+    also gives the bundle's size and, for small logs, whether a second export with the
+    same --timestamp wrote the same bytes."""
     import tempfile
     compile_package()
     results = []
     for log in logs:
         events = count_events(log)
         with tempfile.TemporaryDirectory(prefix="dshreplay-bench-") as scratch:
-            measured = [(name, *measure(argv, 1 if name == "dshreplay export" else repeat))
-                        for name, argv in commands(log, events // 2, Path(scratch) if export else None)]
+            scratch = Path(scratch)
+            measured = [(name, *measure(argv, 1 if name == "dshreplay export" else repeat), argv)
+                        for name, argv in commands(log, events // 2, scratch if export else None)]
+            bundle = scratch / "bundle"
+            size = sum(p.stat().st_size for p in bundle.rglob("*") if p.is_file()) if bundle.exists() else None
+            identical = None
+            if size is not None and events <= IDENTICAL_UP_TO:
+                argv = next(a for n, _, _, a in measured if n == "dshreplay export")
+                again = scratch / "again"
+                subprocess.run([*argv[:argv.index("--out") + 1], str(again), *argv[argv.index("--out") + 2:]],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+                identical = _same_tree(bundle, again)
         base_time = measured[0][1]
-        for name, seconds, mem in measured:
-            results.append({"log": log.name, "events": events, "mb": log.stat().st_size / 1e6,
-                            "command": name, "seconds": seconds, "ratio": seconds / base_time, "rss": mem})
+        for name, seconds, mem, _ in measured:
+            row = {"log": log.name, "events": events, "mb": log.stat().st_size / 1e6,
+                   "command": name, "seconds": seconds, "ratio": seconds / base_time, "rss": mem}
+            if name == "dshreplay export":
+                row.update(bundle_mb=size / 1e6, bundle_ratio=size / log.stat().st_size, identical=identical)
+            results.append(row)
     return results
+
+
+def _same_tree(a: Path, b: Path) -> bool:
+    files = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file())
+    return files == sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file()) and all(
+        (a / f).read_bytes() == (b / f).read_bytes() for f in files)
+
+
+def bundle_table(results: list[dict]) -> str:
+    rows = [(r["log"], f"{r['mb']:.0f}", f"{r['bundle_mb']:.0f}", f"{r['bundle_ratio']:.2f}x",
+             {True: "yes", False: "NO", None: "-"}[r["identical"]]) for r in results if "bundle_mb" in r]
+    return tabulate(rows, headers=["log", "log MB", "bundle MB", "bundle / log", "byte-identical rerun"],
+                    disable_numparse=True)
 
 
 def table(results: list[dict]) -> str:
@@ -119,7 +150,11 @@ def main(argv=None) -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--no-export", action="store_true", help="skip the export measurement")
     args = parser.parse_args(argv)
-    print(table(run(args.logs, args.repeat, not args.no_export)))
+    results = run(args.logs, args.repeat, not args.no_export)
+    print(table(results))
+    if not args.no_export:
+        print()
+        print(bundle_table(results))
     return 0
 
 
