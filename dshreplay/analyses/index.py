@@ -13,6 +13,7 @@ from itertools import repeat
 from dshreplay.analyses.calls import Call, CallTracker
 from dshreplay.analyses.provenance import ShadowRecord, ShadowTracker, origins
 from dshreplay.analyses.rules import BracketRecord, Closer, RelationChecker
+from dshreplay.analyses.spills import Spill, Spills
 from dshreplay.analyses.turns import TurnTracker
 from dshreplay.core.driver import STOP, Observer, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, SurfaceState
@@ -44,6 +45,7 @@ class LogIndex:
     turns: int = 0
     steps: int = 0
     turn_spans: list = field(default_factory=list)  # turns.Span per turn: its start, end and ending
+    spills: list[Spill] = field(default_factory=list)  # tool results dsh moved out of the model's view
 
     @property
     def last_seq(self) -> int | None:
@@ -55,8 +57,13 @@ class LogIndex:
     def origins(self, seq: int) -> list[tuple[int, object]]:
         return origins(seq, self.sources, self.types)
 
+    def spills_of(self, seq: int) -> tuple[Spill, ...]:
+        """The spill notes in the tool result at `seq` (usually none)."""
+        return tuple(s for s in self.spills if s.seq == seq)
+
 
 _TURN_TYPES = frozenset({"turn/start", "turn/end"})  # what the index keeps of turns: spans and endings
+_TOOL_TYPES = frozenset({"tool/call", "tool/result"})  # what the spill notes are read from
 
 
 class Indexer(Observer):
@@ -66,6 +73,7 @@ class Indexer(Observer):
         self.shadows = ShadowTracker()
         self.calls = CallTracker()
         self.turns = TurnTracker()
+        self.spills = Spills()
         self.index: LogIndex | None = None
 
     def begin(self, run: Run) -> None:
@@ -73,6 +81,7 @@ class Indexer(Observer):
         self.rules = RelationChecker(run.header)
         self.shadows.begin(run)
         self.calls.begin(run)
+        self.spills.begin(run)
 
     def rejected(self, item, error) -> None:
         self.calls.rejected(item, error)
@@ -102,6 +111,8 @@ class Indexer(Observer):
         self.calls.observe(item, replacement)
         if item.type in _TURN_TYPES:
             self.turns.observe(item, replacement)
+        elif item.type in _TOOL_TYPES:
+            self.spills.observe(item, replacement)
 
     def finish(self, run: Run) -> None:
         index = self.index
@@ -117,6 +128,7 @@ class Indexer(Observer):
         index.auxiliary_calls = self.calls.auxiliary
         index.final = run.fold.state()
         index.turn_spans = self.turns.turns
+        index.spills = self.spills.spills
 
 
 def build_index(source, observers=(), on_fold_error: str = STOP) -> LogIndex:

@@ -146,13 +146,16 @@ class MessageProvenance:
     op: object
     sources: tuple[int, ...]
     origins: tuple[tuple[int, object], ...]
+    spills: tuple = ()  # spills.Spill notes in it: output dsh kept out of the model's view
 
     def to_json(self) -> dict:
         op = self.op if not isinstance(self.op, tuple) else {"op": "replace", "start": self.op[0],
                                                               "end": self.op[1]}
         return {"index": self.index, "seq": self.seq, "type": self.type, "op": op,
                 "sources": list(self.sources),
-                "origins": [{"seq": s, "type": t} for s, t in self.origins]}
+                "origins": [{"seq": s, "type": t} for s, t in self.origins],
+                "spills": [{"omittedBytes": s.omitted, "locator": s.locator, "inherited": s.inherited}
+                           for s in self.spills]}
 
 
 def message_provenance(node_messages, index, *, message: int | None = None,
@@ -167,6 +170,7 @@ def message_provenance(node_messages, index, *, message: int | None = None,
             continue
         if (message is None or message == position) and (seq is None or seq == node):
             out.append(MessageProvenance(position, node, index.type_of(node), index.ops.get(node),
-                                         index.sources.get(node, ()), tuple(index.origins(node))))
+                                         index.sources.get(node, ()), tuple(index.origins(node)),
+                                         index.spills_of(node)))
         position += 1
     return out

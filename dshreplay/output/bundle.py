@@ -464,6 +464,7 @@ def _export_session(given: str, root: Path, redactor: Redactor, name: str | None
         "path": shown_path(given), "ok": report.ok, "events": report.events, "findings": findings}]}))
     (folder / "shadows.json").write_bytes(dumps([r.to_json() for r in index.shadows]))
     (folder / "brackets.json").write_bytes(dumps([b.to_json() for b in index.brackets]))
+    (folder / "spills.json").write_bytes(dumps([s.to_json() for s in index.spills]))
     view = _stream(source, index, folder, header)
     entries = view.pop("transcript")
     head = {k: header.get(k) for k in ("id", "version", "createdAt", "cwd", "parentSession", "seedLength",
@@ -556,10 +557,13 @@ class _ToolRows(Observer):
 
     HEADER = ["callId", "turn", "step", "tool", "arguments", "resultPreview", "isError", "approvalAsked",
               "approvalOutcome", "approvalDecided", "hooks", "startedAt", "finishedAt", "durationMs",
-              "callSeq", "resultSeq"]
+              "callSeq", "resultSeq", "spilledBytes"]
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, spills) -> None:
         self.path = path
+        self.spilled: dict = {}  # result seq -> bytes dsh kept out of the model's view
+        for spill in spills:
+            self.spilled[spill.seq] = self.spilled.get(spill.seq, 0) + spill.omitted
         self.calls: dict = {}  # callId -> row fields
         self.approvals: dict = {}  # approval id -> callId
         self.last = None  # the callId of the last tool event (hooks follow it)
@@ -606,7 +610,7 @@ class _ToolRows(Observer):
                          row.get("resultPreview"), row.get("isError"), utc_time(row.get("approvalAsked")),
                          row.get("approvalOutcome"), utc_time(row.get("approvalDecided")), " ".join(row["hooks"]),
                          utc_time(started), utc_time(finished), _ms(finished, started), row.get("callSeq"),
-                         row.get("resultSeq")])
+                         row.get("resultSeq"), self.spilled.get(row.get("resultSeq"))])
         write_csv(self.path, self.HEADER, rows)
 
 
@@ -629,6 +633,8 @@ def session_facts(index, turns: TurnTracker, header: dict) -> dict:
             "models": [{"provider": p, "model": m} for p, m in models],
             "calls": len(index.calls), "auxiliaryCalls": len(index.auxiliary_calls),
             "failedCalls": failed_calls(index.calls), "tokens": dict(sorted(tokens.items())),
+            "spills": {"results": len(index.spills), "omittedBytes": sum(s.omitted for s in index.spills),
+                       "inherited": sum(s.inherited for s in index.spills)},
             "turns": [{"turn": s.turn, "startSeq": s.start, "endSeq": s.end, "ending": s.ending} for s in turns.turns]}
 
 
@@ -641,7 +647,7 @@ def _stream(source: LogSource, index, folder: Path, header: dict) -> dict:
     calls = CallTracker(lambda: 0, records.opened)
     transcript = _TranscriptFile(folder / "transcript.md", str(header.get("id")), shadows, calls)
     turns = TurnTracker()
-    tools = _ToolRows(folder / "tools.csv")
+    tools = _ToolRows(folder / "tools.csv", index.spills)
     observers = [shadows, calls, transcript, records, turns,
                  _EventRows(folder / "events.csv", turns, final_nodes), tools]
     run = run_pass(source, observers, on_fold_error=SKIP)

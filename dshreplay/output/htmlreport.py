@@ -73,9 +73,17 @@ def _facts(entry: dict, index, session: dict) -> str:
             ["turns / steps / model calls", f"{index.turns} / {index.steps} / {len(index.calls)}"],
             ["verdict", f'<span class="{css}">{esc(verdict)}</span>: {esc(counts.get("error", 0))} errors, '
                         f'{esc(counts.get("warning", 0))} warnings, {esc(counts.get("notice", 0))} notices'],
-            ["last turn", "interrupted" if index.closers else "complete"],
+            ["spilled tool results", esc(_spills(session.get("spills")))],
             ["torn tail", "none" if index.torn_tail is None else esc(index.torn_tail.describe())]]
     return "<section id=\"facts\"><h2>Session</h2>" + _table(["fact", "value"], rows) + "</section>"
+
+
+def _spills(spills) -> str:
+    if not spills or not spills.get("results"):
+        return "none"
+    inherited = f", {spills['inherited']} inherited from the parent" if spills.get("inherited") else ""
+    return (f"{spills['results']} ({spills['omittedBytes']:,} bytes kept out of the model's view{inherited}; "
+            "see spills.json)")
 
 
 def _timeline(index, spans: dict) -> str:

@@ -319,9 +319,9 @@ class TextReporter:
 
     def provenance(self, rows) -> None:
         table = [(p.index, p.seq, self._cut(str(p.type), 18), _op(p.op), _seqs(p.sources) or "-",
-                  _origins(p.origins) or "-") for p in rows]
+                  _origins(p.origins) or "-", _spilled(p.spills)) for p in rows]
         if table:
-            self.line(self._wtbl(table, ["#", "seq", "type", "op", "sources", "origins"], 5))
+            self.line(self._wtbl(table, ["#", "seq", "type", "op", "sources", "origins", "spilled"], 5))
         self.line(f"{len(rows)} messages")
 
     def diff(self, diff, text: str | None = None) -> None:
@@ -560,6 +560,13 @@ def _origins(origins) -> str:
 
 def _finish(reason) -> str:
     return one_line(finish_text(reason), 30)
+
+
+def _spilled(spills) -> str:
+    """A message's spill notes in short: the bytes dsh kept out of the model's view."""
+    if not spills:
+        return "-"
+    return ", ".join(f"{s.omitted:,} B" + (" (inherited)" if s.inherited else "") for s in spills)
 
 
 def _fenced(text: str) -> str:

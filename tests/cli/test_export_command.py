@@ -49,7 +49,7 @@ def test_bundle_contents_per_session(cli, tmp_path):
     folder = tmp_path / "out" / "sample-audit-demo"
     assert sorted(p.name for p in folder.iterdir()) == [
         "approvals.csv", "brackets.json", "calls", "events.csv", "findings.json", "messages", "report.html",
-        "session.json", "shadows.json", "tools.csv", "transcript.md"]
+        "session.json", "shadows.json", "spills.json", "tools.csv", "transcript.md"]
     calls = sorted(p.name for p in (folder / "calls").iterdir())
     assert calls == [f"{n:04d}.json" for n in range(1, 9)]
     request = cli("request", SAMPLES / "audit-demo.jsonl", "--call", 3, "--json").json()

@@ -319,6 +319,26 @@ def test_a_fork_child_marks_the_spills_it_inherited(cli, corpus_dir, write_log):
     assert [s["inherited"] for s in cli("spills", child, "--json").json()] == [True]
 
 
+def test_provenance_and_export_mention_the_spilled_result(cli, corpus_dir, tmp_path):
+    import csv
+    log = corpus_dir / "upstream" / "acp-agent__bash-spill__session.jsonl"
+    rows = cli("provenance", log, "--json").json()
+    assert [(r["seq"], r["spills"]) for r in rows if r["spills"]] == [(16, [{
+        "omittedBytes": 1417, "locator": "/tmp/dsh-acp-snap-ee77dff02/session-5e53dc8acfe4/2ce9d7a31a38-bash.txt",
+        "inherited": False}])]
+    [line] = [line for line in cli("provenance", log).stdout.splitlines() if line.startswith("4 ")]
+    assert line.split()[:3] == ["4", "16", "tool/result"] and line.endswith("1,417 B")
+    cli("export", log, "--out", tmp_path / "b", "--snapshot")
+    [folder] = [p for p in (tmp_path / "b").iterdir() if p.is_dir()]
+    assert [(s["seq"], s["omittedBytes"]) for s in json.loads((folder / "spills.json").read_bytes())] == [(16, 1417)]
+    facts = json.loads((folder / "session.json").read_bytes())
+    assert facts["spills"] == {"results": 1, "omittedBytes": 1417, "inherited": 0}
+    with open(folder / "tools.csv", newline="") as fh:
+        assert [(r["callId"], r["spilledBytes"]) for r in csv.DictReader(fh)] == [("call_spill", "1417")]
+    assert "1 (1,417 bytes kept out of the model&#x27;s view; see spills.json)" in \
+        (folder / "report.html").read_text(encoding="utf-8")
+
+
 def test_tables_fit_the_terminal_and_cut_ids_in_the_middle(cli, corpus_dir, monkeypatch):
     log = corpus_dir / "upstream" / "headless-agent__compaction-recovery__session.jsonl"
     monkeypatch.setenv("COLUMNS", "90")
