@@ -109,9 +109,8 @@ def main(argv=None) -> int:
                 per = (seconds / size) / (first[1] / first[0])
                 rows.append((shape, f"{size:,}", f"{seconds:.2f}", f"{per:.2f}", f"{rss:.0f}"))
                 print(*rows[-1], sep="\t", flush=True)
-    from tabulate import tabulate
-    text = tabulate(rows, headers=["shape", "size", "seconds", "time per unit vs smallest", "peak RSS MB"],
-                    disable_numparse=True)
+    from dshreplay.output.reporters import render_table
+    text = render_table(rows, ["shape", "size", "seconds", "time per unit vs smallest", "peak RSS MB"], 10**6)
     print(text)
     if options.write:
         (Path(__file__).resolve().parent.parent / "docs" / "growth.md").write_text(

@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from tabulate import tabulate
+from dshreplay.output.reporters import render_table
 
 BARE_PARSE = ("import orjson, sys\n"
               "loads = orjson.loads\n"
@@ -133,15 +133,13 @@ def _same_tree(a: Path, b: Path) -> bool:
 def bundle_table(results: list[dict]) -> str:
     rows = [(r["log"], f"{r['mb']:.0f}", f"{r['bundle_mb']:.0f}", f"{r['bundle_ratio']:.2f}x",
              {True: "yes", False: "NO", None: "-"}[r["identical"]]) for r in results if "bundle_mb" in r]
-    return tabulate(rows, headers=["log", "log MB", "bundle MB", "bundle / log", "byte-identical rerun"],
-                    disable_numparse=True)
+    return render_table(rows, ["log", "log MB", "bundle MB", "bundle / log", "byte-identical rerun"], 10**6)
 
 
 def table(results: list[dict]) -> str:
     rows = [(r["log"], f"{r['events']:,}", f"{r['mb']:.0f}", r["command"], f"{r['seconds']:.2f}",
              f"{r['ratio']:.2f}x", f"{r['rss']:.0f}") for r in results]
-    return tabulate(rows, headers=["log", "events", "MB", "command", "seconds", "vs parse", "peak RSS MB"],
-                    disable_numparse=True)
+    return render_table(rows, ["log", "events", "MB", "command", "seconds", "vs parse", "peak RSS MB"], 10**6)
 
 
 def main(argv=None) -> int:

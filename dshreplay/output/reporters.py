@@ -6,6 +6,7 @@ Library code returns reports; only reporters write to a stream.
 from __future__ import annotations
 
 import difflib
+import os
 import re
 import sys
 from collections import Counter
@@ -19,12 +20,6 @@ from dshreplay.analyses.validate import FileReport
 from dshreplay.core.driver import FoldReport
 from dshreplay.jsvalues import json_bytes
 
-
-def tabulate(*args, **kwargs) -> str:
-    """tabulate.tabulate, imported on first use (it costs a JSON-only run 30 ms of start-up)."""
-    from tabulate import tabulate as render
-    return render(*args, **kwargs)
-
 WIDTH = 100  # human output reads well at this many columns
 
 
@@ -33,54 +28,132 @@ def error_json(error) -> dict:
             "message": error.message}
 
 
-def _table(rows, headers, text_col: int | None = None, width: int = WIDTH, show_headers: bool = True) -> str:
-    """A tabulate table whose free-text column is cut so the table fits `width`."""
-    if text_col is not None and rows:
-        # tabulate pads each header by 2 and separates columns by 2 spaces
-        fixed = sum(max(len(str(h)) + 2, *(len(str(r[i])) for r in rows)) + 2
-                    for i, h in enumerate(headers) if i != text_col)
-        room = max(width - fixed, 20)
-        rows = [tuple(one_line(str(v), room) if i == text_col else v for i, v in enumerate(r))
-                for r in rows]
-    rows = _fit(rows, headers, width)
-    return tabulate(rows, headers=headers if show_headers else (), tablefmt="simple", disable_numparse=True)
+def render_table(rows, headers=(), width: int = WIDTH, *, text_col: int | None = None, wrap: bool = False,
+                 show_headers: bool = True) -> str:
+    """Left-aligned columns two spaces apart under a dashed rule, fitted to `width`.
 
-
-def _fit(rows, headers, width: int, flexible: int | None = None) -> list:
-    """Rows whose cells are cut in the middle, widest column first, until the table
-    fits `width` (the `flexible` column, wrapped elsewhere, counts as 24 at most)."""
-    if not rows or width >= 10**5:
-        return rows
-    cols = len(headers)
-    pad = 2 if headers else 0  # tabulate pads each header by 2
-    w = [max(len(str(headers[i])) + pad if headers else 0, *(len(str(r[i])) for r in rows)) for i in range(cols)]
-    if flexible is not None:
-        w[flexible] = min(w[flexible], 24)
-    total = sum(w) + 2 * (cols - 1)
-    shrinkable = [i for i in range(cols) if i != flexible]
-    while total > width and shrinkable:
-        i = max(shrinkable, key=lambda c: w[c])
-        if w[i] <= max(len(str(headers[i])) + pad if headers else 0, 6):
-            shrinkable.remove(i)
-            continue
-        w[i] -= 1
-        total -= 1
-    return [tuple(v if i == flexible or len(str(v)) <= w[i] else _middle(str(v), w[i]) for i, v in enumerate(r))
-            for r in rows]
-
-
-def _wrapped_table(rows, headers, wrap_col: int, width: int = WIDTH) -> str:
-    """A table whose free-text column wraps so the table fits `width`."""
+    With room, each column is as wide as its widest cell and its header plus two
+    (the look of tabulate's "simple" tables). When the table is wider than
+    `width`, the free-text column `text_col` is cut at its end (or wrapped onto
+    more lines, with `wrap`) to what is left of the width, at least 20;
+    headers lose their padding, long headers break onto a second line (at a
+    space, "/" or camelCase hump), and then the widest other columns are cut in
+    the middle, down to 6 characters, so ids and paths keep both ends.
+    """
     if not rows:
         return ""
-    rows = _fit(rows, headers, width, wrap_col)
-    fixed = sum(max(len(str(h)) + 2, *(len(str(r[i])) for r in rows)) + 2
-                for i, h in enumerate(headers) if i != wrap_col)
-    room = max(width - fixed, 24)
-    widths = [None] * len(headers)
-    widths[wrap_col] = room
-    return tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True,
-                    maxcolwidths=widths)
+    headers = [str(h) for h in headers] if show_headers else []
+    cols = max(len(headers), *(len(r) for r in rows))
+    cells = [[one_line(str(v), 10**6) if i != text_col else clean(str(v)) for i, v in enumerate(r)] for r in rows]
+    need = [max(_cell_width(r[i], i == text_col and wrap) if i < len(r) else 0 for r in cells) for i in range(cols)]
+    heads = [[h] for h in headers] + [[""]] * (cols - len(headers))
+    floor = [max(map(len, h)) for h in heads]
+    widths = [max(need[i], floor[i] + 2 if headers else 0) for i in range(cols)]
+
+    def total() -> int:
+        return sum(widths) + 2 * (cols - 1)
+
+    def fit_text() -> None:  # the text column takes what the others leave, 20 at least when it needs them
+        if text_col is not None:
+            widths[text_col] = 0
+            room = max(width - total(), 20)
+            widths[text_col] = max(min(need[text_col], room), floor[text_col])
+
+    if total() > width:
+        widths = [max(need[i], floor[i]) for i in range(cols)]
+        fit_text()
+        if total() > width and headers:
+            for i in range(cols):
+                if i != text_col and floor[i] > need[i] and len(heads[i]) == 1:
+                    heads[i] = _break_header(heads[i][0])
+                    floor[i] = max(map(len, heads[i]))
+                    widths[i] = max(need[i], floor[i])
+            fit_text()
+        shrinkable = [i for i in range(cols) if i != text_col]
+        while total() > width and shrinkable:
+            i = max(shrinkable, key=lambda c: widths[c])
+            if widths[i] <= max(floor[i], 6):
+                shrinkable.remove(i)
+                continue
+            widths[i] -= 1
+        fit_text()
+    for i in range(cols):  # cut the values of a column that is too narrow, keeping them distinct
+        if i != text_col and need[i] > widths[i]:
+            short = _cut_column([r[i] if i < len(r) else "" for r in cells], widths[i])
+            for r, value in zip(cells, short):
+                if i < len(r):
+                    r[i] = value
+    lines = []
+    if headers:
+        depth = max(len(h) for h in heads)
+        for n in range(depth):  # a one-line header stands on the last header line
+            lines.append(_pad([h[n - depth + len(h)] if n >= depth - len(h) else "" for h in heads], widths))
+        lines.append("  ".join("-" * w for w in widths))
+    for row in cells:
+        parts = []
+        for i in range(cols):
+            value = row[i] if i < len(row) else ""
+            if i == text_col:
+                parts.append(_wrap(value, widths[i]) if wrap else [one_line(value, widths[i])])
+            else:
+                parts.append([value])
+        for n in range(max(len(p) for p in parts)):
+            lines.append("  ".join((p[n] if n < len(p) else "").ljust(widths[i])
+                                   for i, p in enumerate(parts)).rstrip())
+    return "\n".join(lines)
+
+
+def _cut_column(values: list, width: int) -> list:
+    """A column's values cut in the middle to `width`; where that makes two different
+    values look alike, the start and end they all share give way to "…" first
+    (`…headless-agent__c…`, `…acp-agent__error-f…`), so each keeps what tells it apart."""
+    cut = [_middle(v, width) for v in values]
+    distinct = set(values)
+    if len(set(cut)) == len(distinct) or width < 5:
+        return cut
+    texts = sorted(v for v in distinct if len(v) > width)  # (the values that fit stay as they are)
+    if len(texts) < 2:
+        return cut
+    prefix = len(os.path.commonprefix([texts[0], texts[-1]]))
+    shortest = min(map(len, texts)) - prefix
+    suffix = len(os.path.commonprefix([t[::-1] for t in texts]))
+    suffix = min(suffix, max(shortest - 1, 0))
+    out = []
+    for v in values:
+        if len(v) <= width:
+            out.append(v)
+            continue
+        core = v[prefix:len(v) - suffix]
+        room = width - bool(prefix) - bool(suffix)
+        out.append(("…" if prefix else "") + _middle(core, room) + ("…" if suffix else ""))
+    return out
+
+
+def _cell_width(text: str, wrapped: bool) -> int:
+    return max(map(len, text.split("\n"))) if wrapped else len(one_line(text, 10**6))
+
+
+def _pad(cells: list, widths: list) -> str:
+    return "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()
+
+
+def _break_header(header: str) -> list:
+    """A header on two lines, broken at the space, "/" or camelCase hump nearest its middle
+    (or hyphenated, if it is one long word)."""
+    cuts = [i for i in range(1, len(header)) if header[i - 1] in " /" or (header[i].isupper()
+                                                                          and header[i - 1].islower())]
+    if not cuts:  # one long word: hyphenated in the middle
+        return [header] if len(header) < 8 else [header[:len(header) // 2] + "-", header[len(header) // 2:]]
+    at = min(cuts, key=lambda i: abs(len(header) / 2 - i))
+    return [header[:at].rstrip(), header[at:].lstrip()]
+
+
+def _wrap(text: str, width: int) -> list:
+    import textwrap
+    out = []
+    for para in text.split("\n"):
+        out.extend(textwrap.wrap(para, width, break_long_words=True, break_on_hyphens=False) or [""])
+    return out
 
 
 def _middle(text: str, width: int) -> str:
@@ -97,17 +170,6 @@ def terminal_width() -> int:
     """The terminal's width ($COLUMNS first), 100 when the output is not a terminal."""
     import shutil
     return max(shutil.get_terminal_size((WIDTH, 24)).columns, 40)
-
-
-def _tight_table(rows, headers) -> str:
-    """A table without tabulate's header padding, for wide figure tables."""
-    import tabulate as module
-    saved = module.MIN_PADDING
-    module.MIN_PADDING = 0
-    try:
-        return tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)
-    finally:
-        module.MIN_PADDING = saved
 
 
 def _dash(value) -> str:
@@ -238,10 +300,10 @@ class TextReporter:
         self.width = 10**6 if wide else (width or terminal_width())
 
     def _tbl(self, rows, headers, text_col=None, show_headers: bool = True) -> str:
-        return _table(rows, headers, text_col, self.width, show_headers)
+        return render_table(rows, headers, self.width, text_col=text_col, show_headers=show_headers)
 
     def _wtbl(self, rows, headers, wrap_col: int) -> str:
-        return _wrapped_table(rows, headers, wrap_col, self.width)
+        return render_table(rows, headers, self.width, text_col=wrap_col, wrap=True)
 
     def _mid(self, text: str, width: int) -> str:
         return one_line(text, 10**6) if self.wide else _middle(text, width)
@@ -251,6 +313,11 @@ class TextReporter:
 
     def line(self, text: str = "") -> None:
         self.out.write(text + "\n")
+
+    def para(self, text: str) -> None:
+        """Prose wrapped to the width."""
+        import textwrap
+        self.line("\n".join(textwrap.wrap(text, min(self.width, 10**4), break_on_hyphens=False)))
 
     def fold(self, report: FoldReport) -> None:
         if report.state is None or report.node_messages is None:
@@ -279,7 +346,7 @@ class TextReporter:
             verdict = "UNREADABLE" if report.unreadable else ("ok" if report.ok else "FAILED")
             rest = f": {verdict}: {report.events} events, {counts}"
             self.line(self._mid(report.path, self.width - len(rest)) + rest)
-            rows = [(f.severity, f.code, _dash(f.seq), _dash(f.line), self._cut(f.pointer or "-", 28),
+            rows = [(f.severity, f.code, _dash(f.seq), _dash(f.line), f.pointer or "-",
                      self._cut(f.message, 2000)) for f in report.findings]
             if rows:
                 self.line(self._wtbl(rows, ["severity", "code", "seq", "line", "pointer", "message"], 5))
@@ -292,7 +359,7 @@ class TextReporter:
         total = {s: sum(r.count(s) for r in reports) for s in (ERROR, WARNING, NOTICE)}
         unreadable = sum(1 for r in reports if r.unreadable)
         failed = sum(1 for r in reports if not r.ok and not r.unreadable)
-        self.line(f"{len(reports)} files: {len(reports) - failed - unreadable} ok, {failed} with errors, "
+        self.para(f"{len(reports)} files: {len(reports) - failed - unreadable} ok, {failed} with errors, "
                   f"{unreadable} unreadable; {total[ERROR]} errors, {total[WARNING]} warnings, "
                   f"{total[NOTICE]} notices")
 
@@ -318,7 +385,7 @@ class TextReporter:
         self.line(f"{len(records)} compactions")
 
     def provenance(self, rows) -> None:
-        table = [(p.index, p.seq, self._cut(str(p.type), 18), _op(p.op), _seqs(p.sources) or "-",
+        table = [(p.index, p.seq, str(p.type), _op(p.op), _seqs(p.sources) or "-",
                   _origins(p.origins) or "-", _spilled(p.spills)) for p in rows]
         if table:
             self.line(self._wtbl(table, ["#", "seq", "type", "op", "sources", "origins", "spilled"], 5))
@@ -333,8 +400,7 @@ class TextReporter:
         rows = [("removed", s, f"by replacement at seq {by}" if by is not None else "-")
                 for s, by in diff.removed] + [("added", s, "-") for s in diff.added]
         if rows:
-            self.line(tabulate(rows, headers=["change", "seq", "note"], tablefmt="simple",
-                               disable_numparse=True))
+            self.line(self._tbl(rows, ["change", "seq", "note"]))
 
     def calls(self, calls) -> None:
         rows = []
@@ -342,7 +408,7 @@ class TextReporter:
             finish = _finish(c.finish) if c.kind == "main" else "-"
             usage = c.usage if type(c.usage) is dict else {}
             rows.append((_dash(c.call) if c.kind == "main" else c.kind, _dash(c.turn), _dash(c.step),
-                         f"{c.first_chunk_seq}..{c.last_chunk_seq}", self._cut(f"{c.provider}/{c.model}", 30),
+                         f"{c.first_chunk_seq}..{c.last_chunk_seq}", f"{c.provider}/{c.model}",
                          finish, _dash(usage.get("inputTokens")), _dash(usage.get("outputTokens")),
                          _dash(c.message_count)))
         if rows:
@@ -412,7 +478,7 @@ class TextReporter:
                 table.clear()
 
         def sink(r) -> None:
-            table.append((r.seq, r.time[11:23] if r.time else "-", self._cut(str(r.type), 22), _dash(r.turn),
+            table.append((r.seq, r.time[11:23] if r.time else "-", str(r.type), _dash(r.turn),
                           _dash(r.step), r.surface, self._cut(r.text, 200) or "-"))
             count[0] += 1
             if len(table) >= page:
@@ -422,7 +488,7 @@ class TextReporter:
         self.line(f"{count[0]} events")
 
     def spills(self, spills) -> None:
-        rows = [(s.seq, self._mid(str(s.call_id), 20), self._cut(str(s.tool), 12), s.omitted,
+        rows = [(s.seq, str(s.call_id), str(s.tool), s.omitted,
                  "-" if s.found is None else (f"{s.stored} bytes" if s.found else "missing"),
                  "yes" if s.inherited else "-", self._cut(s.locator, 200)) for s in spills]
         if rows:
@@ -447,7 +513,7 @@ class TextReporter:
                   f"(line {h['tornTail']['line']})"),
                  ("fold errors", len(h["foldErrors"]) or "none"),
                  ("last turn", _last_turn(h))]
-        self.line(tabulate(facts, tablefmt="plain", disable_numparse=True))
+        self.line(render_table(facts, (), self.width, text_col=1))
         if health.index.closers:
             self.line()
             self.line("dsh would close the interrupted turn with:")
@@ -455,39 +521,42 @@ class TextReporter:
                 self.line(f"  {clean(c.describe())}")
         self.line()
         counts = list(h["countsByType"].items())
-        self.line(tabulate([(self._cut(str(k), 40), v) for k, v in counts], headers=["type", "events"],
-                           tablefmt="simple", disable_numparse=True))
+        self.line(self._tbl([(k, v) for k, v in counts], ["type", "events"]))
 
 
     def stats(self, stats, total=None) -> None:
         rows = []
         for s in stats + ([total] if total is not None else []):
             if s.error is not None:
-                rows.append((self._mid(s.path, 16), "unreadable", "", "", "", "", "", "", "", ""))
+                rows.append((s.path, "unreadable", "", "", "", "", "", "", "", ""))
                 continue
             t = s.tokens
             tools = sum(v["calls"] for v in s.tools.values())
             errors = sum(v["errors"] for v in s.tools.values())
-            rows.append((self._mid(s.path, 16), s.turns, s.steps, f"{s.calls}/{sum(s.failed_calls.values())}",
+            rows.append((s.path, s.turns, s.steps, f"{s.calls}/{sum(s.failed_calls.values())}",
                          s.retries, f"{tools}/{errors}", f"{s.approvals['asked']}/{s.approvals['denied']}",
                          f"{s.compactions['summaries']}/{s.compactions['prunes']}",
                          f"{t['input']}/{t['output']}", f"{s.surface_now}/{s.appended}/{s.forgotten}"))
-        self.line(_tight_table(rows, ["session", "turns", "steps", "call/fail", "retry", "tool/err", "ask/deny",
+        self.line(self._tbl(rows, ["session", "turns", "steps", "call/fail", "retry", "tool/err", "ask/deny",
                                       "sum/prn", "tok in/out", "surface"]))
-        self.line("call/fail: model calls/failed; tool/err: tool calls/failed; ask/deny: approvals asked/denied;\n"
+        self.para("call/fail: model calls/failed; tool/err: tool calls/failed; ask/deny: approvals asked/denied; "
                   "sum/prn: summaries/prunes; surface: messages the model sees now / ever appended / forgotten")
         for s in stats:
+            if s.error is not None:
+                continue
+            self.line()
+            self.line(self._mid(s.path, self.width))
+            room = self.width - 2
             if s.tools:
-                self.line()
-                self.line(self._cut(f"{self._mid(s.path, 60)}: tools " + ", ".join(
+                self.line("  " + self._cut("tools: " + ", ".join(
                     f"{clean(name)} {v['calls']}" + (f" ({v['errors']} failed)" if v["errors"] else "")
-                    for name, v in s.tools.items()), self.width))
+                    for name, v in s.tools.items()), room))
             if s.failed_calls:
-                self.line(self._cut("  failed calls: " + ", ".join(f"{code} {n}" for code, n in s.failed_calls.items()),
-                                   self.width))
+                self.line("  " + self._cut("failed calls: " + ", ".join(
+                    f"{code} {n}" for code, n in s.failed_calls.items()), room))
             if s.turn_endings:
                 endings = Counter(s.turn_endings)
-                self.line(self._cut("  turns ended: " + ", ".join(f"{n} {e}" for e, n in endings.items()), self.width))
+                self.line("  " + self._cut("turns ended: " + ", ".join(f"{n} {e}" for e, n in endings.items()), room))
             for k, v in s.times.items():
                 if v:
                     self.line(f"  {k}: median {v['medianMs']:.0f} ms, max {v['maxMs']:.0f} ms (n={v['count']})")
@@ -495,9 +564,11 @@ class TextReporter:
     def lineage(self, roots, problems) -> None:
         def walk(node, depth):
             mark = "" if node.seed_checked is None else (" seed ok" if node.seed_checked else " SEED DIFFERS")
-            label = f"{clean(str(node.session_id))} [{clean(str(node.origin or 'root'))}]{mark}"
-            self.line("  " * depth + ("└─ " if depth else "") + self._cut(label, self.width - 2 * depth - 3)
-                      + f"  {self._mid(node.path, 40)}")
+            rest = f" [{clean(str(node.origin or 'root'))}]{mark}"
+            path = self._mid(node.path, 40)
+            room = self.width - 2 * depth - (3 if depth else 0) - 2 - len(path)
+            label = self._mid(str(node.session_id), max(room - len(rest), 12)) + rest
+            self.line("  " * depth + ("└─ " if depth else "") + self._cut(label, max(room, 12)) + f"  {path}")
             for problem in node.problems:
                 self.line("  " * depth + "   ! " + self._cut(problem, self.width - 2 * depth - 5))
             for child in node.children:
@@ -520,10 +591,9 @@ class TextReporter:
     def exported(self, out, manifest, digest: str) -> None:
         rows = [(self._mid(e.get("input", ""), 40), e.get("folder") or "-", e.get("verdict"), e.get("events", "-"))
                 for e in manifest["sessions"]]
-        self.line(tabulate(rows, headers=["input", "folder", "verdict", "events"], tablefmt="simple",
-                           disable_numparse=True))
+        self.line(self._tbl(rows, ["input", "folder", "verdict", "events"]))
         red = manifest["redaction"]
-        self.line(f"wrote {len(manifest['files']) + 1} files to {out}; {red['replacements']} redactions; "
+        self.para(f"wrote {len(manifest['files']) + 1} files to {out}; {red['replacements']} redactions; "
                   f"open {out}/index.html")
         self.line(f"bundle digest: {digest}")
 

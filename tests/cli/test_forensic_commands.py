@@ -155,7 +155,11 @@ def test_stats_command_with_a_total_row(cli):
     assert [s["turns"] for s in out["sessions"]] == [4, 1]
     assert out["total"]["turns"] == 5
     table = cli("stats", SAMPLES / "audit-demo.jsonl", SAMPLES / "prune.jsonl").stdout
-    assert table.splitlines()[0].split()[:4] == ["session", "turns", "steps", "call/fail"]
+    first, second = table.splitlines()[:2]  # (the headers that do not fit break onto two lines)
+    assert first.split() == ["call/", "tool/", "ask/", "sum/", "tok"]
+    assert second.split() == ["session", "turns", "steps", "fail", "retry", "err", "deny", "prn", "in/out",
+                              "surface"]
+    assert first.index("call/") == second.index("fail") and first.index("tok") == second.index("in/out")
     assert "(total)" in table and all(len(line) <= 100 for line in table.splitlines())
 
 
@@ -359,3 +363,27 @@ def test_jsonl_prints_one_object_per_line(cli):
                                                             str(SAMPLES / "prune.jsonl")]
     rows = cli("events", SAMPLES / "compaction.jsonl", "--to", 2, "--jsonl").stdout.splitlines()
     assert [json.loads(line)["seq"] for line in rows] == [0, 1, 2]
+
+
+@pytest.mark.parametrize("name", ["headless-agent__compaction-recovery", "acp-agent__cancel-tool-calls",
+                                  "acp-agent__bash-spill", "acp-agent__error-finish"])
+def test_every_table_fits_80_columns(corpus_dir, name, tmp_path):
+    from click.testing import CliRunner
+
+    from dshreplay.cli import cli as command
+    upstream = corpus_dir / "upstream"
+    log = str(upstream / f"{name}__session.jsonl")
+    other = str(upstream / "acp-agent__error-finish__session.jsonl")
+    runs = [["validate", log, "--snapshot"], ["fold", log], ["shadows", log], ["brackets", log],
+            ["provenance", log], ["events", log], ["request", log, "--list"], ["request", log, "--call", "1"],
+            ["stats", log, other], ["inspect", log], ["spills", log],
+            ["diff", log, "--from", "3", "--to", "10"],
+            ["export", log, other, "--out", str(tmp_path / "b"), "--force", "--snapshot"]]
+    if name == "acp-agent__error-finish":  # (once: every corpus log)
+        runs += [["lineage", str(upstream)], ["validate", "--snapshot", str(upstream)]]
+    for args in runs:
+        result = CliRunner(env={"COLUMNS": "80"}).invoke(command, args)
+        assert result.exit_code in (0, 1), (args, result.output)
+        wide = [line for line in result.stdout.splitlines() if len(line) > 80 and not line.startswith(
+            ("bundle digest: sha256:", "/tmp/"))]  # (the digest to copy whole, and the bundle's path)
+        assert not wide, (args, wide)

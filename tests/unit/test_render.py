@@ -24,3 +24,39 @@ def test_utc_time_of_events_in_one_second_and_across_seconds():
 
 def test_utc_time_of_what_is_not_a_time():
     assert [utc_time(v) for v in (0, None, "1", True, 10**20)] == [None, None, None, None, None]
+
+
+# -- tables ---------------------------------------------------------------------------
+
+def test_a_table_with_room_pads_headers_as_tabulate_does():
+    from dshreplay.output.reporters import render_table
+    assert render_table([("a", "bb"), ("ccc", "d")], ["x", "y"], 80) == "x    y\n---  ---\na    bb\nccc  d"
+
+
+def test_a_narrow_table_breaks_long_headers_before_cutting_cells():
+    from dshreplay.output.reporters import render_table
+    rows = [("compaction-0011", "65", "67")]
+    assert render_table(rows, ["compactionId", "start", "replacement"], 36).splitlines() == [
+        "compactionId     start  replacement", "---------------  -----  -----------", "compaction-0011  65     67"]
+    assert render_table(rows, ["compactionId", "start", "replacement"], 30).splitlines() == [
+        "                        repla-", "compactionId     start  cement",
+        "---------------  -----  ------", "compaction-0011  65     67"]
+    assert render_table(rows, ["compactionId", "start", "replacement"], 26).splitlines() == [
+        "                     repla-", "compactionId  start  cement",
+        "------------  -----  ------", "com…ion-0011  65     67"]
+
+
+def test_cut_cells_keep_what_tells_them_apart():
+    from dshreplay.output.reporters import _cut_column
+    paths = ["../shared/corpus/upstream/headless-agent__compaction-recovery__session.jsonl",
+             "../shared/corpus/upstream/acp-agent__error-finish__session.jsonl", "(total)"]
+    assert _cut_column(paths, 16) == ["…head…-recovery…", "…acp-…or-finish…", "(total)"]
+    assert _cut_column(["338e88fa-e78b-4d49-bd38-8f919e85f5e1"], 14) == ["338e…19e85f5e1"]
+
+
+def test_a_wrapped_text_column_takes_what_the_others_leave():
+    from dshreplay.output.reporters import render_table
+    text = render_table([("E", "one two three four five six seven")], ["code", "message"], 30, text_col=1,
+                        wrap=True)
+    assert text.splitlines() == ["code  message", "----  ------------------------", "E     one two three four five",
+                                 "      six seven"]
