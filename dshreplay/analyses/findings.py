@@ -151,6 +151,17 @@ CODES = _codes(
     ("DSH-W315", "checkpoint-without-compaction", "A compaction checkpoint message (source plugin "
      "`compact`) replaces history outside an open compaction.",
      "dsh's compaction invariant would flag it; the replacement has no bracket to explain it."),
+    # -- hooks (4xx)
+    ("DSH-E401", "hook-outside-turn", "A `hook/invoked` or `hook/result` does not name the open turn (or no "
+     "turn is open).", "dsh's hook-protocol invariant refuses it: hooks run inside a turn, and the turn is "
+     "part of what pairs a result with its invocation."),
+    ("DSH-E402", "hook-result-without-invocation", "A `hook/result` pairs with no earlier unanswered "
+     "`hook/invoked` of the same turn, `point` and `handlerId`.",
+     "dsh's hook-protocol invariant refuses it: the log records an outcome (perhaps a block or a deny) of a "
+     "hook run that never started, or answers one run twice."),
+    ("DSH-W403", "unanswered-hook", "A turn closed, or the log ended, with a `hook/invoked` that got no "
+     "`hook/result`.", "dsh accepts it (a crash or an abort can cut a hook off), but the hook's decision is "
+     "unknown: it may have blocked a tool or stopped the turn."),
 )
 
 
