@@ -141,3 +141,31 @@ def test_w403_unanswered_hook_at_the_end_of_a_turn_and_of_the_log(turn, write_lo
         ("DSH-W213", 8, "log ends inside turn 2; dsh would append turn/end (interrupted)"),
         ("DSH-W403", 8, "log ends with hook 'h2' at 'UserPromptSubmit' (hook/invoked at seq 8) unanswered"),
     ]
+
+
+@pytest.mark.parametrize("field,value,message", [
+    ("point", "", "'' should be non-empty"),
+    ("handlerId", "", "'' should be non-empty"),
+    ("dialect", "claude", "'claude' is not one of ['claude-code', 'codex']"),
+])
+def test_e005_hook_invoked_payload_dsh_refuses(turn, write_log, field, value, message):
+    b = turn
+    b.hook_invoked("PreToolUse", "h1")  # 4
+    b.hook_result("PreToolUse", "h1")  # 5
+    b.end_turn()
+    for seq in (4, 5):  # (the result names the same point and handler: the pair still matches)
+        if field in b.event(seq)["data"]:
+            b.event(seq)["data"][field] = value
+    report = validate_log(write_log(b))
+    assert [(f.code, f.seq, f.pointer, f.message) for f in report.findings] == [
+        ("DSH-E005", 4, f"/data/{field}", message)]
+
+
+def test_e005_hook_result_with_a_negative_duration(turn, write_log):
+    b = turn
+    b.hook_invoked("PreToolUse", "h1")  # 4
+    b.hook_result("PreToolUse", "h1", duration_ms=-1)  # 5
+    b.end_turn()
+    report = validate_log(write_log(b))
+    assert [(f.code, f.seq, f.pointer, f.message) for f in report.findings] == [
+        ("DSH-E005", 5, "/data/durationMs", "-1 is less than the minimum of 0")]
