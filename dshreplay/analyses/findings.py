@@ -142,8 +142,10 @@ CODES = _codes(
      "It was in progress or crashed; its replacement may be missing."),
     ("DSH-N311", "abandoned-compaction", "A compaction left open before a `session/end-seed`.",
      "It belongs to an ended (inherited) lifecycle; dsh ignores it."),
-    ("DSH-E312", "meter-mismatch", "The metering event before a replacement lists other `shadowedSeqs` "
-     "than the replacement actually shadowed.", "Token accounting subtracts the wrong nodes."),
+    ("DSH-W312", "meter-mismatch", "The metering event before a replacement lists other `shadowedSeqs` "
+     "than the replacement actually shadowed.", "Its `shadowedTokenCount` prices other nodes than the ones "
+     "removed. dsh does not compare the two (its compaction check wants only a non-empty list whose first and "
+     "last seqs match `shadowedRange`, and its token meter prices the surface it folds), so the log stays valid."),
     ("DSH-E313", "meter-without-replacement", "A `compaction/summary` or `compaction/prune` is not directly "
      "followed by a replacement.", "The price is recorded for a replacement that never happened."),
     ("DSH-N314", "unmetered-replacement", "A replacement with no metering event directly before it.",

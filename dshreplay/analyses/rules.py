@@ -180,7 +180,7 @@ class RelationChecker:
         declared = _get(meter.record, "data", "shadowedSeqs")
         actual = list(replacement.shadowed_seqs)
         if type(declared) is list and declared != actual:
-            self.add("DSH-E312", f"{meter.type} at seq {meter.seq} says it prices {declared} but the "
+            self.add("DSH-W312", f"{meter.type} at seq {meter.seq} says it prices {declared} but the "
                                  f"replacement shadowed {actual}", meter, "/data/shadowedSeqs")
 
     # -- turns and steps (dsh's session invariant) -------------------------

@@ -8,7 +8,7 @@ import pytest
 from dshreplay.analyses.findings import CODES
 from dshreplay.analyses.validate import validate_log
 from dshreplay.options import Options
-from dshreplay.testing.samples import LogBuilder
+from dshreplay.testing.samples import LogBuilder, pruned
 
 pytestmark = pytest.mark.usefixtures("read_mode")  # each test: checks here, and in worker windows
 
@@ -371,11 +371,21 @@ def test_n311_compaction_abandoned_before_end_seed(clean, write_log):
     assert findings(write_log(clean)) == [("DSH-N311", seed)]
 
 
-def test_e312_meter_prices_other_nodes(compacting, write_log):
+def test_w312_meter_prices_other_nodes(compacting, write_log):
     b, s = compacting
     b.events[s["summary"]]["data"]["shadowedSeqs"] = [b.events[s["replace"]]["surfaceOp"]["start"]]
     b.events[s["summary"]]["data"]["shadowedRange"]["end"] = b.events[s["replace"]]["surfaceOp"]["start"]
-    assert problems(write_log(b)) == [("DSH-E312", s["summary"])]
+    assert problems(write_log(b)) == [("DSH-W312", s["summary"])]
+
+
+def test_w312_a_changed_seq_in_a_prune_is_a_warning_as_dsh_accepts_it(write_log):
+    b = pruned()
+    [meter] = [e for e in b.events if e["type"] == "compaction/prune"]
+    [result] = meter["data"]["shadowedSeqs"]
+    meter["data"]["shadowedSeqs"] = [result + 1]  # (its shadowedRange still says result..result)
+    report = validate_log(write_log(b))
+    assert [(f.code, f.seq) for f in report.findings] == [("DSH-W312", meter["seq"])]
+    assert report.ok
 
 
 def test_e313_prune_not_followed_by_its_replacement(clean, write_log):
