@@ -116,7 +116,9 @@ CODES = _codes(
     ("DSH-W211", "unanswered-call", "A step closed with a `tool/call` that got no `tool/result`.",
      "The model never saw that call's outcome; its side effects are unknown."),
     ("DSH-E212", "foreign-chunk-source", "An assistant message's `sourceEventSeqs` cite events that are not "
-     "`assistant/chunk` events of its own step.", "Its provenance points at the wrong stream."),
+     "`assistant/chunk` events of its own step.", "Its provenance points at the wrong stream. dsh's fold and "
+     "invariant checks let it pass, but its token meter throws on such a message when the message carries "
+     "usage; in a projected log (seqs by position) a duplicated or swapped line shows up as this."),
     ("DSH-W213", "interrupted-turn", "The log ends inside a turn (a crash or a live session).",
      "dsh would close it on load with synthetic results; the message says which."),
     # -- compaction brackets and metering (3xx)

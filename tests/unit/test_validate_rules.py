@@ -259,6 +259,22 @@ def test_e212_assistant_message_citing_other_events(clean, write_log):
     assert problems(write_log(clean)) == [("DSH-E212", message["seq"])]
 
 
+def test_e212_a_duplicated_line_of_a_projected_log_shifts_what_later_messages_cite(clean, write_log):
+    clean.end_turn()
+    records = clean.records(layout="projected")  # seqs by position
+    chunk = next(i for i, r in enumerate(records) if r["type"] == "assistant/chunk")
+    message = max(i for i, r in enumerate(records) if r["type"] == "assistant/message")
+    step_start = max(i for i, r in enumerate(records) if r["type"] == "step/start")
+    assert records[message]["sourceEventSeqs"][0] == step_start + 1
+    duplicated = records[:chunk + 1] + records[chunk:]
+    # the last message (now at message + 1) cites step_start + 1, now its step/start: dsh's fold and
+    # invariants let that pass, its token meter throws on it (the message carries usage)
+    assert "usage" in records[message]["data"]
+    assert findings(write_log([clean.header, *duplicated])) == [("DSH-E212", message + 1)]
+    runtime = clean.to_bytes().splitlines(keepends=True)  # (with written seqs: every later seq is off)
+    assert findings(write_log(b"".join(runtime[:chunk + 2] + runtime[chunk + 1:])))[0] == ("DSH-E101", chunk + 1)
+
+
 def test_w213_interrupted_turn_says_what_dsh_would_synthesize(clean, write_log):
     clean.end_step()
     clean.start_step()
