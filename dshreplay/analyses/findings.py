@@ -116,7 +116,9 @@ CODES = _codes(
     ("DSH-W211", "unanswered-call", "A step closed with a `tool/call` that got no `tool/result`.",
      "The model never saw that call's outcome; its side effects are unknown."),
     ("DSH-E212", "foreign-chunk-source", "An assistant message's `sourceEventSeqs` cite events that are not "
-     "`assistant/chunk` events of its own step.", "Its provenance points at the wrong stream."),
+     "`assistant/chunk` events of its own step.", "Its provenance points at the wrong stream. dsh's fold and "
+     "invariant checks let it pass, but its token meter throws on such a message when the message carries "
+     "usage; in a projected log (seqs by position) a duplicated or swapped line shows up as this."),
     ("DSH-W213", "interrupted-turn", "The log ends inside a turn (a crash or a live session).",
      "dsh would close it on load with synthetic results; the message says which."),
     # -- compaction brackets and metering (3xx)
@@ -142,8 +144,10 @@ CODES = _codes(
      "It was in progress or crashed; its replacement may be missing."),
     ("DSH-N311", "abandoned-compaction", "A compaction left open before a `session/end-seed`.",
      "It belongs to an ended (inherited) lifecycle; dsh ignores it."),
-    ("DSH-E312", "meter-mismatch", "The metering event before a replacement lists other `shadowedSeqs` "
-     "than the replacement actually shadowed.", "Token accounting subtracts the wrong nodes."),
+    ("DSH-W312", "meter-mismatch", "The metering event before a replacement lists other `shadowedSeqs` "
+     "than the replacement actually shadowed.", "Its `shadowedTokenCount` prices other nodes than the ones "
+     "removed. dsh does not compare the two (its compaction check wants only a non-empty list whose first and "
+     "last seqs match `shadowedRange`, and its token meter prices the surface it folds), so the log stays valid."),
     ("DSH-E313", "meter-without-replacement", "A `compaction/summary` or `compaction/prune` is not directly "
      "followed by a replacement.", "The price is recorded for a replacement that never happened."),
     ("DSH-N314", "unmetered-replacement", "A replacement with no metering event directly before it.",
@@ -151,6 +155,17 @@ CODES = _codes(
     ("DSH-W315", "checkpoint-without-compaction", "A compaction checkpoint message (source plugin "
      "`compact`) replaces history outside an open compaction.",
      "dsh's compaction invariant would flag it; the replacement has no bracket to explain it."),
+    # -- hooks (4xx)
+    ("DSH-E401", "hook-outside-turn", "A `hook/invoked` or `hook/result` does not name the open turn (or no "
+     "turn is open).", "dsh's hook-protocol invariant refuses it: hooks run inside a turn, and the turn is "
+     "part of what pairs a result with its invocation."),
+    ("DSH-E402", "hook-result-without-invocation", "A `hook/result` pairs with no earlier unanswered "
+     "`hook/invoked` of the same turn, `point` and `handlerId`.",
+     "dsh's hook-protocol invariant refuses it: the log records an outcome (perhaps a block or a deny) of a "
+     "hook run that never started, or answers one run twice."),
+    ("DSH-W403", "unanswered-hook", "A turn closed, or the log ended, with a `hook/invoked` that got no "
+     "`hook/result`.", "dsh accepts it (a crash or an abort can cut a hook off), but the hook's decision is "
+     "unknown: it may have blocked a tool or stopped the turn."),
 )
 
 

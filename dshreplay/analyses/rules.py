@@ -1,6 +1,7 @@
-"""Relational rules: turns, steps, tool calls, compaction brackets, metering.
+"""Relational rules: turns, steps, tool calls, compaction brackets, metering, hooks.
 
-FORMAT.md sections 7 and 8. dsh checks these only in its optional invariant
+FORMAT.md sections 7 and 8, and the pairing of `hook/invoked` with `hook/result`
+(dsh's hook-protocol package). dsh checks these only in its optional invariant
 companions; `validate` always checks them. `RelationChecker` sees events in
 order, one at a time, after the surface fold has processed each one, and
 collects findings; `finish()` adds what only the end of the log can tell.
@@ -13,7 +14,7 @@ from dataclasses import dataclass, field
 from dshreplay.analyses.findings import DEFAULT_CAP, Finding, FindingList, finding
 from dshreplay.core.surface import Replacement
 from dshreplay.io.reader import Event
-from dshreplay.jsvalues import MISSING, dig, is_safe_int
+from dshreplay.jsvalues import MISSING, as_key, dig, is_safe_int
 
 TOOL_NOT_STARTED = "TOOL_NOT_STARTED"
 TOOL_OUTCOME_UNKNOWN = "TOOL_OUTCOME_UNKNOWN"
@@ -121,6 +122,11 @@ class RelationChecker:
         self.brackets: dict = {}  # compactionId -> BracketRecord, in order of first mention
         self.meter: Event | None = None  # a metering event waiting for its replacement
         self.last_event: Event | None = None
+        # hook invocations, by (turn, point, handlerId): dsh pairs a result with an unanswered
+        # invocation of the same three, a handler may run again before its first run answers
+        self.hooks: dict = {}  # key -> [hook/invoked seq, ...] unanswered, oldest first
+        self.hooks_left: dict = {}  # key -> [(hook/invoked seq, turn/end seq), ...] a closed turn left unanswered
+        self.hooks_answered: dict = {}  # key -> (hook/invoked seq, hook/result seq) last paired, in the open turn
         seed = _get(header, "seedLength")
         self.seed_length = seed if is_safe_int(seed) and seed >= 0 else None
         self.seed_checked = False
@@ -174,7 +180,7 @@ class RelationChecker:
         declared = _get(meter.record, "data", "shadowedSeqs")
         actual = list(replacement.shadowed_seqs)
         if type(declared) is list and declared != actual:
-            self.add("DSH-E312", f"{meter.type} at seq {meter.seq} says it prices {declared} but the "
+            self.add("DSH-W312", f"{meter.type} at seq {meter.seq} says it prices {declared} but the "
                                  f"replacement shadowed {actual}", meter, "/data/shadowedSeqs")
 
     # -- turns and steps (dsh's session invariant) -------------------------
@@ -200,6 +206,12 @@ class RelationChecker:
                                  f"({_show(self.open_turn)})", event, "/data/turn")
         if self.open_step is not None:
             self.add("DSH-E204", f"turn/end {_show(turn)} while step {_show(self.open_step)} is open", event)
+        for key, invoked in self._unanswered_hooks():
+            self.add("DSH-W403", f"turn closed with {_hook_name(key)} (hook/invoked at seq {invoked}) "
+                                 "unanswered", event)
+            self.hooks_left.setdefault(key, []).append((invoked, event.seq))
+        self.hooks = {}
+        self.hooks_answered = {}
         self.open_turn = None
         self.open_step = None
         self.next_turn += 1
@@ -318,12 +330,17 @@ class RelationChecker:
             if self.open_turn is not None:
                 self.add("DSH-E302", f"{event.type} is standalone (turn null) but turn "
                                      f"{_show(self.open_turn)} is open", event, "/data/turn")
-        elif self.open_turn is None:
-            self.add("DSH-E302", f"{event.type} for turn {_show(owner)} outside any open turn", event,
-                     "/data/turn")
-        elif not _same(owner, self.open_turn):
-            self.add("DSH-E302", f"{event.type} names turn {_show(owner)} but the open turn is "
-                                 f"{_show(self.open_turn)}", event, "/data/turn")
+        elif not self._names_open_turn(owner):
+            self.add("DSH-E302", self._not_open_turn(event, owner), event, "/data/turn")
+
+    def _names_open_turn(self, turn) -> bool:
+        return self.open_turn is not None and _same(turn, self.open_turn)
+
+    def _not_open_turn(self, event: Event, turn) -> str:
+        """Why an event naming `turn` does not lie in the open turn (when `_names_open_turn` is false)."""
+        if self.open_turn is None:
+            return f"{event.type} for turn {_show(turn)} outside any open turn"
+        return f"{event.type} names turn {_show(turn)} but the open turn is {_show(self.open_turn)}"
 
     def _matches_open(self, event: Event, data) -> bool:
         b = self.bracket
@@ -427,6 +444,52 @@ class RelationChecker:
                 self.add("DSH-W315", f"compaction checkpoint {cid if cid is not MISSING else '(no id)'!r} "
                                      f"replaces history but {where}", event, "/data/source/compactionId")
 
+    # -- hooks (dsh's hook-protocol invariant) ------------------------------
+    def _hook_invoked(self, event: Event, data) -> None:
+        turn = _get(data, "turn")
+        if not self._names_open_turn(turn):
+            self.add("DSH-E401", self._not_open_turn(event, turn), event, "/data/turn")
+        self.hooks.setdefault(_hook_key(data), []).append(event.seq)
+
+    def _hook_result(self, event: Event, data) -> None:
+        turn = _get(data, "turn")
+        key = _hook_key(data)
+        invoked, note = _take(self.hooks, key), ""
+        if invoked is None:
+            left = _take(self.hooks_left, key)
+            if left is not None:
+                invoked, ended = left
+                note = f" (its hook/invoked at seq {invoked} was left unanswered when its turn closed at seq {ended})"
+        in_turn = self._names_open_turn(turn)
+        if invoked is None and not in_turn and self.open_turn is not None:
+            # the result names another turn than the open one its invocation named
+            invoked = _take(self.hooks, (as_key(self.open_turn), key[1], key[2]))
+            if invoked is not None:
+                note = f" (its hook/invoked at seq {invoked} names turn {_show(self.open_turn)})"
+        if not in_turn:
+            self.add("DSH-E401", self._not_open_turn(event, turn) + note, event, "/data/turn")
+        if invoked is not None:
+            self.hooks_answered[key] = (invoked, event.seq)
+            return
+        self.add("DSH-E402", f"hook/result for {_hook_name(key)} in turn {_show(turn)} answers no unanswered "
+                             f"hook/invoked{self._hook_hint(key)}", event, "/data/handlerId")
+
+    def _hook_hint(self, key) -> str:
+        """What the log says about the handler of a result that found no invocation."""
+        answered = self.hooks_answered.get(key)
+        if answered is not None:
+            return f" (its hook/invoked at seq {answered[0]} was already answered at seq {answered[1]})"
+        others = [(seqs[0], other) for other, seqs in self.hooks.items() if other[2] == key[2]]
+        if others:
+            invoked, other = min(others)
+            return f" (the unanswered hook/invoked of that handler at seq {invoked} is at {_opt(other[1])} in " \
+                   f"turn {_show(other[0])})"
+        return ""
+
+    def _unanswered_hooks(self) -> list[tuple]:
+        """(key, hook/invoked seq) of every unanswered invocation, oldest first."""
+        return sorted(((key, seq) for key, seqs in self.hooks.items() for seq in seqs), key=lambda p: p[1])
+
     # -- the end -----------------------------------------------------------
     def finish(self, last_seq: int | None) -> list[Finding]:
         """Findings only the end of the log can tell; returns every finding, by seq."""
@@ -446,6 +509,9 @@ class RelationChecker:
                                                      f"log's {0 if last_seq is None else last_seq + 1} events"))
         if self.open_turn is not None:
             self.findings.append(finding("DSH-W213", self.interrupted_message(), **where))
+        for key, invoked in self._unanswered_hooks():
+            self.findings.append(finding("DSH-W403", f"log ends with {_hook_name(key)} (hook/invoked at seq "
+                                                     f"{invoked}) unanswered", **where))
         self.findings.sort(key=lambda f: (f.seq is None, f.seq if f.seq is not None else 0))
         return self.findings
 
@@ -471,6 +537,27 @@ def _opt(value) -> str:
     return "none" if value is MISSING else repr(value)
 
 
+def _hook_key(data) -> tuple:
+    """What pairs a hook/result with its hook/invoked, as dsh keys it: turn, point and handlerId."""
+    values = (_get(data, "turn"), _get(data, "point"), _get(data, "handlerId"))
+    return tuple(MISSING if v is MISSING else as_key(v) for v in values)
+
+
+def _hook_name(key) -> str:
+    return f"hook {_opt(key[2])} at {_opt(key[1])}"
+
+
+def _take(waiting: dict, key):
+    """The oldest entry waiting under `key`, removed; None when there is none."""
+    entries = waiting.get(key)
+    if not entries:
+        return None
+    entry = entries.pop(0)
+    if not entries:
+        del waiting[key]
+    return entry
+
+
 _HANDLERS = {
     "turn/start": RelationChecker._turn_start,
     "turn/end": RelationChecker._turn_end,
@@ -488,4 +575,6 @@ _HANDLERS = {
     "compaction/summary": RelationChecker._compaction_summary,
     "compaction/end": RelationChecker._compaction_end,
     "session/end-seed": RelationChecker._end_seed,
+    "hook/invoked": RelationChecker._hook_invoked,
+    "hook/result": RelationChecker._hook_result,
 }

@@ -180,6 +180,26 @@ class LogBuilder:
         call = self.tool_call(call_id, name, arguments)
         return call, self.tool_result(call_id, output, cites=call)
 
+    # -- hooks -----------------------------------------------------------
+    def hook_invoked(self, point: str, handler_id: str, *, turn: int | None = None,
+                     dialect: str = "claude-code", matcher: str | None = None) -> int:
+        """A hook command started at `point` (in the current turn unless `turn` says otherwise)."""
+        data = {"turn": self.turn if turn is None else turn, "point": point, "dialect": dialect,
+                "handlerId": handler_id}
+        if matcher is not None:
+            data["matcher"] = matcher
+        return self.add("hook/invoked", data)
+
+    def hook_result(self, point: str, handler_id: str, *, turn: int | None = None, decision: str = "pass",
+                    exit_code: int | None = 0, duration_ms: float = 4.25) -> int:
+        """The outcome of a hook run, paired to its hook/invoked by turn, point and handler id."""
+        data = {"turn": self.turn if turn is None else turn, "point": point, "handlerId": handler_id,
+                "decision": decision}
+        if exit_code is not None:
+            data["exitCode"] = exit_code
+        data["durationMs"] = duration_ms
+        return self.add("hook/result", data)
+
     # -- replacements ----------------------------------------------------
     def surface(self) -> list[int]:
         """The current surface, computed by dshreplay's own fold."""

@@ -8,7 +8,7 @@ import pytest
 from dshreplay.analyses.findings import CODES
 from dshreplay.analyses.validate import validate_log
 from dshreplay.options import Options
-from dshreplay.testing.samples import LogBuilder
+from dshreplay.testing.samples import LogBuilder, pruned
 
 pytestmark = pytest.mark.usefixtures("read_mode")  # each test: checks here, and in worker windows
 
@@ -259,6 +259,22 @@ def test_e212_assistant_message_citing_other_events(clean, write_log):
     assert problems(write_log(clean)) == [("DSH-E212", message["seq"])]
 
 
+def test_e212_a_duplicated_line_of_a_projected_log_shifts_what_later_messages_cite(clean, write_log):
+    clean.end_turn()
+    records = clean.records(layout="projected")  # seqs by position
+    chunk = next(i for i, r in enumerate(records) if r["type"] == "assistant/chunk")
+    message = max(i for i, r in enumerate(records) if r["type"] == "assistant/message")
+    step_start = max(i for i, r in enumerate(records) if r["type"] == "step/start")
+    assert records[message]["sourceEventSeqs"][0] == step_start + 1
+    duplicated = records[:chunk + 1] + records[chunk:]
+    # the last message (now at message + 1) cites step_start + 1, now its step/start: dsh's fold and
+    # invariants let that pass, its token meter throws on it (the message carries usage)
+    assert "usage" in records[message]["data"]
+    assert findings(write_log([clean.header, *duplicated])) == [("DSH-E212", message + 1)]
+    runtime = clean.to_bytes().splitlines(keepends=True)  # (with written seqs: every later seq is off)
+    assert findings(write_log(b"".join(runtime[:chunk + 2] + runtime[chunk + 1:])))[0] == ("DSH-E101", chunk + 1)
+
+
 def test_w213_interrupted_turn_says_what_dsh_would_synthesize(clean, write_log):
     clean.end_step()
     clean.start_step()
@@ -371,11 +387,21 @@ def test_n311_compaction_abandoned_before_end_seed(clean, write_log):
     assert findings(write_log(clean)) == [("DSH-N311", seed)]
 
 
-def test_e312_meter_prices_other_nodes(compacting, write_log):
+def test_w312_meter_prices_other_nodes(compacting, write_log):
     b, s = compacting
     b.events[s["summary"]]["data"]["shadowedSeqs"] = [b.events[s["replace"]]["surfaceOp"]["start"]]
     b.events[s["summary"]]["data"]["shadowedRange"]["end"] = b.events[s["replace"]]["surfaceOp"]["start"]
-    assert problems(write_log(b)) == [("DSH-E312", s["summary"])]
+    assert problems(write_log(b)) == [("DSH-W312", s["summary"])]
+
+
+def test_w312_a_changed_seq_in_a_prune_is_a_warning_as_dsh_accepts_it(write_log):
+    b = pruned()
+    [meter] = [e for e in b.events if e["type"] == "compaction/prune"]
+    [result] = meter["data"]["shadowedSeqs"]
+    meter["data"]["shadowedSeqs"] = [result + 1]  # (its shadowedRange still says result..result)
+    report = validate_log(write_log(b))
+    assert [(f.code, f.seq) for f in report.findings] == [("DSH-W312", meter["seq"])]
+    assert report.ok
 
 
 def test_e313_prune_not_followed_by_its_replacement(clean, write_log):
@@ -404,10 +430,11 @@ def test_w315_checkpoint_without_compaction(clean, write_log):
 
 
 def test_every_code_is_exercised_by_a_test():
-    source = open(__file__).read() + open(__file__.replace("test_validate_rules", "test_surface")).read()
+    source = "".join(open(__file__.replace("test_validate_rules", name)).read()
+                     for name in ("test_validate_rules", "test_surface", "test_hook_rules"))
     for code in CODES:
         if code in ("DSH-E000",) or code.startswith("DSH-E1"):
-            continue  # unreadable files: CLI tests; fold codes: test_surface.py
+            continue  # unreadable files: CLI tests; fold codes: test_surface.py; hooks: test_hook_rules.py
         assert code.lower().replace("dsh-", "") in source.lower() or code in source, code
 
 
