@@ -128,8 +128,10 @@ CODES = _codes(
      "needs that turn open; `null` needs none open).", "The bracket does not lie where it says."),
     ("DSH-E303", "compaction-id-mismatch", "A summary, end or checkpoint names another `compactionId` (or "
      "`sourceCommandId`) than the open start.", "The pieces of one compaction no longer match."),
-    ("DSH-E304", "compaction-without-start", "`compaction/summary` or `compaction/end` with no open start.",
-     "An orphan piece of a compaction: its start was lost or it was edited in."),
+    ("DSH-E304", "compaction-without-start", "`compaction/summary`, `compaction/end` or a compaction "
+     "checkpoint message with no open start (a checkpoint whose compaction already ended, for one).",
+     "An orphan piece of a compaction: its start was lost or it was edited in; dsh's compaction invariant "
+     "refuses it."),
     ("DSH-E305", "repeated-summary", "A second `compaction/summary` in one compaction.",
      "Which summary replaced the history is ambiguous."),
     ("DSH-E306", "summary-range", "A summary's `shadowedSeqs` is empty or its `shadowedRange` is not its "
@@ -153,8 +155,9 @@ CODES = _codes(
     ("DSH-N314", "unmetered-replacement", "A replacement with no metering event directly before it.",
      "Token accounting cannot price what it removed (plugins may do this)."),
     ("DSH-W315", "checkpoint-without-compaction", "A compaction checkpoint message (source plugin "
-     "`compact`) replaces history outside an open compaction.",
-     "dsh's compaction invariant would flag it; the replacement has no bracket to explain it."),
+     "`compact`) replaces history with no compaction open and none ever started with its id.",
+     "dsh's older logs write checkpoints this way (the compaction is `unbracketed`); nothing brackets the "
+     "replacement to explain it."),
     # -- hooks (4xx)
     ("DSH-E401", "hook-outside-turn", "A `hook/invoked` or `hook/result` does not name the open turn (or no "
      "turn is open).", "dsh's hook-protocol invariant refuses it: hooks run inside a turn, and the turn is "

@@ -439,10 +439,16 @@ class RelationChecker:
                 record.status = "unbracketed"  # (dsh's older logs write a checkpoint with no bracket at all)
             elif b is None or cid != b.cid:
                 record.anomalies.append(f"replacement at seq {event.seq} outside its bracket")
-            if b is None or cid != b.cid:
-                where = "no compaction is open" if b is None else f"the open compaction is {b.cid!r}"
-                self.add("DSH-W315", f"compaction checkpoint {cid if cid is not MISSING else '(no id)'!r} "
-                                     f"replaces history but {where}", event, "/data/source/compactionId")
+            name = repr(cid) if cid is not MISSING else "(no id)"
+            if b is not None and cid != b.cid:  # dsh's compaction invariant refuses these two
+                self.add("DSH-E303", f"compaction checkpoint {name} replaces history inside compaction "
+                                     f"{b.cid!r} (started at seq {b.start})", event, "/data/source/compactionId")
+            elif b is None and record.start is not None:
+                self.add("DSH-E304", f"compaction checkpoint {name} replaces history outside its compaction "
+                                     f"(started at seq {record.start})", event, "/data/source/compactionId")
+            elif b is None:
+                self.add("DSH-W315", f"compaction checkpoint {name} replaces history but no compaction is open "
+                                     "and none started with its id", event, "/data/source/compactionId")
 
     # -- hooks (dsh's hook-protocol invariant) ------------------------------
     def _hook_invoked(self, event: Event, data) -> None:

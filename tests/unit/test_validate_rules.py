@@ -429,6 +429,35 @@ def test_w315_checkpoint_without_compaction(clean, write_log):
     assert problems(write_log(clean)) == [("DSH-W315", seq)]
 
 
+def _checkpoint(builder, cid: str) -> int:
+    nodes = builder.surface()
+    message = {"content": [{"type": "text", "text": "summary"}],
+               "source": {"kind": "plugin", "plugin": "compact", "compactionId": cid}, "role": "user", "id": "m-x"}
+    return builder.add("user/message", message, sourceEventSeqs=[nodes[0]],
+                       surfaceOp={"op": "replace", "start": nodes[0], "end": nodes[0]})
+
+
+def test_e303_checkpoint_of_another_compaction_inside_an_open_one(clean, write_log):
+    start = clean.add("compaction/start", {"compactionId": "open-one", "turn": clean.turn})
+    seq = _checkpoint(clean, "other")
+    clean.add("compaction/end", {"compactionId": "open-one", "turn": clean.turn, "error": "gave up"})
+    assert problems(write_log(clean)) == [("DSH-E303", seq)]
+    messages = [f.message for f in validate_log(write_log(clean)).findings if f.code == "DSH-E303"]
+    assert messages == [f"compaction checkpoint 'other' replaces history inside compaction 'open-one' "
+                        f"(started at seq {start})"]
+
+
+def test_e304_checkpoint_after_its_compaction_ended(clean, write_log):
+    clean.compaction(clean.surface()[0], clean.surface()[0], "first")
+    start = next(e["seq"] for e in clean.events if e["type"] == "compaction/start")
+    cid = next(e["data"]["compactionId"] for e in clean.events if e["type"] == "compaction/start")
+    seq = _checkpoint(clean, cid)
+    assert problems(write_log(clean)) == [("DSH-E304", seq)]
+    messages = [f.message for f in validate_log(write_log(clean)).findings if f.code == "DSH-E304"]
+    assert messages == [f"compaction checkpoint {cid!r} replaces history outside its compaction (started at seq "
+                        f"{start})"]
+
+
 def test_every_code_is_exercised_by_a_test():
     source = "".join(open(__file__.replace("test_validate_rules", name)).read()
                      for name in ("test_validate_rules", "test_surface", "test_hook_rules"))
