@@ -33,7 +33,7 @@ import orjson
 from dshreplay import __version__
 from dshreplay.analyses.calls import CallTracker, failure_code
 from dshreplay.analyses.findings import ERROR, NOTICE, WARNING
-from dshreplay.analyses.index import build_index
+from dshreplay.analyses.index import Indexer
 from dshreplay.analyses.provenance import ShadowTracker
 from dshreplay.analyses.query import CURRENT, LOG_ONLY, SHADOWED
 from dshreplay.analyses.render import clean, message_text, one_line, role_of, utc_time
@@ -441,8 +441,9 @@ def _export_session(given: str, root: Path, redactor: Redactor, name: str | None
         message = exc.message if isinstance(exc, DshReplayError) else _os_reason(exc)
         result.entry = {"input": shown_path(given), "verdict": "unreadable", "error": redactor.text(message)}
         return result
-    deltas, ends = ArgumentDeltas(), TurnEndLines()  # (the findings are the original's; redacted when written)
-    report = validate_log(given, options, observers=[deltas, ends])
+    # the findings and the surface column of events.csv are the original's (findings redacted when written)
+    deltas, ends, final = ArgumentDeltas(), TurnEndLines(), _FinalNodes()
+    report = validate_log(given, options, observers=[deltas, ends, final])
     if report.unreadable is not None or name is None:
         message = report.unreadable.message if report.unreadable is not None else "unreadable header"
         result.entry = {**facts, "verdict": "unreadable", "error": redactor.text(message)}
@@ -455,7 +456,7 @@ def _export_session(given: str, root: Path, redactor: Redactor, name: str | None
     (folder / "calls").mkdir(parents=True)
     result.folder = name
     redactor.counting = True
-    index = build_index(source)
+    index, view = _stream(source, folder, header, final.nodes)
     redactor.counting = False
     counts = {s: report.count(s) for s in (ERROR, WARNING, NOTICE)}
     findings = [{**f.to_json(), "message": redactor.text(f.message),
@@ -465,7 +466,6 @@ def _export_session(given: str, root: Path, redactor: Redactor, name: str | None
     (folder / "shadows.json").write_bytes(dumps([r.to_json() for r in index.shadows]))
     (folder / "brackets.json").write_bytes(dumps([b.to_json() for b in index.brackets]))
     (folder / "spills.json").write_bytes(dumps([s.to_json() for s in index.spills]))
-    view = _stream(source, index, folder, header)
     entries = view.pop("transcript")
     head = {k: header.get(k) for k in ("id", "version", "createdAt", "cwd", "parentSession", "seedLength",
                                        "origin", "delegationDepth", "agentPreset") if k in header}
@@ -559,11 +559,9 @@ class _ToolRows(Observer):
               "approvalOutcome", "approvalDecided", "hooks", "startedAt", "finishedAt", "durationMs",
               "callSeq", "resultSeq", "spilledBytes"]
 
-    def __init__(self, path: Path, spills) -> None:
+    def __init__(self, path: Path, indexer: Indexer) -> None:
         self.path = path
-        self.spilled: dict = {}  # result seq -> bytes dsh kept out of the model's view
-        for spill in spills:
-            self.spilled[spill.seq] = self.spilled.get(spill.seq, 0) + spill.omitted
+        self.indexer = indexer  # (observed before this: its spills are known when this finishes)
         self.calls: dict = {}  # callId -> row fields
         self.approvals: dict = {}  # approval id -> callId
         self.last = None  # the callId of the last tool event (hooks follow it)
@@ -603,6 +601,9 @@ class _ToolRows(Observer):
             self.calls[self.last]["hooks"].append(f"{data.get('point')}:{data.get('decision')}")
 
     def finish(self, run: Run) -> None:
+        spilled: dict = {}  # result seq -> bytes dsh kept out of the model's view
+        for spill in self.indexer.index.spills:
+            spilled[spill.seq] = spilled.get(spill.seq, 0) + spill.omitted
         rows = []
         for row in self.calls.values():
             started, finished = row.get("startedAt"), row.get("finishedAt")
@@ -610,7 +611,7 @@ class _ToolRows(Observer):
                          row.get("resultPreview"), row.get("isError"), utc_time(row.get("approvalAsked")),
                          row.get("approvalOutcome"), utc_time(row.get("approvalDecided")), " ".join(row["hooks"]),
                          utc_time(started), utc_time(finished), _ms(finished, started), row.get("callSeq"),
-                         row.get("resultSeq"), self.spilled.get(row.get("resultSeq"))])
+                         row.get("resultSeq"), spilled.get(row.get("resultSeq"))])
         write_csv(self.path, self.HEADER, rows)
 
 
@@ -638,19 +639,28 @@ def session_facts(index, turns: TurnTracker, header: dict) -> dict:
             "turns": [{"turn": s.turn, "startSeq": s.start, "endSeq": s.end, "ending": s.ending} for s in turns.turns]}
 
 
-def _stream(source: LogSource, index, folder: Path, header: dict) -> dict:
-    """The one pass that writes events.csv, calls/*.json, approvals.csv and
-    transcript.md, and gathers what the report draws."""
-    final_nodes = set(index.final.nodes) if index.final is not None else set()
-    shadows = ShadowTracker()
+class _FinalNodes(Observer):
+    """The surface at the end of a pass (of the original log, for events.csv's surface column)."""
+
+    nodes: frozenset = frozenset()
+
+    def finish(self, run: Run) -> None:
+        self.nodes = frozenset(run.fold.nodes)
+
+
+def _stream(source: LogSource, folder: Path, header: dict, final_nodes: frozenset) -> tuple:
+    """The one pass over the redacted log: it indexes it and writes events.csv,
+    calls/*.json, tools.csv, approvals.csv and transcript.md; returns the index
+    and what the report draws."""
+    indexer = Indexer()
     records = _CallRecords(folder)
-    calls = CallTracker(lambda: 0, records.opened)
-    transcript = _TranscriptFile(folder / "transcript.md", str(header.get("id")), shadows, calls)
+    indexer.calls.on_open = records.opened  # (the index's call tracker also opens the call records)
+    transcript = _TranscriptFile(folder / "transcript.md", str(header.get("id")), indexer.shadows, indexer.calls)
     turns = TurnTracker()
-    tools = _ToolRows(folder / "tools.csv", index.spills)
-    observers = [shadows, calls, transcript, records, turns,
-                 _EventRows(folder / "events.csv", turns, final_nodes), tools]
+    tools = _ToolRows(folder / "tools.csv", indexer)
+    observers = [indexer, transcript, records, turns, _EventRows(folder / "events.csv", turns, final_nodes), tools]
     run = run_pass(source, observers, on_fold_error=SKIP)
+    index = indexer.index
     session = session_facts(index, turns, header)
     (folder / "session.json").write_bytes(dumps(session))
     views = records.views
@@ -667,8 +677,8 @@ def _stream(source: LogSource, index, folder: Path, header: dict) -> dict:
                                          "flag", "askedAt", "decidedAt", "arguments"],
               [[*a.row(), utc_time(a.asked_time), utc_time(a.decided_time),
                 tools.calls.get(as_key(a.call_id), {}).get("arguments")] for a in turns.approvals])
-    return {"calls": views, "spans": spans, "approvals": approvals, "transcript": transcript.kept,
-            "finalNodes": final_nodes, "session": session}
+    return index, {"calls": views, "spans": spans, "approvals": approvals, "transcript": transcript.kept,
+                   "finalNodes": final_nodes, "session": session}
 
 
 class _Store:
