@@ -146,6 +146,7 @@ def generated_at(timestamp: str | None) -> str:
 
 
 _FORMULA_START = ("=", "+", "-", "@", "\t")
+_UNSAFE_START = frozenset({"=", "+", "-", "@", "\t", " ", "\ufeff"})  # (and "" is safe: v[:1] of "")
 
 
 def csv_cell(value) -> str:
@@ -171,7 +172,10 @@ class CsvFile:
         self.writer.writerow(header)
 
     def row(self, values) -> None:
-        self.writer.writerow([csv_cell(v) for v in values])
+        # (a cell that is None, a non-negative int or printable text starting safely is written as it is:
+        # csv_cell would return it unchanged)
+        self.writer.writerow([v if v is None or (type(v) is int and v >= 0) or (
+            type(v) is str and v[:1] not in _UNSAFE_START and v.isprintable()) else csv_cell(v) for v in values])
 
     def close(self) -> None:
         self.fh.close()
