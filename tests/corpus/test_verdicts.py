@@ -72,3 +72,37 @@ def test_inspect_and_stats_agree_on_turns_and_calls_for_every_corpus_log(corpus_
         assert (health["turns"], health["calls"]) == (stats.turns, stats.calls), log.name
         checked += 1
     assert checked >= 150
+
+
+def test_inspect_stats_and_the_report_agree_on_every_corpus_log(corpus_dir, tmp_path):
+    import html
+    import json
+
+    from click.testing import CliRunner
+
+    from dshreplay.cli import cli
+    from dshreplay.session import Session
+    out = tmp_path / "bundle"
+    result = CliRunner().invoke(cli, ["export", str(corpus_dir / "upstream"), "--out", str(out), "--snapshot",
+                                      "--timestamp", "2026-01-01T00:00:00Z", "--jobs", "1"])
+    assert result.exit_code in (0, 1), result.output
+    manifest = json.loads((out / "manifest.json").read_bytes())
+    checked = 0
+    for entry in manifest["sessions"]:
+        if entry.get("folder") is None:
+            continue
+        session = Session(corpus_dir / "upstream" / entry["input"].rsplit("/", 1)[-1])
+        health, stats = session.inspect().to_json(), session.stats()
+        facts = json.loads((out / entry["folder"] / "session.json").read_bytes())
+        if health["foldErrors"]:  # inspect and stats answer for the events before it; the bundle for all
+            assert entry["verdict"] == "errors" and stats.fold_error is not None, entry["input"]
+            continue
+        endings = [t["ending"] for t in facts["turns"]]
+        assert endings == stats.turn_endings == [t["ending"] for t in health["turnEndings"]], entry["input"]
+        assert facts["calls"] == stats.calls == health["calls"], entry["input"]
+        assert facts["failedCalls"] == stats.failed_calls, entry["input"]
+        page = html.unescape((out / entry["folder"] / "report.html").read_text(encoding="utf-8"))
+        shown = ", ".join(f"{t['turn']}: {t['ending']}" for t in facts["turns"]) or "-"
+        assert f"<td>turn endings</td><td>{shown}</td>" in page, entry["input"]
+        checked += 1
+    assert checked >= 150
