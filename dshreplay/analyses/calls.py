@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from dshreplay.core.driver import Observer, Run
 from dshreplay.core.surface import SURFACE_TYPES, has_message
 from dshreplay.errors import DeriveError
-from dshreplay.jsvalues import MISSING
+from dshreplay.jsvalues import MISSING, as_key
 from dshreplay.jsvalues import dig as _get
 
 AUXILIARY = {
@@ -142,6 +142,14 @@ def failure_code(finish) -> object:
 def failed(finish) -> bool:
     """Whether a call's finish reason says it failed."""
     return type(finish) is dict and (finish.get("kind") == "error" or type(finish.get("failure")) is dict)
+
+
+def retried_calls(calls: list[Call]) -> int:
+    """How many main-loop calls were issued again in the same step after a call that
+    failed: after an `llm/retry`, or after a compaction that recovered from an overflow."""
+    return sum(1 for before, after in zip(calls, calls[1:])
+               if failed(before.finish) and (as_key(before.turn), as_key(before.step))
+               == (as_key(after.turn), as_key(after.step)))
 
 
 def finish_text(finish) -> str:

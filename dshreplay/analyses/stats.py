@@ -5,7 +5,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 
-from dshreplay.analyses.calls import failed, failure_code
+from dshreplay.analyses.calls import failed, failure_code, retried_calls
 from dshreplay.analyses.index import Indexer
 from dshreplay.analyses.turns import TurnTracker
 from dshreplay.core.driver import STOP, Observer, run_pass
@@ -35,7 +35,7 @@ class SessionStats:
     steps: int = 0
     calls: int = 0
     auxiliary_calls: int = 0
-    retries: int = 0
+    retries: int = 0  # calls issued again in their step after a failed call (calls.retried_calls)
     tools: dict = field(default_factory=dict)  # name -> {"calls": n, "errors": n}
     approvals: dict = field(default_factory=lambda: {"asked": 0, "decided": 0, "denied": 0, "undecided": 0})
     compactions: dict = field(default_factory=lambda: {"summaries": 0, "prunes": 0, "failed": 0, "open": 0})
@@ -101,7 +101,7 @@ class StatsObserver(Observer):
         self.calls = calls  # the pass's CallTracker, observed before this
         self._calls_seen = 0
         self.tools: dict = {}
-        self.retries = self.summaries = self.prunes = 0
+        self.summaries = self.prunes = 0
         self.appended: list[int] = []  # seqs of appended surface events
         self.tool_ms: list = []
         self.first_chunk_ms: list = []
@@ -136,8 +136,6 @@ class StatsObserver(Observer):
                 self.tools[self._call_names[call_id]]["errors"] += 1
             if timed and call_id in self._tool_started:
                 self.tool_ms.append(time - self._tool_started.pop(call_id))
-        elif kind == "llm/retry":
-            self.retries += 1
         elif kind == "compaction/summary":
             self.summaries += 1
         elif kind == "compaction/prune":
@@ -154,7 +152,7 @@ class StatsObserver(Observer):
                 self.first_chunk_ms.append(event.time - self._previous_time)
 
 
-_COUNTED = frozenset({"tool/call", "tool/result", "llm/retry", "compaction/summary", "compaction/prune"})
+_COUNTED = frozenset({"tool/call", "tool/result", "compaction/summary", "compaction/prune"})
 
 
 def session_stats(source) -> SessionStats:
@@ -164,7 +162,7 @@ def session_stats(source) -> SessionStats:
     run_pass(source, [indexer, turns, figures], on_fold_error=STOP)
     index = indexer.index
     out = SessionStats(index.path, index.header.get("id"), index.event_count, index.turns, index.steps,
-                       len(index.calls), len(index.auxiliary_calls), figures.retries)
+                       len(index.calls), len(index.auxiliary_calls), retried_calls(index.calls))
     for call in index.calls + index.auxiliary_calls:
         for name, key in TOKEN_FIELDS:
             value = _get(call.usage, key)

@@ -31,7 +31,7 @@ from pathlib import Path
 import orjson
 
 from dshreplay import __version__
-from dshreplay.analyses.calls import CallTracker, failure_code
+from dshreplay.analyses.calls import CallTracker, failure_code, retried_calls
 from dshreplay.analyses.findings import ERROR, NOTICE, WARNING
 from dshreplay.analyses.index import Indexer
 from dshreplay.analyses.provenance import ShadowTracker
@@ -637,7 +637,8 @@ def session_facts(index, turns: TurnTracker, header: dict) -> dict:
             "durationMs": _ms(last, start), "events": index.event_count,
             "models": [{"provider": p, "model": m} for p, m in models],
             "calls": len(index.calls), "auxiliaryCalls": len(index.auxiliary_calls),
-            "failedCalls": failed_calls(index.calls), "tokens": dict(sorted(tokens.items())),
+            "failedCalls": failed_calls(index.calls), "retries": retried_calls(index.calls),
+            "tokens": dict(sorted(tokens.items())),
             "spills": {"results": len(index.spills), "omittedBytes": sum(s.omitted for s in index.spills),
                        "inherited": sum(s.inherited for s in index.spills)},
             "turns": [{"turn": s.turn, "startSeq": s.start, "endSeq": s.end, "ending": s.ending} for s in turns.turns]}

@@ -67,6 +67,7 @@ def _facts(entry: dict, index, session: dict) -> str:
             ["models", esc(", ".join(f"{m['provider']}/{m['model']}" for m in session.get("models", [])) or "-")],
             ["failed calls", esc(", ".join(f"{code}: {n}" for code, n in session.get("failedCalls", {}).items())
                                  or "none")],
+            ["retries", esc(session.get("retries"))],
             ["tokens", esc(", ".join(f"{k} {v}" for k, v in session.get("tokens", {}).items()) or "-")],
             ["turn endings", esc(", ".join(f"{t['turn']}: {t['ending']}" for t in session.get("turns", [])) or "-")],
             ["events", esc(entry.get("events"))],

@@ -387,3 +387,12 @@ def test_every_table_fits_80_columns(corpus_dir, name, tmp_path):
         wide = [line for line in result.stdout.splitlines() if len(line) > 80 and not line.startswith(
             ("bundle digest: sha256:", "/tmp/"))]  # (the digest to copy whole, and the bundle's path)
         assert not wide, (args, wide)
+
+
+@pytest.mark.parametrize("name", ["headless-agent__compaction-recovery", "acp-agent__empty-response-retry"])
+def test_stats_count_a_call_issued_again_after_its_failure_as_a_retry(cli, corpus_dir, name):
+    # compaction-recovery: call 2 fails with CONTEXT_WINDOW_EXCEEDED, a compaction follows and call 3
+    # runs in the same step; empty-response-retry: call 1 ends EMPTY_RESPONSE, llm/retry, call 2.
+    [figures] = cli("stats", corpus_dir / "upstream" / f"{name}__session.jsonl", "--json").json()["sessions"]
+    assert (figures["calls"], figures["retries"], sum(figures["failedCalls"].values())) == (
+        {"headless-agent__compaction-recovery": 3, "acp-agent__empty-response-retry": 2}[name], 1, 1)
