@@ -48,3 +48,33 @@ def test_max_bytes_is_an_option_of_one_run_not_of_the_process(cli, tmp_path):
     assert "1024-byte ceiling" in cli("--max-bytes", "1K", "fold", log, expect=2).stderr
     assert DEFAULT.max_bytes == DEFAULT_MAX_BYTES
     cli("fold", log)  # the next run has the default again
+
+
+def test_a_reader_that_closes_early_ends_the_command_quietly_with_0(tmp_path):
+    import subprocess
+    import sys
+
+    from dshreplay.testing.samples import LogBuilder
+    b = LogBuilder("long")
+    b.start_turn()
+    b.request_header()
+    b.start_step()
+    b.user("go")
+    for n in range(400):  # far more output than a pipe holds
+        b.tool_round("bash", '{"command": "true"}', f"output {n}")
+    b.end_turn()
+    log = b.write(tmp_path / "long.jsonl")
+    for args in (["events", str(log)], ["events", str(log), "--json"], ["transcript", str(log)]):
+        proc = subprocess.Popen([sys.executable, "-m", "dshreplay", *args], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+        first = proc.stdout.readline()  # `| head -1`
+        proc.stdout.close()
+        stderr = proc.stderr.read()
+        assert first and proc.wait(timeout=60) == 0 and stderr == b"", (args, stderr)
+
+
+def test_error_lines_name_each_file_as_given(cli):
+    logs = [SAMPLES / "broken-seq-gap.jsonl", SAMPLES / "broken-replace-start-not-found.jsonl"]
+    result = cli("stats", *logs, expect=1)
+    lines = result.stderr.splitlines()
+    assert [line.split(": ")[2] for line in lines] == [str(p) for p in logs], lines
