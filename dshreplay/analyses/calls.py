@@ -128,9 +128,6 @@ class CallTracker(Observer):
             self.on_open(call, self.header)
         return call
 
-    def all_calls(self) -> list[Call]:
-        """Main-loop and auxiliary calls together, in log order."""
-        return sorted(self.calls + self.auxiliary, key=lambda c: c.first_chunk_seq)
 
 
 def failure_code(finish) -> object:

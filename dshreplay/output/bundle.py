@@ -861,18 +861,6 @@ def _common_prefix(a: list, b: list) -> int:
     return n
 
 
-def _safe_node_messages(state):
-    out = []
-    for seq in state.nodes:
-        try:
-            has, message = derive_message(state.events[seq])
-        except DeriveError:
-            continue
-        if has:
-            out.append((seq, message))
-    return out
-
-
 def _call_id(kind, data):
     if type(data) is not dict:
         return None
