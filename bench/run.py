@@ -75,9 +75,12 @@ def commands(log: Path, middle: int | None, scratch: Path | None = None) -> list
 
 
 def count_events(log: Path) -> int:
-    from dshreplay.io.reader import LogReader
-    with LogReader(log) as reader:
-        return sum(1 for _ in reader.events())
+    """The log's events, counted in a child process: on Linux a child starts with its parent's peak
+    RSS as its own, so this process must stay small for the children's figures to be theirs."""
+    script = ("import sys\nfrom dshreplay.io.reader import LogReader\n"
+              "with LogReader(sys.argv[1]) as reader:\n    print(sum(1 for _ in reader.events()))\n")
+    return int(subprocess.run([sys.executable, "-c", script, str(log)], capture_output=True, text=True,
+                              check=True).stdout)
 
 
 def compile_package() -> None:

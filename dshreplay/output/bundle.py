@@ -723,13 +723,13 @@ class _CallRecords(Observer):
         self.previews: dict[str, tuple] = {}  # message id -> (role, preview), for the report's views
 
     def opened(self, call, header) -> None:
-        state = self.fold.state(call.first_chunk_seq - 1)
+        fold = self.fold  # (at the call's first chunk, a log-only event: the surface it was sent)
         digests = {}
-        for seq in state.nodes:  # a node's message never changes: each is encoded and hashed once
+        for seq in fold.nodes:  # a node's message never changes: each is encoded and hashed once
             digest = self.digests.get(seq, MISSING)
             if digest is MISSING:
                 try:
-                    has, message = derive_message(state.events[seq])
+                    has, message = derive_message(fold.events[seq])
                 except DeriveError:  # the fold keeps it, the request skips it (as `request` does)
                     has, message = False, None
                 digest = self.store.put(message) if has else None
