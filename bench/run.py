@@ -17,8 +17,6 @@ import sys
 import time
 from pathlib import Path
 
-from dshreplay.output.reporters import render_table
-
 BARE_PARSE = ("import orjson, sys\n"
               "loads = orjson.loads\n"
               "with open(sys.argv[1], 'rb') as fh:\n"
@@ -85,11 +83,11 @@ def count_events(log: Path) -> int:
 
 def compile_package() -> None:
     """Write dshreplay's bytecode, as an installed package has it (pip compiles on install;
-    an editable checkout under PYTHONDONTWRITEBYTECODE would recompile on every start)."""
+    an editable checkout under PYTHONDONTWRITEBYTECODE would recompile on every start).
+    (Found, not imported: this process stays small, see `count_events`.)"""
     import compileall
-
-    import dshreplay
-    compileall.compile_dir(str(Path(dshreplay.__file__).parent), quiet=1)
+    import importlib.util
+    compileall.compile_dir(str(Path(importlib.util.find_spec("dshreplay").origin).parent), quiet=1)
 
 
 IDENTICAL_UP_TO = 150_000  # logs up to this many events are exported twice, to compare the bundles
@@ -109,14 +107,14 @@ def run(logs: list[Path], repeat: int, export: bool = True) -> list[dict]:
             measured = [(name, *measure(argv, 1 if name == "dshreplay export" else repeat), argv)
                         for name, argv in commands(log, events // 2, scratch if export else None)]
             bundle = scratch / "bundle"
-            size = sum(p.stat().st_size for p in bundle.rglob("*") if p.is_file()) if bundle.exists() else None
+            size = _in_child(TREE_SIZE, bundle) if bundle.exists() else None
             identical = None
             if size is not None and events <= IDENTICAL_UP_TO:
                 argv = next(a for n, _, _, a in measured if n == "dshreplay export")
                 again = scratch / "again"
                 subprocess.run([*argv[:argv.index("--out") + 1], str(again), *argv[argv.index("--out") + 2:]],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-                identical = _same_tree(bundle, again)
+                identical = _in_child(TREE_DIGEST, bundle) == _in_child(TREE_DIGEST, again)
         base_time = measured[0][1]
         for name, seconds, mem, _ in measured:
             row = {"log": log.name, "events": events, "mb": log.stat().st_size / 1e6,
@@ -127,26 +125,32 @@ def run(logs: list[Path], repeat: int, export: bool = True) -> list[dict]:
     return results
 
 
-def _same_tree(a: Path, b: Path) -> bool:
-    """Whether two folders hold the same files with the same bytes (hashed in chunks: the
-    children measured later inherit this process's peak memory as their floor)."""
-    import hashlib
+TREE_SIZE = ("import os, sys\n"
+             "print(sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(sys.argv[1]) for f in fs))\n")
+TREE_DIGEST = ("import hashlib, os, sys\n"  # one digest of every file's path and bytes, in path order
+               "h = hashlib.sha256()\n"
+               "for path in sorted(os.path.join(d, f) for d, _, fs in os.walk(sys.argv[1]) for f in fs):\n"
+               "    h.update(os.path.relpath(path, sys.argv[1]).encode() + b'\\0')\n"
+               "    with open(path, 'rb') as fh:\n"
+               "        h.update(hashlib.file_digest(fh, 'sha256').digest())\n"
+               "print(h.hexdigest())\n")
 
-    def digest(path: Path) -> str:
-        with open(path, "rb") as fh:
-            return hashlib.file_digest(fh, "sha256").hexdigest()
-    files = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file())
-    return files == sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file()) and all(
-        digest(a / f) == digest(b / f) for f in files)
+
+def _in_child(script: str, path: Path):
+    """What `script` prints for `path`, run in a child process (this one stays small)."""
+    out = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, check=True)
+    return int(out.stdout) if out.stdout.strip().isdigit() else out.stdout.strip()
 
 
 def bundle_table(results: list[dict]) -> str:
+    from dshreplay.output.reporters import render_table
     rows = [(r["log"], f"{r['mb']:.0f}", f"{r['bundle_mb']:.0f}", f"{r['bundle_ratio']:.2f}x",
              {True: "yes", False: "NO", None: "-"}[r["identical"]]) for r in results if "bundle_mb" in r]
     return render_table(rows, ["log", "log MB", "bundle MB", "bundle / log", "byte-identical rerun"], 10**6)
 
 
 def table(results: list[dict]) -> str:
+    from dshreplay.output.reporters import render_table
     rows = [(r["log"], f"{r['events']:,}", f"{r['mb']:.0f}", r["command"], f"{r['seconds']:.2f}",
              f"{r['ratio']:.2f}x", f"{r['rss']:.0f}") for r in results]
     return render_table(rows, ["log", "events", "MB", "command", "seconds", "vs parse", "peak RSS MB"], 10**6)
