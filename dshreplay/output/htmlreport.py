@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 
+from dshreplay.analyses.calls import finish_text
 from dshreplay.analyses.render import clean, message_text, one_line
 
 CSS = """
@@ -139,8 +140,7 @@ def _calls(view: dict, index) -> str:
     rows = []
     for call in index.calls:
         usage = call.usage if type(call.usage) is dict else {}
-        reason = call.finish.get("kind") if type(call.finish) is dict else ("open" if call.finish is None else
-                                                                             call.finish)
+        reason = finish_text(call.finish)  # the kind, and the error code of a failed call
         rows.append([esc(call.call), esc(call.turn), esc(call.step),
                      f"{esc(call.first_chunk_seq)}–{esc(call.last_chunk_seq)}",
                      esc(f"{call.provider}/{call.model}"), esc(reason), esc(usage.get("inputTokens")),

@@ -65,6 +65,7 @@ def test_a_failed_call_names_its_error_code(cli, corpus_dir, tmp_path):
     [folder] = [p for p in (tmp_path / "b").iterdir() if p.is_dir()]
     record = json.loads((folder / "calls" / "0002.json").read_bytes())
     assert record["response"]["errorCode"] == "CONTEXT_WINDOW_EXCEEDED"
+    assert "<td>error CONTEXT_WINDOW_EXCEEDED</td>" in (folder / "report.html").read_text(encoding="utf-8")
 
 
 def _export_one(cli, log, tmp_path):
