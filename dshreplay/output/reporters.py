@@ -452,7 +452,8 @@ class TextReporter:
                     self.line(f"── {clean(e.role or '?')} · seq {e.seq}{when} ──")
                     self.line(text)
             else:
-                self.line(f"> {e.marker_text()}" if markdown else e.marker_text())
+                marker = one_line(e.marker_text(), 10**4)  # (it quotes log values: codes, turn numbers)
+                self.line(f"> {markdown_marker(marker)}" if markdown else marker)
                 if e.entry == "replacement" and e.message is not None:
                     text = clean(message_text(e.message, reasoning)).rstrip()
                     if markdown:
@@ -659,6 +660,20 @@ def markdown_label(text: str) -> str:
 
 
 _PLAIN_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ./:@-]*")
+
+
+def markdown_marker(marker: str) -> str:
+    """A transcript marker (`[turn 1 ended: error AUTH at seq 11]`) for Markdown: as is when it
+    holds nothing Markdown acts on, else as a code span (a log value in it could make a link)."""
+    if _PLAIN_MARKER.fullmatch(marker):
+        return marker
+    tick = "`"
+    while tick in marker:
+        tick += "`"
+    return f"{tick} {marker} {tick}"
+
+
+_PLAIN_MARKER = re.compile(r"\[[A-Za-z0-9 .,:_/-]*\]")
 
 
 def unified_text_diff(before, after, a: int, b: int) -> str:

@@ -479,3 +479,17 @@ def test_error_lines_strip_escapes_from_log_values(tmp_path):
         assert result.exit_code == 1
         assert not any(ch in result.stderr for ch in TERMINAL_BAD), repr(result.stderr)
         one_error_line(result.stderr)
+
+
+def test_transcript_markers_quoting_hostile_codes_stay_inert(tmp_path):
+    b = LogBuilder("markers")
+    b.start_turn()
+    b.user("hi")
+    b.add("turn/end", {"turn": b.turn, "reason": {"kind": "error", "error": {
+        "code": "](javascript:alert(1)) <img src=x onerror=alert(1)> \x1b]0;owned\x07", "message": "x"}}})
+    log = b.write(tmp_path / "markers.jsonl")
+    md = run("transcript", log, "--format", "markdown").stdout
+    assert "<img" not in markdown_outside_code(md) and "](javascript" not in markdown_outside_code(md)
+    assert "> ` [turn 1 ended: error ](javascript:alert(1)) <img src=x onerror=alert(1)>" in md
+    text = run("transcript", log).stdout
+    assert "\x1b" not in text and "\x07" not in text and "[turn 1 ended: error ](javascript" in text
