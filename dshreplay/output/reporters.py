@@ -651,8 +651,17 @@ def markdown_label(text: str) -> str:
     """A short log value (a role, a session id) for a Markdown heading: as is
     when it is a plain word, else as a code span, so it is shown and inert."""
     text = one_line(text, 200)
-    if _PLAIN_LABEL.fullmatch(text):
-        return text
+    return text if _PLAIN_LABEL.fullmatch(text) else _code_span(text)
+
+
+def markdown_marker(marker: str) -> str:
+    """A transcript marker (`[turn 1 ended: error AUTH at seq 11]`) for Markdown: as is when it
+    holds nothing Markdown acts on, else as a code span (a log value in it could make a link)."""
+    return marker if _PLAIN_MARKER.fullmatch(marker) else _code_span(marker)
+
+
+def _code_span(text: str) -> str:
+    """Text as an inert Markdown code span, its backticks outnumbered."""
     tick = "`"
     while tick in text:
         tick += "`"
@@ -660,19 +669,6 @@ def markdown_label(text: str) -> str:
 
 
 _PLAIN_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ./:@-]*")
-
-
-def markdown_marker(marker: str) -> str:
-    """A transcript marker (`[turn 1 ended: error AUTH at seq 11]`) for Markdown: as is when it
-    holds nothing Markdown acts on, else as a code span (a log value in it could make a link)."""
-    if _PLAIN_MARKER.fullmatch(marker):
-        return marker
-    tick = "`"
-    while tick in marker:
-        tick += "`"
-    return f"{tick} {marker} {tick}"
-
-
 _PLAIN_MARKER = re.compile(r"\[[A-Za-z0-9 .,:_/-]*\]")
 
 
