@@ -25,22 +25,16 @@ from pathlib import Path
 HEADER = {"type": "session", "version": 0, "id": "growth", "createdAt": 1783352165190, "delegationDepth": 0}
 
 
-def _user(seq: int, text: str, op="append", sources=None) -> dict:
-    record = {"type": "user/message", "seq": seq, "time": 1783352166000 + seq,
-              "data": {"role": "user", "content": [{"type": "text", "text": text}]}, "surfaceOp": op}
-    if sources is not None:
-        record["sourceEventSeqs"] = sources
-    return record
-
-
 def replacements(n: int) -> bytes:
-    lines = [HEADER] + [_user(s, f"m{s}") for s in range(n)]
-    lines += [_user(n + k, f"r{k}", {"op": "replace", "start": k, "end": k}, [k]) for k in range(n)]
+    from dshreplay.testing.samples import user_record  # (in the --make child only)
+    lines = [HEADER] + [user_record(s, f"m{s}") for s in range(n)]
+    lines += [user_record(n + k, f"r{k}", {"op": "replace", "start": k, "end": k}, [k]) for k in range(n)]
     return b"".join(json.dumps(x, separators=(",", ":")).encode() + b"\n" for x in lines)
 
 
 def citations(n: int) -> bytes:
-    lines = [HEADER, _user(0, "start")]
+    from dshreplay.testing.samples import user_record  # (in the --make child only)
+    lines = [HEADER, user_record(0, "start")]
     for s in range(1, n + 1):
         lines.append({"type": "assistant/message", "seq": s, "time": 1783352166000 + s,
                       "data": {"turn": 1, "step": 1, "message": {"role": "assistant",
@@ -50,8 +44,9 @@ def citations(n: int) -> bytes:
 
 
 def long_line(mb: int) -> bytes:
+    from dshreplay.testing.samples import user_record  # (in the --make child only)
     return (json.dumps(HEADER).encode() + b"\n" +
-            json.dumps(_user(0, "x" * (mb * 1024 * 1024))).encode() + b"\n")
+            json.dumps(user_record(0, "x" * (mb * 1024 * 1024))).encode() + b"\n")
 
 
 def tiny_lines(n: int) -> bytes:

@@ -46,6 +46,7 @@ class LogIndex:
     steps: int = 0
     turn_spans: list = field(default_factory=list)  # turns.Span per turn: its start, end and ending
     spills: list[Spill] = field(default_factory=list)  # tool results dsh moved out of the model's view
+    spills_by_seq: dict = field(default_factory=dict)  # tool/result seq -> its spills
 
     @property
     def last_seq(self) -> int | None:
@@ -59,11 +60,10 @@ class LogIndex:
 
     def spills_of(self, seq: int) -> tuple[Spill, ...]:
         """The spill notes in the tool result at `seq` (usually none)."""
-        return tuple(s for s in self.spills if s.seq == seq)
+        return self.spills_by_seq.get(seq, ())
 
 
 _TURN_TYPES = frozenset({"turn/start", "turn/end"})  # what the index keeps of turns: spans and endings
-_TOOL_TYPES = frozenset({"tool/call", "tool/result"})  # what the spill notes are read from
 
 
 class Indexer(Observer):
@@ -111,7 +111,7 @@ class Indexer(Observer):
         self.calls.observe(item, replacement)
         if item.type in _TURN_TYPES:
             self.turns.observe(item, replacement)
-        elif item.type in _TOOL_TYPES:
+        elif item.type in Spills.TYPES:
             self.spills.observe(item, replacement)
 
     def finish(self, run: Run) -> None:
@@ -129,6 +129,8 @@ class Indexer(Observer):
         index.final = run.fold.state()
         index.turn_spans = self.turns.turns
         index.spills = self.spills.spills
+        for spill in index.spills:
+            index.spills_by_seq[spill.seq] = index.spills_by_seq.get(spill.seq, ()) + (spill,)
 
 
 def build_index(source, observers=(), on_fold_error: str = STOP) -> LogIndex:

@@ -40,6 +40,10 @@ class Spill:
 
 
 class Spills(Observer):
+    """Collects the spill notes of appended tool results (and the tool of each call)."""
+
+    TYPES = frozenset({"tool/call", "tool/result"})  # the only events it reads
+
     def __init__(self) -> None:
         self.spills: list[Spill] = []
 

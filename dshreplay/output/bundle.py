@@ -146,7 +146,6 @@ def generated_at(timestamp: str | None) -> str:
 
 
 _FORMULA_START = ("=", "+", "-", "@", "\t")
-_UNSAFE_START = frozenset({"=", "+", "-", "@", "\t", " ", "\ufeff"})  # (and "" is safe: v[:1] of "")
 
 
 def csv_cell(value) -> str:
@@ -172,10 +171,7 @@ class CsvFile:
         self.writer.writerow(header)
 
     def row(self, values) -> None:
-        # (a cell that is None, a non-negative int or printable text starting safely is written as it is:
-        # csv_cell would return it unchanged)
-        self.writer.writerow([v if v is None or (type(v) is int and v >= 0) or (
-            type(v) is str and v[:1] not in _UNSAFE_START and v.isprintable()) else csv_cell(v) for v in values])
+        self.writer.writerow([csv_cell(v) for v in values])
 
     def close(self) -> None:
         self.fh.close()
@@ -605,9 +601,7 @@ class _ToolRows(Observer):
             self.calls[self.last]["hooks"].append(f"{data.get('point')}:{data.get('decision')}")
 
     def finish(self, run: Run) -> None:
-        spilled: dict = {}  # result seq -> bytes dsh kept out of the model's view
-        for spill in self.indexer.index.spills:
-            spilled[spill.seq] = spilled.get(spill.seq, 0) + spill.omitted
+        index = self.indexer.index
         rows = []
         for row in self.calls.values():
             started, finished = row.get("startedAt"), row.get("finishedAt")
@@ -615,7 +609,7 @@ class _ToolRows(Observer):
                          row.get("resultPreview"), row.get("isError"), utc_time(row.get("approvalAsked")),
                          row.get("approvalOutcome"), utc_time(row.get("approvalDecided")), " ".join(row["hooks"]),
                          utc_time(started), utc_time(finished), _ms(finished, started), row.get("callSeq"),
-                         row.get("resultSeq"), spilled.get(row.get("resultSeq"))])
+                         row.get("resultSeq"), _spilled_bytes(index, row.get("resultSeq"))])
         write_csv(self.path, self.HEADER, rows)
 
 
@@ -802,6 +796,12 @@ class _CallRecords(Observer):
         for call, record in self.pending.values():  # calls with no assistant message (cut short)
             self._write(call, record)
         self.pending.clear()
+
+
+def _spilled_bytes(index, seq) -> int | None:
+    """The bytes dsh kept out of the model's view of the tool result at `seq` (None: none)."""
+    spills = index.spills_of(seq) if type(seq) is int else ()
+    return sum(s.omitted for s in spills) if spills else None
 
 
 def _ms(later, earlier):

@@ -366,7 +366,7 @@ class TextReporter:
     # -- forensics ---------------------------------------------------------
     def shadows(self, records) -> None:
         rows = [(r.seq, r.kind, f"{r.start}..{r.end}", _seqs(r.shadowed_seqs), _dash(r.meter_seq),
-                 _dash(r.tokens), self._mid(str(r.compaction_id or "-"), 24), _seqs(r.chain) or "-")
+                 _dash(r.tokens), str(r.compaction_id or "-"), _seqs(r.chain) or "-")
                 for r in records]
         if rows:
             self.line(self._wtbl(rows, ["seq", "kind", "range", "shadowed", "meter", "tokens",
@@ -374,7 +374,7 @@ class TextReporter:
         self.line(f"{len(records)} replacements")
 
     def brackets(self, records) -> None:
-        rows = [(self._mid(str(b.compaction_id), 24), _dash(b.start), _dash(b.end), b.status, _dash(b.turn),
+        rows = [(str(b.compaction_id), _dash(b.start), _dash(b.end), b.status, _dash(b.turn),
                  _dash(b.summary_seq), _dash(b.replacement_seq),
                  self._cut("; ".join(b.anomalies + ([f"error: {b.error}"] if b.error is not None else [])),
                           2000) or "-")
@@ -491,10 +491,9 @@ class TextReporter:
     def spills(self, spills) -> None:
         rows = [(s.seq, str(s.call_id), str(s.tool), s.omitted,
                  "-" if s.found is None else (f"{s.stored} bytes" if s.found else "missing"),
-                 "yes" if s.inherited else "-", self._cut(s.locator, 200)) for s in spills]
+                 "yes" if s.inherited else "-", s.locator) for s in spills]
         if rows:
-            self.line(self._tbl(rows, ["seq", "callId", "tool", "omitted", "stored", "inherited", "locator"],
-                             text_col=6))
+            self.line(self._tbl(rows, ["seq", "callId", "tool", "omitted", "stored", "inherited", "locator"]))
         self.line(f"{len(spills)} spilled results")
 
     def inspect(self, health) -> None:
@@ -590,7 +589,7 @@ class TextReporter:
                                    else f"{len(differences)} differences"))
 
     def exported(self, out, manifest, digest: str) -> None:
-        rows = [(self._mid(e.get("input", ""), 40), e.get("folder") or "-", e.get("verdict"), e.get("events", "-"))
+        rows = [(e.get("input", ""), e.get("folder") or "-", e.get("verdict"), e.get("events", "-"))
                 for e in manifest["sessions"]]
         self.line(self._tbl(rows, ["input", "folder", "verdict", "events"]))
         red = manifest["redaction"]

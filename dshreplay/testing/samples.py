@@ -293,6 +293,15 @@ class LogBuilder:
         return path
 
 
+def user_record(seq: int, text: str, op="append", sources=None) -> dict:
+    """A bare `user/message` record (runtime layout) for hand-built logs: hostile shapes, growth runs."""
+    record = {"type": "user/message", "seq": seq, "time": 1783352166000 + seq,
+              "data": {"role": "user", "content": [{"type": "text", "text": text}]}, "surfaceOp": op}
+    if sources is not None:
+        record["sourceEventSeqs"] = sources
+    return record
+
+
 def zstd_frames(text: bytes, *, batch: int = 7) -> bytes:
     """dsh's zstd layout: the header alone in frame 1, then `batch` lines per frame."""
     import zstandard

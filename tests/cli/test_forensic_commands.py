@@ -343,17 +343,19 @@ def test_provenance_and_export_mention_the_spilled_result(cli, corpus_dir, tmp_p
         (folder / "report.html").read_text(encoding="utf-8")
 
 
-def test_tables_fit_the_terminal_and_cut_ids_in_the_middle(cli, corpus_dir, monkeypatch):
+def test_tables_fit_the_terminal_and_cut_ids_in_the_middle(cli, corpus_dir):
     log = corpus_dir / "upstream" / "headless-agent__compaction-recovery__session.jsonl"
-    monkeypatch.setenv("COLUMNS", "90")
     from click.testing import CliRunner
 
     from dshreplay.cli import cli as command
-    narrow = CliRunner(env={"COLUMNS": "90"}).invoke(command, ["brackets", str(log)]).output
-    assert all(len(line) <= 90 for line in narrow.splitlines())
-    cell = narrow.splitlines()[2].split()[0]
+    roomy = CliRunner(env={"COLUMNS": "90"}).invoke(command, ["brackets", str(log)]).output
+    assert all(len(line) <= 90 for line in roomy.splitlines())
+    assert "338e88fa-e78b-4d49-bd38-8f919e85f5e1" in roomy  # (it fits: nothing is cut)
+    narrow = CliRunner(env={"COLUMNS": "72"}).invoke(command, ["brackets", str(log)]).output
+    assert all(len(line) <= 72 for line in narrow.splitlines())
+    [cell] = [line.split()[0] for line in narrow.splitlines() if line.startswith("338")]
     assert cell.startswith("338e88") and cell.endswith("85f5e1") and "…" in cell  # start and end kept
-    wide = CliRunner(env={"COLUMNS": "90"}).invoke(command, ["brackets", str(log), "--wide"]).output
+    wide = CliRunner(env={"COLUMNS": "72"}).invoke(command, ["brackets", str(log), "--wide"]).output
     assert "338e88fa-e78b-4d49-bd38-8f919e85f5e1" in wide
 
 

@@ -22,6 +22,7 @@ import pytest
 import zstandard
 
 from dshreplay.jsvalues import json_bytes
+from dshreplay.testing.samples import user_record
 
 HEADER = {"type": "session", "version": 0, "id": "attack", "createdAt": 1783352165190, "delegationDepth": 0}
 
@@ -60,12 +61,6 @@ def lines(*records) -> bytes:
     return b"".join(json_bytes(r) + b"\n" for r in records)
 
 
-def user(seq: int, text: str, op="append", sources=None) -> dict:
-    record = {"type": "user/message", "seq": seq, "time": 1783352166000 + seq,
-              "data": {"role": "user", "content": [{"type": "text", "text": text}]}, "surfaceOp": op}
-    if sources is not None:
-        record["sourceEventSeqs"] = sources
-    return record
 
 
 # -- 1. a record nested as deep as the parser goes ---------------------------------------
@@ -76,7 +71,7 @@ def deep_log(tmp_path_factory) -> Path:
     for _ in range(1000):
         deep = {"k": deep, "list": [1]}
     path = tmp_path_factory.mktemp("deep") / "deep.jsonl"
-    message = user(1, "hi")
+    message = user_record(1, "hi")
     message["data"]["extra"] = deep
     path.write_bytes(lines(HEADER, {"type": "turn/start", "seq": 0, "time": 1, "data": {"turn": 1}}, message))
     return path
@@ -253,8 +248,8 @@ def test_a_zstd_frame_of_tiny_lines_is_split_in_bounded_blocks(tmp_path):
 def test_twenty_thousand_single_node_replacements_fold_in_seconds(tmp_path):
     n = 20_000
     log = tmp_path / "replacements.jsonl"
-    log.write_bytes(lines(HEADER, *(user(s, f"m{s}") for s in range(n)),
-                          *(user(n + k, f"r{k}", {"op": "replace", "start": k, "end": k}, [k]) for k in range(n))))
+    replace = [user_record(n + k, f"r{k}", {"op": "replace", "start": k, "end": k}, [k]) for k in range(n)]
+    log.write_bytes(lines(HEADER, *(user_record(s, f"m{s}") for s in range(n)), *replace))
     result = attack("fold", log, "--json", seconds=10)
     assert result.code == 0
     assert json.loads(result.stdout)["nodes"] == list(range(n, 2 * n))
@@ -267,7 +262,7 @@ def test_a_citation_chain_is_followed_once_per_message_asked(tmp_path):
                                                          "content": [{"type": "text", "text": f"a{s}"}]}},
               "surfaceOp": "append", "sourceEventSeqs": [s - 1]} for s in range(1, n + 1)]
     log = tmp_path / "chain.jsonl"
-    log.write_bytes(lines(HEADER, user(0, "start"), *chain))
+    log.write_bytes(lines(HEADER, user_record(0, "start"), *chain))
     result = attack("provenance", log, "--seq", n, "--json", mem_mb=300, seconds=10)
     assert result.code == 0
     [row] = json.loads(result.stdout)
@@ -277,7 +272,7 @@ def test_a_citation_chain_is_followed_once_per_message_asked(tmp_path):
 
 def test_one_line_of_fifty_megabytes_is_read_once(tmp_path):
     log = tmp_path / "long.jsonl"
-    log.write_bytes(lines(HEADER, user(0, "x" * (50 << 20))))
+    log.write_bytes(lines(HEADER, user_record(0, "x" * (50 << 20))))
     result = attack("fold", log, mem_mb=1024, seconds=10)
     assert result.code == 0 and "1 nodes" in result.stdout
 
@@ -297,7 +292,7 @@ def test_many_records_with_findings_are_counted_past_a_cap(tmp_path):
 
 def test_c1_controls_are_escaped_in_json(tmp_path):
     log = tmp_path / "c1.jsonl"
-    log.write_bytes(lines(HEADER, user(0, "before\u009bafter")))
+    log.write_bytes(lines(HEADER, user_record(0, "before\u009bafter")))
     result = attack("events", log, "--json")
     assert "\u009b" not in result.stdout and "before\\u009bafter" in result.stdout
 
