@@ -28,8 +28,7 @@ class Health:
             "auxiliaryCalls": len(i.auxiliary_calls), "replacements": len(i.shadows),
             "surfaceNodes": len(i.final.nodes) if i.final is not None else None,
             "foldErrors": [{"seq": e.seq, "line": e.line, "message": e.message} for e in i.fold_errors],
-            "tornTail": None if tail is None else {"line": tail.line, "offset": tail.offset,
-                                                    "bytes": tail.size},
+            "tornTail": None if tail is None else tail.to_json(),
             "interrupted": bool(i.closers),
             "turnEndings": [{"turn": s.turn, "startSeq": s.start, "endSeq": s.end, "ending": s.ending}
                             for s in i.turn_spans],

@@ -49,6 +49,7 @@ class SessionStats:
     turn_endings: list = field(default_factory=list)  # how each turn ended (see turns.Span.ending)
     error: str | None = None  # set when the log could not be read
     fold_error: object = None  # the event the fold rejected: the figures are those of the events before it
+    torn_tail: object = None  # reader.TornTail: a half-written last line, left out of the figures
 
     def to_json(self) -> dict:
         return {"path": self.path, "error": self.error, "sessionId": self.session_id, "events": self.events,
@@ -59,6 +60,7 @@ class SessionStats:
                 "surface": {"now": self.surface_now, "appended": self.appended, "forgotten": self.forgotten},
                 "times": self.times, "failedCalls": self.failed_calls, "tokensByModel": self.tokens_by_model,
                 "turnEndings": self.turn_endings,
+                "tornTail": None if self.torn_tail is None else self.torn_tail.to_json(),
                 "foldError": None if self.fold_error is None else {
                     "seq": self.fold_error.seq, "line": self.fold_error.line, "message": self.fold_error.message},
                 "answeredUpTo": None if self.fold_error is None or self.fold_error.seq is None
@@ -191,6 +193,7 @@ def session_stats(source) -> SessionStats:
                  "tools": _summary(figures.tool_ms)}
     out.failed_calls = failed_calls(index.calls)
     out.fold_error = index.fold_errors[0] if index.fold_errors else None
+    out.torn_tail = index.torn_tail
     out.tokens_by_model = tokens_by_model(index.calls + index.auxiliary_calls)
     out.turn_endings = [s.ending for s in turns.turns]
     return out

@@ -558,6 +558,10 @@ def export(logs, out: Path, rules, no_default_redaction: bool, timestamp, force:
     manifest = write_bundle(discover(logs), options, mapper_for(read))
     reporter_for(as_json).exported(out, manifest, manifest_digest(manifest))
     for entry in manifest["sessions"]:
+        tail = entry.get("tornTail")
+        if tail is not None:
+            warn(f"{_safe(entry['input'])}: line {tail['line']}: torn tail: {tail['bytes']} bytes lost at byte "
+                 f"offset {tail['offset']} (not exported)")
         if entry.get("verdict") in ("unreadable", "internal-error"):
             click.echo(f"dshreplay: {entry['verdict']}: {_safe(entry['input'])}: {_safe(entry['error'])}", err=True)
     if any(e.get("verdict") == "internal-error" for e in manifest["sessions"]):
@@ -612,6 +616,8 @@ def stats(logs, jobs, quiet, as_json: bool) -> None:
     options = options_of(jobs=jobs, progress=not quiet)
     results = mapper_for(options)(stats_for, [(log, options) for log in discover(logs)])
     reporter_for(as_json).stats(results, totals(results) if len(results) > 1 else None)
+    for result in results:
+        warn_torn_tail(result.path, result.torn_tail)
     for failed in (r for r in results if r.error is not None):
         click.echo(f"dshreplay: read error: {_safe(failed.error)}", err=True)
     for stopped in (r for r in results if r.fold_error is not None):

@@ -91,6 +91,9 @@ class TornTail:
     size: int  # bytes lost
     encoding: str
 
+    def to_json(self) -> dict:
+        return {"line": self.line, "offset": self.offset, "bytes": self.size}
+
     def describe(self) -> str:
         what = "last line has no newline and does not parse" if self.encoding == "jsonl" \
             else "last zstd frame is cut short"

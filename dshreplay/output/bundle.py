@@ -471,7 +471,7 @@ def _export_session(given: str, root: Path, redactor: Redactor, name: str | None
                                        "origin", "delegationDepth", "agentPreset") if k in header}
     result.entry = {**facts, "folder": name, "encoding": index.encoding, "header": head,
                     "events": index.event_count, "verdict": "ok" if report.ok else "errors",
-                    "findings": counts}
+                    "findings": counts, "tornTail": None if index.torn_tail is None else index.torn_tail.to_json()}
     report_html = render_report(entry=result.entry, index=index, findings=findings, view=view,
                                 transcript=entries)
     (folder / "report.html").write_text(report_html, encoding="utf-8")

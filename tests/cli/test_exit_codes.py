@@ -78,3 +78,16 @@ def test_error_lines_name_each_file_as_given(cli):
     result = cli("stats", *logs, expect=1)
     lines = result.stderr.splitlines()
     assert [line.split(": ")[2] for line in lines] == [str(p) for p in logs], lines
+
+
+def test_stats_and_export_warn_once_of_a_torn_tail_and_say_it_in_json(cli, tmp_path):
+    log = SAMPLES / "torn-tail.jsonl"
+    warning = f"dshreplay: warning: {log}: line 65: torn tail: last line has no newline and does not parse; " \
+              "42 bytes lost at byte offset 11341\n"
+    result = cli("stats", log, "--json")
+    assert result.stderr == warning
+    assert result.json()["sessions"][0]["tornTail"] == {"line": 65, "offset": 11341, "bytes": 42}
+    result = cli("export", log, "--out", tmp_path / "b", "--json")
+    assert result.stderr == f"dshreplay: warning: {log}: line 65: torn tail: 42 bytes lost at byte offset 11341 " \
+                            "(not exported)\n"
+    assert result.json()["sessions"][0]["tornTail"] == {"line": 65, "offset": 11341, "bytes": 42}
