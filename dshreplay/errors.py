@@ -71,6 +71,22 @@ class UsageError(DshReplayError):
     kind = "usage"
 
 
+class OutputError(DshReplayError):
+    """An output cannot be written (a full disk, a file too large, a read-only folder):
+    an error of the output, never a verdict on the input being read."""
+
+    kind = "output"
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGINT, SIGTERM or SIGHUP arrived while an output was being written: raised
+    (as Ctrl-C raises KeyboardInterrupt) so that the writer's cleanups run."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
 def _rebuild(cls, message, state):
     error = cls.__new__(cls)
     Exception.__init__(error, message)

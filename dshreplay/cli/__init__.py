@@ -15,7 +15,7 @@ from dshreplay import __version__
 from dshreplay.analyses.findings import ERROR, WARNING
 from dshreplay.analyses.query import EventFilter
 from dshreplay.analyses.validate import validate_log
-from dshreplay.errors import DshReplayError, ReadError, UsageError
+from dshreplay.errors import DshReplayError, Interrupted, OutputError, ReadError, UsageError
 from dshreplay.io.reader import shown_path
 from dshreplay.options import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINE, Options
 from dshreplay.output.reporters import (
@@ -32,7 +32,7 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_UNREADABLE, EXIT_BUG = 0, 1, 2, 70
 
 
 def exit_code_for(error: DshReplayError) -> int:
-    return EXIT_UNREADABLE if isinstance(error, (ReadError, UsageError)) else EXIT_FINDINGS
+    return EXIT_UNREADABLE if isinstance(error, (ReadError, UsageError, OutputError)) else EXIT_FINDINGS
 
 
 def say_error(error: DshReplayError) -> None:
@@ -88,9 +88,10 @@ class DshGroup(click.Group):
         except BrokenPipeError:  # the reader closed early (as `head` does): not our failure
             _silence_stdout()
             ctx.exit(EXIT_CLEAN)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as stop:  # Ctrl-C; or SIGTERM or SIGHUP while an export writes (Interrupted)
+            signum = stop.signum if isinstance(stop, Interrupted) else 2
             click.echo("dshreplay: interrupted", err=True)
-            ctx.exit(130)
+            ctx.exit(128 + signum)
         except OSError as error:  # the file system said no (read-only, not a folder, no space): not a bug
             where = f"{shown_path(error.filename)}: " if error.filename else ""
             click.echo(f"dshreplay: error: {_safe(where)}{_safe(error.strerror or str(error))}", err=True)

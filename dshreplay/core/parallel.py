@@ -78,10 +78,13 @@ def run_map(fn: Callable, items: Iterable, options: Options = DEFAULT) -> list:
             out.append(fn(item))
             bar.step()
         return out
-    with _pool(min(jobs, len(items))) as pool:
+    pool = _pool(min(jobs, len(items)))
+    try:
         for result in pool.map(fn, items):
             out.append(result)
             bar.step()
+    finally:  # (on an error or a signal, the items not started are dropped, not run)
+        pool.shutdown(wait=True, cancel_futures=True)
     return out
 
 

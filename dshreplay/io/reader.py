@@ -12,6 +12,7 @@ on disk.
 
 from __future__ import annotations
 
+import copy
 import io
 import os
 import stat
@@ -114,10 +115,10 @@ def open_regular(path, shown: str) -> BinaryIO:
             raise ReadError(f"is {what}, not a regular file (use - to read standard input)", path=shown)
         if hasattr(os, "set_blocking"):
             os.set_blocking(fd, True)
-        return open(fd, "rb")
     except BaseException:
         os.close(fd)
         raise
+    return open(fd, "rb")  # (the file owns fd from here, and closes it if this fails: never closed twice)
 
 
 def read_small_file(path, limit: int, what: str) -> bytes:
@@ -174,6 +175,12 @@ class LogSource:
             self.path = shown_path(self.file)
         else:
             raise TypeError(f"a log is a path, \"-\" or bytes, not {type(source).__name__}")
+
+    def transformed(self, transform) -> LogSource:
+        """The same log, read through `transform` (standard input is not read again)."""
+        source = copy.copy(self)
+        source.transform = transform
+        return source
 
     def reader(self) -> LogReader:
         options = self.options

@@ -11,9 +11,11 @@ Layout of a bundle (all text UTF-8, LF line ends, deterministic):
     <session>/shadows.json, brackets.json, approvals.csv, transcript.md, report.html
 
 Folder names come from session ids, escaped so that no id can leave the
-bundle or collide with another. The bundle is built in a temporary folder
-beside `--out` and renamed into place, so an interrupted export leaves no
-half bundle behind.
+bundle or collide with another, or with a file of the bundle's root. The
+bundle is built in a staging folder beside `--out` and swapped in by renames
+(`output.outfolder`): an interrupted or failed export leaves the old bundle
+whole and nothing half written; `--force` replaces only a folder that is
+provably a bundle of ours and holds no input.
 """
 
 from __future__ import annotations
@@ -24,7 +26,6 @@ import hashlib
 import html
 import os
 import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,12 +45,13 @@ from dshreplay.analyses.turns import TurnTracker
 from dshreplay.analyses.validate import validate_log
 from dshreplay.core.driver import SKIP, Observer, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
-from dshreplay.errors import DeriveError, DshReplayError, ReadError, UsageError
-from dshreplay.io.reader import LogSource, read_small_file, shown_path
+from dshreplay.errors import DeriveError, DshReplayError, OutputError, ReadError, UsageError
+from dshreplay.io.reader import LogSource, open_regular, read_small_file, resolve_log_path, shown_path
 from dshreplay.jsvalues import MISSING, as_key, json_bytes, short_json
 from dshreplay.options import Options
 from dshreplay.output.chain import TurnEndLines, check_growth, line_chain
 from dshreplay.output.htmlreport import MAX_TRANSCRIPT, render_index, render_report
+from dshreplay.output.outfolder import create, make_folder, output_error, write_file, write_folder
 from dshreplay.output.redact import ArgumentDeltas, Redactor
 from dshreplay.output.reporters import TextReporter, json_text, markdown_label
 
@@ -79,7 +81,9 @@ def canonical_sha256(value) -> str:
     return hashlib.sha256(json_bytes(value, sort_keys=True)).hexdigest()
 
 
-RESERVED_NAMES = frozenset({"index.html", "manifest.json"})
+INDEX, MANIFEST, SIGNATURE = "index.html", "manifest.json", "manifest.sig"  # (signature: when signed)
+ROOT_FILES = frozenset({INDEX, MANIFEST, SIGNATURE})  # the files of a bundle's root: no folder takes their names
+UNLISTED = (MANIFEST, SIGNATURE)  # the files the manifest cannot list: itself, and the signature of its digest
 WINDOWS_DEVICES = frozenset({"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$",
                              *(f"COM{n}" for n in range(10)), *(f"LPT{n}" for n in range(10))})
 
@@ -90,8 +94,8 @@ def folder_name(session_id) -> str:
     Letters, digits, `.`, `_` and `-` stay; every other character becomes
     `~XXXX` (or `~UXXXXXX` beyond the BMP); `.` and `..` are escaped too.
     Names longer than 120 characters keep 100 and add `~~` and a hash. A name
-    that would be one of the bundle's own files (`index.html`, `manifest.json`)
-    or a Windows device name (`CON`, `nul.txt`, `COM1`), or that ends in a dot,
+    that would be one of the files of the bundle's root (`ROOT_FILES`, in any
+    case) or a Windows device name (`CON`, `nul.txt`, `COM1`), or that ends in a dot,
     has its first (or last) character escaped too.
     """
     raw = session_id if type(session_id) is str else json_bytes(session_id).decode()
@@ -108,7 +112,7 @@ def folder_name(session_id) -> str:
         else:
             parts.append(f"~U{ord(ch):06X}")
     name = "".join(parts)
-    if name.lower() in RESERVED_NAMES or name.split(".")[0].upper() in WINDOWS_DEVICES:
+    if name.lower() in ROOT_FILES or name.split(".")[0].upper() in WINDOWS_DEVICES:
         name = f"~{ord(name[0]):04X}" + name[1:]
     if name.endswith("."):
         name = name[:-1] + "~002E"
@@ -166,7 +170,7 @@ class CsvFile:
     """A CSV file written row by row, every cell neutralised against formulas."""
 
     def __init__(self, path: Path, header: list[str]) -> None:
-        self.fh = open(path, "w", newline="", encoding="utf-8")
+        self.fh = create(path, text=True, newline="")
         self.writer = csv.writer(self.fh, lineterminator="\n")
         self.writer.writerow(header)
 
@@ -214,53 +218,75 @@ class ExportOptions:
 
 
 def export(inputs: list[str], options: ExportOptions, mapper=None) -> dict:
-    """Write the bundle; returns the manifest. Raises UsageError for a bad --out.
+    """Write the bundle; returns the manifest. Raises UsageError for a bad --out
+    and OutputError when the bundle cannot be written (the old one is kept).
 
     `mapper(fn, items)` runs the per-session jobs (default: in this process;
-    a process pool or a Dask client gives the same bytes).
+    a process pool or a Dask client gives the same bytes). "-" is standard
+    input, read once (up to --max-bytes) before --out is claimed.
     """
-    out = options.out
-    if out.is_symlink():
-        raise UsageError(f"--out {out} is a symbolic link: refusing to write through it")
-    if out.exists():
-        if not out.is_dir():
-            raise UsageError(f"--out {out} exists and is not a folder")
-        if any(out.iterdir()):
-            if not options.force:
-                raise UsageError(f"--out {out} is not empty (use --force to replace a previous bundle)")
-            if not (out / "manifest.json").is_file():
-                raise UsageError(f"--out {out} is not a dshreplay bundle: --force only replaces bundles")
-        inside = [given for given in inputs if _within(Path(given), out)]
-        if inside:
-            raise UsageError(f"--out {out} holds the input {inside[0]}: --force would delete it with the old "
-                             "bundle; write the bundle elsewhere")
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"--out {out}: cannot make its parent folder: {exc.strerror or exc}") from None
+    stdin = None
+    if "-" in inputs:
+        stdin = LogSource("-", options.read)
+    given = [stdin if g == "-" else g for g in inputs]
     stamp = generated_at(options.timestamp)
-    try:
-        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
-    except OSError as exc:
-        raise UsageError(f"--out {out}: cannot write beside it: {exc.strerror or exc}") from None
-    try:
-        manifest = _build(inputs, staging, options, stamp, mapper or (lambda fn, items: [fn(i) for i in items]))
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(staging, out)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    return manifest
+    mapper = mapper or (lambda fn, items: [fn(i) for i in items])
+
+    def check_old(path: Path, shown: str) -> None:
+        _check_replaceable(path, shown, _identities(given))
+    return write_folder(options.out, lambda staging: _build(given, staging, options, stamp, mapper),
+                        force=options.force, check_old=check_old)
 
 
-def _within(path: Path, folder: Path) -> bool:
-    """Whether `path` (a file or session folder) lies inside `folder`."""
+def _identities(inputs: list) -> dict:
+    """(st_dev, st_ino) -> the input, for every input file (and standard input when it
+    is a file): what --force must never delete, whatever path names it."""
+    found = {}
+    for given in inputs:
+        try:
+            info = os.fstat(0) if isinstance(given, LogSource) else os.stat(resolve_log_path(given))
+        except (OSError, ReadError):
+            continue
+        found[(info.st_dev, info.st_ino)] = _label(given)
+    return found
+
+
+def _check_replaceable(folder: Path, shown: str, inputs: dict) -> None:
+    """Raise a UsageError unless `folder` is provably a dshreplay bundle holding no input:
+    its manifest reads as one; every file there is one it lists (or the manifest and its
+    signature), every folder one that holds them (or a session's calls/ and messages/),
+    and nothing is a link or an input. Checked before anything is deleted; the walk stops
+    at the first thing that is not ours."""
     try:
-        path.resolve().relative_to(folder.resolve())
-    except (ValueError, OSError):
-        return False
-    return True
+        _, files, sessions = read_manifest(folder, shown)
+    except UsageError as exc:
+        raise UsageError(f"--force: {exc.message}; nothing was deleted (--force replaces only a bundle)") from None
+    listed = {e["path"] for e in files if type(e) is dict and type(e.get("path")) is str}
+    folders = {"/".join(parts[:k]) for parts in (p.split("/") for p in listed) for k in range(1, len(parts))}
+    for entry in sessions:
+        name = entry.get("folder") if type(entry) is dict else None
+        if type(name) is str:
+            folders.update((name, f"{name}/calls", f"{name}/messages"))
+    pending = [(folder, "")]
+    while pending:
+        here, prefix = pending.pop()
+        try:
+            with os.scandir(here) as entries:
+                for entry in entries:
+                    rel = prefix + entry.name
+                    info = entry.stat(follow_symlinks=False)
+                    held = inputs.get((info.st_dev, info.st_ino))
+                    if held is not None:
+                        raise UsageError(f"--out {shown} holds the input {held}: --force would delete it with the "
+                                         "old bundle; write the bundle elsewhere")
+                    if entry.is_dir(follow_symlinks=False) and rel in folders:
+                        pending.append((entry.path, rel + "/"))
+                    elif not (entry.is_file(follow_symlinks=False) and (rel in listed or rel in UNLISTED)):
+                        raise UsageError(f"--force: {shown} holds {shown_path(rel)}, which is not in its bundle's "
+                                         "manifest: it is not a dshreplay bundle, and nothing was deleted")
+        except OSError as exc:
+            raise UsageError(f"--force: cannot check {shown_path(here)}: {exc.strerror or exc}; "
+                             "nothing was deleted") from None
 
 
 def export_bundle(inputs, out, options: Options | None = None, *, timestamp: str | None = None,
@@ -275,9 +301,21 @@ def export_bundle(inputs, out, options: Options | None = None, *, timestamp: str
                   mapper)
 
 
-def _log_name(given: str) -> str:
+def _source(given, options: Options) -> LogSource:
+    """An input as a LogSource (standard input is one already, read once)."""
+    return given if isinstance(given, LogSource) else LogSource(given, options)
+
+
+def _label(given) -> str:
+    """An input as the user gave it: a path, or - for standard input."""
+    return "-" if isinstance(given, LogSource) else shown_path(given)
+
+
+def _log_name(given) -> str:
     """A log's name without its extension (`a__session` for `a__session.jsonl.zstd`); the
     folder's name for a session store's `session.jsonl`."""
+    if isinstance(given, LogSource):
+        return "stdin"
     path = Path(given)
     name = path.name
     for suffix in (".zstd", ".jsonl"):
@@ -287,13 +325,13 @@ def _log_name(given: str) -> str:
     return name or "stdin"
 
 
-def _plan(inputs: list[str], options: Options) -> list[str | None]:
+def _plan(inputs: list, options: Options) -> list[str | None]:
     """The folder of each input (None: unreadable), unique in input order."""
     used: set[str] = set()
     folders = []
     for given in inputs:
         try:
-            with LogSource(given, options).reader() as reader:
+            with _source(given, options).reader() as reader:
                 session_id = reader.header.get("id")
         except (DshReplayError, OSError):  # the session's job reports why
             folders.append(None)
@@ -317,7 +355,7 @@ def _job(item) -> SessionExport:
     return _export_one(given, root, options.redactor.for_calls(()), folder, options)
 
 
-def _build(inputs: list[str], root: Path, options: ExportOptions, stamp: str, mapper) -> dict:
+def _build(inputs: list, root: Path, options: ExportOptions, stamp: str, mapper) -> dict:
     redactor = options.redactor
     folders = _plan(inputs, options.read)
     sessions = mapper(_job, [(given, folder, root, options.read) for given, folder in zip(inputs, folders)])
@@ -326,10 +364,8 @@ def _build(inputs: list[str], root: Path, options: ExportOptions, stamp: str, ma
     for s in sessions:
         for rule, n in s.by_rule.items():
             by_rule[rule] = by_rule.get(rule, 0) + n
-    index_html = render_index([s.entry for s in sessions], stamp)
-    (root / "index.html").write_text(index_html, encoding="utf-8")
-    files = [{"path": path.relative_to(root).as_posix(), "size": path.stat().st_size, "sha256": sha256_file(path)}
-             for path in sorted(p for p in root.rglob("*") if p.is_file())]
+    write_file(root / INDEX, render_index([s.entry for s in sessions], stamp).encode())
+    files = _listing(root)
     manifest = {
         "format": FORMAT,
         "dshreplay": __version__,
@@ -341,14 +377,25 @@ def _build(inputs: list[str], root: Path, options: ExportOptions, stamp: str, ma
         "sessions": [s.entry for s in sessions],
         "files": files,
     }
-    (root / "manifest.json").write_bytes(dumps(manifest))
+    write_file(root / MANIFEST, dumps(manifest))
     if options.sign_key is not None:
-        (root / SIGNATURE).write_text(sign_digest(options.sign_key, manifest_digest(manifest)) + "\n")
+        write_file(root / SIGNATURE, (sign_digest(options.sign_key, manifest_digest(manifest)) + "\n").encode())
     return manifest
 
 
+def _listing(root: Path) -> list[dict]:
+    """The manifest's files: every file written, with its size and SHA-256."""
+    files = []
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        try:
+            files.append({"path": path.relative_to(root).as_posix(), "size": path.stat().st_size,
+                          "sha256": sha256_file(path)})
+        except OSError as exc:
+            raise output_error(exc, path) from None
+    return files
+
+
 FORMAT = 2  # manifest.json: "files" is a list of {path, size, sha256}; format 1 (no "format") a map path -> sha256
-SIGNATURE = "manifest.sig"  # the Ed25519 signature of the bundle digest (hex), when signed
 
 
 def manifest_digest(manifest: dict) -> str:
@@ -396,31 +443,43 @@ def check_signature(key_file: str, digest: str, signature: str) -> bool:
     return True
 
 
-def _input_facts(given: str) -> dict:
-    facts: dict = {"input": shown_path(given)}
-    path = Path(given)
-    if path.is_dir():
-        from dshreplay.io.reader import resolve_log_path
-        path = resolve_log_path(path)
-        facts["file"] = shown_path(path)
-    facts["size"] = path.stat().st_size
-    facts["sha256"] = sha256_file(path)
+def _input_facts(given, source: LogSource) -> dict:
+    """The input's size and SHA-256, read through the one regular-file check (a FIFO or a
+    device is refused, never read); standard input's as it was read."""
+    facts: dict = {"input": _label(given)}
+    if source.data is not None:
+        facts.update(size=len(source.data), sha256=hashlib.sha256(source.data).hexdigest())
+        return facts
+    if Path(given).is_dir():
+        facts["file"] = shown_path(source.file)
+    digest, size = hashlib.sha256(), 0
+    with open_regular(source.file, source.path) as fh:
+        try:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
+                size += len(block)
+        except OSError as exc:
+            raise ReadError(f"cannot read: {exc.strerror or exc}", path=source.path) from None
+    facts.update(size=size, sha256=digest.hexdigest())
     return facts
 
 
-def _export_one(given: str, root: Path, redactor: Redactor, name: str | None, options: Options) -> SessionExport:
-    """One session's part; whatever goes wrong in it stays in it: its folder is
-    removed and its manifest entry says why, the other sessions are kept."""
+def _export_one(given, root: Path, redactor: Redactor, name: str | None, options: Options) -> SessionExport:
+    """One session's part; whatever goes wrong in reading it stays in it: its folder is
+    removed and its manifest entry says why, the other sessions are kept. An error
+    of the output (a full disk) is no verdict on the input: it ends the export."""
     try:
         return _export_session(given, root, redactor, name, options)
+    except OutputError:
+        raise
     except (DshReplayError, OSError) as exc:  # a defect past what validate can read around
         verdict, why = "unreadable", str(exc) if isinstance(exc, DshReplayError) else _os_reason(exc)
     except Exception as exc:  # noqa: BLE001 - a bug of ours: named as one (export exits 70), the rest kept
         verdict, why = "internal-error", f"internal error: {type(exc).__name__}: {exc} (please report it)"
     if name is not None:
         shutil.rmtree(root / name, ignore_errors=True)
-    result = SessionExport(given)
-    result.entry = {"input": shown_path(given), "verdict": verdict, "error": redactor.text(why)}
+    result = SessionExport(_label(given))
+    result.entry = {"input": _label(given), "verdict": verdict, "error": redactor.text(why)}
     return result
 
 
@@ -429,31 +488,33 @@ def _os_reason(exc: OSError) -> str:
     return f"{where}{exc.strerror or exc}"
 
 
-def _export_session(given: str, root: Path, redactor: Redactor, name: str | None,
+def _export_session(given, root: Path, redactor: Redactor, name: str | None,
                     options: Options) -> SessionExport:
-    result = SessionExport(given)
+    label = _label(given)
+    result = SessionExport(label)
     try:
-        facts = _input_facts(given)
-        source = LogSource(given, options, transform=redactor.record)
-        with source.reader() as reader:
+        plain = _source(given, options)
+        facts = _input_facts(given, plain)
+        with plain.transformed(redactor.record).reader() as reader:
             header = reader.header
     except (DshReplayError, OSError) as exc:
         message = exc.message if isinstance(exc, DshReplayError) else _os_reason(exc)
-        result.entry = {"input": shown_path(given), "verdict": "unreadable", "error": redactor.text(message)}
+        result.entry = {"input": label, "verdict": "unreadable", "error": redactor.text(message)}
         return result
     # the findings and the surface column of events.csv are the original's (findings redacted when written)
     deltas, ends, final = ArgumentDeltas(), TurnEndLines(), _FinalNodes()
-    report = validate_log(given, options, observers=[deltas, ends, final])
+    report = validate_log(plain, options, observers=[deltas, ends, final])
     if report.unreadable is not None or name is None:
         message = report.unreadable.message if report.unreadable is not None else "unreadable header"
         result.entry = {**facts, "verdict": "unreadable", "error": redactor.text(message)}
         return result
-    facts["chain"] = line_chain(LogSource(given, options), ends.lines)  # for verify-export --grown
+    facts["chain"] = line_chain(plain, ends.lines)  # for verify-export --grown
     # this session's redactor also masks every delta of a tool call whose assembled arguments hold a secret
     redactor = redactor.for_calls(deltas.secret_calls(redactor))
-    source = LogSource(given, options, transform=redactor.record)
+    source = plain.transformed(redactor.record)
     folder = root / name
-    (folder / "calls").mkdir(parents=True)
+    make_folder(folder)
+    make_folder(folder / "calls")
     result.folder = name
     redactor.counting = True
     index, view = _stream(source, folder, header, final.nodes)
@@ -461,11 +522,11 @@ def _export_session(given: str, root: Path, redactor: Redactor, name: str | None
     counts = {s: report.count(s) for s in (ERROR, WARNING, NOTICE)}
     findings = [{**f.to_json(), "message": redactor.text(f.message),
                  "pointer": None if f.pointer is None else redactor.text(f.pointer)} for f in report.findings]
-    (folder / "findings.json").write_bytes(dumps({"files": [{
-        "path": shown_path(given), "ok": report.ok, "events": report.events, "findings": findings}]}))
-    (folder / "shadows.json").write_bytes(dumps([r.to_json() for r in index.shadows]))
-    (folder / "brackets.json").write_bytes(dumps([b.to_json() for b in index.brackets]))
-    (folder / "spills.json").write_bytes(dumps([s.to_json() for s in index.spills]))
+    write_file(folder / "findings.json", dumps({"files": [{
+        "path": label, "ok": report.ok, "events": report.events, "findings": findings}]}))
+    write_file(folder / "shadows.json", dumps([r.to_json() for r in index.shadows]))
+    write_file(folder / "brackets.json", dumps([b.to_json() for b in index.brackets]))
+    write_file(folder / "spills.json", dumps([s.to_json() for s in index.spills]))
     entries = view.pop("transcript")
     head = {k: header.get(k) for k in ("id", "version", "createdAt", "cwd", "parentSession", "seedLength",
                                        "origin", "delegationDepth", "agentPreset") if k in header}
@@ -474,7 +535,7 @@ def _export_session(given: str, root: Path, redactor: Redactor, name: str | None
                     "findings": counts, "tornTail": None if index.torn_tail is None else index.torn_tail.to_json()}
     report_html = render_report(entry=result.entry, index=index, findings=findings, view=view,
                                 transcript=entries)
-    (folder / "report.html").write_text(report_html, encoding="utf-8")
+    write_file(folder / "report.html", report_html.encode())
     result.redactions, result.by_rule = redactor.replacements, dict(redactor.by_rule)
     return result
 
@@ -484,7 +545,7 @@ class _TranscriptFile(TranscriptBuilder):
 
     def __init__(self, path: Path, title: str, shadows: ShadowTracker, calls: CallTracker) -> None:
         super().__init__(shadows, calls)
-        self.fh = open(path, "w", encoding="utf-8")
+        self.fh = create(path, text=True)
         self.fh.write(f"# Transcript of {markdown_label(title)}\n\n")
         self.reporter = TextReporter(self.fh)
         self.kept: list = []
@@ -661,7 +722,7 @@ def _stream(source: LogSource, folder: Path, header: dict, final_nodes: frozense
     run = run_pass(source, observers, on_fold_error=SKIP)
     index = indexer.index
     session = session_facts(index, turns, header)
-    (folder / "session.json").write_bytes(dumps(session))
+    write_file(folder / "session.json", dumps(session))
     views = records.views
     last = run.last_seq if run.last_seq is not None else 0
     spans: dict = {"turns": [], "steps": []}
@@ -685,7 +746,7 @@ class _Store:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder / "messages"
-        self.folder.mkdir()
+        make_folder(self.folder)
         self.known: set[str] = set()
 
     def put(self, value) -> str:
@@ -693,7 +754,7 @@ class _Store:
         digest = hashlib.sha256(data).hexdigest()
         if digest not in self.known:
             self.known.add(digest)
-            (self.folder / f"{digest}.json").write_bytes(data)
+            write_file(self.folder / f"{digest}.json", data)
         return digest
 
 
@@ -790,7 +851,7 @@ class _CallRecords(Observer):
             "usage": call.usage, "lastChunkSeq": call.last_chunk_seq,
             "firstChunkTime": utc_time(first), "lastChunkTime": utc_time(last),
             "timeToFirstChunkMs": response.get("timeToFirstChunkMs"), "durationMs": _ms(last, first)}
-        (self.folder / f"{call.call:04d}.json").write_bytes(dumps(record))
+        write_file(self.folder / f"{call.call:04d}.json", dumps(record))
 
     def finish(self, run: Run) -> None:
         for call, record in self.pending.values():  # calls with no assistant message (cut short)
@@ -897,18 +958,7 @@ def verify_export(bundle: Path, *, inputs: Path | None = None, bundle_only: bool
     A doctored manifest (not a regular file, too large, entries of the wrong
     type, names the file system refuses) is a difference or a UsageError,
     never a hang or a crash. Bundles of format 1 are read too."""
-    try:
-        manifest = orjson.loads(read_small_file(bundle / "manifest.json", MAX_MANIFEST_BYTES, "manifest.json"))
-    except (ReadError, orjson.JSONDecodeError) as exc:
-        reason = exc.message if isinstance(exc, ReadError) else "not valid JSON"
-        raise UsageError(f"{shown_path(bundle)} has no readable manifest.json ({reason}): "
-                         "not a dshreplay bundle") from None
-    files = manifest.get("files") if type(manifest) is dict else None
-    sessions = manifest.get("sessions") if type(manifest) is dict else None
-    if type(files) is dict:  # format 1
-        files = [{"path": k, "sha256": v} for k, v in files.items()]
-    if type(files) is not list or type(sessions) is not list:
-        raise UsageError(f"{shown_path(bundle)}/manifest.json lacks its files and sessions: not a dshreplay bundle")
+    manifest, files, sessions = read_manifest(bundle, shown_path(bundle))
     differences: list[Difference] = []
     actual = manifest_digest(manifest)
     if digest is not None and digest.removeprefix("sha256:").lower() != actual.removeprefix("sha256:"):
@@ -943,7 +993,7 @@ def verify_export(bundle: Path, *, inputs: Path | None = None, bundle_only: bool
             differences.append(Difference(_printable_name(rel), f"cannot be read: {exc.strerror or exc}"))
     for path in sorted(p for p in bundle.rglob("*") if p.is_file() or p.is_symlink()):
         rel = path.relative_to(bundle).as_posix()
-        if rel not in ("manifest.json", SIGNATURE) and rel not in listed:
+        if rel not in UNLISTED and rel not in listed:
             differences.append(Difference(_printable_name(rel), "not listed in the manifest (added)"))
     unchecked, appended = [], []
     for entry in sessions:
@@ -983,6 +1033,32 @@ def verify_export(bundle: Path, *, inputs: Path | None = None, bundle_only: bool
             reason = exc.message if isinstance(exc, DshReplayError) else (exc.strerror or str(exc))
             differences.append(Difference(given, f"input cannot be read: {reason}"))
     return differences, unchecked, appended
+
+
+def read_manifest(bundle: Path, shown: str) -> tuple[dict, list, list]:
+    """A bundle's manifest, its files (format 1's map made a list) and its sessions;
+    a UsageError when it does not read as a dshreplay manifest."""
+    try:
+        manifest = orjson.loads(read_small_file(bundle / MANIFEST, MAX_MANIFEST_BYTES, MANIFEST))
+    except (ReadError, orjson.JSONDecodeError) as exc:
+        reason = exc.message if isinstance(exc, ReadError) else "not valid JSON"
+        raise UsageError(f"{shown} has no readable {MANIFEST} ({reason}): not a dshreplay bundle") from None
+    files = manifest.get("files") if type(manifest) is dict else None
+    sessions = manifest.get("sessions") if type(manifest) is dict else None
+    if type(files) is dict:  # format 1
+        files = [{"path": k, "sha256": v} for k, v in files.items()]
+    if type(files) is not list or type(sessions) is not list:
+        raise UsageError(f"{shown}/{MANIFEST} lacks its files and sessions: not a dshreplay bundle")
+    return manifest, files, sessions
+
+
+def _within(path: Path, folder: Path) -> bool:
+    """Whether `path` lies inside `folder`."""
+    try:
+        path.resolve().relative_to(folder.resolve())
+    except (ValueError, OSError):
+        return False
+    return True
 
 
 def _find_input(named: str, inputs: Path | None) -> Path | None:

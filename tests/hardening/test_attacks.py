@@ -10,58 +10,14 @@ from __future__ import annotations
 
 import json
 import os
-import resource
-import subprocess
-import sys
-import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
 import pytest
 import zstandard
+from harness import HEADER, Outcome, attack, lines  # noqa: F401 - (other test files import them from here)
 
-from dshreplay.jsvalues import json_bytes
 from dshreplay.testing.samples import user_record
-
-HEADER = {"type": "session", "version": 0, "id": "attack", "createdAt": 1783352165190, "delegationDepth": 0}
-
-
-@dataclass
-class Outcome:
-    code: int
-    stdout: str
-    stderr: str
-    seconds: float
-
-    def one_line(self) -> str:
-        """The stderr line (exactly one, no traceback)."""
-        lines = self.stderr.splitlines()
-        assert len(lines) == 1 and "Traceback" not in self.stderr, self.stderr
-        return lines[0]
-
-
-def attack(*args, mem_mb: int = 400, seconds: int = 20, stdin=None, env=None, cwd=None) -> Outcome:
-    """dshreplay ARGS in a child limited to `mem_mb` of address space and `seconds` of CPU."""
-    def limits() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (mem_mb << 20, mem_mb << 20))
-        resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds))
-    argv = [sys.executable, "-m", "dshreplay", *[a if isinstance(a, bytes) else str(a) for a in args]]
-    start = time.perf_counter()
-    proc = subprocess.run(argv, preexec_fn=limits, capture_output=True, timeout=seconds * 3, stdin=stdin,
-                          env={**os.environ, **(env or {})}, cwd=cwd)
-    elapsed = time.perf_counter() - start
-    assert "internal error" not in proc.stderr.decode(errors="replace"), proc.stderr
-    assert elapsed < seconds, f"took {elapsed:.1f} s"
-    return Outcome(proc.returncode, proc.stdout.decode(errors="replace"), proc.stderr.decode(errors="replace"),
-                   elapsed)
-
-
-def lines(*records) -> bytes:
-    return b"".join(json_bytes(r) + b"\n" for r in records)
-
-
-
 
 # -- 1. a record nested as deep as the parser goes ---------------------------------------
 
