@@ -23,6 +23,7 @@
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import shutil
@@ -189,15 +190,20 @@ def _claim(out: Path, force: bool, check_old: Callable[[Path, str], None]) -> _C
 
 
 def _lock(fd: int, shown: str) -> None:
+    """An exclusive lock on the claimed folder, or a UsageError when another export holds it.
+    (Where the system or the file system has no flock, exports to one folder are not serialised.)"""
     try:
         import fcntl
-    except ImportError:  # (no flock on this system: exports to one folder are not serialised)
+    except ImportError:
         return
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         raise UsageError(f"--out {shown} is being written by another dshreplay export: wait for it to end, "
                          "or write elsewhere") from None
+    except OSError as exc:
+        if exc.errno not in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EINVAL):
+            raise OutputError(f"--out {shown}: cannot lock it: {exc.strerror or exc}") from None
 
 
 # -- staging and the swap -------------------------------------------------------------

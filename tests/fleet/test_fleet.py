@@ -6,6 +6,11 @@ Dask is in the `fleet` extra: without it these tests skip, and .ci/run
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 pytest.importorskip("dask.distributed")
@@ -13,6 +18,8 @@ pytest.importorskip("dask.distributed")
 from dshreplay.testing.samples import multi_turn  # noqa: E402
 
 from stores import build_root, bundle  # noqa: E402
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
 
 
 @pytest.fixture(scope="module")
@@ -52,3 +59,27 @@ def test_a_scheduler_address_that_is_not_one_is_a_usage_error(cli, tmp_path):
     result = cli("fleet", "validate", tmp_path, "--scheduler", "not a url", expect=2)
     assert result.stderr.startswith("dshreplay: usage error: cannot reach the Dask scheduler at 'not a url'")
     assert result.stderr.count("\n") == 1
+
+
+def _fleet(*args, env=None):
+    """`dshreplay fleet ARGS` in a child (a hang fails the test instead of stopping the run)."""
+    argv = [sys.executable, "-m", "dshreplay", "fleet", *map(str, args)]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=120, env={**os.environ, **(env or {})})
+
+
+def test_fleet_leaves_no_scratch_space_in_tmpdir(tmp_path):
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    result = _fleet("validate", SAMPLES / "prune.jsonl", "--workers", 1, env={"TMPDIR": str(scratch)})
+    assert result.returncode == 0, result.stderr
+    assert list(scratch.iterdir()) == []  # (dask-scratch-space/global.lock and purge.lock were left)
+
+
+def test_fleet_export_refuses_a_pipe_given_by_name_at_once(tmp_path):
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)
+    result = _fleet("export", fifo, SAMPLES / "prune.jsonl", "--out", tmp_path / "b", "--workers", 1)
+    assert result.returncode == 2
+    assert result.stderr == (f"dshreplay: unreadable: {fifo}: is a pipe, not a regular file "
+                             "(use - to read standard input)\n")
+    assert (tmp_path / "b" / "sample-prune" / "events.csv").is_file()
