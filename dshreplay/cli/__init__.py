@@ -547,7 +547,10 @@ def export(logs, out: Path, rules, no_default_redaction: bool, timestamp, force:
     is the bundle digest: write it down, and `verify-export --digest` proves
     later that nothing in the bundle changed. Exit 1 when a session's
     verdict has errors, 2 when an input cannot be read (the others are still
-    exported in both cases).
+    exported in both cases), or when the bundle cannot be written (a full
+    disk: no bundle is left, an old one is kept whole). --force replaces
+    only a folder that is a dshreplay bundle and holds no input; - reads
+    standard input.
     """
     from dshreplay.io.store import discover
     from dshreplay.output.bundle import ExportOptions, manifest_digest
