@@ -599,7 +599,7 @@ def verify_export_command(bundle: Path, inputs, bundle_only: bool, grown: bool, 
     """
     from dshreplay.output.bundle import verify_export
     differences, unchecked, appended = verify_export(bundle, inputs=inputs, bundle_only=bundle_only, grown=grown,
-                                                     digest=digest, public_key=public_key)
+                                                     digest=digest, public_key=public_key, options=options_of())
     reporter_for(as_json).verify(bundle, differences, unchecked, appended)
     if differences:
         sys.exit(EXIT_FINDINGS)

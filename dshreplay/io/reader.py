@@ -17,6 +17,7 @@ import io
 import os
 import stat
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import accumulate, chain, count
 from pathlib import Path
@@ -132,6 +133,41 @@ def read_small_file(path, limit: int, what: str) -> bytes:
     return data
 
 
+class _Upto(io.RawIOBase):
+    """The first `left` bytes of a file."""
+
+    def __init__(self, fh: BinaryIO, left: int) -> None:
+        self.fh = fh
+        self.left = left
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        if self.left <= 0:
+            return 0
+        data = self.fh.read(min(len(buffer), self.left))
+        buffer[:len(data)] = data
+        self.left -= len(data)
+        return len(data)
+
+    def beyond(self) -> bool:
+        """Whether the file holds more than the size it gave (it grew, or it is a /proc file)."""
+        return bool(self.fh.read(1))
+
+
+@contextmanager
+def sized_file(path, shown: str) -> Iterator[tuple[BinaryIO, int]]:
+    """A file opened as every input is (`open_regular`: a regular file, never a
+    pipe or a device, never blocking) and read no further than the size it had
+    when opened: a /proc file says 0 bytes and would never end, and a log being
+    written to is read as it was. Yields the stream and that size (the
+    stream's `raw.beyond()` tells whether there was more)."""
+    with open_regular(path, shown) as fh:
+        size = os.fstat(fh.fileno()).st_size
+        yield io.BufferedReader(_Upto(fh, size), 1 << 20), size
+
+
 def resolve_log_path(source: str | os.PathLike) -> Path:
     """Map a session directory to its log file; leave file paths as they are."""
     path = Path(source)
@@ -244,6 +280,7 @@ class LogReader:
         magic = self._peek(4)
         self.encoding = "zstd" if magic == ZSTD_MAGIC else "jsonl"
         self.torn_tail: TornTail | None = None
+        self.textless_frame: tuple[int, int] | None = None  # (offset, bytes) of the first zstd frame with no text
         self.raw: bytes | None = None  # the line of the record just yielded
         self.event_count = 0
         self.lines = 0
@@ -360,7 +397,9 @@ class LogReader:
     def zstd_text(self) -> Iterator[bytes]:
         """The decompressed text of a zstd log, frame by frame, each frame's
         text given only once its checksum is verified. A frame cut short at the
-        end is a torn tail; errors name the line they are on."""
+        end is a torn tail; errors name the line they are on. The first frame
+        that decodes to no text (a skippable frame: bytes that are no part of the
+        log, which dsh never writes) is kept in `textless_frame`."""
         import zstandard
 
         dctx = zstandard.ZstdDecompressor()
@@ -403,6 +442,8 @@ class LogReader:
                     fed += len(data) - len(rest)
                     data = rest
                     obj = None
+                    if not frame_size and self.textless_frame is None:
+                        self.textless_frame = (frame_start, fed - frame_start)
                     for text in frame_out:
                         lineno += text.count(b"\n")
                         yield text

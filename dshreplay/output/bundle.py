@@ -25,6 +25,7 @@ import datetime
 import hashlib
 import html
 import os
+import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,14 +43,22 @@ from dshreplay.analyses.schemas import PLACEHOLDER
 from dshreplay.analyses.stats import failed_calls, tokens_by_model
 from dshreplay.analyses.transcript import TranscriptBuilder
 from dshreplay.analyses.turns import TurnTracker
-from dshreplay.analyses.validate import validate_log
+from dshreplay.analyses.validate import duplicate_key, validate_log
 from dshreplay.core.driver import SKIP, Observer, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
 from dshreplay.errors import DeriveError, DshReplayError, OutputError, ReadError, UsageError
-from dshreplay.io.reader import LogSource, open_regular, read_small_file, resolve_log_path, shown_path
+from dshreplay.io.reader import LogSource, open_regular, read_small_file, resolve_log_path, shown_path, sized_file
 from dshreplay.jsvalues import MISSING, as_key, json_bytes, short_json
 from dshreplay.options import Options
-from dshreplay.output.chain import TurnEndLines, check_growth, line_chain
+from dshreplay.output.chain import (
+    EntryError,
+    Exported,
+    TurnEndLines,
+    check_growth,
+    is_count,
+    is_sha256,
+    line_chain,
+)
 from dshreplay.output.htmlreport import MAX_TRANSCRIPT, render_index, render_report
 from dshreplay.output.outfolder import create, make_folder, output_error, write_file, write_folder
 from dshreplay.output.redact import ArgumentDeltas, Redactor
@@ -258,9 +267,12 @@ def _check_replaceable(folder: Path, shown: str, inputs: dict) -> None:
     and nothing is a link or an input. Checked before anything is deleted; the walk stops
     at the first thing that is not ours."""
     try:
-        _, files, sessions = read_manifest(folder, shown)
+        _, manifest = read_manifest(folder)
     except UsageError as exc:
         raise UsageError(f"--force: {exc.message}; nothing was deleted (--force replaces only a bundle)") from None
+    files, sessions = manifest["files"], manifest["sessions"]
+    if type(files) is dict:  # format 1: path -> sha256
+        files = [{"path": path} for path in files]
     listed = {e["path"] for e in files if type(e) is dict and type(e.get("path")) is str}
     folders = {"/".join(parts[:k]) for parts in (p.split("/") for p in listed) for k in range(1, len(parts))}
     for entry in sessions:
@@ -872,23 +884,16 @@ def _ms(later, earlier):
 
 def request_from_bundle(folder: Path, call: int) -> dict:
     """The request of main-loop call `call` rebuilt from a bundle's session folder:
-    what `dshreplay request LOG --call N --json` prints for the (redacted) log."""
-    try:
-        record = orjson.loads(read_small_file(folder / "calls" / f"{call:04d}.json", MAX_MANIFEST_BYTES,
-                                              f"call {call}"))
-    except ReadError:
-        raise UsageError(f"there is no call {call} in {shown_path(folder)}") from None
+    what `dshreplay request LOG --call N --json` prints for the (redacted) log.
 
-    def load(digest):
-        if digest is None:
-            return None
-        if type(digest) is not str or not digest.isalnum():
-            raise UsageError(f"{shown_path(folder)}: call {call} names a message that is not a digest")
-        return orjson.loads(read_small_file(folder / "messages" / f"{digest}.json", MAX_MANIFEST_BYTES,
-                                            "a stored message"))
+    Every value read from the bundle is checked before use: a call record or a
+    stored message that is not what export writes is a ReadError naming the
+    file, the JSON pointer and what was expected (the bundle is damaged)."""
+    record = _call_record(folder, call)
     return {"call": record["call"], "turn": record["turn"], "step": record["step"],
             "firstChunkSeq": record["firstChunkSeq"], "atSeq": record["atSeq"], "headerSeq": record["headerSeq"],
-            "header": load(record["header"]), "messages": [load(d) for d in _request_ids(folder, record)]}
+            "header": _stored_message(folder, record["header"]),
+            "messages": [_stored_message(folder, d) for d in _request_ids(folder, record)]}
 
 
 def _request_ids(folder: Path, record: dict) -> list:
@@ -896,21 +901,75 @@ def _request_ids(folder: Path, record: dict) -> list:
     `messagesFrom.first` ids of the call it names (a record repeats no more
     than it must; every FULL_REQUEST_EVERY-th call lists them all)."""
     chain = [record]
-    while type(chain[-1].get("messagesFrom")) is dict:
-        base = chain[-1]["messagesFrom"]
-        number = base.get("call")
-        if type(number) is not int or not 0 < number < chain[-1]["call"] or len(chain) > FULL_REQUEST_EVERY:
-            raise UsageError(f"{shown_path(folder)}: call {record['call']} has a broken messagesFrom")
-        try:
-            chain.append(orjson.loads(read_small_file(folder / "calls" / f"{number:04d}.json", MAX_MANIFEST_BYTES,
-                                                      f"call {number}")))
-        except ReadError:
-            raise UsageError(f"{shown_path(folder)}: call {record['call']} builds on call {number}, "
-                             "which is not in the bundle") from None
-    ids = list(chain[-1]["messages"])
+    while chain[-1]["messagesFrom"] is not None:
+        if len(chain) > FULL_REQUEST_EVERY:
+            raise ReadError(f"call {record['call']} builds on more than {FULL_REQUEST_EVERY} calls before it "
+                            f"(every {FULL_REQUEST_EVERY}th lists its whole request): the bundle is damaged",
+                            path=shown_path(folder / "calls"))
+        chain.append(_call_record(folder, chain[-1]["messagesFrom"]["call"], needed_by=chain[-1]["call"]))
+    ids = chain[-1]["messages"]
     for link in reversed(chain[:-1]):
-        ids = ids[:link["messagesFrom"]["first"]] + list(link["messages"])
+        base = link["messagesFrom"]
+        if base["first"] > len(ids):
+            raise ReadError(f"expected at most the {len(ids)} messages of call {base['call']}, got {base['first']} "
+                            "(the bundle is damaged)", path=shown_path(_call_path(folder, link["call"])),
+                            pointer="/messagesFrom/first")
+        ids = ids[:base["first"]] + link["messages"]
     return ids
+
+
+def _call_path(folder: Path, call: int) -> Path:
+    return folder / "calls" / f"{call:04d}.json"
+
+
+def _call_record(folder: Path, call: int, needed_by: int | None = None) -> dict:
+    """calls/NNNN.json, each value `request_from_bundle` uses checked."""
+    path = _call_path(folder, call)
+    if not os.path.lexists(path):
+        if needed_by is None:
+            raise UsageError(f"there is no call {call} in {shown_path(folder)}")
+        raise ReadError(f"call {needed_by} builds on call {call}, which is not in the bundle (the bundle is damaged)",
+                        path=shown_path(folder / "calls"))
+    _, record = read_bundle_json(path, f"the record of call {call}")
+    shown = shown_path(path)
+
+    def expect(pointer: str, value, ok: bool, expected: str) -> None:
+        if not ok:
+            got = "nothing" if value is MISSING else short_json(value, 60)
+            raise ReadError(f"expected {expected}, got {got} (the bundle is damaged)", path=shown, pointer=pointer)
+    expect("", record, type(record) is dict, "a call record (a JSON object)")
+    number = record.get("call", MISSING)
+    expect("/call", number, type(number) is int and number == call, f"{call}, the number in the file's name")
+    for key in ("turn", "step"):
+        expect(f"/{key}", MISSING, key in record, f"the call's {key}")
+    for key in ("firstChunkSeq", "atSeq"):
+        expect(f"/{key}", record.get(key, MISSING), type(record.get(key)) is int, "a seq")
+    header_seq, header = record.get("headerSeq", MISSING), record.get("header", MISSING)
+    expect("/headerSeq", header_seq, header_seq is None or type(header_seq) is int, "a seq or null")
+    expect("/header", header, header is None or is_sha256(header), "null or a stored message's SHA-256")
+    messages = record.get("messages", MISSING)
+    expect("/messages", messages, type(messages) is list and all(is_sha256(d) for d in messages),
+           "an array of stored messages' SHA-256")
+    base = record.get("messagesFrom", MISSING)
+    expect("/messagesFrom", base, base is None or type(base) is dict, "null or {call, first}")
+    if base is not None:
+        earlier, first = base.get("call", MISSING), base.get("first", MISSING)
+        expect("/messagesFrom/call", earlier, type(earlier) is int and 0 < earlier < call,
+               f"an earlier call (1 to {call - 1})")
+        expect("/messagesFrom/first", first, is_count(first), "a message count")
+    return record
+
+
+def _stored_message(folder: Path, digest: str | None):
+    """messages/<digest>.json (None for None): a value stored under the SHA-256 of its bytes."""
+    if digest is None:
+        return None
+    path = folder / "messages" / f"{digest}.json"
+    data, value = read_bundle_json(path, "a stored message")
+    if hashlib.sha256(data).hexdigest() != digest:
+        raise ReadError("the stored message's bytes do not hash to its name (the bundle is damaged)",
+                        path=shown_path(path))
+    return value
 
 
 def _common_prefix(a: list, b: list) -> int:
@@ -932,9 +991,9 @@ def _call_id(kind, data):
     return data.get("callId")
 
 
-# -- verification -------------------------------------------------------------
+# -- reading a bundle ---------------------------------------------------------
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Difference:
     path: str
     problem: str
@@ -943,11 +1002,81 @@ class Difference:
         return {"path": self.path, "problem": self.problem}
 
 
-MAX_MANIFEST_BYTES = 256 * 1024**2
+# Every JSON file of a bundle (its manifest, a call record, a stored message) is
+# read whole and parsed whole, so both are bounded before a byte is parsed. A
+# parsed value costs up to ~120 bytes of memory (30 times the 3 bytes of `{},`);
+# a real manifest holds one value per ~26 bytes (the corpus' 179 sessions: 833 KB,
+# 32,000 values). 2,000,000 values is a real manifest of ~50 MB (~11,000 sessions
+# of the corpus' kind, ~300,000 files) and at most ~250 MB of memory; 64 MiB of
+# bytes leaves room for long strings (paths, ids) beyond that.
+MAX_JSON_BYTES = 64 * 1024**2
+MAX_JSON_VALUES = 2_000_000
+MAX_DIFFERENCES = 10_000  # listed; a doctored manifest can name millions of files: the rest are counted
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+
+
+def read_bundle_json(path: Path, what: str) -> tuple[bytes, object]:
+    """A JSON file of a bundle, read as every input is (a regular file, never a
+    pipe or a device), at most MAX_JSON_BYTES long and parsed only when it holds
+    at most MAX_JSON_VALUES values (counted first, in one pass over its bytes).
+    Returns its bytes and its value; anything else is a ReadError naming it."""
+    data = read_small_file(path, MAX_JSON_BYTES, what)
+    if _value_count(data) > MAX_JSON_VALUES:
+        raise ReadError(f"{what} holds more than {MAX_JSON_VALUES:,} JSON values, more than a bundle dshreplay "
+                        "writes: not parsed", path=shown_path(path))
+    try:
+        return data, orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise ReadError(f"{what} is not valid JSON: {exc}", path=shown_path(path)) from None
+
+
+def _value_count(data: bytes) -> int:
+    """At most how many values and keys a JSON text holds: one per `,` `:` `[` `{`,
+    and one more. When that is too many, those inside strings are left out (a
+    second pass with the strings blanked: a long string full of commas is one
+    value), unless the text holds over a million quotes: blanking costs ~200
+    bytes a string, and no manifest export writes has that many strings and
+    still too many of those characters outside them."""
+    def count(text: bytes) -> int:
+        return text.count(b",") + text.count(b":") + text.count(b"[") + text.count(b"{") + 1
+    rough = count(data)
+    if rough <= MAX_JSON_VALUES or data.count(b'"') > MAX_JSON_VALUES // 2:
+        return rough
+    return count(_JSON_STRING.sub(b'""', data))
+
+
+class _Differences:
+    """The differences found: the first MAX_DIFFERENCES listed, the rest counted."""
+
+    def __init__(self) -> None:
+        self.listed: list[Difference] = []
+        self.more = 0
+
+    def add(self, path: str, problem: str) -> None:
+        if not self.counted():
+            self.listed.append(Difference(path, problem))
+
+    def add_file(self, rel: str, problem: str) -> None:
+        """A difference in a file of the bundle, named by its path inside it (printable)."""
+        if not self.counted():
+            self.listed.append(Difference(_printable_name(rel), problem))
+
+    def counted(self) -> bool:
+        """Whether the next difference is only counted (and now is): a caller that
+        would spend time on its text asks first."""
+        if len(self.listed) < MAX_DIFFERENCES:
+            return False
+        self.more += 1
+        return True
+
+    def result(self) -> list[Difference]:
+        if not self.more:
+            return self.listed
+        return [*self.listed, Difference("...", f"{self.more} more differences, not listed")]
 
 
 def verify_export(bundle: Path, *, inputs: Path | None = None, bundle_only: bool = False, grown: bool = False,
-                  digest: str | None = None, public_key: str | None = None
+                  digest: str | None = None, public_key: str | None = None, options: Options | None = None
                   ) -> tuple[list[Difference], list[str], list[Difference]]:
     """Re-hash a bundle and its inputs. Returns (differences, inputs not checked,
     inputs that only grew since the export: accepted with `grown`).
@@ -955,110 +1084,183 @@ def verify_export(bundle: Path, *, inputs: Path | None = None, bundle_only: bool
     An input that cannot be found (beside the path it was given as, or in
     `inputs`) is a difference unless `bundle_only`. `digest` is the digest
     written down at export time; `public_key` checks the bundle's signature.
-    A doctored manifest (not a regular file, too large, entries of the wrong
-    type, names the file system refuses) is a difference or a UsageError,
-    never a hang or a crash. Bundles of format 1 are read too."""
-    manifest, files, sessions = read_manifest(bundle, shown_path(bundle))
-    differences: list[Difference] = []
+    The manifest is untrusted: a key it holds twice, an entry of the wrong
+    type, a path that leaves the bundle are differences; a manifest that is
+    no regular file, too large or not JSON is a UsageError; none is a hang or
+    a crash. `options` gives the ceilings for reading the inputs. Bundles of
+    format 1 are read too."""
+    data, manifest = read_manifest(bundle)
+    found = _Differences()
     actual = manifest_digest(manifest)
     if digest is not None and digest.removeprefix("sha256:").lower() != actual.removeprefix("sha256:"):
-        differences.append(Difference("manifest.json", f"the bundle digest is {actual}, not the {digest} "
-                                                       "written down at export"))
+        found.add("manifest.json", f"the bundle digest is {actual}, not the {digest} written down at export")
     if public_key is not None:
         try:
             signature = read_small_file(bundle / SIGNATURE, 4096, SIGNATURE).decode("ascii", "replace")
         except ReadError:
-            differences.append(Difference(SIGNATURE, "no signature in the bundle"))
+            found.add(SIGNATURE, "no signature in the bundle")
         else:
             if not check_signature(public_key, actual, signature):
-                differences.append(Difference(SIGNATURE, "the signature does not match the bundle digest and "
-                                                         "this public key"))
-    listed = set()
-    for entry in files:
+                found.add(SIGNATURE, "the signature does not match the bundle digest and this public key")
+    twice = None if dumps(manifest) == data else duplicate_key(data, manifest)  # (as export writes it: none)
+    del data
+    if twice is not None:
+        key, pointer = twice
+        where = f"{pointer}/{key.replace('~', '~0').replace('/', '~1')}"  # (the key's JSON pointer)
+        found.add("manifest.json", f"{where}: key {short_json(key, 60)} appears twice in one object: readers "
+                                   "disagree on which value counts (the digest and the signature see the last); "
+                                   "dshreplay writes no key twice")
+    verified = _check_files(bundle, manifest["files"], found)
+    unchecked, appended = _check_inputs(manifest["sessions"], verified, found, bundle=bundle, inputs=inputs,
+                                        bundle_only=bundle_only, grown=grown, options=options or Options())
+    return found.result(), unchecked, appended
+
+
+def read_manifest(bundle: Path) -> tuple[bytes, dict]:
+    """manifest.json's bytes and value, with its files (a list; a format 1 map) and sessions (a list)."""
+    try:
+        data, manifest = read_bundle_json(bundle / "manifest.json", "manifest.json")
+    except ReadError as exc:
+        raise UsageError(f"{shown_path(bundle)} has no readable manifest.json ({exc.message}): "
+                         "not a dshreplay bundle") from None
+    files = manifest.get("files") if type(manifest) is dict else None
+    sessions = manifest.get("sessions") if type(manifest) is dict else None
+    if type(files) not in (list, dict) or type(sessions) is not list:
+        raise UsageError(f"{shown_path(bundle)}/manifest.json lacks its files and sessions: not a dshreplay bundle")
+    return data, manifest
+
+
+def _bundle_tree(bundle: Path, found: _Differences) -> dict[str, bool]:
+    """Every file in the bundle folder, by its path inside it, and whether it is a
+    regular file: one walk that follows no link and opens nothing."""
+    tree: dict[str, bool] = {}
+    folders = [("", bundle)]
+    while folders:
+        prefix, folder = folders.pop()
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        folders.append((f"{prefix}{entry.name}/", entry.path))
+                    else:
+                        tree[prefix + entry.name] = entry.is_file(follow_symlinks=False)
+        except OSError as exc:
+            found.add(_printable_name(prefix or "."), f"cannot be listed: {exc.strerror or exc}")
+    return tree
+
+
+def _check_files(bundle: Path, files, found: _Differences) -> set[str]:
+    """Each file entry against the file the bundle holds, then the files no entry
+    names. An entry's path is looked up among the files one walk of the bundle
+    found, so no path leaves the bundle and no entry costs a file-system call
+    of its own. Returns the files that match their entries."""
+    tree = _bundle_tree(bundle, found)
+    verified: set[str] = set()
+    seen: set[str] = set()
+    format_1 = type(files) is dict
+    for n, entry in enumerate(({"path": k, "sha256": v} for k, v in files.items()) if format_1 else files):
         rel = entry.get("path") if type(entry) is dict else None
         if type(rel) is not str:
-            differences.append(Difference("manifest.json", f"a file entry without a path: {short_json(entry, 60)}"))
+            if not found.counted():
+                found.add("manifest.json", f"/files/{n}: a file entry without a path: {short_json(entry, 60)}")
             continue
-        listed.add(rel)
-        path = bundle / rel
+        size, sha256 = entry.get("size"), entry.get("sha256")
+        if not (is_sha256(sha256) and (size is None and format_1 or is_count(size))):
+            if not found.counted():
+                found.add_file(rel, f"the manifest gives no valid size and SHA-256: {short_json(size, 20)}, "
+                                    f"{short_json(sha256, 70)}")
+            continue
+        regular = tree.pop(rel, None)
+        if regular is None:
+            found.add_file(rel, "listed twice in the manifest" if rel in seen else "listed in the manifest but missing")
+            continue
+        seen.add(rel)
+        if not regular:
+            found.add_file(rel, "listed in the manifest but not a regular file (a link, a pipe or a device)")
+            continue
         try:
-            if not _within(path, bundle) or path.is_symlink() or not path.is_file():
-                differences.append(Difference(_printable_name(rel), "listed in the manifest but missing"))
-            elif "size" in entry and path.stat().st_size != entry["size"]:
-                differences.append(Difference(_printable_name(rel), f"size changed: {path.stat().st_size} bytes, "
-                                                                    f"manifest says {short_json(entry['size'])}"))
-            elif type(entry.get("sha256")) is not str or sha256_file(path) != entry["sha256"]:
-                differences.append(Difference(_printable_name(rel), "content changed (SHA-256 differs)"))
-        except OSError as exc:
-            differences.append(Difference(_printable_name(rel), f"cannot be read: {exc.strerror or exc}"))
-    for path in sorted(p for p in bundle.rglob("*") if p.is_file() or p.is_symlink()):
-        rel = path.relative_to(bundle).as_posix()
-        if rel not in UNLISTED and rel not in listed:
-            differences.append(Difference(_printable_name(rel), "not listed in the manifest (added)"))
+            problem = _content_problem(bundle / rel, size, sha256)
+        except (OSError, ReadError) as exc:
+            problem = f"cannot be read: {exc.message if isinstance(exc, ReadError) else exc.strerror or exc}"
+        if problem is None:
+            verified.add(rel)
+        else:
+            found.add_file(rel, problem)
+    for rel in sorted(tree):
+        if rel not in ("manifest.json", SIGNATURE):
+            found.add_file(rel, "not listed in the manifest (added)")
+    return verified
+
+
+def _content_problem(path: Path, size: int | None, sha256: str) -> str | None:
+    """How a file differs from the size and SHA-256 its entry gives (None: it does not).
+    It is opened as every input is (`sized_file`), and its size compared before a byte is read."""
+    digest = hashlib.sha256()
+    with sized_file(path, shown_path(path)) as (stream, actual):
+        if size is not None and actual != size:
+            return f"size changed: {actual} bytes, manifest says {size}"
+        for block in iter(lambda: stream.read(1 << 20), b""):
+            digest.update(block)
+        if stream.raw.beyond():
+            return f"size changed while it was read: it holds more than the {actual} bytes it gave"
+    return None if digest.hexdigest() == sha256 else "content changed (SHA-256 differs)"
+
+
+def _check_inputs(sessions: list, verified: set[str], found: _Differences, *, bundle: Path,
+                  inputs: Path | None, bundle_only: bool, grown: bool, options: Options
+                  ) -> tuple[list[str], list[Difference]]:
+    """Each input against its session entry; with `grown`, one that changed may only have grown."""
     unchecked, appended = [], []
-    for entry in sessions:
+    for n, entry in enumerate(sessions):
+        where = f"/sessions/{n}"
         given = entry.get("input") if type(entry) is dict else None
-        if type(given) is not str or "sha256" not in entry:
+        if type(given) is not str:
+            if not found.counted():
+                found.add("manifest.json", f"{where}: a session entry without an input: {short_json(entry, 60)}")
+            continue
+        if "sha256" not in entry:  # an input that could not be read at export: no facts to check
             continue
         named = entry.get("file") or given
         if type(named) is not str:
-            differences.append(Difference(given, "the manifest names its file with something not a path"))
+            found.add(given, "the manifest names its file with something not a path")
+            continue
+        size, sha256 = entry.get("size"), entry.get("sha256")
+        if not (is_count(size) and is_sha256(sha256)):
+            if not found.counted():
+                found.add("manifest.json", f"{where}: expected the input's size and SHA-256, got "
+                                           f"{short_json(size, 20)} and {short_json(sha256, 70)}")
             continue
         target = _find_input(named, inputs)
-        try:
-            if target is None:
-                if bundle_only:
-                    unchecked.append(given)
-                else:
-                    differences.append(Difference(given, "input not found (give its folder with --inputs, or "
-                                                         "--bundle-only to check the bundle alone)"))
-                continue
-            size = target.stat().st_size
-            if size == entry.get("size") and sha256_file(target) == entry["sha256"]:
-                continue
-            if grown and type(entry.get("chain")) is dict:
-                folder = entry.get("folder")
-                events = bundle / folder / "events.csv" if type(folder) is str else None
-                growth = check_growth(LogSource(target), entry["chain"], events)
-                if growth.status in ("same", "grew"):
-                    appended.append(Difference(given, growth.detail))
-                else:
-                    differences.append(Difference(given, growth.detail))
-            elif size != entry.get("size"):
-                differences.append(Difference(given, f"input size changed: {size} bytes, "
-                                                     f"manifest says {entry.get('size')}"))
+        if target is None:
+            if bundle_only:
+                unchecked.append(given)
             else:
-                differences.append(Difference(given, "input content changed (SHA-256 differs)"))
+                found.add(given, "input not found (give its folder with --inputs, or --bundle-only to check the "
+                                 "bundle alone)")
+            continue
+        try:
+            problem = _content_problem(target, size, sha256)
+            if problem is None:
+                continue
+            if not grown:
+                found.add(given, f"input {problem}")
+                continue
+            try:
+                exported = Exported.of(entry, where)
+            except EntryError as exc:
+                found.add("manifest.json", f"{exc} (what the export recorded of {given})")
+                continue
+            folder = entry.get("folder")
+            events = f"{folder}/events.csv" if type(folder) is str else None
+            growth = check_growth(target, exported, bundle / events if events in verified else None, options)
+            if growth.accepted:
+                appended.append(Difference(given, growth.detail))
+            else:
+                found.add(given, growth.detail)
         except (OSError, DshReplayError) as exc:
             reason = exc.message if isinstance(exc, DshReplayError) else (exc.strerror or str(exc))
-            differences.append(Difference(given, f"input cannot be read: {reason}"))
-    return differences, unchecked, appended
-
-
-def read_manifest(bundle: Path, shown: str) -> tuple[dict, list, list]:
-    """A bundle's manifest, its files (format 1's map made a list) and its sessions;
-    a UsageError when it does not read as a dshreplay manifest."""
-    try:
-        manifest = orjson.loads(read_small_file(bundle / MANIFEST, MAX_MANIFEST_BYTES, MANIFEST))
-    except (ReadError, orjson.JSONDecodeError) as exc:
-        reason = exc.message if isinstance(exc, ReadError) else "not valid JSON"
-        raise UsageError(f"{shown} has no readable {MANIFEST} ({reason}): not a dshreplay bundle") from None
-    files = manifest.get("files") if type(manifest) is dict else None
-    sessions = manifest.get("sessions") if type(manifest) is dict else None
-    if type(files) is dict:  # format 1
-        files = [{"path": k, "sha256": v} for k, v in files.items()]
-    if type(files) is not list or type(sessions) is not list:
-        raise UsageError(f"{shown}/{MANIFEST} lacks its files and sessions: not a dshreplay bundle")
-    return manifest, files, sessions
-
-
-def _within(path: Path, folder: Path) -> bool:
-    """Whether `path` lies inside `folder`."""
-    try:
-        path.resolve().relative_to(folder.resolve())
-    except (ValueError, OSError):
-        return False
-    return True
+            found.add(given, f"input cannot be read: {reason}")
+    return unchecked, appended
 
 
 def _find_input(named: str, inputs: Path | None) -> Path | None:
@@ -1068,7 +1270,7 @@ def _find_input(named: str, inputs: Path | None) -> Path | None:
         try:
             if candidate.is_file():
                 return candidate
-        except OSError:
+        except (OSError, ValueError):
             continue
     return None
 

@@ -11,17 +11,31 @@ name the first line that differs.
 The chain: h0 = SHA-256("dshreplay line chain v1"), h(n) = SHA-256(h(n-1) ||
 line n), lines as stored (with their newline; a `.zstd` log's decompressed
 lines), the header and blank lines included.
+
+`--grown` proves more than the chain alone: the log must keep its encoding
+(a plain log re-encoded as zstd has other bytes), a plain log's first bytes
+must hash to the SHA-256 the export recorded (the exported bytes are a prefix
+of today's), and a zstd log must hold nothing but frames of log text (a
+skippable frame or a frame cut short would hide bytes the chain never sees).
+Every value the manifest gives is checked before use: a malformed one is an
+`EntryError` naming its JSON pointer, and every file is read as inputs are
+(`sized_file`): a regular file, no further than the size it had when opened.
 """
 
 from __future__ import annotations
 
 import csv
 import hashlib
+import io
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from dshreplay.core.driver import Observer
-from dshreplay.io.reader import LogSource
+from dshreplay.errors import ReadError
+from dshreplay.io.reader import LogReader, LogSource, shown_path, sized_file
+from dshreplay.jsvalues import MISSING, short_json
+from dshreplay.options import DEFAULT, Options
 
 SEED = hashlib.sha256(b"dshreplay line chain v1").digest()
 EVERY = 1000
@@ -51,57 +65,161 @@ def line_chain(source: LogSource, marks=frozenset(), every: int = EVERY) -> dict
     return {"every": every, "lines": lines, "textBytes": size, "head": h.hex(), "checkpoints": checkpoints}
 
 
+SHA256_HEX = re.compile(r"[0-9a-f]{64}")
+ENCODINGS = {"jsonl": "plain JSONL", "zstd": "zstd-compressed"}
+
+
+def is_sha256(value) -> bool:
+    """A SHA-256 as the export writes it: 64 lowercase hex digits."""
+    return type(value) is str and SHA256_HEX.fullmatch(value) is not None
+
+
+def is_count(value) -> bool:
+    """A byte, line or message count: a non-negative integer (not a boolean)."""
+    return type(value) is int and value >= 0
+
+
+class EntryError(Exception):
+    """A value of a manifest entry that is not what an export writes."""
+
+    def __init__(self, pointer: str, expected: str, value) -> None:
+        got = "nothing" if value is MISSING else short_json(value, 60)
+        super().__init__(f"{pointer}: expected {expected}, got {got}")
+        self.pointer = pointer
+
+
+def _field(obj, pointer: str, key: str, ok, expected: str):
+    value = obj.get(key, MISSING) if type(obj) is dict else MISSING
+    if value is MISSING or not ok(value):
+        raise EntryError(f"{pointer}/{key}", expected, value)
+    return value
+
+
+@dataclass(frozen=True)
+class Exported:
+    """What an export recorded of one input, each value checked: its bytes
+    (size, SHA-256), its encoding, and the chain over its lines (line count,
+    head, checkpoints by line)."""
+
+    size: int
+    sha256: str
+    encoding: str
+    lines: int
+    head: str
+    checkpoints: dict
+
+    @classmethod
+    def of(cls, entry: dict, where: str) -> Exported:
+        """The facts of the manifest entry at JSON pointer `where`; EntryError names the first bad one."""
+        size = _field(entry, where, "size", is_count, "a byte count")
+        sha256 = _field(entry, where, "sha256", is_sha256, "a SHA-256 in hex")
+        encoding = _field(entry, where, "encoding", lambda v: type(v) is str and v in ENCODINGS, '"jsonl" or "zstd"')
+        chain = _field(entry, where, "chain", lambda v: type(v) is dict, "the chain over the log's lines (an object)")
+        at = f"{where}/chain"
+        lines = _field(chain, at, "lines", lambda v: is_count(v) and v > 0, "a line count (1 or more)")
+        head = _field(chain, at, "head", is_sha256, "a SHA-256 in hex")
+        listed = _field(chain, at, "checkpoints", lambda v: type(v) is list, "an array of checkpoints")
+        checkpoints, last = {}, 0
+        for n, point in enumerate(listed):
+            line = _field(point, f"{at}/checkpoints/{n}", "line",
+                          lambda v, after=last: type(v) is int and after < v <= lines,
+                          f"a line number after {last} and at most {lines}")
+            checkpoints[line] = _field(point, f"{at}/checkpoints/{n}", "sha256", is_sha256, "a SHA-256 in hex")
+            last = line
+        return cls(size, sha256, encoding, lines, head, checkpoints)
+
+
 @dataclass(frozen=True)
 class Growth:
-    """How a log compares with the lines an export saw."""
+    """How a log compares with what an export saw."""
 
-    status: str  # "same", "grew", "shorter" or "rewritten"
+    status: str  # "same", "grew", "shorter", "rewritten" or "hidden"
     detail: str
     first_line: int | None = None  # rewritten: the first line that differs (when known)
+    between: tuple[int, int] | None = None  # rewritten: the lines between the last good checkpoint and the broken one
+
+    @property
+    def accepted(self) -> bool:
+        """Whether `--grown` accepts the log: the exported bytes are all still there, and only log text was added."""
+        return self.status in ("same", "grew")
 
 
-def check_growth(source: LogSource, chain: dict, events_csv: Path | None = None) -> Growth:
-    """Recompute the chain over the first `chain["lines"]` lines of `source`."""
-    expected = {c["line"]: c["sha256"] for c in chain.get("checkpoints", []) if type(c) is dict}
-    total = chain.get("lines")
-    if type(total) is not int:
-        return Growth("rewritten", "the manifest's chain has no line count")
+def check_growth(path: Path, exported: Exported, events_csv: Path | None = None,
+                 options: Options = DEFAULT) -> Growth:
+    """Compare the log at `path` with what the export saw; `events_csv` (the
+    bundle's, checked against the manifest) names the first rewritten line."""
+    shown = shown_path(path)
+    with sized_file(path, shown) as (stream, _):
+        reader = LogReader(stream, name=shown, max_bytes=options.max_bytes, max_line=options.max_line)
+        if reader.encoding != exported.encoding:
+            return Growth("rewritten", f"the log was {ENCODINGS[exported.encoding]} at export and is "
+                                       f"{ENCODINGS[reader.encoding]} now: its bytes changed")
+        growth = _follow_chain(reader, exported)
+    if growth.between is not None:
+        return _rewritten(path, *growth.between, events_csv, options)
+    return growth
+
+
+def _follow_chain(reader: LogReader, exported: Exported) -> Growth:
+    """Recompute the chain over the first `exported.lines` lines and count the lines after."""
+    total, expected, sha256 = exported.lines, exported.checkpoints, hashlib.sha256
+    plain = exported.encoding == "jsonl"
+    prefix, taken = sha256(), 0  # a plain log's first `exported.size` bytes
     h, extra_lines, extra_bytes, last_good, reached = SEED, 0, 0, 0, 0
-    sha256 = hashlib.sha256
-    with source.reader() as reader:
-        for lineno, _, raw in reader.physical_lines():
-            if lineno > total:
-                extra_lines, extra_bytes = extra_lines + 1, extra_bytes + len(raw)
-                continue
-            h = sha256(h + raw).digest()
-            reached = lineno
-            want = expected.get(lineno) if lineno < total else chain.get("head")
-            if want is None:
-                continue
-            if h.hex() != want:
-                return _rewritten(source, last_good + 1, lineno, events_csv)
-            last_good = lineno
+    for lineno, _, raw in reader.physical_lines():
+        if plain and taken < exported.size:
+            part = raw[:exported.size - taken]
+            prefix.update(part)
+            taken += len(part)
+        if lineno > total:
+            extra_lines, extra_bytes = extra_lines + 1, extra_bytes + len(raw)
+            continue
+        h = sha256(h + raw).digest()
+        reached = lineno
+        want = expected.get(lineno) if lineno < total else exported.head
+        if want is None:
+            continue
+        if h.hex() != want:
+            return Growth("rewritten", "", between=(last_good + 1, lineno))
+        last_good = lineno
     if reached < total:
         return Growth("shorter", f"the log has {reached} lines, fewer than the {total} the export saw")
+    hidden = _hidden(reader)
+    if hidden:
+        return Growth("hidden", hidden)
+    if plain and (taken < exported.size or prefix.hexdigest() != exported.sha256):
+        return Growth("rewritten", f"the log's first {exported.size} bytes are not the ones exported (their "
+                                   "SHA-256 differs from the manifest's), though its lines match the chain")
     if extra_lines:
         return Growth("grew", f"lines {total + 1}..{total + extra_lines} appended ({extra_bytes} bytes)")
     return Growth("same", "unchanged")
 
 
-def _rewritten(source: LogSource, low: int, high: int, events_csv: Path | None) -> Growth:
+def _hidden(reader: LogReader) -> str:
+    """What a zstd log holds that decodes to no log text ("" when nothing)."""
+    if reader.textless_frame is not None:
+        offset, size = reader.textless_frame
+        return (f"the zstd frame at byte offset {offset} holds {size} bytes that decode to no log text "
+                "(a skippable frame): bytes hidden from every reader")
+    tail = reader.torn_tail if reader.encoding == "zstd" else None
+    if tail is not None:
+        return (f"the log ends in {tail.size} bytes at byte offset {tail.offset} that decode to no log text "
+                "(a zstd frame cut short)")
+    return ""
+
+
+def _rewritten(path: Path, low: int, high: int, events_csv: Path | None, options: Options) -> Growth:
     """The first differing line between two checkpoints, from events.csv's per-line hashes."""
     known: dict[int, str] = {}
     if events_csv is not None:
         try:
-            with open(events_csv, newline="", encoding="utf-8") as fh:
-                for row in csv.DictReader(fh):
-                    line = row.get("line", "")
-                    if line.isdigit() and low <= int(line) <= high and row.get("rawSha256"):
-                        known.setdefault(int(line), row["rawSha256"])
-        except (OSError, csv.Error, UnicodeDecodeError):
+            known = _line_hashes(events_csv, low, high)
+        except (OSError, csv.Error, UnicodeDecodeError, ReadError):
             known = {}
     if known:
-        with source.reader() as reader:
+        shown = shown_path(path)
+        with sized_file(path, shown) as (stream, _):
+            reader = LogReader(stream, name=shown, max_bytes=options.max_bytes, max_line=options.max_line)
             for lineno, _, raw in reader.physical_lines():
                 if lineno > high:
                     break
@@ -109,3 +227,15 @@ def _rewritten(source: LogSource, low: int, high: int, events_csv: Path | None) 
                     return Growth("rewritten", f"rewritten inside the exported prefix: line {lineno} differs",
                                   lineno)
     return Growth("rewritten", f"rewritten inside the exported prefix, within lines {low}..{high}")
+
+
+def _line_hashes(events_csv: Path, low: int, high: int) -> dict[int, str]:
+    """events.csv's SHA-256 of each raw line from `low` to `high`."""
+    known: dict[int, str] = {}
+    with sized_file(events_csv, shown_path(events_csv)) as (stream, _):
+        text = io.TextIOWrapper(stream, encoding="utf-8", newline="")
+        for row in csv.DictReader(text):
+            line = row.get("line") or ""
+            if line.isdigit() and low <= int(line) <= high and row.get("rawSha256"):
+                known.setdefault(int(line), row["rawSha256"])
+    return known
