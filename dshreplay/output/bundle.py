@@ -384,7 +384,7 @@ def _build(inputs: list, root: Path, options: ExportOptions, stamp: str, mapper)
         "schemaSet": schema_set_version(),
         "generatedAt": stamp,
         "redaction": {"defaultRules": options.defaults,
-                      "rulesFile": options.rules_label, "rulesSha256": redactor.rules_sha256,
+                      "rulesFile": options.rules_label, "rules": redactor.summary,
                       "replacements": replacements, "replacementsByRule": dict(sorted(by_rule.items()))},
         "sessions": [s.entry for s in sessions],
         "files": files,
@@ -532,8 +532,7 @@ def _export_session(given, root: Path, redactor: Redactor, name: str | None,
     index, view = _stream(source, folder, header, final.nodes)
     redactor.counting = False
     counts = {s: report.count(s) for s in (ERROR, WARNING, NOTICE)}
-    findings = [{**f.to_json(), "message": redactor.text(f.message),
-                 "pointer": None if f.pointer is None else redactor.text(f.pointer)} for f in report.findings]
+    findings = [redactor.finding(f.to_json()) for f in report.findings]
     write_file(folder / "findings.json", dumps({"files": [{
         "path": label, "ok": report.ok, "events": report.events, "findings": findings}]}))
     write_file(folder / "shadows.json", dumps([r.to_json() for r in index.shadows]))

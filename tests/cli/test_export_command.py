@@ -90,11 +90,12 @@ def test_redaction_rules_file(cli, tmp_path):
     assert "main.py" not in (folder / "transcript.md").read_text()
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert manifest["sessions"][0]["header"]["cwd"] == "[REDACTED]"
-    assert manifest["redaction"]["rulesSha256"] and manifest["redaction"]["replacements"] > 3
+    assert manifest["redaction"]["rules"] == {"text": 1, "pointers": 1, "keys": 1}  # (counts: no hash to guess at)
+    assert manifest["redaction"]["replacements"] > 3
     bad = tmp_path / "bad.json"
     bad.write_text('{"text": ["("]}')
     result = cli("export", SAMPLES / "compaction.jsonl", "--out", tmp_path / "x", "--redact", bad, expect=2)
-    assert "not a valid regular expression" in result.stderr
+    assert "redaction text rule 1 '(' cannot be used: missing ): (" in result.stderr
 
 
 def test_tampered_bundle_file_and_input_are_caught(cli, tmp_path):

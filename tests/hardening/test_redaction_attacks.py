@@ -1,0 +1,240 @@
+"""Redaction under attack: linear time whatever the text and the rules, rules
+that cannot interfere, secrets used as member names, masked values that
+findings quote, and a manifest that lets no one confirm a guessed rules file.
+
+Exports run as `python -m dshreplay` in a child limited in CPU time and
+address space (`attack`); inputs are generated here.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import random
+import resource
+from pathlib import Path
+
+import pytest
+from test_attacks import attack  # (tests/hardening is on the path of its tests)
+
+from dshreplay.testing.samples import LogBuilder
+
+STAMP = "2026-01-01T00:00:00Z"
+
+
+def one_message_log(path: Path, text: str) -> Path:
+    """A clean log (exit 0 on export) whose one user message is `text`."""
+    b = LogBuilder("hostile")
+    b.start_turn()
+    b.start_step()
+    b.user(text)
+    b.end_turn()
+    return b.write(path)
+
+
+def export_cpu(tmp_path: Path, name: str, text: str, rules: dict | None) -> float:
+    """The CPU seconds a child spends exporting a log of `text` (under a 10 s CPU limit)."""
+    log = one_message_log(tmp_path / f"{name}.jsonl", text)
+    args = ["export", log, "--out", tmp_path / f"{name}-bundle", "--timestamp", STAMP]
+    if rules is not None:
+        (tmp_path / "rules.json").write_text(json.dumps(rules))
+        args += ["--redact", tmp_path / "rules.json"]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    result = attack(*args, seconds=10)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    assert result.code == 0 and result.stderr == "", result.stderr
+    return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+
+
+# each: a text of about n characters, and the rules file; the comment gives the backtracking engine's CPU time
+HOSTILE = {
+    "dots before token:": (lambda n: "x." * (n // 2) + " token: abcdefgh", None),  # 34 KB: 54 s
+    "base64url before token:": (lambda n: "Ab-_" * (n // 4) + " token:", None),  # 100 KB: 208 s
+    "eyJ- repeated": (lambda n: "eyJ-" * (n // 4), None),  # 200 KB: 13 s
+    "BEGIN PRIVATE KEY repeated": (lambda n: "-----BEGIN PRIVATE KEY-----" * (n // 27), None),  # 200 KB: 13 s
+    "dots with an empty rules file": (lambda n: "x." * (n // 2), {}),  # 20 KB: 20 s
+    "(a+)+$ rule": (lambda n: "a" * n + "!", {"text": ["(a+)+$"]}),  # 32 characters: no end in 20 s
+    "a secret every 24 characters": (lambda n: "password=hunter2hunter2 " * (n // 24), None),
+    "dots as a member name of JSON text": (lambda n: json.dumps({"x." * (n // 2) + " token: abcdefgh": 1}), None),
+    "a rule whose DFA has 2**20 states": (lambda n: "".join(random.Random(7).choices("ab", k=n)),
+                                          {"text": ["(a|b)*a(a|b){20}c"]}),  # within RE2's memory budget
+}
+
+
+@pytest.fixture(scope="module")
+def base_cpu(tmp_path_factory):
+    """The CPU seconds of exporting a one-word log with these rules: start-up and the bundle's fixed cost."""
+    known: dict[str, float] = {}
+
+    def measure(rules: dict | None) -> float:
+        key = json.dumps(rules)
+        if key not in known:
+            known[key] = export_cpu(tmp_path_factory.mktemp("base"), "base", "hello", rules)
+        return known[key]
+    return measure
+
+
+@pytest.mark.parametrize("name", HOSTILE)
+def test_redaction_time_grows_linearly_with_hostile_text(tmp_path, base_cpu, name):
+    # the backtracking engine took from 13 s to no end on these (quadratic or exponential): past the
+    # 10 s CPU limit at 200 KB; RE2 adds a few hundredths of a second, so the ratio only bites
+    # should a cost grow measurable again
+    make, rules = HOSTILE[name]
+    small = export_cpu(tmp_path, "small", make(200_000), rules) - base_cpu(rules)
+    large = export_cpu(tmp_path, "large", make(400_000), rules) - base_cpu(rules)
+    assert large < max(3 * small, 0.5), f"200 KB: {small:.2f} s, 400 KB: {large:.2f} s over the base: not linear"
+
+
+def test_the_hostile_texts_are_still_redacted(tmp_path):
+    log = one_message_log(tmp_path / "l.jsonl", "password=hunter2hunter2 " * 2000 + "x." * 5000 + " token: abcdefgh")
+    assert attack("export", log, "--out", tmp_path / "b", "--timestamp", STAMP).code == 0
+    events = (tmp_path / "b" / "hostile" / "events.csv").read_text()
+    assert "hunter2" not in events and "abcdefgh" not in events and "[REDACTED]" in events
+
+
+# -- rules that are valid, or that RE2 refuses ----------------------------------------------
+
+def export_with_rules(tmp_path: Path, text: str, rules: dict, **kw):
+    log = one_message_log(tmp_path / "l.jsonl", text)
+    (tmp_path / "rules.json").write_text(json.dumps(rules), encoding="utf-8")
+    return attack("export", log, "--out", tmp_path / "b", "--timestamp", STAMP, "--redact", tmp_path / "rules.json",
+                  seconds=10, **kw)
+
+
+def bundle_bytes(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+def test_rules_compiled_apart_cannot_interfere(tmp_path):
+    # the same group name twice (was exit 70), a numbered group and flags of their own, next to the defaults
+    rules = {"text": ["(?P<s>XYZZY-[0-9]+)", "(?P<s>PLUGH-[0-9]+)", "(FROB)(OZZ)-[0-9]", "(?i)grue-[0-9]+"]}
+    result = export_with_rules(tmp_path, "XYZZY-42 PLUGH-7 FROBOZZ-1 GRUE-9 and sk-abcdefghijklmnop1234", rules)
+    assert result.code == 0, result.stderr
+    for path, data in bundle_bytes(tmp_path / "b").items():
+        for secret in (b"XYZZY-42", b"PLUGH-7", b"FROBOZZ-1", b"GRUE-9", b"sk-abcdefghijklmnop"):
+            assert secret not in data, (secret, path)
+    counts = json.loads((tmp_path / "b" / "manifest.json").read_bytes())["redaction"]["replacementsByRule"]
+    assert {"text rule 1", "text rule 2", "text rule 3", "text rule 4", "sk-/pk-/rk- key"} <= set(counts)
+
+
+@pytest.mark.parametrize("rule,construct", [
+    ("(?x) XYZZY  # a comment", "(?x"),  # was exit 70
+    ("(X)?(?(1)YZZY|nomatch)", "(?("),  # a conditional: silently matched nothing once joined to the defaults
+    (r"(a)\1", r"\1"),
+    ("XYZZY(?=-42)", "(?="),
+    ("(?<!PLUGH)XYZZY", "(?<!"),
+])
+def test_a_construct_re2_cannot_run_is_a_usage_error_naming_file_rule_and_construct(tmp_path, rule, construct):
+    result = export_with_rules(tmp_path, "XYZZY-42", {"text": ["harmless", rule]})
+    assert result.code == 2
+    line = result.one_line()
+    assert line.startswith(f"dshreplay: usage error: {tmp_path / 'rules.json'}: redaction text rule 2 ")
+    assert "cannot be used: invalid " in line and construct in line
+    assert not (tmp_path / "b").exists()
+
+
+def test_a_rule_too_large_for_its_memory_share_is_a_usage_error(tmp_path):
+    result = export_with_rules(tmp_path, "x", {"text": [r"\pL{1000}"]})
+    assert result.code == 2
+    assert "redaction text rule 1 '\\\\pL{1000}' cannot be used: pattern too large" in result.one_line()
+
+
+@pytest.mark.parametrize("index", ["\u00b2", "1" * 5000, "01", "-1"])
+def test_pointer_indices_are_ascii_digits_of_bounded_length(tmp_path, index):
+    # "²".isdigit() and 5,000 digits (past int()'s limit) were exit 70
+    rules = {"pointers": [f"/data/content/{index}/text", "/data/content/0/text"]}
+    result = export_with_rules(tmp_path, "PLUGH-7", rules)
+    assert result.code == 0, result.stderr
+    manifest = json.loads((tmp_path / "b" / "manifest.json").read_bytes())
+    assert manifest["redaction"]["replacementsByRule"] == {"pointers": 1}
+    assert all(b"PLUGH-7" not in data for data in bundle_bytes(tmp_path / "b").values())
+
+
+def test_many_rules_run_in_bounded_memory(tmp_path):
+    rules = {"text": [f"secret{n:05d}[a-z]{{0,40}}" for n in range(2000)]}  # about 50 KB of rules
+    result = export_with_rules(tmp_path, "secret01999abc secret00000 " * 1000, rules, mem_mb=400)
+    assert result.code == 0, result.stderr
+    assert b"secret0" not in (tmp_path / "b" / "hostile" / "events.csv").read_bytes()
+
+
+# -- secrets used as member names ------------------------------------------------------------
+
+def test_a_secret_member_name_is_masked_and_colliding_names_are_numbered_apart(tmp_path):
+    b = LogBuilder("keys")
+    b.start_turn()
+    b.start_step()
+    b.user("hello")
+    arguments = json.dumps({"sk-proj-abcdefghijklmnopqrstu": "a", "sk-proj-zyxwvutsrqponmlkjih": "b",
+                            "[REDACTED]#2": "c", "plain": "d"})
+    b.tool_round("bash", arguments, json.dumps({"ghp_" + "a" * 36: "result"}))
+    b.end_turn()
+    log = b.write(tmp_path / "keys.jsonl")
+    result = attack("export", log, "--out", tmp_path / "b", "--timestamp", STAMP)
+    assert result.code == 0, result.stderr
+    for path, data in bundle_bytes(tmp_path / "b").items():
+        for secret in (b"abcdefghijklmnopqrstu", b"zyxwvutsrqponmlkjih", b"ghp_aaaa"):
+            assert secret not in data, (secret, path)
+    [row] = csv.DictReader(io.StringIO((tmp_path / "b" / "keys" / "tools.csv").read_text()))
+    assert json.loads(row["arguments"]) == {"[REDACTED]": "a", "[REDACTED]#3": "b", "[REDACTED]#2": "c", "plain": "d"}
+    assert row["resultPreview"] == '[result] {"[REDACTED]":"result"}'
+    counts = json.loads((tmp_path / "b" / "manifest.json").read_bytes())["redaction"]["replacementsByRule"]
+    assert counts["keys numbered apart"] >= 1
+
+
+# -- values masked whole, quoted back by findings ---------------------------------------------
+
+def test_values_masked_by_pointer_and_keys_rules_are_masked_where_findings_quote_them(tmp_path):
+    b = LogBuilder("quoted")
+    b.start_turn()
+    b.start_step()
+    b.user("hello")
+
+    def message(**fields):
+        data = {"content": [{"type": "text", "text": "x"}], "source": {"kind": "user"}, "role": "user",
+                "id": b.new_id("m")}
+        b.add("user/message", {**data, **fields}, surfaceOp="append")
+
+    message(id=["ID-SECRET"])  # the finding: "['ID-SECRET'] is not of type 'string'"
+    message(id=["LONG-SECRET-" * 40])  # quoted, then cut by the message's 300-character cap
+    message(content=[{"type": "text", "text": {"pin": "PIN\nSECRET"}}])  # quoted as 'PIN\\nSECRET'
+    b.end_turn()
+    log = b.write(tmp_path / "quoted.jsonl")
+    (tmp_path / "rules.json").write_text(json.dumps({"keys": ["pin"], "pointers": ["/data/id"]}))
+    result = attack("export", log, "--out", tmp_path / "b", "--timestamp", STAMP, "--redact", tmp_path / "rules.json")
+    assert result.code == 1  # (the findings are errors)
+    for path, data in bundle_bytes(tmp_path / "b").items():
+        assert b"SECRET" not in data, path
+    findings = json.loads((tmp_path / "b" / "quoted" / "findings.json").read_bytes())["files"][0]["findings"]
+    assert [f["message"] for f in findings if f["code"] == "DSH-E005"] == [
+        "['[REDACTED]'] is not of type 'string'", "['[REDACTED]...",
+        "{'pin': '[REDACTED]'} is not of type 'string'"]
+
+
+def test_finding_text_masks_quoted_values_pointer_segments_and_escaped_secrets():
+    from dshreplay.output.redact import load_redactor
+    redactor = load_redactor(None)
+    redactor.counting = True
+    record = {"type": "x", "data": {"password": "p'w\"1", "sk-abcdefghijklmnop1234": {"note": "x"}}}
+    redactor.value(record)
+    redactor.counting = False
+    finding = {"code": "DSH-E005", "message": "'p\\'w\"1' and \"p'w\\\"1\" and 'other' and 'Bearer\\tabcdefghijklmnop'",
+               "pointer": "/data/sk-abcdefghijklmnop1234/note"}
+    assert redactor.finding(finding) == {
+        "code": "DSH-E005", "message": "'[REDACTED]' and \"[REDACTED]\" and 'other' and '[REDACTED]'",
+        "pointer": "/data/[REDACTED]/note"}
+
+
+# -- what the manifest says of the rules file -------------------------------------------------
+
+def test_the_manifest_lets_no_one_confirm_a_guessed_rules_file(tmp_path):
+    rules = {"text": ["hunter2"], "pointers": ["/data/header/system"], "keys": ["cwd", "pin"]}
+    result = export_with_rules(tmp_path, "hello", rules)
+    assert result.code == 0, result.stderr
+    raw = (tmp_path / "rules.json").read_bytes()
+    manifest = (tmp_path / "b" / "manifest.json").read_bytes()
+    assert json.loads(manifest)["redaction"]["rules"] == {"text": 1, "pointers": 1, "keys": 2}
+    for data in bundle_bytes(tmp_path / "b").values():
+        assert hashlib.sha256(raw).hexdigest().encode() not in data and b"hunter2" not in data
+    assert b"rulesSha256" not in manifest
