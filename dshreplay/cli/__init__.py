@@ -525,7 +525,7 @@ def inspect_command(log: str, as_json: bool) -> None:
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="The bundle folder to write (must be empty or absent).")
 @click.option("--redact", "rules", type=click.Path(dir_okay=False),
-              help='A JSON rules file: {"text": [regex], "pointers": [JSON pointer], "keys": [name]}.')
+              help='A JSON rules file: {"text": [RE2 regex], "pointers": [JSON pointer], "keys": [name]}.')
 @click.option("--no-default-redaction", is_flag=True,
               help="Do not mask API keys, bearer tokens and private keys by default.")
 @click.option("--timestamp", metavar="ISO", help="The generated-at time to record (default: "
