@@ -158,6 +158,9 @@ def _wanted(code: str, options: Options) -> bool:
     return options.select is None or any(code.startswith(p) for p in options.select)
 
 
+RECORD_SCHEMA_ERRORS = 20  # schema findings listed per record (then one says more are left out), --all-findings too
+
+
 class RecordChecks:
     """The checks of one record on its own: schemas, layout, known type.
 
@@ -223,9 +226,18 @@ class RecordChecks:
         self.placeholders += other.placeholders
         self.layouts |= other.layouts
 
-    def schema_check(self, name: str, instance, code: str, prefix: str, *, seq, line) -> None:
-        for error in self._schemas.errors(name, instance, snapshot=self.snapshot):
+    def schema_check(self, name: str, instance, code: str, prefix: str, *, seq, line,
+                     room: int = RECORD_SCHEMA_ERRORS) -> int:
+        """Why `instance` fails schema `name`: at most `room` findings, then (if
+        there are more) one saying so. Returns the room left, -1 when it ran out."""
+        errors = self._schemas.errors(name, instance, snapshot=self.snapshot, limit=room + 1)
+        for error in errors[:room]:
             self.add(code, error.message, seq=seq, line=line, pointer=prefix + error.pointer)
+        if len(errors) > room:
+            self.add(code, f"... and more schema errors in this record (only its first {RECORD_SCHEMA_ERRORS} "
+                           "are listed)", seq=seq, line=line)
+            return -1
+        return room - len(errors)
 
     def check(self, seq: int, line: int, kind, rec: dict, run) -> None:
         """One stored record: `kind` its type (None if not a string), `run` the
@@ -245,11 +257,11 @@ class RecordChecks:
             validator = self._validators[kind] = self._schemas.record_validator(kind)
         known = validator is not None
         if not (known and validator.is_valid(rec)) and self._explains():
-            # explain: the envelope and the payload separately
-            self.schema_check("record.schema.json", rec, "DSH-E004", "", seq=seq, line=line)
-            if known and "data" in rec:
+            # explain: the envelope and the payload separately, in one record's room
+            room = self.schema_check("record.schema.json", rec, "DSH-E004", "", seq=seq, line=line)
+            if known and "data" in rec and room >= 0:
                 self.schema_check(event_schema_name(kind), rec["data"], "DSH-E005", "/data", seq=seq,
-                                  line=line)
+                                  line=line, room=room)
         runtime = "seq" in rec
         if runtime != ("time" in rec):
             self.add("DSH-E008", "record has " + ("seq but no time" if runtime else "time but no seq"),
