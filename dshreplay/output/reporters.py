@@ -226,11 +226,17 @@ class JsonReporter:
         """Any list of report objects with `to_json()`."""
         self.emit([item.to_json() for item in items])
 
-    shadows = brackets = provenance = calls = events = spills = items
+    shadows = brackets = calls = events = spills = items
+
+    def provenance(self, rows) -> None:
+        """Row by row: each row's origins are worked out as it is written, then dropped."""
+        with self.event_rows() as sink:
+            for row in rows:
+                sink(row)
 
     @contextmanager
     def event_rows(self):
-        """A sink for event rows, written as they come: one JSON array."""
+        """A sink for rows (events, provenance), written as they come: one JSON array."""
         out, first = self.out, [True]
 
         def sink(row) -> None:
