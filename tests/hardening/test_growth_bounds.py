@@ -5,7 +5,8 @@ growth, and asserts the answer as well as the bound.
 Inputs are generated here; none is committed. The limits are set so the code
 before each fix fails them at the larger size (measured: the figures are in
 the comments) while the fixed code passes with a wide margin on a loaded
-two-core machine.
+two-core machine. (That a preview cut before it is cleaned is the one the
+whole text gives is tests/unit/test_render.py's.)
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import orjson
 import pytest
 from test_attacks import HEADER, attack, lines
 
-from dshreplay.analyses.render import _ANSI, _CONTROL, _SPACE, one_line
 from dshreplay.testing.samples import user_record
 
 
@@ -79,27 +79,6 @@ def test_many_runs_of_one_handler_are_answered_oldest_first(tmp_path):
 
 
 # -- 2. the preview of a huge message ------------------------------------------------------
-
-def _whole_text_preview(text: str, width: int) -> str:
-    """The preview as worked out before: the whole text cleaned and folded, then cut."""
-    flat = _SPACE.sub(" ", text if text.isprintable() else _CONTROL.sub("", _ANSI.sub("", text))).strip()
-    return flat if len(flat) <= width else flat[:width - 1] + "…"
-
-
-@pytest.mark.parametrize("text", [
-    "plain words " * 40,
-    "\n\n" + "   \t" * 300 + "after the blank start",  # whitespace that folds away
-    "abc\x1b[31mred\x1b[0m " * 50,  # SGR sequences all along, some cut by the prefix
-    "x" * 95 + "\x1b[" + "1;" * 200 + "m tail",  # one CSI sequence across the first cut
-    "x" * 95 + "\x1b]0;" + "t" * 500 + "\x07 after the title",  # an OSC title across the cut
-    "x" * 97 + "\x1b]0;title\x1b\\ end",  # an OSC ended by ESC backslash at the cut
-    "é\u200b" * 400 + "\x00\x07\x9b",  # zero-width and C0/C1 controls
-    "x" * 95 + "\x1b",  # an ESC at the very end
-])
-@pytest.mark.parametrize("width", [1, 8, 20, 67])
-def test_a_preview_cut_before_it_is_cleaned_is_the_one_the_whole_text_gives(text, width):
-    assert one_line(text, width) == _whole_text_preview(text, width)
-
 
 def test_a_message_of_thirty_million_characters_is_previewed_at_the_cost_of_its_column(tmp_path):
     # before: each preview cleaned and folded the whole text (fold spent 7.5 s on a 100 MB message
