@@ -81,6 +81,9 @@ def _whole_text_preview(text: str, width: int) -> str:
     "x" * 97 + "\x1b]0;title\x1b\\ end",  # an OSC ended by ESC backslash at the cut
     "é\u200b" * 400 + "\x00\x07\x9b",  # zero-width and C0/C1 controls
     "x" * 95 + "\x1b",  # an ESC at the very end
+    "\x1b[" + "1;" * 200 + "m the text after a long CSI",  # a prefix that holds only part of a sequence
+    "\x1b]0;" + "t" * 500 + "\x07the text after a long title",
+    "\x1b]0;" + "t" * 65 + "\x1b\\the text after a title ended by ESC backslash",
 ])
 @pytest.mark.parametrize("width", [1, 8, 20, 67])
 def test_a_preview_cut_before_it_is_cleaned_is_the_one_the_whole_text_gives(text, width):
