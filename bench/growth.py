@@ -1,12 +1,17 @@
 """Growth curves on hostile shapes: time and peak memory must grow linearly.
 
-Four shapes, each at several sizes, each measured in its own process:
+Each shape at several sizes, each measured in its own process:
 
-- replacements: N appended messages, then N replacements of one node each (`fold`)
-- citations:    N assistant messages, each citing the one before (`provenance --seq N`: the last
-                message, whose origins are the whole chain)
-- long line:    one record whose text is M MB long (`fold`)
-- tiny lines:   a .zstd log whose frames hold N two-byte records (`fold`)
+- replacements:  N appended messages, then N replacements of one node each (`fold`)
+- citations:     N assistant messages, each citing the one before (`provenance --seq N`: the last
+                 message, whose origins are the whole chain)
+- citation rows: the same chain, every message's row (`provenance`: the table summarizes each
+                 message's origins, N²/2 in all, so its time grows with them; its memory must not)
+- long line:     one record whose text is M MB long (`fold`)
+- tiny lines:    a .zstd log whose frames hold N two-byte records (`fold`)
+- hook results:  N invocations of one handler, then N results that answer none (`validate`)
+- schema errors: one todo/write record listing N empty todos, two schema errors each (`validate`)
+- duplicate key: a record of M MB (a long list, written with spaces) holding a key twice (`validate`)
 
     python bench/growth.py [--quick] [--write]    (--write: the table to docs/growth.md)
 """
@@ -43,6 +48,37 @@ def citations(n: int) -> bytes:
     return b"".join(json.dumps(x, separators=(",", ":")).encode() + b"\n" for x in lines)
 
 
+def _dump(lines: list) -> bytes:
+    return b"".join(json.dumps(x, separators=(",", ":")).encode() + b"\n" for x in lines)
+
+
+def _event(seq: int, kind: str, data: dict) -> dict:
+    return {"type": kind, "seq": seq, "time": 1783352166000 + seq, "data": data}
+
+
+def hook_results(n: int) -> bytes:
+    lines = [HEADER, _event(0, "turn/start", {"turn": 1})]
+    lines += [_event(1 + k, "hook/invoked", {"turn": 1, "point": f"p{k}", "dialect": "claude-code",
+                                             "handlerId": "h"}) for k in range(n)]
+    lines += [_event(1 + n + k, "hook/result", {"turn": 1, "point": f"q{k}", "handlerId": "h", "decision": "pass",
+                                                "exitCode": 0, "durationMs": 1}) for k in range(n)]
+    lines.append(_event(1 + 2 * n, "turn/end", {"turn": 1, "reason": {"kind": "completed"}}))
+    return _dump(lines)
+
+
+def schema_errors(n: int) -> bytes:
+    return _dump([HEADER, _event(0, "turn/start", {"turn": 1}), _event(1, "todo/write", {"todos": [{}] * n}),
+                  _event(2, "turn/end", {"turn": 1, "reason": {"kind": "completed"}})])
+
+
+def duplicate_key(mb: int) -> bytes:
+    numbers = b"[" + b", ".join([b"1"] * ((mb << 20) // 3)) + b"]"
+    return (json.dumps(HEADER).encode() + b"\n" +
+            b'{"type": "user/message", "seq": 0, "time": 1783352166000, "surfaceOp": "append", "data": '
+            b'{"role": "user", "role": "user", "content": [{"type": "text", "text": "hi"}], "extra": ' + numbers +
+            b"}}\n")
+
+
 def long_line(mb: int) -> bytes:
     from dshreplay.testing.samples import user_record  # (in the --make child only)
     return (json.dumps(HEADER).encode() + b"\n" +
@@ -61,12 +97,17 @@ SHAPES = {
     "replacements": (replacements, ["fold", "--json"], [10_000, 20_000, 40_000, 100_000], ".jsonl"),
     "citations": (citations, ["provenance", "--seq", "{size}", "--json"], [10_000, 20_000, 40_000, 100_000],
                   ".jsonl"),
+    "citation rows": (citations, ["provenance"], [1_000, 2_000, 4_000, 8_000], ".jsonl"),
     "long line (MB)": (long_line, ["fold", "--json"], [25, 50, 100, 200], ".jsonl"),
     "tiny lines": (tiny_lines, ["fold", "--json"], [1_000_000, 2_000_000, 4_000_000, 10_000_000], ".jsonl.zstd"),
+    "hook results": (hook_results, ["validate"], [10_000, 20_000, 40_000, 100_000], ".jsonl"),
+    "schema errors": (schema_errors, ["validate"], [100_000, 200_000, 400_000, 1_000_000], ".jsonl"),
+    "duplicate key (MB)": (duplicate_key, ["validate"], [4, 8, 16, 32], ".jsonl"),
 }
 
 
-def measure(argv: list[str]) -> tuple[float, float]:
+def measure(argv: list[str]) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds (the command's and its workers') and peak RSS in MB."""
     start = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -76,7 +117,7 @@ def measure(argv: list[str]) -> tuple[float, float]:
     code = os.waitstatus_to_exitcode(status)
     if code not in (0, 1):
         raise SystemExit(f"{' '.join(argv)}: exit {code}: {err.strip()}")
-    return elapsed, usage.ru_maxrss / 1024
+    return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
 def main(argv=None) -> int:
@@ -99,19 +140,24 @@ def main(argv=None) -> int:
                 # would start with that memory counted in its peak
                 subprocess.run([sys.executable, __file__, "--make", shape, str(size), str(log)], check=True)
                 extra = [a.format(size=size) for a in command[1:]]
-                seconds, rss = measure([sys.executable, "-m", "dshreplay", command[0], str(log), *extra])
-                first = first or (size, seconds)
-                per = (seconds / size) / (first[1] / first[0])
-                rows.append((shape, f"{size:,}", f"{seconds:.2f}", f"{per:.2f}", f"{rss:.0f}"))
+                seconds, cpu, rss = measure([sys.executable, "-m", "dshreplay", command[0], str(log), *extra])
+                first = first or (size, cpu)
+                per = (cpu / size) / (first[1] / first[0])
+                rows.append((shape, f"{size:,}", f"{seconds:.2f}", f"{cpu:.2f}", f"{per:.2f}", f"{rss:.0f}"))
                 print(*rows[-1], sep="\t", flush=True)
     from dshreplay.output.reporters import render_table
-    text = render_table(rows, ["shape", "size", "seconds", "time per unit vs smallest", "peak RSS MB"], 10**6)
+    text = render_table(rows, ["shape", "size", "seconds", "CPU seconds", "CPU per unit vs smallest", "peak RSS MB"],
+                        10**6)
     print(text)
     if options.write:
         (Path(__file__).resolve().parent.parent / "docs" / "growth.md").write_text(
             "# Growth on hostile shapes\n\nGenerated by `python bench/growth.py --write` on the 2-core development "
-            "machine: each command in its own process; time per unit is the time per replacement, citation, "
-            "megabyte or line, against the smallest size (1.00: linear).\n\n```\n" + text + "\n```\n")
+            "machine: each command in its own process; CPU per unit is the CPU time (the command's and its "
+            "workers') per replacement, citation, megabyte, line, hook result or empty todo, against the smallest "
+            "size (1.00: linear; CPU time, as the wall time of a shared machine says more about its load). "
+            "The citation rows are the exception: the table summarizes each message's origins, N²/2 of them "
+            "for a chain of N, so their time per citation grows with N; their memory stays linear."
+            "\n\n```\n" + text + "\n```\n")
     return 0
 
 

@@ -35,7 +35,8 @@ class Options:
     snapshot    accept dsh's test-snapshot placeholders ("{{cwd}}") as any value
     select      report only these finding codes or prefixes (None: all)
     ignore      never report these finding codes or prefixes
-    all_findings  keep every finding (else 1,000 per code are listed, the rest counted)
+    all_findings  keep every finding (else 1,000 per code are listed, the rest counted); a
+                record's schema errors stay at 20 either way, then one finding says it has more
     redactor    the redaction rules of an export (an `output.redact.Redactor`)
     """
 

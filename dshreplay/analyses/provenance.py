@@ -8,7 +8,7 @@ model's view at two seqs. All of it reads the one fold in `surface`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from dshreplay.core.driver import Observer
 from dshreplay.core.surface import Replacement, SurfaceState
@@ -138,22 +138,33 @@ def diff_states(before: SurfaceState, after: SurfaceState, shadows=None) -> View
 
 @dataclass(frozen=True)
 class MessageProvenance:
-    """Where one model-visible message came from."""
+    """Where one model-visible message came from.
+
+    Its origins are worked out from the log's index each time they are asked
+    for, and never kept: in a chain of N messages each citing the one before,
+    they hold N²/2 seqs in all (a 1 MB log's took 4 GB), so rows are written
+    one at a time and each row's origins live only while it is written.
+    """
 
     index: int  # position among the model messages, from 1
     seq: int
     type: object
     op: object
     sources: tuple[int, ...]
-    origins: tuple[tuple[int, object], ...]
+    links: object = field(repr=False, compare=False)  # the LogIndex its origins are followed in
     spills: tuple = ()  # spills.Spill notes in it: output dsh kept out of the model's view
+
+    @property
+    def origins(self) -> tuple[tuple[int, object], ...]:
+        """Every event the message stands for, as (seq, type) in seq order (see `origins`)."""
+        return tuple(self.links.origins(self.seq))
 
     def to_json(self) -> dict:
         op = self.op if not isinstance(self.op, tuple) else {"op": "replace", "start": self.op[0],
                                                               "end": self.op[1]}
         return {"index": self.index, "seq": self.seq, "type": self.type, "op": op,
                 "sources": list(self.sources),
-                "origins": [{"seq": s, "type": t} for s, t in self.origins],
+                "origins": [{"seq": s, "type": t} for s, t in self.links.origins(self.seq)],
                 "spills": [{"omittedBytes": s.omitted, "locator": s.locator, "inherited": s.inherited}
                            for s in self.spills]}
 
@@ -162,7 +173,7 @@ def message_provenance(node_messages, index, *, message: int | None = None,
                        seq: int | None = None) -> list[MessageProvenance]:
     """Provenance of each model message (`node_messages` as SurfaceState.node_messages()),
     or only of message number `message` (from 1) or of the message of node `seq`:
-    origins are followed only for the messages asked about."""
+    origins are followed only when a row's are asked for."""
     out = []
     position = 1
     for node, body in node_messages:
@@ -170,7 +181,6 @@ def message_provenance(node_messages, index, *, message: int | None = None,
             continue
         if (message is None or message == position) and (seq is None or seq == node):
             out.append(MessageProvenance(position, node, index.type_of(node), index.ops.get(node),
-                                         index.sources.get(node, ()), tuple(index.origins(node)),
-                                         index.spills_of(node)))
+                                         index.sources.get(node, ()), index, index.spills_of(node)))
         position += 1
     return out

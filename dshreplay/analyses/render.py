@@ -16,6 +16,7 @@ from dshreplay.jsvalues import json_bytes
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
 _SPACE = re.compile(r"\s+")
+_OPEN = re.compile(r"\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*)?\Z")  # an escape sequence the end may cut short
 
 
 def clean(text: str) -> str:
@@ -26,11 +27,37 @@ def clean(text: str) -> str:
 
 
 def one_line(text: str, width: int) -> str:
-    """Clean text folded to one line and cut to `width` characters."""
-    flat = _SPACE.sub(" ", clean(text)).strip()
+    """Clean text folded to one line and cut to `width` characters.
+
+    Only a prefix is cleaned and folded, so a preview costs the column, not the
+    text (a message can be 100 MB): 4 × `width` characters first, four times
+    more while what they fold to does not fill the column, 64 × `width` at most.
+    Folding only drops characters, and the prefix never ends inside an escape
+    sequence, so what a prefix folds to begins what the whole text folds to:
+    the preview is the one the whole text gives. Only a text that opens with
+    more than 64 × `width` characters of spaces, controls and escapes is
+    previewed from that much of it (then cut with "…").
+    """
     if width <= 0:
         return ""
-    return flat if len(flat) <= width else flat[:max(width - 1, 0)] + "…"
+    size, limit = 4 * width + 64, 64 * width + 4096
+    while True:
+        head = _head(text, size)
+        flat = _SPACE.sub(" ", clean(head)).strip()
+        if head is text or len(flat) > width or size >= limit:
+            break
+        size = min(4 * size, limit)
+    return flat if head is text and len(flat) <= width else flat[:width - 1] + "…"
+
+
+def _head(text: str, size: int) -> str:
+    """`text` itself when it has at most `size` characters, else its first `size`
+    less an escape sequence the cut may split (from its ESC)."""
+    if len(text) <= size:
+        return text
+    head = text[:size]
+    esc = head.rfind("\x1b")  # (no sequence holds an ESC but an OSC's closing one, which ends it)
+    return head[:esc] if esc >= 0 and _OPEN.match(head, esc) else head
 
 
 def role_of(event_type: str, message) -> str:

@@ -122,10 +122,8 @@ class RelationChecker:
         self.brackets: dict = {}  # compactionId -> BracketRecord, in order of first mention
         self.meter: Event | None = None  # a metering event waiting for its replacement
         self.last_event: Event | None = None
-        # hook invocations, by (turn, point, handlerId): dsh pairs a result with an unanswered
-        # invocation of the same three, a handler may run again before its first run answers
-        self.hooks: dict = {}  # key -> [hook/invoked seq, ...] unanswered, oldest first
-        self.hooks_left: dict = {}  # key -> [(hook/invoked seq, turn/end seq), ...] a closed turn left unanswered
+        self.hooks = _PendingHooks()  # the open turn's unanswered hook invocations
+        self.hooks_left: dict = {}  # key -> _Fifo of (hook/invoked seq, turn/end seq) a closed turn left unanswered
         self.hooks_answered: dict = {}  # key -> (hook/invoked seq, hook/result seq) last paired, in the open turn
         seed = _get(header, "seedLength")
         self.seed_length = seed if is_safe_int(seed) and seed >= 0 else None
@@ -206,11 +204,11 @@ class RelationChecker:
                                  f"({_show(self.open_turn)})", event, "/data/turn")
         if self.open_step is not None:
             self.add("DSH-E204", f"turn/end {_show(turn)} while step {_show(self.open_step)} is open", event)
-        for key, invoked in self._unanswered_hooks():
+        for key, invoked in self.hooks.in_order():
             self.add("DSH-W403", f"turn closed with {_hook_name(key)} (hook/invoked at seq {invoked}) "
                                  "unanswered", event)
-            self.hooks_left.setdefault(key, []).append((invoked, event.seq))
-        self.hooks = {}
+            self.hooks_left.setdefault(key, _Fifo()).append((invoked, event.seq))
+        self.hooks = _PendingHooks()
         self.hooks_answered = {}
         self.open_turn = None
         self.open_step = None
@@ -455,12 +453,12 @@ class RelationChecker:
         turn = _get(data, "turn")
         if not self._names_open_turn(turn):
             self.add("DSH-E401", self._not_open_turn(event, turn), event, "/data/turn")
-        self.hooks.setdefault(_hook_key(data), []).append(event.seq)
+        self.hooks.add(_hook_key(data), event.seq)
 
     def _hook_result(self, event: Event, data) -> None:
         turn = _get(data, "turn")
         key = _hook_key(data)
-        invoked, note = _take(self.hooks, key), ""
+        invoked, note = self.hooks.take(key), ""
         if invoked is None:
             left = _take(self.hooks_left, key)
             if left is not None:
@@ -469,7 +467,7 @@ class RelationChecker:
         in_turn = self._names_open_turn(turn)
         if invoked is None and not in_turn and self.open_turn is not None:
             # the result names another turn than the open one its invocation named
-            invoked = _take(self.hooks, (as_key(self.open_turn), key[1], key[2]))
+            invoked = self.hooks.take((as_key(self.open_turn), key[1], key[2]))
             if invoked is not None:
                 note = f" (its hook/invoked at seq {invoked} names turn {_show(self.open_turn)})"
         if not in_turn:
@@ -485,16 +483,12 @@ class RelationChecker:
         answered = self.hooks_answered.get(key)
         if answered is not None:
             return f" (its hook/invoked at seq {answered[0]} was already answered at seq {answered[1]})"
-        others = [(seqs[0], other) for other, seqs in self.hooks.items() if other[2] == key[2]]
-        if others:
-            invoked, other = min(others)
+        oldest = self.hooks.oldest_of_handler(key[2])
+        if oldest is not None:
+            invoked, other = oldest
             return f" (the unanswered hook/invoked of that handler at seq {invoked} is at {_opt(other[1])} in " \
                    f"turn {_show(other[0])})"
         return ""
-
-    def _unanswered_hooks(self) -> list[tuple]:
-        """(key, hook/invoked seq) of every unanswered invocation, oldest first."""
-        return sorted(((key, seq) for key, seqs in self.hooks.items() for seq in seqs), key=lambda p: p[1])
 
     # -- the end -----------------------------------------------------------
     def finish(self, last_seq: int | None) -> list[Finding]:
@@ -515,7 +509,7 @@ class RelationChecker:
                                                      f"log's {0 if last_seq is None else last_seq + 1} events"))
         if self.open_turn is not None:
             self.findings.append(finding("DSH-W213", self.interrupted_message(), **where))
-        for key, invoked in self._unanswered_hooks():
+        for key, invoked in self.hooks.in_order():
             self.findings.append(finding("DSH-W403", f"log ends with {_hook_name(key)} (hook/invoked at seq "
                                                      f"{invoked}) unanswered", **where))
         self.findings.sort(key=lambda f: (f.seq is None, f.seq if f.seq is not None else 0))
@@ -554,14 +548,88 @@ def _hook_name(key) -> str:
 
 
 def _take(waiting: dict, key):
-    """The oldest entry waiting under `key`, removed; None when there is none."""
+    """The oldest entry waiting under `key` (a _Fifo), removed; None when there is none."""
     entries = waiting.get(key)
-    if not entries:
+    if entries is None:
         return None
-    entry = entries.pop(0)
-    if not entries:
+    entry = entries.pop_first()
+    if entries.empty:
         del waiting[key]
     return entry
+
+
+class _Fifo(list):
+    """A first-in, first-out queue as small as a list (a deque takes 600 bytes for one item, and a
+    log can hold one queue per invocation); taking the first is O(1) amortized (list.pop(0) is not)."""
+
+    __slots__ = ("head",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.head = 0  # the first entry not yet taken
+
+    @property
+    def empty(self) -> bool:
+        return self.head >= len(self)
+
+    def first(self):
+        return self[self.head]
+
+    def pop_first(self):
+        entry = self[self.head]
+        self.head += 1
+        if self.head > 16 and 2 * self.head > len(self):  # drop the taken half: each entry moves O(1) times
+            del self[:self.head]
+            self.head = 0
+        return entry
+
+
+class _PendingHooks:
+    """Unanswered hook invocations, by pairing key (turn, point, handlerId) and by handler.
+
+    dsh pairs a result with the oldest unanswered invocation of the same three
+    (a handler may run again before its first run answers). Each question a
+    result asks costs O(1) amortized, however many invocations wait: by key, and
+    the oldest waiting invocation of a handler for the hint of a result that
+    pairs with none (seqs only grow, so each handler's queue is in seq order, and
+    answered entries are dropped from its front when met).
+    """
+
+    __slots__ = ("by_key", "by_handler", "waiting")
+
+    def __init__(self) -> None:
+        self.by_key: dict = {}  # key -> _Fifo of hook/invoked seqs, oldest first
+        self.by_handler: dict = {}  # handlerId key -> _Fifo of (seq, key), oldest first, answered ones included
+        self.waiting: set[int] = set()  # the seqs still unanswered
+
+    def add(self, key: tuple, seq: int) -> None:
+        self.by_key.setdefault(key, _Fifo()).append(seq)
+        self.by_handler.setdefault(key[2], _Fifo()).append((seq, key))
+        self.waiting.add(seq)
+
+    def take(self, key: tuple) -> int | None:
+        """The oldest unanswered invocation under `key`, now answered; None when there is none."""
+        seq = _take(self.by_key, key)
+        if seq is not None:
+            self.waiting.discard(seq)
+        return seq
+
+    def oldest_of_handler(self, handler) -> tuple[int, tuple] | None:
+        """(seq, key) of the oldest unanswered invocation of `handler`, or None."""
+        queue = self.by_handler.get(handler)
+        if queue is None:
+            return None
+        while not queue.empty and queue.first()[0] not in self.waiting:
+            queue.pop_first()
+        if queue.empty:
+            del self.by_handler[handler]
+            return None
+        return queue.first()
+
+    def in_order(self) -> list[tuple]:
+        """(key, hook/invoked seq) of every unanswered invocation, oldest first."""
+        return sorted(((key, seq) for key, seqs in self.by_key.items() for seq in seqs[seqs.head:]),
+                      key=lambda p: p[1])
 
 
 _HANDLERS = {

@@ -132,15 +132,19 @@ class SchemaSet:
             self._fast[key] = validator
         return validator
 
-    def errors(self, name: str, instance, *, snapshot: bool = False) -> list[SchemaError]:
-        """Why `instance` fails schema `name` ([] when it is valid)."""
+    def errors(self, name: str, instance, *, snapshot: bool = False, limit: int | None = None) -> list[SchemaError]:
+        """Why `instance` fails schema `name` ([] when it is valid): its first
+        `limit` reasons (None: all). The reasons are worked out one by one and
+        no further than asked: a record of 90 KB can have 60,000 of them, each
+        costing tens of microseconds."""
         if self.fast(name).is_valid(instance):
             return []
-        out = []
+        out: list[SchemaError] = []
         for error in self.slow(name).iter_errors(instance):
-            if snapshot and _excused(error):
-                continue
-            out.append(SchemaError(_pointer(error.absolute_path), _describe(error)))
+            if not (snapshot and _excused(error)):
+                out.append(SchemaError(_pointer(error.absolute_path), _describe(error)))
+                if len(out) == limit:
+                    break
         return out
 
 

@@ -9,6 +9,7 @@ and the relational rules. Findings are collected, never raised.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from functools import cache
@@ -157,6 +158,9 @@ def _wanted(code: str, options: Options) -> bool:
     return options.select is None or any(code.startswith(p) for p in options.select)
 
 
+RECORD_SCHEMA_ERRORS = 20  # schema findings listed per record (then one says more are left out), --all-findings too
+
+
 class RecordChecks:
     """The checks of one record on its own: schemas, layout, known type.
 
@@ -222,9 +226,18 @@ class RecordChecks:
         self.placeholders += other.placeholders
         self.layouts |= other.layouts
 
-    def schema_check(self, name: str, instance, code: str, prefix: str, *, seq, line) -> None:
-        for error in self._schemas.errors(name, instance, snapshot=self.snapshot):
+    def schema_check(self, name: str, instance, code: str, prefix: str, *, seq, line,
+                     room: int = RECORD_SCHEMA_ERRORS) -> int:
+        """Why `instance` fails schema `name`: at most `room` findings, then (if
+        there are more) one saying so. Returns the room left, -1 when it ran out."""
+        errors = self._schemas.errors(name, instance, snapshot=self.snapshot, limit=room + 1)
+        for error in errors[:room]:
             self.add(code, error.message, seq=seq, line=line, pointer=prefix + error.pointer)
+        if len(errors) > room:
+            self.add(code, f"... and more schema errors in this record (only its first {RECORD_SCHEMA_ERRORS} "
+                           "are listed)", seq=seq, line=line)
+            return -1
+        return room - len(errors)
 
     def check(self, seq: int, line: int, kind, rec: dict, run) -> None:
         """One stored record: `kind` its type (None if not a string), `run` the
@@ -244,11 +257,11 @@ class RecordChecks:
             validator = self._validators[kind] = self._schemas.record_validator(kind)
         known = validator is not None
         if not (known and validator.is_valid(rec)) and self._explains():
-            # explain: the envelope and the payload separately
-            self.schema_check("record.schema.json", rec, "DSH-E004", "", seq=seq, line=line)
-            if known and "data" in rec:
+            # explain: the envelope and the payload separately, in one record's room
+            room = self.schema_check("record.schema.json", rec, "DSH-E004", "", seq=seq, line=line)
+            if known and "data" in rec and room >= 0:
                 self.schema_check(event_schema_name(kind), rec["data"], "DSH-E005", "/data", seq=seq,
-                                  line=line)
+                                  line=line, room=room)
         runtime = "seq" in rec
         if runtime != ("time" in rec):
             self.add("DSH-E008", "record has " + ("seq but no time" if runtime else "time but no seq"),
@@ -267,44 +280,98 @@ class RecordChecks:
 
 def duplicate_key(raw: bytes, record: dict) -> tuple[str, str] | None:
     """The first key that appears twice in one object of the line, with the
-    object's JSON pointer; None when there is none.
+    object's JSON pointer; None when there is none. "First": in the object
+    that opens first, the key whose second appearance comes first.
 
-    A line that orjson writes back at its own length has none (dsh writes
-    compact JSON, so this rules out almost every line); any other is parsed
-    again, object by object."""
-    try:
-        if len(orjson.dumps(record)) == len(raw.rstrip(b"\r\n")):
-            return None
-    except orjson.JSONEncodeError:
-        pass
-    try:
-        value = json.loads(raw, object_pairs_hook=_Pairs.of)
-    except (ValueError, RecursionError):
+    A line of up to 64 KiB that orjson writes back at its own length has none
+    (dsh writes compact JSON, so this rules out almost every line). Any other
+    is scanned once, as bytes, holding only the keys of the objects still
+    open: time linear in the line, memory a fraction of it, at any depth. (A
+    long line is not written back: orjson reserves address space by the
+    element, 1 GB for a list of 4 million numbers, and under an address-space
+    limit it crashes rather than fail.)"""
+    if len(raw) <= COMPACT_CHECK_BYTES:
+        try:
+            if len(orjson.dumps(record)) == len(raw.rstrip(b"\r\n")):
+                return None
+        except orjson.JSONEncodeError:
+            pass
+    found = _first_duplicate(raw)
+    if found is None:
         return None
-    stack = [(value, "")]
-    while stack:
-        item, pointer = stack.pop()
-        if isinstance(item, _Pairs):
-            if item.duplicate is not None:
-                return item.duplicate, pointer
-            stack.extend((v, f"{pointer}/{_escape(k)}") for k, v in reversed(list(item.items())))
-        elif type(item) is list:
-            stack.extend((v, f"{pointer}/{i}") for i, v in reversed(list(enumerate(item))))
-    return None
+    offset, key = found
+    return key.decode("utf-8", "surrogatepass"), _pointer_at(raw, offset)
 
 
-class _Pairs(dict):
-    """An object as json.loads builds it, remembering a key it saw twice."""
+COMPACT_CHECK_BYTES = 64 * 1024  # lines written back by orjson to see whether they are compact (see duplicate_key)
+_STRING = rb'"[^"\\]*(?:\\.[^"\\]*)*"'
+_KEY_OR_BRACKET = re.compile(_STRING + rb'(\s*:)?|([{}\[\]])', re.S)  # a string (a key: group 1), or a bracket (2)
+_TOKEN = re.compile(_STRING + rb'(\s*:)?|[{}\[\],]', re.S)  # a string (a key: group 1), a bracket or a comma
 
-    duplicate = None
 
-    @classmethod
-    def of(cls, pairs: list) -> _Pairs:
-        made = cls(pairs)
-        if len(made) != len(pairs):
-            seen: set = set()
-            made.duplicate = next(k for k, _ in pairs if k in seen or seen.add(k))
-        return made
+def _first_duplicate(raw: bytes) -> tuple[int, bytes] | None:
+    """(offset of the object, its key as UTF-8) of the first duplicate key of a JSON text, or None.
+
+    The object that opens first is the one reported; once one is found, only
+    the objects enclosing it (opened earlier) can still beat it, and the
+    others are not tracked. Iterative: no depth is too deep."""
+    keys: list = []  # per open container: its keys so far (an object still tracked), else None
+    starts: list[int] = []  # per open container: the offset of its bracket
+    tracked = 0  # the containers in `keys` that are tracked
+    found = None
+    for m in _KEY_OR_BRACKET.finditer(raw):
+        kind = m.lastindex
+        if kind is None:
+            continue  # a string value
+        if kind == 1:  # a key
+            seen = keys[-1]
+            if seen is None:
+                continue
+            key = raw[m.start() + 1:m.start(1) - 1]
+            if b"\\" in key:  # (escapes: compared as the text they stand for)
+                key = json.loads(raw[m.start():m.start(1)]).encode("utf-8", "surrogatepass")
+            if key not in seen:
+                seen.add(key)
+                continue
+            if found is None or starts[-1] < found[0]:
+                found = (starts[-1], key)
+            keys[-1] = None  # its first duplicate is known
+            tracked -= 1
+            continue
+        at = m.start()
+        bracket = raw[at]
+        if bracket == 0x7B and found is None:  # {
+            keys.append(set())
+            starts.append(at)
+            tracked += 1
+        elif bracket == 0x7B or bracket == 0x5B:  # { after the first found, or [
+            keys.append(None)
+            starts.append(at)
+        else:
+            tracked -= keys.pop() is not None
+            starts.pop()
+            if found is not None and not tracked:
+                break
+    return found
+
+
+def _pointer_at(raw: bytes, offset: int) -> str:
+    """The JSON pointer of the value whose text starts at `offset` (one scan of what comes before)."""
+    path: list[list] = []  # per open container: [is an object, its current key's match or its index]
+    for m in _TOKEN.finditer(raw, 0, offset):
+        byte = raw[m.start()]
+        if byte == 0x22:  # "
+            if m.lastindex == 1:
+                path[-1][1] = m
+        elif byte in (0x7B, 0x5B):
+            path.append([byte == 0x7B, None if byte == 0x7B else 0])
+        elif byte == 0x2C:  # ,
+            if not path[-1][0]:
+                path[-1][1] += 1
+        else:
+            path.pop()
+    return "".join("/" + (_escape(json.loads(raw[label.start():label.start(1)])) if is_object else str(label))
+                   for is_object, label in path)
 
 
 def _escape(key: str) -> str:

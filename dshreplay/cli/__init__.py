@@ -259,7 +259,8 @@ def _codes(ctx, param, value: str | None):
 @click.option("--ignore", callback=_codes, metavar="CODES",
               help="Never report these finding codes or prefixes, comma-separated.")
 @click.option("--all-findings", is_flag=True,
-              help="List every finding (by default 1,000 per code are listed and the rest counted).")
+              help="List every finding (by default 1,000 per code are listed and the rest counted); a "
+                   "record lists 20 schema errors at most either way, then one finding says it has more.")
 @jobs_options
 @output_options
 def validate(logs: tuple[str, ...], strict: bool, snapshot: bool, select, ignore, all_findings: bool, jobs,

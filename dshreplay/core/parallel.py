@@ -12,6 +12,10 @@ Two shapes:
   per-record schema checks), and sends back its compact result. The main
   process runs the one pass driver meanwhile. Used only where it pays:
   a file of at least `MIN_WINDOW_BYTES`, and at least two free cores.
+
+Neither costs a log more than a stat and a read of /proc/stat when it does not
+pay: deciding must never cost more than the work (a log of a few KB
+validates in about a millisecond).
 """
 
 from __future__ import annotations
@@ -78,9 +82,10 @@ def run_map(fn: Callable, items: Iterable, options: Options = DEFAULT) -> list:
             out.append(fn(item))
             bar.step()
         return out
-    pool = _pool(min(jobs, len(items)))
+    workers = min(jobs, len(items))
+    pool = _pool(workers)
     try:
-        for result in pool.map(fn, items):
+        for result in pool.map(fn, items, chunksize=_chunk(len(items), workers)):
             out.append(result)
             bar.step()
     finally:  # (on an error or a signal, the items not started are dropped, not run)
@@ -88,37 +93,43 @@ def run_map(fn: Callable, items: Iterable, options: Options = DEFAULT) -> list:
     return out
 
 
+def _chunk(items: int, workers: int) -> int:
+    """Items handed to a worker at a time: a round trip to a worker costs about as
+    much as validating a small log, so many logs go in batches (up to 32), while a
+    few (large ones, each worth a worker) go one by one, about 8 batches a worker."""
+    return max(1, min(32, items // (8 * workers)))
+
+
 def free_cores(options: Options) -> int:
-    """Cores a parallel read of one log may use now: at most `options.jobs`,
-    less what other processes keep busy (measured over 50 ms); 1 inside a
-    worker process."""
+    """Cores a parallel read of one log may use now: at most `options.jobs`, less
+    the processes that are running elsewhere at this moment; 1 inside a worker
+    process (of `run_map`, a window job or a Dask worker: the logs are already
+    spread over processes there).
+
+    Decided without waiting: a reading of the run queue costs microseconds,
+    where sampling idle time would cost its sampling period on every log.
+    """
     import multiprocessing
-    if multiprocessing.current_process().daemon or start_method() is None:
+    if multiprocessing.parent_process() is not None or start_method() is None:
         return 1
     cores = min(options.processes, available_cores())
     if cores <= 1:
         return 1
-    idle = _idle_cores(0.05)
-    return cores if idle is None else max(1, min(cores, int(idle + 0.5)))
+    running = _running_elsewhere()
+    return cores if running is None else max(1, min(cores, (os.cpu_count() or 1) - running))
 
 
-def _idle_cores(seconds: float) -> float | None:
-    """How many cores stood idle over the next `seconds` (Linux; None elsewhere)."""
-    import time
-
-    def sample():
-        with open("/proc/stat", "rb") as fh:
-            fields = [int(x) for x in fh.readline().split()[1:]]
-        return fields[3] + fields[4], sum(fields)  # idle + iowait, total (in ticks)
+def _running_elsewhere() -> int | None:
+    """How many threads other than this one are runnable now, system-wide (Linux
+    /proc/stat's procs_running, which counts this one; None elsewhere)."""
     try:
-        idle0, total0 = sample()
-        time.sleep(seconds)
-        idle1, total1 = sample()
-    except (OSError, ValueError, IndexError):
+        with open("/proc/stat", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"procs_running "):
+                    return max(int(line.split()[1]) - 1, 0)
+    except (OSError, ValueError):
         return None
-    if total1 <= total0:
-        return None
-    return (os.cpu_count() or 1) * (idle1 - idle0) / (total1 - total0)
+    return None
 
 
 def windows(path: str, start: int, size: int, want: int) -> list[tuple[int, int]]:
@@ -193,14 +204,17 @@ def window_jobs(source, fn: Callable, options: Options) -> WindowJobs | None:
     path = getattr(source, "file", None)
     if path is None or getattr(source, "transform", None) is not None:
         return None
+    try:
+        if os.path.getsize(path) < MIN_WINDOW_BYTES:  # (first: the cheapest question, and most logs stop here)
+            return None
+    except OSError:
+        return None  # the pass itself says why the log cannot be read
     workers = free_cores(options) - 1
     if workers < 1:
         return None
     from dshreplay.errors import ReadError
     from dshreplay.io.reader import LogReader
     try:
-        if os.path.getsize(path) < MIN_WINDOW_BYTES:
-            return None
         with LogReader(path) as reader:
             if reader.encoding != "jsonl":
                 return None

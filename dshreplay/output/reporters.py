@@ -44,8 +44,11 @@ def render_table(rows, headers=(), width: int = WIDTH, *, text_col: int | None =
         return ""
     headers = [str(h) for h in headers] if show_headers else []
     cols = max(len(headers), *(len(r) for r in rows))
-    cells = [[one_line(str(v), 10**6) if i != text_col else clean(str(v)) for i, v in enumerate(r)] for r in rows]
-    need = [max(_cell_width(r[i], i == text_col and wrap) if i < len(r) else 0 for r in cells) for i in range(cols)]
+    # the text column is cleaned whole only to be wrapped; cut, it is cleaned when cut (a text can be 100 MB)
+    cells = [[one_line(str(v), 10**6) if i != text_col else clean(str(v)) if wrap else str(v)
+              for i, v in enumerate(r)] for r in rows]
+    need = [max((_cell_width(r[i], wrap, width) if i == text_col else len(r[i])) if i < len(r) else 0 for r in cells)
+            for i in range(cols)]
     heads = [[h] for h in headers] + [[""]] * (cols - len(headers))
     floor = [max(map(len, h)) for h in heads]
     widths = [max(need[i], floor[i] + 2 if headers else 0) for i in range(cols)]
@@ -129,8 +132,10 @@ def _cut_column(values: list, width: int) -> list:
     return out
 
 
-def _cell_width(text: str, wrapped: bool) -> int:
-    return max(map(len, text.split("\n"))) if wrapped else len(one_line(text, 10**6))
+def _cell_width(text: str, wrapped: bool, width: int) -> int:
+    """The width a text cell asks for: its longest line, wrapped; else its one-line
+    preview's, up to width + 1 (a text wider than the table is cut to what is left)."""
+    return max(map(len, text.split("\n"))) if wrapped else len(one_line(text, width + 1))
 
 
 def _pad(cells: list, widths: list) -> str:
@@ -221,11 +226,17 @@ class JsonReporter:
         """Any list of report objects with `to_json()`."""
         self.emit([item.to_json() for item in items])
 
-    shadows = brackets = provenance = calls = events = spills = items
+    shadows = brackets = calls = events = spills = items
+
+    def provenance(self, rows) -> None:
+        """Row by row: each row's origins are worked out as it is written, then dropped."""
+        with self.event_rows() as sink:
+            for row in rows:
+                sink(row)
 
     @contextmanager
     def event_rows(self):
-        """A sink for event rows, written as they come: one JSON array."""
+        """A sink for rows (events, provenance), written as they come: one JSON array."""
         out, first = self.out, [True]
 
         def sink(row) -> None:

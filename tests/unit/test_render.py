@@ -1,10 +1,12 @@
-"""Text for people: times."""
+"""Text for people: times, one-line previews, tables."""
 
 from __future__ import annotations
 
 import datetime
 
-from dshreplay.analyses.render import utc_time
+import pytest
+
+from dshreplay.analyses.render import _ANSI, _CONTROL, _SPACE, one_line, utc_time
 
 
 def _reference(ms: int) -> str:
@@ -60,3 +62,29 @@ def test_a_wrapped_text_column_takes_what_the_others_leave():
                         wrap=True)
     assert text.splitlines() == ["code  message", "----  ------------------------", "E     one two three four five",
                                  "      six seven"]
+
+
+# -- one-line previews -----------------------------------------------------------------
+
+def _whole_text_preview(text: str, width: int) -> str:
+    """The preview as worked out before: the whole text cleaned and folded, then cut."""
+    flat = _SPACE.sub(" ", text if text.isprintable() else _CONTROL.sub("", _ANSI.sub("", text))).strip()
+    return flat if len(flat) <= width else flat[:width - 1] + "…"
+
+
+@pytest.mark.parametrize("text", [
+    "plain words " * 40,
+    "\n\n" + "   \t" * 300 + "after the blank start",  # whitespace that folds away
+    "abc\x1b[31mred\x1b[0m " * 50,  # SGR sequences all along, some cut by the prefix
+    "x" * 95 + "\x1b[" + "1;" * 200 + "m tail",  # one CSI sequence across the first cut
+    "x" * 95 + "\x1b]0;" + "t" * 500 + "\x07 after the title",  # an OSC title across the cut
+    "x" * 97 + "\x1b]0;title\x1b\\ end",  # an OSC ended by ESC backslash at the cut
+    "é\u200b" * 400 + "\x00\x07\x9b",  # zero-width and C0/C1 controls
+    "x" * 95 + "\x1b",  # an ESC at the very end
+    "\x1b[" + "1;" * 200 + "m the text after a long CSI",  # a prefix that holds only part of a sequence
+    "\x1b]0;" + "t" * 500 + "\x07the text after a long title",
+    "\x1b]0;" + "t" * 65 + "\x1b\\the text after a title ended by ESC backslash",
+])
+@pytest.mark.parametrize("width", [1, 8, 20, 67])
+def test_a_preview_cut_before_it_is_cleaned_is_the_one_the_whole_text_gives(text, width):
+    assert one_line(text, width) == _whole_text_preview(text, width)
