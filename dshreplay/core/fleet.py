@@ -36,8 +36,9 @@ class DaskMapper:
         items = list(items)
         if not items:
             return []
-        futures = self.client.map(fn, items, pure=False)
-        return self.client.gather(futures)
+        from dshreplay.core.parallel import Shipped, landed
+        futures = self.client.map(Shipped(fn), items, pure=False)
+        return [landed(result) for result in self.client.gather(futures)]
 
     def close(self) -> None:
         self.client.close()

@@ -46,7 +46,7 @@ from dshreplay.core.driver import SKIP, Observer, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
 from dshreplay.errors import DeriveError, DshReplayError, ReadError, UsageError
 from dshreplay.io.reader import LogSource, read_small_file, shown_path
-from dshreplay.jsvalues import MISSING, as_key, json_bytes, short_json
+from dshreplay.jsvalues import MISSING, as_key, as_text, json_bytes, parse_count, shown
 from dshreplay.options import Options
 from dshreplay.output.chain import TurnEndLines, check_growth, line_chain
 from dshreplay.output.htmlreport import MAX_TRANSCRIPT, render_index, render_report
@@ -125,21 +125,33 @@ def schema_set_version() -> str:
     return "sha256:" + digest.hexdigest()[:16]
 
 
+MAX_EPOCH = 253402300799  # 9999-12-31T23:59:59Z, the last second an ISO 8601 year of four digits holds
+
+
 def generated_at(timestamp: str | None) -> str:
-    """--timestamp, else SOURCE_DATE_EPOCH, else now; as UTC ISO 8601 seconds."""
+    """--timestamp, else SOURCE_DATE_EPOCH, else now; as UTC ISO 8601 seconds.
+
+    SOURCE_DATE_EPOCH is whole seconds since 1970 in ASCII digits
+    (reproducible-builds.org); a value that is not, or lies past the year
+    9999, is a usage error: it is never silently replaced by now."""
     if timestamp is not None:
         try:
             moment = datetime.datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
         except ValueError:
-            raise UsageError(f"--timestamp {timestamp!r} is not an ISO 8601 time") from None
+            raise UsageError(f"--timestamp {shown(timestamp)} is not an ISO 8601 time") from None
         if moment.tzinfo is None:
             moment = moment.replace(tzinfo=datetime.timezone.utc)
         try:
             moment = moment.astimezone(datetime.timezone.utc)
         except (OverflowError, ValueError):
-            raise UsageError(f"--timestamp {timestamp!r} is outside the years 1 to 9999 in UTC") from None
-    elif os.environ.get("SOURCE_DATE_EPOCH", "").strip().isdigit():
-        moment = datetime.datetime.fromtimestamp(int(os.environ["SOURCE_DATE_EPOCH"]), datetime.timezone.utc)
+            raise UsageError(f"--timestamp {shown(timestamp)} is outside the years 1 to 9999 in UTC") from None
+    elif os.environ.get("SOURCE_DATE_EPOCH", "").strip():
+        given = os.environ["SOURCE_DATE_EPOCH"]
+        seconds = parse_count(given.strip(), MAX_EPOCH)
+        if seconds is None:
+            raise UsageError(f"SOURCE_DATE_EPOCH {shown(given)} is not a time: want whole seconds since "
+                             f"1970-01-01 in ASCII digits, at most {MAX_EPOCH} (the end of the year 9999)")
+        moment = datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc)
     else:
         moment = datetime.datetime.now(datetime.timezone.utc)
     return moment.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -580,7 +592,7 @@ class _ToolRows(Observer):
             self.last = call_id
         elif kind == "tool/result" and item.record.get("surfaceOp") == "append":
             call_id = as_key(_call_id(kind, data))
-            row = self.calls.setdefault(call_id, {"callId": call_id, "turn": data.get("turn"),
+            row = self.calls.setdefault(call_id, {"callId": _call_id(kind, data), "turn": data.get("turn"),
                                                   "step": data.get("step"), "hooks": []})
             message = data.get("message")
             content = message.get("content") if type(message) is dict else None
@@ -598,7 +610,7 @@ class _ToolRows(Observer):
             if call_id in self.calls:
                 self.calls[call_id].update(approvalOutcome=data.get("outcome"), approvalDecided=item.time)
         elif self.last in self.calls:  # hook/result: the hooks around the last tool event
-            self.calls[self.last]["hooks"].append(f"{data.get('point')}:{data.get('decision')}")
+            self.calls[self.last]["hooks"].append(f"{as_text(data.get('point'))}:{as_text(data.get('decision'))}")
 
     def finish(self, run: Run) -> None:
         index = self.indexer.index
@@ -626,7 +638,7 @@ def session_facts(index, turns: TurnTracker, header: dict) -> dict:
     for counts in tokens_by_model(index.calls + index.auxiliary_calls).values():
         for key, value in counts.items():
             tokens[key] = tokens.get(key, 0) + value
-    models = sorted({(str(c.provider), str(c.model)) for c in index.calls + index.auxiliary_calls})
+    models = sorted({(as_text(c.provider), as_text(c.model)) for c in index.calls + index.auxiliary_calls})
     return {"sessionId": header.get("id"), "start": utc_time(start), "end": utc_time(last),
             "durationMs": _ms(last, start), "events": index.event_count,
             "models": [{"provider": p, "model": m} for p, m in models],
@@ -654,7 +666,7 @@ def _stream(source: LogSource, folder: Path, header: dict, final_nodes: frozense
     indexer = Indexer()
     records = _CallRecords(folder)
     indexer.calls.on_open = records.opened  # (the index's call tracker also opens the call records)
-    transcript = _TranscriptFile(folder / "transcript.md", str(header.get("id")), indexer.shadows, indexer.calls)
+    transcript = _TranscriptFile(folder / "transcript.md", as_text(header.get("id")), indexer.shadows, indexer.calls)
     turns = TurnTracker()
     tools = _ToolRows(folder / "tools.csv", indexer)
     observers = [indexer, transcript, records, turns, _EventRows(folder / "events.csv", turns, final_nodes), tools]
@@ -666,10 +678,10 @@ def _stream(source: LogSource, folder: Path, header: dict, final_nodes: frozense
     last = run.last_seq if run.last_seq is not None else 0
     spans: dict = {"turns": [], "steps": []}
     for s in turns.steps:
-        label = f"turn {s.turn} step {s.step}"
+        label = f"turn {as_text(s.turn)} step {as_text(s.step)}"
         spans["steps"].append((s.start, s.end, label) if s.end is not None else (s.start, last, label + " (open)"))
     for s in turns.turns:
-        label = f"turn {s.turn}"
+        label = f"turn {as_text(s.turn)}"
         spans["turns"].append((s.start, s.end, label) if s.end is not None else (s.start, last, label + " (open)"))
     approvals = [a.row() for a in turns.approvals]
     write_csv(folder / "approvals.csv", ["askedSeq", "decidedSeq", "id", "tool", "callId", "outcome", "reason",
@@ -839,12 +851,12 @@ def _request_ids(folder: Path, record: dict) -> list:
         base = chain[-1]["messagesFrom"]
         number = base.get("call")
         if type(number) is not int or not 0 < number < chain[-1]["call"] or len(chain) > FULL_REQUEST_EVERY:
-            raise UsageError(f"{shown_path(folder)}: call {record['call']} has a broken messagesFrom")
+            raise UsageError(f"{shown_path(folder)}: call {shown(record['call'])} has a broken messagesFrom")
         try:
             chain.append(orjson.loads(read_small_file(folder / "calls" / f"{number:04d}.json", MAX_MANIFEST_BYTES,
                                                       f"call {number}")))
         except ReadError:
-            raise UsageError(f"{shown_path(folder)}: call {record['call']} builds on call {number}, "
+            raise UsageError(f"{shown_path(folder)}: call {shown(record['call'])} builds on call {number}, "
                              "which is not in the bundle") from None
     ids = list(chain[-1]["messages"])
     for link in reversed(chain[:-1]):
@@ -927,7 +939,7 @@ def verify_export(bundle: Path, *, inputs: Path | None = None, bundle_only: bool
     for entry in files:
         rel = entry.get("path") if type(entry) is dict else None
         if type(rel) is not str:
-            differences.append(Difference("manifest.json", f"a file entry without a path: {short_json(entry, 60)}"))
+            differences.append(Difference("manifest.json", f"a file entry without a path: {shown(entry, 60)}"))
             continue
         listed.add(rel)
         path = bundle / rel
@@ -936,7 +948,7 @@ def verify_export(bundle: Path, *, inputs: Path | None = None, bundle_only: bool
                 differences.append(Difference(_printable_name(rel), "listed in the manifest but missing"))
             elif "size" in entry and path.stat().st_size != entry["size"]:
                 differences.append(Difference(_printable_name(rel), f"size changed: {path.stat().st_size} bytes, "
-                                                                    f"manifest says {short_json(entry['size'])}"))
+                                                                    f"manifest says {shown(entry['size'])}"))
             elif type(entry.get("sha256")) is not str or sha256_file(path) != entry["sha256"]:
                 differences.append(Difference(_printable_name(rel), "content changed (SHA-256 differs)"))
         except OSError as exc:
@@ -976,7 +988,7 @@ def verify_export(bundle: Path, *, inputs: Path | None = None, bundle_only: bool
                     differences.append(Difference(given, growth.detail))
             elif size != entry.get("size"):
                 differences.append(Difference(given, f"input size changed: {size} bytes, "
-                                                     f"manifest says {entry.get('size')}"))
+                                                     f"manifest says {shown(entry.get('size'))}"))
             else:
                 differences.append(Difference(given, "input content changed (SHA-256 differs)"))
         except (OSError, DshReplayError) as exc:
@@ -998,7 +1010,7 @@ def _find_input(named: str, inputs: Path | None) -> Path | None:
 
 
 def _printable_name(name: str) -> str:
-    return shown_path(name) if isinstance(name, str) else repr(name)
+    return shown_path(name) if isinstance(name, str) else shown(name)
 
 
 __all__ = ["export", "ExportOptions", "verify_export", "folder_name", "html"]

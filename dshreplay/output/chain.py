@@ -22,6 +22,7 @@ from pathlib import Path
 
 from dshreplay.core.driver import Observer
 from dshreplay.io.reader import LogSource
+from dshreplay.jsvalues import parse_count
 
 SEED = hashlib.sha256(b"dshreplay line chain v1").digest()
 EVERY = 1000
@@ -95,9 +96,9 @@ def _rewritten(source: LogSource, low: int, high: int, events_csv: Path | None) 
         try:
             with open(events_csv, newline="", encoding="utf-8") as fh:
                 for row in csv.DictReader(fh):
-                    line = row.get("line", "")
-                    if line.isdigit() and low <= int(line) <= high and row.get("rawSha256"):
-                        known.setdefault(int(line), row["rawSha256"])
+                    line = parse_count(row.get("line"), high)
+                    if line is not None and low <= line and row.get("rawSha256"):
+                        known.setdefault(line, row["rawSha256"])
         except (OSError, csv.Error, UnicodeDecodeError):
             known = {}
     if known:

@@ -20,7 +20,7 @@ import orjson
 from dshreplay.core.driver import Observer
 from dshreplay.errors import ReadError, UsageError
 from dshreplay.io.reader import read_small_file
-from dshreplay.jsvalues import json_bytes
+from dshreplay.jsvalues import as_key, json_bytes, parse_count
 
 MASK = "[REDACTED]"
 MAX_RULES_BYTES = 1024**2
@@ -221,8 +221,7 @@ class Redactor:
 
 def _call_key(data: dict, chunk: dict) -> tuple:
     """Which tool call of its step a delta belongs to: (turn, step, block index)."""
-    return tuple(v if isinstance(v, (int, float, str, type(None))) else repr(v)
-                 for v in (data.get("turn"), data.get("step"), chunk.get("index")))
+    return tuple(as_key(v) for v in (data.get("turn"), data.get("step"), chunk.get("index")))
 
 
 class ArgumentDeltas(Observer):
@@ -295,7 +294,7 @@ def _replace_at(value, path: tuple[str, ...]) -> bool:
     for part in path[:-1]:
         if type(value) is dict and part in value:
             value = value[part]
-        elif type(value) is list and part.isdigit() and int(part) < len(value):
+        elif type(value) is list and parse_count(part, len(value) - 1) is not None:
             value = value[int(part)]
         else:
             return False
@@ -303,7 +302,7 @@ def _replace_at(value, path: tuple[str, ...]) -> bool:
     if type(value) is dict and last in value:
         value[last] = MASK
         return True
-    if type(value) is list and last is not None and last.isdigit() and int(last) < len(value):
+    if type(value) is list and parse_count(last, len(value) - 1) is not None:
         value[int(last)] = MASK
         return True
     return False
