@@ -1,14 +1,26 @@
-"""JSON value predicates with JavaScript's number semantics.
+"""JSON values as dsh sees them, and as dshreplay shows them.
 
 dsh is written in TypeScript: `1.0` is an integer there, `true` is not a
-number, and safe integers stop at 2**53 - 1. These helpers keep our checks
-identical to dsh's on every parsed value.
+number, and safe integers stop at 2**53 - 1. The predicates here keep our
+checks identical to dsh's on every parsed value.
+
+A log value may be nested as deep as the parser reads (1,024 levels), where
+Python's repr(), str() and == recurse past the interpreter's limit. Nothing
+here recurses: `shown`/`as_text` are the one way a value is quoted in a
+message or a cell, `as_key` the one way it keys a dict, `parse_count` the one
+way a number written in text is read.
 """
 
 from __future__ import annotations
 
+import json
+import re
+import sys
+from contextlib import contextmanager
+
 MAX_SAFE_INTEGER = 2**53 - 1
 MISSING = object()  # a key absent from a record (JSON has no `undefined`)
+MAX_DEPTH = 1024  # the deepest a parsed value nests: orjson refuses a line nested deeper
 
 
 def is_number(value: object) -> bool:
@@ -28,6 +40,24 @@ def is_safe_int(value: object) -> bool:
 def is_event_seq(value: object) -> bool:
     """A non-negative safe integer, as dsh requires of seqs."""
     return is_safe_int(value) and value >= 0
+
+
+def parse_count(text, maximum: int) -> int | None:
+    """A whole number written in ASCII digits only, when it is at most
+    `maximum`; None for anything else. The one parser of numbers in text
+    (a size option, SOURCE_DATE_EPOCH, a spill note, a bundle's CSV):
+    `str.isdigit()` accepts "²" and other scripts' digits, which int() then
+    refuses or reads, and int() of thousands of digits raises, so the length
+    is checked first."""
+    if type(text) is not str or not _DIGITS.fullmatch(text) or maximum < 0:
+        return None
+    if len(text.lstrip("0")) > len(str(maximum)):
+        return None
+    value = int(text)
+    return value if value <= maximum else None
+
+
+_DIGITS = re.compile(r"[0-9]+")
 
 
 def js_equal(a: object, b: object) -> bool:
@@ -54,6 +84,33 @@ def js_equal(a: object, b: object) -> bool:
         if not same:
             return False
     return True
+
+
+@contextmanager
+def nesting_room():
+    """Room for a library routine that recurses once per level of a value
+    (pickle.dumps, json.loads) to walk one as deep as the parser reads: the
+    interpreter's recursion limit (1,000 by default) is lifted to several
+    times MAX_DEPTH while it runs, then put back. The depth is bounded by the
+    parser, so the stack is too; our own code walks values iteratively."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 4 * MAX_DEPTH))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def js_same(a: object, b: object) -> bool:
+    """`a === b` in JavaScript over parsed JSON values: arrays and objects are
+    the same only when they are one value (two records never share one), so
+    no comparison walks into them."""
+    ta, tb = type(a), type(b)
+    if ta in (list, dict) or tb in (list, dict):
+        return a is b
+    if ta is bool or tb is bool:
+        return ta is tb and a == b
+    return a == b if (ta in (int, float)) == (tb in (int, float)) else False
 
 
 def js_length(value: object):
@@ -85,45 +142,86 @@ def json_bytes(value, *, sort_keys: bool = False) -> bytes:
     try:
         return orjson.dumps(value, option=orjson.OPT_SORT_KEYS if sort_keys else None)
     except orjson.JSONEncodeError:
-        return _deep_json(value, sort_keys).encode()
+        return "".join(_json_pieces(value, sort_keys)).encode()
 
 
-def _deep_json(value, sort_keys: bool) -> str:
-    import json
+def shown(value, width: int | None = 60, *, quote: bool = True) -> str:
+    """How a log value is shown to people, in a message or a table cell:
+    compact JSON (a string in JSON quotes, or as it is when `quote` is False),
+    cut to `width` characters with "..." (None: whole).
+
+    Every message that quotes a log value goes through here: it never
+    recurses (a value may be nested as deep as the parser allows, where
+    repr() and str() overflow the stack) and its cost is bounded by `width`,
+    not by the size of the value."""
+    if type(value) is JsonKey:
+        value = value.value
+    if type(value) is str and not quote:
+        text = value
+    elif type(value) is int:  # (the common cell: a seq or a count)
+        text = str(value)
+    elif width is None:
+        try:
+            text = json_bytes(value).decode()
+        except TypeError:
+            text = f"<{type(value).__name__}>"
+    else:
+        text = "".join(_json_pieces(value, limit=width + 1))
+    return text if width is None or len(text) <= width else text[:max(width - 3, 0)] + "..."
+
+
+def as_text(value) -> str:
+    """A log value in running text or a table cell, whole (the caller cuts the
+    line): a string as it is, anything else as compact JSON. Never str() of a
+    log value: it recurses as repr() does."""
+    return shown(value, None, quote=False)
+
+
+def _json_pieces(value, sort_keys: bool = False, limit: int | None = None):
+    """Compact JSON text of `value`, piece by piece, with an explicit stack (any
+    depth); pieces stop once `limit` characters are out (a long string is cut
+    before it is encoded). A value that is no JSON value shows as <its type>."""
     encode = json.encoder.encode_basestring  # (ensure_ascii off, as orjson)
 
     def text(s: str) -> str:
+        if limit is not None:
+            s = s[:limit]
         return encode(s.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"))
 
-    out: list[str] = []
-    stack: list = [value]  # values to write, and the strings between them
-    while stack:
+    out = 0
+    stack: list = [value]  # values to write, and the text between them
+    while stack and (limit is None or out < limit):
         item = stack.pop()
         if type(item) is _Raw:
-            out.append(item.text)
-        elif type(item) is str:
-            out.append(text(item))
-        elif item is None or type(item) is bool:
-            out.append("null" if item is None else "true" if item else "false")
-        elif type(item) in (int, float):
-            out.append(repr(item) if type(item) is float else str(item))
-        elif type(item) is dict:
+            piece = item.text
+        elif isinstance(item, str):
+            piece = text(item)
+        elif item is None or isinstance(item, bool):
+            piece = "null" if item is None else "true" if item else "false"
+        elif isinstance(item, (int, float)):
+            piece = repr(float(item)) if isinstance(item, float) else int.__repr__(item)
+        elif isinstance(item, dict):
             pairs = sorted(item.items()) if sort_keys else list(item.items())
             parts: list = [_Raw("{")]
             for i, (k, v) in enumerate(pairs):
                 parts += [_Raw(("," if i else "") + text(str(k)) + ":"), v]
             parts.append(_Raw("}"))
             stack.extend(reversed(parts))
-        elif type(item) in (list, tuple):
+            continue
+        elif isinstance(item, (list, tuple)):
             parts = [_Raw("[")]
             for i, v in enumerate(item):
                 parts += [_Raw(",")] if i else []
                 parts.append(v)
             parts.append(_Raw("]"))
             stack.extend(reversed(parts))
+            continue
+        elif limit is not None:  # (a message: say what it is)
+            piece = f"<{type(item).__name__}>"
         else:
             raise TypeError(f"not a JSON value: {type(item).__name__}")
-    return "".join(out)
+        out += len(piece)
+        yield piece
 
 
 class _Raw:
@@ -133,15 +231,27 @@ class _Raw:
         self.text = text
 
 
+class JsonKey:
+    """A JSON array or object as a dict key: equal when their JSON text is
+    (never equal to a string, so the id [1] and the id "[1]" stay apart)."""
+
+    __slots__ = ("value", "text")
+
+    def __init__(self, value) -> None:
+        self.value = value
+        self.text = json_bytes(value, sort_keys=False)
+
+    def __eq__(self, other) -> bool:
+        return type(other) is JsonKey and other.text == self.text
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+    def __repr__(self) -> str:
+        return f"JsonKey({shown(self.value)})"
+
+
 def as_key(value):
-    """A JSON value usable as a dict key: itself when hashable, else its repr (lists, objects)."""
-    return value if type(value) in (str, int, float, bool, type(None)) else repr(value)
-
-
-def short_json(value, width: int = 60) -> str:
-    """A value as compact JSON, cut to `width` characters, for messages."""
-    try:
-        text = json_bytes(value).decode()
-    except TypeError:
-        text = repr(value)
-    return text if len(text) <= width else text[:width - 3] + "..."
+    """A JSON value usable as a dict key: itself when hashable, else a JsonKey
+    (lists, objects). Every dict keyed by a log value keys it here."""
+    return value if type(value) in (str, int, float, bool, type(None)) else JsonKey(value)

@@ -9,10 +9,28 @@ the caller's settings.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field, replace
+
+from dshreplay.jsvalues import parse_count, shown
 
 DEFAULT_MAX_BYTES = 8 * 1024**3  # ceiling on decompressed zstd text
 DEFAULT_MAX_LINE = 256 * 1024**2  # ceiling on one line: a line with no end stops there
+MAX_SIZE = 1024**5  # the largest size a ceiling may be set to (1P): past what any file system holds
+_SCALES = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4, "P": 1024**5}
+_SIZE = re.compile(r"([0-9]+)([KMGTP]?)")
+
+
+def parse_size(text: str) -> int:
+    """A size such as 500M or 4G (ASCII digits, then K, M, G, T or P, any case)
+    in bytes, from 1 to MAX_SIZE. The one parser of sizes; ValueError says
+    what is wanted."""
+    match = _SIZE.fullmatch(text.strip().upper()) if type(text) is str else None
+    number = parse_count(match.group(1), MAX_SIZE) if match else None
+    if number is None or not 0 < number * _SCALES[match.group(2)] <= MAX_SIZE:
+        raise ValueError("want a size such as 500M or 4G: ASCII digits and K, M, G, T or P, "
+                         "from 1 byte to 1P")
+    return number * _SCALES[match.group(2)]
 
 
 def available_cores() -> int:
@@ -53,10 +71,10 @@ class Options:
     def __post_init__(self) -> None:
         for name in ("max_bytes", "max_line"):
             value = getattr(self, name)
-            if type(value) is not int or value <= 0:
-                raise ValueError(f"{name} must be a positive integer, not {value!r}")
+            if type(value) is not int or not 0 < value <= MAX_SIZE:
+                raise ValueError(f"{name} must be an integer from 1 to {MAX_SIZE}, not {shown(value)}")
         if self.jobs is not None and (type(self.jobs) is not int or self.jobs < 1):
-            raise ValueError(f"jobs must be a positive integer or None, not {self.jobs!r}")
+            raise ValueError(f"jobs must be a positive integer or None, not {shown(self.jobs)}")
 
     @property
     def processes(self) -> int:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from dshreplay.core.driver import Observer, Run
 from dshreplay.core.surface import SURFACE_TYPES, has_message
 from dshreplay.errors import DeriveError
-from dshreplay.jsvalues import MISSING, as_key
+from dshreplay.jsvalues import MISSING, as_key, as_text
 from dshreplay.jsvalues import dig as _get
 
 AUXILIARY = {
@@ -152,9 +152,10 @@ def retried_calls(calls: list[Call]) -> int:
 def finish_text(finish) -> str:
     """A finish reason in words: its kind and error code ("stop", "error CONTEXT_WINDOW_EXCEEDED")."""
     if type(finish) is not dict:
-        return "(open)" if finish is None else str(finish)
+        return "(open)" if finish is None else as_text(finish)
     code = failure_code(finish)
-    return f"{finish.get('kind')} {code}" if code is not None else str(finish.get("kind"))
+    kind = as_text(finish.get("kind"))
+    return f"{kind} {as_text(code)}" if code is not None else kind
 
 
 class MessageCount(Observer):
@@ -189,12 +190,7 @@ class MessageCount(Observer):
 
 def _key(value):
     """A turn or step as a dict key (None where the log has none)."""
-    if value is MISSING:
-        return None
-    return value if type(value) in _HASHABLE else repr(value)
-
-
-_HASHABLE = frozenset({int, float, str, type(None), bool})
+    return None if value is MISSING else as_key(value)
 
 
 @dataclass

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from dshreplay.errors import DshReplayError
 from dshreplay.io.reader import LogSource
 from dshreplay.io.store import discover
-from dshreplay.jsvalues import js_equal
+from dshreplay.jsvalues import as_key, js_equal, shown
 from dshreplay.options import DEFAULT, Options
 
 
@@ -31,10 +31,32 @@ class Node:
     seed_checked: bool | None = None  # True: prefix equals the parent's; None: not checked
 
     def to_json(self) -> dict:
+        """This node and its descendants, nested (built with an explicit stack: a
+        fork chain may be thousands of sessions deep)."""
+        top = self._own_json()
+        stack = [(self, top)]
+        while stack:
+            node, out = stack.pop()
+            for child in node.children:
+                child_json = child._own_json()
+                out["children"].append(child_json)
+                stack.append((child, child_json))
+        return top
+
+    def _own_json(self) -> dict:
         return {"path": self.path, "sessionId": self.session_id, "parentSession": self.parent_id,
                 "origin": self.origin, "delegationDepth": self.depth, "seedLength": self.seed_length,
                 "descriptor": self.descriptor, "seedVerified": self.seed_checked, "problems": self.problems,
-                "children": [c.to_json() for c in self.children]}
+                "children": []}
+
+    def walk(self):
+        """(depth, node) for this node and its descendants, depth first, parents
+        before children (iterative, at any depth)."""
+        stack = [(0, self)]
+        while stack:
+            depth, node = stack.pop()
+            yield depth, node
+            stack.extend((depth + 1, child) for child in reversed(node.children))
 
 
 def _events(source: LogSource):
@@ -107,25 +129,26 @@ def lineage(inputs, options: Options = DEFAULT, mapper=None) -> tuple[list[Node]
         nodes.append(node)
     by_id: dict = {}
     for node in nodes:
-        key = node.session_id if isinstance(node.session_id, str) else repr(node.session_id)
+        key = as_key(node.session_id)
         if key in by_id:
             node.problems.append(f"session id also used by {by_id[key].path}")
             continue
         by_id[key] = node
     roots = []
+    cyclic = _on_cycles(nodes, by_id)
     for node in nodes:
         session = sessions[id(node)]
         seed = node.seed_length if type(node.seed_length) is int and node.seed_length >= 0 else None
-        parent = by_id.get(node.parent_id) if isinstance(node.parent_id, str) else None
+        parent = _parent(node, by_id)
         if node.parent_id is None:
             roots.append(node)
             continue
         if parent is None:
-            node.problems.append(f"parent session {node.parent_id!r} not found")
+            node.problems.append(f"parent session {shown(node.parent_id)} not found")
             roots.append(node)
             continue
-        if _is_ancestor(node, parent, by_id):
-            node.problems.append(f"cycle: {node.parent_id!r} descends from this session")
+        if id(node) in cyclic:
+            node.problems.append(f"cycle: {shown(node.parent_id)} descends from this session")
             roots.append(node)
             continue
         parent.children.append(node)
@@ -137,13 +160,24 @@ def lineage(inputs, options: Options = DEFAULT, mapper=None) -> tuple[list[Node]
     return roots, errors
 
 
-def _is_ancestor(node: Node, candidate: Node, by_id: dict) -> bool:
-    """Whether following parents up from `candidate` reaches `node` (a cycle)."""
-    seen = set()
-    current = candidate
-    while current is not None and id(current) not in seen:
-        if current is node:
-            return True
-        seen.add(id(current))
-        current = by_id.get(current.parent_id) if isinstance(current.parent_id, str) else None
-    return False
+def _parent(node: Node, by_id: dict) -> Node | None:
+    return by_id.get(node.parent_id) if isinstance(node.parent_id, str) else None
+
+
+def _on_cycles(nodes: list[Node], by_id: dict) -> set[int]:
+    """The ids of the nodes whose parents lead back to themselves. Each node
+    has one parent at most, so one walk up from each node not yet seen, that
+    stops at the first node seen before, finds every cycle: linear time."""
+    walk_of: dict[int, int] = {}  # id(node) -> the walk that first reached it
+    cyclic: set[int] = set()
+    for start, first in enumerate(nodes):
+        path = []
+        current = first
+        while current is not None and id(current) not in walk_of:
+            walk_of[id(current)] = start
+            path.append(current)
+            current = _parent(current, by_id)
+        if current is not None and walk_of[id(current)] == start:  # this walk met itself: a cycle
+            ring = path[next(i for i, n in enumerate(path) if n is current):]
+            cyclic.update(id(n) for n in ring)
+    return cyclic

@@ -11,7 +11,7 @@ from functools import lru_cache
 
 from dshreplay.analyses.calls import finish_text
 from dshreplay.analyses.turns import turn_ending
-from dshreplay.jsvalues import json_bytes
+from dshreplay.jsvalues import as_text, shown
 
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
@@ -74,7 +74,7 @@ def message_text(message, reasoning: bool = True) -> str:
     """The readable text of a model message: text blocks, tool calls, tool results
     (and reasoning blocks, unless `reasoning` is False)."""
     if type(message) is not dict:
-        return "" if message is None else _json(message)
+        return "" if message is None else shown(message, None)
     content = message.get("content")
     if type(content) is str:
         return content
@@ -101,7 +101,7 @@ def _block_text(block, depth: int = 0) -> str:
         return f"[reasoning] {block['text']}"
     if kind == "tool-call":
         args = block.get("arguments")
-        return f"[call {block.get('name')}] {args if type(args) is str else _json(args)}"
+        return f"[call {as_text(block.get('name'))}] {as_text(args)}"
     if kind == "tool-result":
         inner = block.get("content")
         if type(inner) is list:
@@ -109,7 +109,7 @@ def _block_text(block, depth: int = 0) -> str:
         elif type(inner) is str:
             text = inner
         else:
-            text = _json(inner)
+            text = as_text(inner)
         flag = " error" if block.get("isError") is True else ""
         return f"[result{flag}] {text}"
     if kind == "image":
@@ -132,48 +132,42 @@ def event_text(event) -> str:
         chunk = data.get("chunk") if type(data.get("chunk")) is dict else {}
         ctype = chunk.get("type")
         if ctype in ("text-delta", "reasoning-delta"):
-            return str(chunk.get("text", ""))
+            return as_text(chunk.get("text", ""))
         if ctype == "tool-call-delta":
-            name = f"{chunk.get('name')} " if chunk.get("name") is not None else ""
-            return f"{name}{chunk.get('argumentsDelta', '')}"
+            name = f"{as_text(chunk.get('name'))} " if chunk.get("name") is not None else ""
+            return f"{name}{as_text(chunk.get('argumentsDelta', ''))}"
         if ctype == "finish":
             return f"finish {finish_text(chunk.get('reason'))}"
         if ctype == "usage":
             usage = chunk.get("usage") if type(chunk.get("usage")) is dict else {}
-            return f"usage in {usage.get('inputTokens')} out {usage.get('outputTokens')}"
-        return str(ctype or "")
+            return f"usage in {as_text(usage.get('inputTokens'))} out {as_text(usage.get('outputTokens'))}"
+        return as_text(ctype or "")
     if kind == "tool/call":
         args = data.get("arguments")
-        return f"{data.get('name')} {args if type(args) is str else _json(args)}"
+        return f"{as_text(data.get('name'))} {as_text(args)}"
     if kind == "approval/asked":
-        return f"{data.get('toolName')} {data.get('callId')}: {data.get('reason')}"
+        return f"{as_text(data.get('toolName'))} {as_text(data.get('callId'))}: {as_text(data.get('reason'))}"
     if kind == "approval/decided":
-        return f"decided {data.get('outcome')}"
+        return f"decided {as_text(data.get('outcome'))}"
     if kind == "hook/result":
-        return f"{data.get('point')}: {data.get('decision')}"
+        return f"{as_text(data.get('point'))}: {as_text(data.get('decision'))}"
     if kind in ("compaction/summary", "compaction/prune"):
         span = data.get("shadowedRange") if type(data.get("shadowedRange")) is dict else {}
-        return f"shadows {span.get('start')}..{span.get('end')}: {data.get('summary', '')}".rstrip(": ")
+        summary = as_text(data.get("summary", ""))
+        return f"shadows {as_text(span.get('start'))}..{as_text(span.get('end'))}: {summary}".rstrip(": ")
     if kind in ("compaction/start", "compaction/end"):
-        error = f" error {_json(data['error'])}" if "error" in data else ""
-        return f"{data.get('compactionId')}{error}"
+        error = f" error {shown(data['error'], None)}" if "error" in data else ""
+        return f"{as_text(data.get('compactionId'))}{error}"
     if kind == "turn/end":
-        return f"turn {data.get('turn')} {turn_ending(data.get('reason'))}"
+        return f"turn {as_text(data.get('turn'))} {turn_ending(data.get('reason'))}"
     if kind in ("turn/start", "step/start", "step/end"):
-        step = f" step {data.get('step')}" if "step" in data else ""
-        return f"turn {data.get('turn')}{step}"
-    return _json(data) if data else ""
+        step = f" step {as_text(data.get('step'))}" if "step" in data else ""
+        return f"turn {as_text(data.get('turn'))}{step}"
+    return shown(data, None) if data else ""
 
 
 def json_size(value) -> int:
-    return len(_json(value))
-
-
-def _json(value) -> str:
-    try:
-        return json_bytes(value).decode()
-    except TypeError:
-        return repr(value)
+    return len(shown(value, None))
 
 
 def utc_time(ms) -> str | None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from dshreplay.analyses.findings import DEFAULT_CAP, Finding, FindingList, finding
 from dshreplay.core.surface import Replacement
 from dshreplay.io.reader import Event
-from dshreplay.jsvalues import MISSING, as_key, dig, is_safe_int
+from dshreplay.jsvalues import MISSING, as_key, dig, is_safe_int, js_same, shown
 
 TOOL_NOT_STARTED = "TOOL_NOT_STARTED"
 TOOL_OUTCOME_UNKNOWN = "TOOL_OUTCOME_UNKNOWN"
@@ -36,9 +36,10 @@ def _same(a, b) -> bool:
 
 
 def _show(value) -> str:
+    """A turn or step number as a message names it ("none" when absent or null)."""
     if value is None or value is MISSING:
         return "none"
-    return str(int(value)) if _num(value) and float(value).is_integer() else repr(value)
+    return str(int(value)) if _num(value) and float(value).is_integer() else shown(value)
 
 
 def _get(value, *keys):
@@ -84,10 +85,10 @@ class Closer:
 
     def describe(self) -> str:
         if self.type == "tool/result" and self.code == TOOL_OUTCOME_UNKNOWN:
-            return (f"tool/result {TOOL_OUTCOME_UNKNOWN} for {self.call_id!r} (its tool/call at seq "
+            return (f"tool/result {TOOL_OUTCOME_UNKNOWN} for {shown(self.call_id)} (its tool/call at seq "
                     f"{self.call_seq} may have had side effects)")
         if self.type == "tool/result":
-            return f"tool/result {TOOL_NOT_STARTED} for {self.call_id!r} (asked for, never started)"
+            return f"tool/result {TOOL_NOT_STARTED} for {shown(self.call_id)} (asked for, never started)"
         if self.type == "step/end":
             return f"step/end {_show(self.step)}"
         return "turn/end (interrupted)"
@@ -153,7 +154,7 @@ class RelationChecker:
         self.last_event = event
 
     def record_for(self, cid) -> BracketRecord:
-        key = cid if isinstance(cid, (str, int, float, type(None))) else repr(cid)
+        key = cid if cid is MISSING else as_key(cid)
         record = self.brackets.get(key)
         if record is None:
             record = self.brackets[key] = BracketRecord(None if cid is MISSING else cid)
@@ -178,8 +179,8 @@ class RelationChecker:
         declared = _get(meter.record, "data", "shadowedSeqs")
         actual = list(replacement.shadowed_seqs)
         if type(declared) is list and declared != actual:
-            self.add("DSH-W312", f"{meter.type} at seq {meter.seq} says it prices {declared} but the "
-                                 f"replacement shadowed {actual}", meter, "/data/shadowedSeqs")
+            self.add("DSH-W312", f"{meter.type} at seq {meter.seq} says it prices {shown(declared)} but the "
+                                 f"replacement shadowed {shown(actual)}", meter, "/data/shadowedSeqs")
 
     # -- turns and steps (dsh's session invariant) -------------------------
     def _turn_start(self, event: Event, data) -> None:
@@ -232,7 +233,7 @@ class RelationChecker:
     def _step_end(self, event: Event, data) -> None:
         self._in_step(event, data)
         for call_id, call_seq in self.pending.items():
-            self.add("DSH-W211", f"step closed with tool call {call_id!r} (tool/call at seq {call_seq}) "
+            self.add("DSH-W211", f"step closed with tool call {shown(call_id)} (tool/call at seq {call_seq}) "
                                  "unanswered", event)
         self.open_step = None
         self.next_step += 1
@@ -272,7 +273,7 @@ class RelationChecker:
         if type(sources) is list:
             foreign = [s for s in sources if type(s) is not int or s not in self.step_chunks]
             if foreign:
-                self.add("DSH-E212", f"assistant/message cites {foreign[:5]}"
+                self.add("DSH-E212", f"assistant/message cites {shown(foreign[:5])}"
                                      f"{' ...' if len(foreign) > 5 else ''}, which are not assistant/chunk "
                                      "events of its step", event, "/sourceEventSeqs")
         content = _get(data, "message", "content")
@@ -304,7 +305,7 @@ class RelationChecker:
         elif not synthetic:
             earlier = self.answered.get(call_id) if type(call_id) is str else None
             again = f" (already answered at seq {earlier})" if earlier is not None else ""
-            self.add("DSH-E210", f"tool/result for {call_id if call_id is not MISSING else 'no callId'!r} "
+            self.add("DSH-E210", f"tool/result for {shown(call_id) if call_id is not MISSING else 'no callId'} "
                                  f"answers no tool/call of this step{again}", event,
                      "/data/message/source/callId")
         if type(call_id) is str:
@@ -352,17 +353,17 @@ class RelationChecker:
                 record.status = "failed" if _get(data, "error") is not MISSING else "closed"
             return False
         cid, command = _get(data, "compactionId"), _get(data, "sourceCommandId")
-        if cid != b.cid:
-            self.add("DSH-E303", f"{event.type} names compaction {cid!r} but the open one is {b.cid!r} "
+        if not js_same(cid, b.cid):
+            self.add("DSH-E303", f"{event.type} names compaction {_opt(cid)} but the open one is {_opt(b.cid)} "
                                  f"(seq {b.start})", event, "/data/compactionId")
-        if command != b.command:
+        if not js_same(command, b.command):
             self.add("DSH-E303", f"{event.type} sourceCommandId {_opt(command)} does not match the start's "
                                  f"{_opt(b.command)}", event, "/data/sourceCommandId")
         return True
 
     def _compaction_start(self, event: Event, data) -> None:
         if self.bracket is not None:
-            self.add("DSH-E301", f"compaction/start while compaction {self.bracket.cid!r} (seq "
+            self.add("DSH-E301", f"compaction/start while compaction {_opt(self.bracket.cid)} (seq "
                                  f"{self.bracket.start}) is open", event)
             self._close_bracket()
         owner = _get(data, "turn")
@@ -382,7 +383,7 @@ class RelationChecker:
         b = self.bracket
         self._owner(event, b.turn)
         if b.summary is not None:
-            self.add("DSH-E305", f"second compaction/summary for {b.cid!r} (first at seq {b.summary})", event)
+            self.add("DSH-E305", f"second compaction/summary for {_opt(b.cid)} (first at seq {b.summary})", event)
         b.summary = event.seq
         self.record_for(b.cid).summary_seq = event.seq
         seqs, span = _get(data, "shadowedSeqs"), _get(data, "shadowedRange")
@@ -390,8 +391,8 @@ class RelationChecker:
             if not seqs:
                 self.add("DSH-E306", "compaction/summary shadowedSeqs is empty", event, "/data/shadowedSeqs")
             elif not (_same(_get(span, "start"), seqs[0]) and _same(_get(span, "end"), seqs[-1])):
-                self.add("DSH-E306", f"shadowedRange {_get(span, 'start')!r}..{_get(span, 'end')!r} is not the "
-                                     f"first and last shadowedSeqs ({seqs[0]}..{seqs[-1]})", event,
+                self.add("DSH-E306", f"shadowedRange {_opt(_get(span, 'start'))}..{_opt(_get(span, 'end'))} is not the "
+                                     f"first and last shadowedSeqs ({_opt(seqs[0])}..{_opt(seqs[-1])})", event,
                          "/data/shadowedRange")
 
     def _compaction_end(self, event: Event, data) -> None:
@@ -405,7 +406,7 @@ class RelationChecker:
         self._owner(event, b.turn)
         error = _get(data, "error")
         if error is MISSING and b.summary is None:
-            self.add("DSH-E308", f"compaction {b.cid!r} ended without error but wrote no summary", event)
+            self.add("DSH-E308", f"compaction {_opt(b.cid)} ended without error but wrote no summary", event)
         record = self.record_for(b.cid)
         record.end = event.seq
         record.status = "closed" if error is MISSING else "failed"
@@ -420,7 +421,7 @@ class RelationChecker:
     def _end_seed(self, event: Event, data) -> None:
         b = self.bracket
         if b is not None:
-            self.add("DSH-N311", f"compaction {b.cid!r} (seq {b.start}) was left open before this "
+            self.add("DSH-N311", f"compaction {_opt(b.cid)} (seq {b.start}) was left open before this "
                                  "session/end-seed: abandoned with its lifecycle", event)
             self.record_for(b.cid).status = "abandoned"
             self.bracket = None  # its deferred turn-boundary findings belong to the dead lifecycle
@@ -435,12 +436,12 @@ class RelationChecker:
             record.replacement_seq = event.seq
             if b is None and record.start is None:
                 record.status = "unbracketed"  # (dsh's older logs write a checkpoint with no bracket at all)
-            elif b is None or cid != b.cid:
+            elif b is None or not js_same(cid, b.cid):
                 record.anomalies.append(f"replacement at seq {event.seq} outside its bracket")
-            name = repr(cid) if cid is not MISSING else "(no id)"
-            if b is not None and cid != b.cid:  # dsh's compaction invariant refuses these two
+            name = shown(cid) if cid is not MISSING else "(no id)"
+            if b is not None and not js_same(cid, b.cid):  # dsh's compaction invariant refuses these two
                 self.add("DSH-E303", f"compaction checkpoint {name} replaces history inside compaction "
-                                     f"{b.cid!r} (started at seq {b.start})", event, "/data/source/compactionId")
+                                     f"{_opt(b.cid)} (started at seq {b.start})", event, "/data/source/compactionId")
             elif b is None and record.start is not None:
                 self.add("DSH-E304", f"compaction checkpoint {name} replaces history outside its compaction "
                                      f"(started at seq {record.start})", event, "/data/source/compactionId")
@@ -501,7 +502,7 @@ class RelationChecker:
                                          line=self.meter.line))
         if self.bracket is not None:
             b = self.bracket
-            self.findings.append(finding("DSH-W310", f"compaction {b.cid!r} started at seq {b.start} never "
+            self.findings.append(finding("DSH-W310", f"compaction {_opt(b.cid)} started at seq {b.start} never "
                                                      "ended (in progress or crashed)", seq=b.start))
             self._close_bracket()
         if self.seed_length is not None and not self.seed_checked:
@@ -534,7 +535,8 @@ class RelationChecker:
 
 
 def _opt(value) -> str:
-    return "none" if value is MISSING else repr(value)
+    """A log value as a message quotes it ("none" when absent)."""
+    return "none" if value is MISSING else shown(value)
 
 
 def _hook_key(data) -> tuple:

@@ -27,6 +27,8 @@ from pathlib import Path
 
 import orjson
 
+from dshreplay.jsvalues import shown
+
 ID_BASE = "https://dshreplay.invalid/schemas/"
 PLACEHOLDER = re.compile(r"\{\{[A-Za-z0-9_.-]+\}\}")
 
@@ -140,12 +142,51 @@ class SchemaSet:
         if self.fast(name).is_valid(instance):
             return []
         out: list[SchemaError] = []
-        for error in self.slow(name).iter_errors(instance):
+        for error in self.slow(name).iter_errors(_quotable(instance)):
             if not (snapshot and _excused(error)):
                 out.append(SchemaError(_pointer(error.absolute_path), _describe(error)))
                 if len(out) == limit:
                     break
         return out
+
+
+class _QuotedList(list):
+    """A list that `jsonschema` quotes in its messages through `shown` (its own
+    repr() recurses and overflows on a value nested as deep as the parser goes)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return shown(self, 80)
+
+
+class _QuotedDict(dict):
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return shown(self, 80)
+
+
+def _quotable(value):
+    """A copy of a parsed value whose arrays and objects quote themselves
+    boundedly; made with an explicit stack, so at any depth."""
+    kinds = {list: _QuotedList, dict: _QuotedDict}
+    if type(value) not in kinds:
+        return value
+    top = kinds[type(value)]()
+    stack = [(value, top)]
+    while stack:
+        source, target = stack.pop()
+        for key, item in (source.items() if type(source) is dict else enumerate(source)):
+            if type(item) in kinds:
+                copy = kinds[type(item)]()
+                stack.append((item, copy))
+                item = copy
+            if type(target) is _QuotedDict:
+                target[key] = item
+            else:
+                target.append(item)
+    return top
 
 
 # keywords that say nothing about validity

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dshreplay.core.driver import Observer, Run
-from dshreplay.jsvalues import as_key
+from dshreplay.jsvalues import MAX_SAFE_INTEGER, as_key, parse_count
 
-NOTE = re.compile(r"\(Omitted (\d+) bytes\. Full formatted result stored at: (.+?)\. ")
+NOTE = re.compile(r"\(Omitted ([0-9]+) bytes\. Full formatted result stored at: (.+?)\. ")
 
 
 @dataclass
@@ -64,11 +64,19 @@ class Spills(Observer):
                 return
             call_id = (message.get("source") or {}).get("callId") if type(message.get("source")) is dict else None
             for text in _texts(message.get("content")):
-                for match in NOTE.finditer(text):
-                    self.spills.append(Spill(item.seq, call_id, self.tools.get(as_key(call_id)), int(match.group(1)),
-                                             match.group(2), item.seq < self.seed))
+                for omitted, locator in notes(text):
+                    self.spills.append(Spill(item.seq, call_id, self.tools.get(as_key(call_id)), omitted, locator,
+                                             item.seq < self.seed))
 
 
+def notes(text: str):
+    """(bytes omitted, locator) of each spill note in a tool result's text. dsh
+    writes the count as a JavaScript number: a count past 2**53 - 1 is no
+    note of dsh's, and is not read as one."""
+    for match in NOTE.finditer(text):
+        omitted = parse_count(match.group(1), MAX_SAFE_INTEGER)
+        if omitted is not None:
+            yield omitted, match.group(2)
 
 
 def _texts(content, depth: int = 0):

@@ -12,12 +12,12 @@ from dshreplay.core.driver import STOP, Observer, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, has_message
 from dshreplay.errors import DeriveError, DshReplayError
 from dshreplay.io.reader import LogSource
-from dshreplay.jsvalues import as_key
+from dshreplay.jsvalues import as_key, as_text
 from dshreplay.jsvalues import dig as _get
 
 TOKEN_FIELDS = (("input", "inputTokens"), ("output", "outputTokens"), ("cacheRead", "cacheReadTokens"),
                 ("reasoning", "reasoningTokens"))
-DENIED = {"rejected", "cancelled", "unavailable"}
+DENIED = ("rejected", "cancelled", "unavailable")  # (a tuple: an outcome may be any value, a list too)
 
 
 
@@ -72,7 +72,7 @@ def failed_calls(calls) -> dict:
     by_code: dict = {}
     for call in calls:
         if failed(call.finish):
-            code = str(failure_code(call.finish))
+            code = as_text(failure_code(call.finish))
             by_code[code] = by_code.get(code, 0) + 1
     return dict(sorted(by_code.items()))
 
@@ -82,7 +82,7 @@ def tokens_by_model(calls) -> dict:
     out: dict = {}
     for call in calls:
         if type(call.usage) is dict:
-            totals = out.setdefault(f"{call.provider}/{call.model}", {})
+            totals = out.setdefault(f"{as_text(call.provider)}/{as_text(call.model)}", {})
             for key, value in call.usage.items():
                 if type(value) in (int, float) and type(key) is str:
                     totals[key] = totals.get(key, 0) + value

@@ -19,7 +19,7 @@ from dshreplay.analyses.turns import turn_ending
 from dshreplay.core.driver import SKIP, Observer, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
 from dshreplay.errors import DeriveError
-from dshreplay.jsvalues import MISSING
+from dshreplay.jsvalues import MISSING, as_text
 
 
 @dataclass(frozen=True)
@@ -43,8 +43,8 @@ class Entry:
     def marker_text(self) -> str:
         if self.entry == "turn-end":
             if self.ending == "interrupted":
-                return f"[turn {self.turn} interrupted: the log ends inside it, after seq {self.seq}]"
-            return f"[turn {self.turn} ended: {self.ending} at seq {self.seq}]"
+                return f"[turn {as_text(self.turn)} interrupted: the log ends inside it, after seq {self.seq}]"
+            return f"[turn {as_text(self.turn)} ended: {self.ending} at seq {self.seq}]"
         if self.entry == "failed-call":
             return f"[call {self.call} failed: {self.ending} at seq {self.seq}]"
         what = {"summary": "summary", "prune": "prune", "tool-result-rewrite": "rewritten tool result"}.get(

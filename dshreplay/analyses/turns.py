@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from dshreplay.core.driver import Observer, Run
-from dshreplay.jsvalues import as_key
+from dshreplay.jsvalues import as_key, as_text
 
 
 def _data(item):
@@ -51,12 +51,12 @@ def turn_ending(reason) -> str:
     if kind == "error":
         error = reason.get("error")
         code = error.get("code") if type(error) is dict else None
-        return f"error {code}" if code is not None else "error"
+        return f"error {as_text(code)}" if code is not None else "error"
     if kind == "aborted":
         by = reason.get("reason")
         who = by.get("kind") if type(by) is dict else None
-        return f"aborted by {who}" if who is not None else "aborted"
-    return str(kind) if kind is not None else "unknown"
+        return f"aborted by {as_text(who)}" if who is not None else "aborted"
+    return as_text(kind) if kind is not None else "unknown"
 
 
 @dataclass

@@ -34,7 +34,7 @@ from dshreplay.core.parallel import window_jobs
 from dshreplay.core.surface import NO_MESSAGE, SURFACE_TYPES, has_message
 from dshreplay.errors import DeriveError, DshReplayError, FoldError, ReadError
 from dshreplay.io.reader import LogSource
-from dshreplay.jsvalues import short_json
+from dshreplay.jsvalues import shown
 from dshreplay.options import DEFAULT, Options
 
 
@@ -209,7 +209,7 @@ class RecordChecks:
                 duplicate = duplicate_key(raw, item.record)
                 if duplicate is not None:
                     key, pointer = duplicate
-                    self.add("DSH-W016", f"key {short_json(key, 60)} appears twice in one object; dsh's JSON.parse "
+                    self.add("DSH-W016", f"key {shown(key, 60)} appears twice in one object; dsh's JSON.parse "
                                          "keeps the last value, and so does dshreplay", seq=item.seq, line=item.line,
                              pointer=pointer)
         else:
@@ -269,12 +269,12 @@ class RecordChecks:
         self.layouts.add(runtime)
         if known:
             return
-        shown = short_json(rec.get("type"), 80)
+        name = shown(rec.get("type"), 80)
         if rec.get("ignorable") is True:
-            self.add("DSH-N007", f"unknown event type {shown} skipped (marked ignorable)", seq=seq,
+            self.add("DSH-N007", f"unknown event type {name} skipped (marked ignorable)", seq=seq,
                      line=line, pointer="/type")
         else:
-            self.add("DSH-E006", f"unknown event type {shown} without ignorable: true: dsh refuses "
+            self.add("DSH-E006", f"unknown event type {name} without ignorable: true: dsh refuses "
                                  "to load the log", seq=seq, line=line, pointer="/type")
 
 

@@ -17,7 +17,8 @@ from dshreplay.analyses.query import EventFilter
 from dshreplay.analyses.validate import validate_log
 from dshreplay.errors import DshReplayError, Interrupted, OutputError, ReadError, UsageError
 from dshreplay.io.reader import shown_path
-from dshreplay.options import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINE, Options
+from dshreplay.jsvalues import shown
+from dshreplay.options import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINE, Options, parse_size
 from dshreplay.output.reporters import (
     JsonLinesReporter,
     JsonReporter,
@@ -182,12 +183,10 @@ def reporter_for(as_json: bool):
 def _size(ctx, param, value: str | None):
     if value is None:
         return None
-    text = value.strip().upper()
-    scale = {"K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}.get(text[-1:], 1)
-    number = text[:-1] if text[-1:] in "KMGT" else text
-    if not number.isdigit() or int(number) == 0:
-        raise click.BadParameter("a size such as 500M or 4G")
-    return int(number) * scale
+    try:
+        return parse_size(value)
+    except ValueError as exc:
+        raise click.BadParameter(f"{shown(value, 40)}: {exc}") from None
 
 
 @click.group(cls=DshGroup, context_settings={"help_option_names": ["-h", "--help"],
@@ -306,7 +305,7 @@ def _moment(ctx, param, value: str | None):
             moment = moment.replace(tzinfo=datetime.timezone.utc)
         return int(moment.timestamp() * 1000)
     except (ValueError, OverflowError, OSError):
-        raise click.BadParameter(f"{value!r} is not an ISO 8601 time such as 2026-07-06T15:36:05Z") from None
+        raise click.BadParameter(f"{shown(value, 40)} is not an ISO 8601 time such as 2026-07-06T15:36:05Z") from None
 
 
 def log_argument(func):
@@ -649,10 +648,7 @@ def lineage(inputs, jobs, quiet, as_json: bool) -> None:
     options = options_of(jobs=jobs, progress=not quiet)
     roots, problems = build(inputs, options, mapper_for(options))
     reporter_for(as_json).lineage(roots, problems)
-
-    def bad(node) -> bool:
-        return bool(node.problems) or any(bad(c) for c in node.children)
-    if problems or any(bad(r) for r in roots):
+    if problems or any(node.problems for root in roots for _, node in root.walk()):
         sys.exit(EXIT_FINDINGS)
 
 

@@ -51,9 +51,10 @@ class DaskMapper:
         items = list(items)
         if not items:
             return []
+        from dshreplay.core.parallel import Shipped, landed
         try:
-            futures = self.client.map(fn, items, pure=False)
-            return self.client.gather(futures)
+            futures = self.client.map(Shipped(fn), items, pure=False)
+            return [landed(result) for result in self.client.gather(futures)]
         except BaseException:
             self.close()
             raise

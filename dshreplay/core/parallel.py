@@ -21,10 +21,12 @@ validates in about a millisecond).
 from __future__ import annotations
 
 import os
+import pickle
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from typing import Callable, Iterable
 
+from dshreplay.jsvalues import nesting_room
 from dshreplay.options import DEFAULT, Options, available_cores
 
 MIN_WINDOW_BYTES = 8 * 1024**2  # smaller logs are read in one process: a pool costs more than it saves
@@ -63,6 +65,27 @@ def start_method() -> str | None:
     return "forkserver" if "forkserver" in methods else None
 
 
+class Shipped:
+    """`fn` run in a worker process, its result sent back already pickled
+    (`landed` reads it). pickle recurses once per level of nesting, and a
+    result holds log values (ids, headers) nested as deep as the parser
+    reads, past Python's default limit: the worker dumps it with the room
+    `nesting_room` gives. (Unpickling is iterative.)"""
+
+    def __init__(self, fn: Callable) -> None:
+        self.fn = fn
+
+    def __call__(self, item) -> bytes:
+        result = self.fn(item)
+        with nesting_room():
+            return pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def landed(shipped: bytes):
+    """A result a `Shipped` function sent back."""
+    return pickle.loads(shipped)
+
+
 def _pool(workers: int) -> ProcessPoolExecutor:
     from multiprocessing import get_context
     return ProcessPoolExecutor(max_workers=workers, mp_context=get_context(start_method()))
@@ -85,8 +108,8 @@ def run_map(fn: Callable, items: Iterable, options: Options = DEFAULT) -> list:
     workers = min(jobs, len(items))
     pool = _pool(workers)
     try:
-        for result in pool.map(fn, items, chunksize=_chunk(len(items), workers)):
-            out.append(result)
+        for result in pool.map(Shipped(fn), items, chunksize=_chunk(len(items), workers)):
+            out.append(landed(result))
             bar.step()
     finally:  # (on an error or a signal, the items not started are dropped, not run)
         pool.shutdown(wait=True, cancel_futures=True)

@@ -14,7 +14,7 @@ from typing import Iterable, NamedTuple
 
 from dshreplay.errors import DeriveError, FoldError
 from dshreplay.io.reader import Event
-from dshreplay.jsvalues import MAX_SAFE_INTEGER, MISSING, is_event_seq, js_equal, js_length, short_json
+from dshreplay.jsvalues import MAX_SAFE_INTEGER, MISSING, is_event_seq, js_equal, js_length, shown
 
 SURFACE_TYPES = frozenset({"user/message", "assistant/message", "tool/result"})
 
@@ -406,7 +406,7 @@ def _spread(value) -> dict:
 
 
 def _show(value) -> str:
-    return short_json(value, 60)
+    return shown(value, 60)
 
 
 def _show_type(event: Event) -> str:

@@ -26,7 +26,7 @@ from typing import BinaryIO, Callable, Iterator
 import orjson
 
 from dshreplay.errors import FormatVersionError, ReadError
-from dshreplay.jsvalues import MAX_SAFE_INTEGER, MISSING, is_event_seq, is_number, is_safe_int, short_json
+from dshreplay.jsvalues import MAX_SAFE_INTEGER, MISSING, is_event_seq, is_number, is_safe_int, shown
 from dshreplay.options import DEFAULT, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINE, Options
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -81,7 +81,7 @@ class Event:
         return self.record.get("seq", MISSING)
 
     def __repr__(self) -> str:
-        return f"Event(seq={self.seq}, type={self.type!r}, line={self.line})"
+        return f"Event(seq={self.seq}, type={shown(self.type)}, line={self.line})"
 
 
 @dataclass(frozen=True)
@@ -494,13 +494,13 @@ class LogReader:
             if self.transform is not None:
                 value = self.transform(value, raw)
             if type(value) is not dict or value.get("type") != "session":
-                got = value.get("type") if type(value) is dict else type(value).__name__
-                raise ReadError(f"first record must be the session header (type \"session\"), got {got!r}",
+                got = f"type {shown(value.get('type'))}" if type(value) is dict else _json_kind(value)
+                raise ReadError(f"first record must be the session header (type \"session\"), got {got}",
                                 path=self.path, line=lineno)
             version = value.get("version", MISSING)
             if version is not MISSING and not (is_number(version) and version == FORMAT_VERSION):
                 raise FormatVersionError(
-                    f"format version {short_json(version, 40)} not supported: "
+                    f"format version {shown(version, 40)} not supported: "
                     f"dshreplay reads format version {FORMAT_VERSION}", path=self.path, line=lineno)
             self._header = value
             self._header_line = lineno
@@ -793,7 +793,7 @@ class PackedRun(_RowView):
         return [PackedMember(seq + k, shared, k, line, times[k]) for k in range(self.count)]
 
     def __repr__(self) -> str:
-        return f"PackedRun(seq={self.seq}, count={self.count}, row={self.row!r}, line={self.line})"
+        return f"PackedRun(seq={self.seq}, count={self.count}, row={shown(self.row)}, line={self.line})"
 
 
 class _Row:

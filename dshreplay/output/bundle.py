@@ -48,7 +48,7 @@ from dshreplay.core.driver import SKIP, Observer, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
 from dshreplay.errors import DeriveError, DshReplayError, OutputError, ReadError, UsageError
 from dshreplay.io.reader import LogSource, open_regular, read_small_file, resolve_log_path, shown_path, sized_file
-from dshreplay.jsvalues import MISSING, as_key, json_bytes, short_json
+from dshreplay.jsvalues import MISSING, as_key, as_text, json_bytes, parse_count, shown
 from dshreplay.options import Options
 from dshreplay.output.chain import (
     EntryError,
@@ -138,21 +138,33 @@ def schema_set_version() -> str:
     return "sha256:" + digest.hexdigest()[:16]
 
 
+MAX_EPOCH = 253402300799  # 9999-12-31T23:59:59Z, the last second an ISO 8601 year of four digits holds
+
+
 def generated_at(timestamp: str | None) -> str:
-    """--timestamp, else SOURCE_DATE_EPOCH, else now; as UTC ISO 8601 seconds."""
+    """--timestamp, else SOURCE_DATE_EPOCH, else now; as UTC ISO 8601 seconds.
+
+    SOURCE_DATE_EPOCH is whole seconds since 1970 in ASCII digits
+    (reproducible-builds.org); a value that is not, or lies past the year
+    9999, is a usage error: it is never silently replaced by now."""
     if timestamp is not None:
         try:
             moment = datetime.datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
         except ValueError:
-            raise UsageError(f"--timestamp {timestamp!r} is not an ISO 8601 time") from None
+            raise UsageError(f"--timestamp {shown(timestamp)} is not an ISO 8601 time") from None
         if moment.tzinfo is None:
             moment = moment.replace(tzinfo=datetime.timezone.utc)
         try:
             moment = moment.astimezone(datetime.timezone.utc)
         except (OverflowError, ValueError):
-            raise UsageError(f"--timestamp {timestamp!r} is outside the years 1 to 9999 in UTC") from None
-    elif os.environ.get("SOURCE_DATE_EPOCH", "").strip().isdigit():
-        moment = datetime.datetime.fromtimestamp(int(os.environ["SOURCE_DATE_EPOCH"]), datetime.timezone.utc)
+            raise UsageError(f"--timestamp {shown(timestamp)} is outside the years 1 to 9999 in UTC") from None
+    elif os.environ.get("SOURCE_DATE_EPOCH", "").strip():
+        given = os.environ["SOURCE_DATE_EPOCH"]
+        seconds = parse_count(given.strip(), MAX_EPOCH)
+        if seconds is None:
+            raise UsageError(f"SOURCE_DATE_EPOCH {shown(given)} is not a time: want whole seconds since "
+                             f"1970-01-01 in ASCII digits, at most {MAX_EPOCH} (the end of the year 9999)")
+        moment = datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc)
     else:
         moment = datetime.datetime.now(datetime.timezone.utc)
     return moment.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -652,7 +664,7 @@ class _ToolRows(Observer):
             self.last = call_id
         elif kind == "tool/result" and item.record.get("surfaceOp") == "append":
             call_id = as_key(_call_id(kind, data))
-            row = self.calls.setdefault(call_id, {"callId": call_id, "turn": data.get("turn"),
+            row = self.calls.setdefault(call_id, {"callId": _call_id(kind, data), "turn": data.get("turn"),
                                                   "step": data.get("step"), "hooks": []})
             message = data.get("message")
             content = message.get("content") if type(message) is dict else None
@@ -670,7 +682,7 @@ class _ToolRows(Observer):
             if call_id in self.calls:
                 self.calls[call_id].update(approvalOutcome=data.get("outcome"), approvalDecided=item.time)
         elif self.last in self.calls:  # hook/result: the hooks around the last tool event
-            self.calls[self.last]["hooks"].append(f"{data.get('point')}:{data.get('decision')}")
+            self.calls[self.last]["hooks"].append(f"{as_text(data.get('point'))}:{as_text(data.get('decision'))}")
 
     def finish(self, run: Run) -> None:
         index = self.indexer.index
@@ -698,7 +710,7 @@ def session_facts(index, turns: TurnTracker, header: dict) -> dict:
     for counts in tokens_by_model(index.calls + index.auxiliary_calls).values():
         for key, value in counts.items():
             tokens[key] = tokens.get(key, 0) + value
-    models = sorted({(str(c.provider), str(c.model)) for c in index.calls + index.auxiliary_calls})
+    models = sorted({(as_text(c.provider), as_text(c.model)) for c in index.calls + index.auxiliary_calls})
     return {"sessionId": header.get("id"), "start": utc_time(start), "end": utc_time(last),
             "durationMs": _ms(last, start), "events": index.event_count,
             "models": [{"provider": p, "model": m} for p, m in models],
@@ -726,7 +738,7 @@ def _stream(source: LogSource, folder: Path, header: dict, final_nodes: frozense
     indexer = Indexer()
     records = _CallRecords(folder)
     indexer.calls.on_open = records.opened  # (the index's call tracker also opens the call records)
-    transcript = _TranscriptFile(folder / "transcript.md", str(header.get("id")), indexer.shadows, indexer.calls)
+    transcript = _TranscriptFile(folder / "transcript.md", as_text(header.get("id")), indexer.shadows, indexer.calls)
     turns = TurnTracker()
     tools = _ToolRows(folder / "tools.csv", indexer)
     observers = [indexer, transcript, records, turns, _EventRows(folder / "events.csv", turns, final_nodes), tools]
@@ -738,10 +750,10 @@ def _stream(source: LogSource, folder: Path, header: dict, final_nodes: frozense
     last = run.last_seq if run.last_seq is not None else 0
     spans: dict = {"turns": [], "steps": []}
     for s in turns.steps:
-        label = f"turn {s.turn} step {s.step}"
+        label = f"turn {as_text(s.turn)} step {as_text(s.step)}"
         spans["steps"].append((s.start, s.end, label) if s.end is not None else (s.start, last, label + " (open)"))
     for s in turns.turns:
-        label = f"turn {s.turn}"
+        label = f"turn {as_text(s.turn)}"
         spans["turns"].append((s.start, s.end, label) if s.end is not None else (s.start, last, label + " (open)"))
     approvals = [a.row() for a in turns.approvals]
     write_csv(folder / "approvals.csv", ["askedSeq", "decidedSeq", "id", "tool", "callId", "outcome", "reason",
@@ -934,7 +946,7 @@ def _call_record(folder: Path, call: int, needed_by: int | None = None) -> dict:
 
     def expect(pointer: str, value, ok: bool, expected: str) -> None:
         if not ok:
-            got = "nothing" if value is MISSING else short_json(value, 60)
+            got = "nothing" if value is MISSING else shown(value, 60)
             raise ReadError(f"expected {expected}, got {got} (the bundle is damaged)", path=shown, pointer=pointer)
     expect("", record, type(record) is dict, "a call record (a JSON object)")
     number = record.get("call", MISSING)
@@ -1106,7 +1118,7 @@ def verify_export(bundle: Path, *, inputs: Path | None = None, bundle_only: bool
     if twice is not None:
         key, pointer = twice
         where = f"{pointer}/{key.replace('~', '~0').replace('/', '~1')}"  # (the key's JSON pointer)
-        found.add("manifest.json", f"{where}: key {short_json(key, 60)} appears twice in one object: readers "
+        found.add("manifest.json", f"{where}: key {shown(key, 60)} appears twice in one object: readers "
                                    "disagree on which value counts (the digest and the signature see the last); "
                                    "dshreplay writes no key twice")
     verified = _check_files(bundle, manifest["files"], found)
@@ -1161,13 +1173,13 @@ def _check_files(bundle: Path, files, found: _Differences) -> set[str]:
         rel = entry.get("path") if type(entry) is dict else None
         if type(rel) is not str:
             if not found.counted():
-                found.add("manifest.json", f"/files/{n}: a file entry without a path: {short_json(entry, 60)}")
+                found.add("manifest.json", f"/files/{n}: a file entry without a path: {shown(entry, 60)}")
             continue
         size, sha256 = entry.get("size"), entry.get("sha256")
         if not (is_sha256(sha256) and (size is None and format_1 or is_count(size))):
             if not found.counted():
-                found.add_file(rel, f"the manifest gives no valid size and SHA-256: {short_json(size, 20)}, "
-                                    f"{short_json(sha256, 70)}")
+                found.add_file(rel, f"the manifest gives no valid size and SHA-256: {shown(size, 20)}, "
+                                    f"{shown(sha256, 70)}")
             continue
         regular = tree.pop(rel, None)
         if regular is None:
@@ -1215,7 +1227,7 @@ def _check_inputs(sessions: list, verified: set[str], found: _Differences, *, bu
         given = entry.get("input") if type(entry) is dict else None
         if type(given) is not str:
             if not found.counted():
-                found.add("manifest.json", f"{where}: a session entry without an input: {short_json(entry, 60)}")
+                found.add("manifest.json", f"{where}: a session entry without an input: {shown(entry, 60)}")
             continue
         if "sha256" not in entry:  # an input that could not be read at export: no facts to check
             continue
@@ -1227,7 +1239,7 @@ def _check_inputs(sessions: list, verified: set[str], found: _Differences, *, bu
         if not (is_count(size) and is_sha256(sha256)):
             if not found.counted():
                 found.add("manifest.json", f"{where}: expected the input's size and SHA-256, got "
-                                           f"{short_json(size, 20)} and {short_json(sha256, 70)}")
+                                           f"{shown(size, 20)} and {shown(sha256, 70)}")
             continue
         target = _find_input(named, inputs)
         if target is None:
@@ -1275,7 +1287,7 @@ def _find_input(named: str, inputs: Path | None) -> Path | None:
 
 
 def _printable_name(name: str) -> str:
-    return shown_path(name) if isinstance(name, str) else repr(name)
+    return shown_path(name) if isinstance(name, str) else shown(name)
 
 
 __all__ = ["export", "ExportOptions", "verify_export", "folder_name", "html"]

@@ -34,7 +34,7 @@ from pathlib import Path
 from dshreplay.core.driver import Observer
 from dshreplay.errors import ReadError
 from dshreplay.io.reader import LogReader, LogSource, shown_path, sized_file
-from dshreplay.jsvalues import MISSING, short_json
+from dshreplay.jsvalues import MISSING, parse_count, shown
 from dshreplay.options import DEFAULT, Options
 
 SEED = hashlib.sha256(b"dshreplay line chain v1").digest()
@@ -83,7 +83,7 @@ class EntryError(Exception):
     """A value of a manifest entry that is not what an export writes."""
 
     def __init__(self, pointer: str, expected: str, value) -> None:
-        got = "nothing" if value is MISSING else short_json(value, 60)
+        got = "nothing" if value is MISSING else shown(value, 60)
         super().__init__(f"{pointer}: expected {expected}, got {got}")
         self.pointer = pointer
 
@@ -235,7 +235,7 @@ def _line_hashes(events_csv: Path, low: int, high: int) -> dict[int, str]:
     with sized_file(events_csv, shown_path(events_csv)) as (stream, _):
         text = io.TextIOWrapper(stream, encoding="utf-8", newline="")
         for row in csv.DictReader(text):
-            line = row.get("line") or ""
-            if line.isdigit() and low <= int(line) <= high and row.get("rawSha256"):
-                known.setdefault(int(line), row["rawSha256"])
+            line = parse_count(row.get("line"), high)
+            if line is not None and low <= line and row.get("rawSha256"):
+                known.setdefault(line, row["rawSha256"])
     return known

@@ -12,6 +12,7 @@ import html
 
 from dshreplay.analyses.calls import finish_text
 from dshreplay.analyses.render import clean, message_text, one_line
+from dshreplay.jsvalues import as_text
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:0;color:#1d232a;background:#f6f7f9}
@@ -34,7 +35,7 @@ MAX_SPANS = 2000
 
 def esc(value) -> str:
     """Log text made safe for HTML: escaped, control characters removed."""
-    text = value if type(value) is str else ("" if value is None else str(value))
+    text = "" if value is None else as_text(value)
     return html.escape(clean(text), quote=True)
 
 
@@ -70,7 +71,8 @@ def _facts(entry: dict, index, session: dict) -> str:
                                  or "none")],
             ["retries", esc(session.get("retries"))],
             ["tokens", esc(", ".join(f"{k} {v}" for k, v in session.get("tokens", {}).items()) or "-")],
-            ["turn endings", esc(", ".join(f"{t['turn']}: {t['ending']}" for t in session.get("turns", [])) or "-")],
+            ["turn endings", esc(", ".join(f"{as_text(t['turn'])}: {t['ending']}" for t in session.get("turns", []))
+                                 or "-")],
             ["events", esc(entry.get("events"))],
             ["turns / steps / model calls", f"{index.turns} / {index.steps} / {len(index.calls)}"],
             ["verdict", f'<span class="{css}">{esc(verdict)}</span>: {esc(counts.get("error", 0))} errors, '
@@ -123,7 +125,7 @@ def _timeline(index, spans: dict) -> str:
             continue
         end = b.end if b.end is not None else index.event_count - 1
         parts.append(rect(3, b.start, end, colours.get(b.status, "#8e6bbf"),
-                          f"compaction {b.compaction_id} ({b.status}): seqs {b.start}-{end}"))
+                          f"compaction {as_text(b.compaction_id)} ({b.status}): seqs {b.start}-{end}"))
     for r in index.shadows[:MAX_SPANS]:
         for s in r.shadowed_seqs:
             parts.append(rect(4, s, s, "#d08700", f"seq {s} shadowed by {r.kind} at seq {r.seq}"))
@@ -143,7 +145,7 @@ def _calls(view: dict, index) -> str:
         reason = finish_text(call.finish)  # the kind, and the error code of a failed call
         rows.append([esc(call.call), esc(call.turn), esc(call.step),
                      f"{esc(call.first_chunk_seq)}–{esc(call.last_chunk_seq)}",
-                     esc(f"{call.provider}/{call.model}"), esc(reason), esc(usage.get("inputTokens")),
+                     esc(f"{as_text(call.provider)}/{as_text(call.model)}"), esc(reason), esc(usage.get("inputTokens")),
                      esc(usage.get("outputTokens")), esc(call.message_count)])
     parts = ["<section id=\"calls\"><h2>Model calls</h2>",
              _table(["call", "turn", "step", "chunks", "model", "finish", "in", "out", "messages"], rows)]
@@ -226,7 +228,7 @@ def render_report(*, entry: dict, index, findings: list[dict], view: dict, trans
                     f"<ul>{items}</ul></section>")
     body.append(_transcript(transcript, view["finalNodes"]))
     body.append("</main>")
-    return _page(f"dshreplay report {header.get('id')}", "".join(body))
+    return _page(f"dshreplay report {as_text(header.get('id'))}", "".join(body))
 
 
 def render_index(entries: list[dict], stamp: str) -> str:

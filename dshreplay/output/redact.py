@@ -30,7 +30,7 @@ import re2
 from dshreplay.core.driver import Observer
 from dshreplay.errors import ReadError, UsageError
 from dshreplay.io.reader import read_small_file
-from dshreplay.jsvalues import json_bytes
+from dshreplay.jsvalues import as_key, json_bytes, parse_count
 
 MASK = "[REDACTED]"
 MAX_RULES_BYTES = 1024**2
@@ -441,8 +441,7 @@ def _masked(data: bytes, spans) -> str:
 
 def _call_key(data: dict, chunk: dict) -> tuple:
     """Which tool call of its step a delta belongs to: (turn, step, block index)."""
-    return tuple(v if isinstance(v, (int, float, str, type(None))) else repr(v)
-                 for v in (data.get("turn"), data.get("step"), chunk.get("index")))
+    return tuple(as_key(v) for v in (data.get("turn"), data.get("step"), chunk.get("index")))
 
 
 class ArgumentDeltas(Observer):
@@ -532,9 +531,7 @@ _ABSENT = object()
 
 def _index(part: str) -> int | None:
     """A JSON pointer's array index (RFC 6901: ASCII digits, no leading zero), bounded; None if not one."""
-    if part.isascii() and part.isdigit() and (part == "0" or part[0] != "0") and len(part) <= 18:
-        return int(part)
-    return None
+    return parse_count(part, 10**18) if part == "0" or not part.startswith("0") else None
 
 
 def _replace_at(value, path: tuple[str, ...]):

@@ -18,9 +18,10 @@ from dshreplay.analyses.findings import ERROR, NOTICE, WARNING
 from dshreplay.analyses.render import clean, json_size, message_text, one_line, role_of
 from dshreplay.analyses.validate import FileReport
 from dshreplay.core.driver import FoldReport
-from dshreplay.jsvalues import json_bytes
+from dshreplay.jsvalues import as_text, json_bytes
 
 WIDTH = 100  # human output reads well at this many columns
+MAX_INDENT = 20  # a tree (lineage) is indented this many levels at most
 
 
 def error_json(error) -> dict:
@@ -45,7 +46,7 @@ def render_table(rows, headers=(), width: int = WIDTH, *, text_col: int | None =
     headers = [str(h) for h in headers] if show_headers else []
     cols = max(len(headers), *(len(r) for r in rows))
     # the text column is cleaned whole only to be wrapped; cut, it is cleaned when cut (a text can be 100 MB)
-    cells = [[one_line(str(v), 10**6) if i != text_col else clean(str(v)) if wrap else str(v)
+    cells = [[one_line(_dash(v), 10**6) if i != text_col else clean(_dash(v)) if wrap else _dash(v)
               for i, v in enumerate(r)] for r in rows]
     need = [max((_cell_width(r[i], wrap, width) if i == text_col else len(r[i])) if i < len(r) else 0 for r in cells)
             for i in range(cols)]
@@ -178,7 +179,8 @@ def terminal_width() -> int:
 
 
 def _dash(value) -> str:
-    return "-" if value is None else str(value)
+    """A table cell for a log value: "-" for none, else the value (a string as it is)."""
+    return "-" if value is None else as_text(value)
 
 
 _C1 = re.compile("[\x80-\x9f]")  # C1 controls: a terminal may act on them, so JSON shows them escaped
@@ -377,7 +379,7 @@ class TextReporter:
     # -- forensics ---------------------------------------------------------
     def shadows(self, records) -> None:
         rows = [(r.seq, r.kind, f"{r.start}..{r.end}", _seqs(r.shadowed_seqs), _dash(r.meter_seq),
-                 _dash(r.tokens), str(r.compaction_id or "-"), _seqs(r.chain) or "-")
+                 _dash(r.tokens), _dash(r.compaction_id) or "-", _seqs(r.chain) or "-")
                 for r in records]
         if rows:
             self.line(self._wtbl(rows, ["seq", "kind", "range", "shadowed", "meter", "tokens",
@@ -385,9 +387,9 @@ class TextReporter:
         self.line(f"{len(records)} replacements")
 
     def brackets(self, records) -> None:
-        rows = [(str(b.compaction_id), _dash(b.start), _dash(b.end), b.status, _dash(b.turn),
+        rows = [(_dash(b.compaction_id), _dash(b.start), _dash(b.end), b.status, _dash(b.turn),
                  _dash(b.summary_seq), _dash(b.replacement_seq),
-                 self._cut("; ".join(b.anomalies + ([f"error: {b.error}"] if b.error is not None else [])),
+                 self._cut("; ".join(b.anomalies + ([f"error: {_dash(b.error)}"] if b.error is not None else [])),
                           2000) or "-")
                 for b in records]
         if rows:
@@ -419,7 +421,7 @@ class TextReporter:
             finish = _finish(c.finish) if c.kind == "main" else "-"
             usage = c.usage if type(c.usage) is dict else {}
             rows.append((_dash(c.call) if c.kind == "main" else c.kind, _dash(c.turn), _dash(c.step),
-                         f"{c.first_chunk_seq}..{c.last_chunk_seq}", f"{c.provider}/{c.model}",
+                         f"{c.first_chunk_seq}..{c.last_chunk_seq}", f"{_dash(c.provider)}/{_dash(c.model)}",
                          finish, _dash(usage.get("inputTokens")), _dash(usage.get("outputTokens")),
                          _dash(c.message_count)))
         if rows:
@@ -434,15 +436,15 @@ class TextReporter:
         self.line(f"{title}: turn {_dash(request.turn)}, step {_dash(request.step)}; messages as of seq "
                   f"{request.at_seq}; header from seq {_dash(request.header_seq)}")
         if type(config) is dict:
-            self.line("config: " + self._cut(", ".join(f"{k}={v}" for k, v in config.items()), self.width - 8))
+            self.line("config: " + self._cut(", ".join(f"{k}={_dash(v)}" for k, v in config.items()), self.width - 8))
         header = request.header if type(request.header) is dict else {}
         if type(header.get("system")) is str:
             self.line("system: " + self._cut(header["system"], self.width - 8))
         tools = header.get("tools")
         if type(tools) is list:
-            names = [t.get("name") if type(t) is dict else str(t) for t in tools]
-            self.line("tools: " + self._cut(", ".join(map(str, names)), self.width - 7))
-        rows = [(k, self._cut(str(m.get("role") if type(m) is dict else "?"), 10), message_text(m))
+            names = [_dash(t.get("name") if type(t) is dict else t) for t in tools]
+            self.line("tools: " + self._cut(", ".join(names), self.width - 7))
+        rows = [(k, self._cut(_dash(m.get("role") if type(m) is dict else "?"), 10), message_text(m))
                 for k, m in enumerate(request.messages)]
         if rows:
             self.line(self._tbl(rows, ["#", "role", "text"], text_col=2))
@@ -500,7 +502,7 @@ class TextReporter:
         self.line(f"{count[0]} events")
 
     def spills(self, spills) -> None:
-        rows = [(s.seq, str(s.call_id), str(s.tool), s.omitted,
+        rows = [(s.seq, _dash(s.call_id), _dash(s.tool), s.omitted,
                  "-" if s.found is None else (f"{s.stored} bytes" if s.found else "missing"),
                  "yes" if s.inherited else "-", s.locator) for s in spills]
         if rows:
@@ -573,19 +575,19 @@ class TextReporter:
                     self.line(f"  {k}: median {v['medianMs']:.0f} ms, max {v['maxMs']:.0f} ms (n={v['count']})")
 
     def lineage(self, roots, problems) -> None:
-        def walk(node, depth):
-            mark = "" if node.seed_checked is None else (" seed ok" if node.seed_checked else " SEED DIFFERS")
-            rest = f" [{clean(str(node.origin or 'root'))}]{mark}"
-            path = self._mid(node.path, 40)
-            room = self.width - 2 * depth - (3 if depth else 0) - 2 - len(path)
-            label = self._mid(str(node.session_id), max(room - len(rest), 12)) + rest
-            self.line("  " * depth + ("└─ " if depth else "") + self._cut(label, max(room, 12)) + f"  {path}")
-            for problem in node.problems:
-                self.line("  " * depth + "   ! " + self._cut(problem, self.width - 2 * depth - 5))
-            for child in node.children:
-                walk(child, depth + 1)
         for root in roots:
-            walk(root, 0)
+            for depth, node in root.walk():
+                # indented up to MAX_INDENT levels; deeper ones say their depth (a line stays short)
+                indent = "  " * min(depth, MAX_INDENT)
+                branch = ("└─ " if depth else "") + (f"[{depth}] " if depth > MAX_INDENT else "")
+                mark = "" if node.seed_checked is None else (" seed ok" if node.seed_checked else " SEED DIFFERS")
+                rest = f" [{clean(as_text(node.origin or 'root'))}]{mark}"
+                path = self._mid(node.path, 40)
+                room = self.width - len(indent) - len(branch) - 2 - len(path)
+                label = self._mid(as_text(node.session_id), max(room - len(rest), 12)) + rest
+                self.line(indent + branch + self._cut(label, max(room, 12)) + f"  {path}")
+                for problem in node.problems:
+                    self.line(indent + "   ! " + self._cut(problem, self.width - len(indent) - 5))
         for problem in problems:
             self.line("! " + self._cut(problem, self.width - 2))
 
@@ -614,7 +616,7 @@ def _last_turn(h: dict) -> str:
     if not h["turnEndings"]:
         return "no turn"
     last = h["turnEndings"][-1]
-    where = f"turn {last['turn']}, " + (f"seq {last['endSeq']}" if last["endSeq"] is not None
+    where = f"turn {as_text(last['turn'])}, " + (f"seq {last['endSeq']}" if last["endSeq"] is not None
                                          else f"from seq {last['startSeq']}")
     return one_line(f"{last['ending']} ({where})", 80)
 
@@ -629,7 +631,7 @@ def _seqs(seqs) -> str:
 def _op(op) -> str:
     if isinstance(op, tuple):
         return f"replace {op[0]}..{op[1]}"
-    return one_line(str(op), 20)
+    return one_line(_dash(op), 20)
 
 
 def _origins(origins) -> str:
@@ -690,7 +692,7 @@ def unified_text_diff(before, after, a: int, b: int) -> str:
             if message is None:
                 continue
             role = message.get("role") if type(message) is dict else "?"
-            lines.append(f"== seq {seq} · {clean(str(role))} ==")
+            lines.append(f"== seq {seq} · {clean(_dash(role))} ==")
             lines.extend(clean(message_text(message)).splitlines() or [""])
         return [line + "\n" for line in lines]
     return "".join(difflib.unified_diff(render(before), render(after), f"model view at seq {a}",

@@ -131,7 +131,7 @@ def test_inspect_of_a_crashed_log(cli, crashed):
         ("step/end", None, None), ("turn/end", None, None)]
     assert out["header"]["createdAt"] == "2026-07-06T15:36:05.190Z"
     text = cli("inspect", crashed).stdout
-    assert "tool/result TOOL_OUTCOME_UNKNOWN for 'c2' (its tool/call at seq 24 may have had side effects)" in text
+    assert 'tool/result TOOL_OUTCOME_UNKNOWN for "c2" (its tool/call at seq 24 may have had side effects)' in text
 
 
 def test_inspect_reports_a_torn_tail(cli):

@@ -76,7 +76,7 @@ def test_e401_hook_result_after_its_turn_closed(turn, write_log):
     b.end_turn()  # 5 step/end, 6 turn/end
     b.hook_result("Stop", "h1")  # 7
     assert findings(write_log(b)) == [
-        ("DSH-W403", 6, "turn closed with hook 'h1' at 'Stop' (hook/invoked at seq 4) unanswered"),
+        ("DSH-W403", 6, 'turn closed with hook "h1" at "Stop" (hook/invoked at seq 4) unanswered'),
         ("DSH-E401", 7, "hook/result for turn 1 outside any open turn (its hook/invoked at seq 4 was left "
                         "unanswered when its turn closed at seq 6)"),
     ]
@@ -89,7 +89,7 @@ def test_e402_hook_result_whose_handler_was_never_invoked(turn, write_log):
     b.hook_result("PreToolUse", "h9")  # 6
     b.end_turn()
     assert findings(write_log(b)) == [
-        ("DSH-E402", 6, "hook/result for hook 'h9' at 'PreToolUse' in turn 1 answers no unanswered "
+        ("DSH-E402", 6, 'hook/result for hook "h9" at "PreToolUse" in turn 1 answers no unanswered '
                         "hook/invoked"),
     ]
 
@@ -100,9 +100,9 @@ def test_e402_hook_result_before_its_invocation(turn, write_log):
     b.hook_invoked("PreToolUse", "h1")  # 5
     b.end_turn()  # 6 step/end, 7 turn/end
     assert findings(write_log(b)) == [
-        ("DSH-E402", 4, "hook/result for hook 'h1' at 'PreToolUse' in turn 1 answers no unanswered "
+        ("DSH-E402", 4, 'hook/result for hook "h1" at "PreToolUse" in turn 1 answers no unanswered '
                         "hook/invoked"),
-        ("DSH-W403", 7, "turn closed with hook 'h1' at 'PreToolUse' (hook/invoked at seq 5) unanswered"),
+        ("DSH-W403", 7, 'turn closed with hook "h1" at "PreToolUse" (hook/invoked at seq 5) unanswered'),
     ]
 
 
@@ -113,7 +113,7 @@ def test_e402_a_second_result_for_one_invocation(turn, write_log):
     b.hook_result("Stop", "h1")  # 6
     b.end_turn()
     assert findings(write_log(b)) == [
-        ("DSH-E402", 6, "hook/result for hook 'h1' at 'Stop' in turn 1 answers no unanswered hook/invoked "
+        ("DSH-E402", 6, 'hook/result for hook "h1" at "Stop" in turn 1 answers no unanswered hook/invoked '
                         "(its hook/invoked at seq 4 was already answered at seq 5)"),
     ]
 
@@ -124,9 +124,9 @@ def test_e402_hook_result_for_another_point_than_its_invocation(turn, write_log)
     b.hook_result("Stop", "h1")  # 5
     b.end_turn()  # 6 step/end, 7 turn/end
     assert findings(write_log(b)) == [
-        ("DSH-E402", 5, "hook/result for hook 'h1' at 'Stop' in turn 1 answers no unanswered hook/invoked "
-                        "(the unanswered hook/invoked of that handler at seq 4 is at 'PreToolUse' in turn 1)"),
-        ("DSH-W403", 7, "turn closed with hook 'h1' at 'PreToolUse' (hook/invoked at seq 4) unanswered"),
+        ("DSH-E402", 5, 'hook/result for hook "h1" at "Stop" in turn 1 answers no unanswered hook/invoked '
+                        '(the unanswered hook/invoked of that handler at seq 4 is at "PreToolUse" in turn 1)'),
+        ("DSH-W403", 7, 'turn closed with hook "h1" at "PreToolUse" (hook/invoked at seq 4) unanswered'),
     ]
 
 
@@ -137,9 +137,9 @@ def test_w403_unanswered_hook_at_the_end_of_a_turn_and_of_the_log(turn, write_lo
     b.start_turn()  # 7
     b.hook_invoked("UserPromptSubmit", "h2")  # 8: the log ends here, inside turn 2
     assert findings(write_log(b)) == [
-        ("DSH-W403", 6, "turn closed with hook 'h1' at 'PostToolUse' (hook/invoked at seq 4) unanswered"),
+        ("DSH-W403", 6, 'turn closed with hook "h1" at "PostToolUse" (hook/invoked at seq 4) unanswered'),
         ("DSH-W213", 8, "log ends inside turn 2; dsh would append turn/end (interrupted)"),
-        ("DSH-W403", 8, "log ends with hook 'h2' at 'UserPromptSubmit' (hook/invoked at seq 8) unanswered"),
+        ("DSH-W403", 8, 'log ends with hook "h2" at "UserPromptSubmit" (hook/invoked at seq 8) unanswered'),
     ]
 
 

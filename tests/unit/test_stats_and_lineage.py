@@ -89,7 +89,7 @@ def test_lineage_flags_missing_parents_and_cycles(tmp_path):
                                                  + b"\n")
     roots, problems = lineage(sorted(tmp_path.glob("*.jsonl")))
     found = {r.session_id: r.problems for r in roots}
-    assert found["C"] == ["parent session 'ghost' not found"]
+    assert found["C"] == ['parent session "ghost" not found']
     assert any("cycle" in p for p in found.get("A", []) + found.get("B", []))
 
 

@@ -284,8 +284,8 @@ def test_w213_interrupted_turn_says_what_dsh_would_synthesize(clean, write_log):
     [last] = report.findings
     assert (last.code, last.seq) == ("DSH-W213", call)
     assert last.message == (
-        f"log ends inside turn 1; dsh would append tool/result TOOL_OUTCOME_UNKNOWN for 'c-run' (its "
-        f"tool/call at seq {call} may have had side effects), tool/result TOOL_NOT_STARTED for 'c-asked' "
+        f'log ends inside turn 1; dsh would append tool/result TOOL_OUTCOME_UNKNOWN for "c-run" (its '
+        f'tool/call at seq {call} may have had side effects), tool/result TOOL_NOT_STARTED for "c-asked" '
         "(asked for, never started), step/end 3, turn/end (interrupted)")
 
 
@@ -443,7 +443,7 @@ def test_e303_checkpoint_of_another_compaction_inside_an_open_one(clean, write_l
     clean.add("compaction/end", {"compactionId": "open-one", "turn": clean.turn, "error": "gave up"})
     assert problems(write_log(clean)) == [("DSH-E303", seq)]
     messages = [f.message for f in validate_log(write_log(clean)).findings if f.code == "DSH-E303"]
-    assert messages == [f"compaction checkpoint 'other' replaces history inside compaction 'open-one' "
+    assert messages == [f'compaction checkpoint "other" replaces history inside compaction "open-one" '
                         f"(started at seq {start})"]
 
 
@@ -454,7 +454,7 @@ def test_e304_checkpoint_after_its_compaction_ended(clean, write_log):
     seq = _checkpoint(clean, cid)
     assert problems(write_log(clean)) == [("DSH-E304", seq)]
     messages = [f.message for f in validate_log(write_log(clean)).findings if f.code == "DSH-E304"]
-    assert messages == [f"compaction checkpoint {cid!r} replaces history outside its compaction (started at seq "
+    assert messages == [f'compaction checkpoint "{cid}" replaces history outside its compaction (started at seq '
                         f"{start})"]
 
 
