@@ -942,12 +942,12 @@ def _call_record(folder: Path, call: int, needed_by: int | None = None) -> dict:
         raise ReadError(f"call {needed_by} builds on call {call}, which is not in the bundle (the bundle is damaged)",
                         path=shown_path(folder / "calls"))
     _, record = read_bundle_json(path, f"the record of call {call}")
-    shown = shown_path(path)
+    where = shown_path(path)
 
     def expect(pointer: str, value, ok: bool, expected: str) -> None:
         if not ok:
             got = "nothing" if value is MISSING else shown(value, 60)
-            raise ReadError(f"expected {expected}, got {got} (the bundle is damaged)", path=shown, pointer=pointer)
+            raise ReadError(f"expected {expected}, got {got} (the bundle is damaged)", path=where, pointer=pointer)
     expect("", record, type(record) is dict, "a call record (a JSON object)")
     number = record.get("call", MISSING)
     expect("/call", number, type(number) is int and number == call, f"{call}, the number in the file's name")

@@ -30,7 +30,7 @@ import re2
 from dshreplay.core.driver import Observer
 from dshreplay.errors import ReadError, UsageError
 from dshreplay.io.reader import read_small_file
-from dshreplay.jsvalues import as_key, json_bytes, parse_count
+from dshreplay.jsvalues import as_key, json_bytes, parse_count, shown
 
 MASK = "[REDACTED]"
 MAX_RULES_BYTES = 1024**2
@@ -578,8 +578,7 @@ def _user_rule(n: int, text: str, max_mem: int, where: str) -> TextRule:
         return TextRule(f"text rule {n}", _compile(text, max_mem))
     except re2.error as exc:
         reason = exc.args[0].decode(errors="replace") if exc.args and type(exc.args[0]) is bytes else str(exc)
-        shown = repr(text if len(text) <= 80 else text[:77] + "...")
-        raise UsageError(f"redaction text rule {n} {shown} cannot be used: {reason} (redaction runs RE2, a "
+        raise UsageError(f"redaction text rule {n} {shown(text, 80)} cannot be used: {reason} (redaction runs RE2, a "
                          "linear-time engine: no backreferences, lookaround, conditionals or (?x); "
                          f"{max_mem >> 10} KiB of memory per rule)", path=where) from None
 

@@ -53,8 +53,8 @@ def test_unanswered_hook_results_are_paired_in_linear_time(tmp_path, n):
     [report] = json.loads(result.stdout)["files"]
     first = report["findings"][0]
     assert (first["code"], first["seq"], first["pointer"]) == ("DSH-E402", 1 + n, "/data/handlerId")
-    assert first["message"] == ("hook/result for hook 'h' at 'q0' in turn 1 answers no unanswered hook/invoked "
-                                "(the unanswered hook/invoked of that handler at seq 1 is at 'p0' in turn 1)")
+    assert first["message"] == ('hook/result for hook "h" at "q0" in turn 1 answers no unanswered hook/invoked '
+                                '(the unanswered hook/invoked of that handler at seq 1 is at "p0" in turn 1)')
     assert report["omitted"]["findings"] == {"DSH-E402": n - 1000}
     result = attack("stats", log, "--json", seconds=8, mem_mb=400)
     assert result.code == 0, result.stderr
@@ -75,7 +75,7 @@ def test_many_runs_of_one_handler_are_answered_oldest_first(tmp_path):
     assert result.code == 0, result.stdout
     [left] = json.loads(result.stdout)["files"][0]["findings"]
     assert (left["code"], left["seq"]) == ("DSH-W403", 2 * n)
-    assert left["message"] == f"turn closed with hook 'h' at 'PreToolUse' (hook/invoked at seq {n}) unanswered"
+    assert left["message"] == f'turn closed with hook "h" at "PreToolUse" (hook/invoked at seq {n}) unanswered'
 
 
 # -- 2. the preview of a huge message ------------------------------------------------------

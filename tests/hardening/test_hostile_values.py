@@ -10,6 +10,7 @@ line (exit 2), never an internal error.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -231,6 +232,14 @@ def test_a_bundle_csv_line_number_in_other_digits_is_ignored_by_verify_grown(tmp
         cells[1] = ["²", "9" * 5000][i - 2]  # (the line column)
         rows[i] = ",".join(cells)
     events.write_text("\n".join(rows), encoding="utf-8")
+    # (the manifest made to list the doctored file, so that verify-export trusts its line hashes)
+    manifest_path = tmp_path / "b" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    rel = events.relative_to(tmp_path / "b").as_posix()
+    for entry in manifest["files"]:
+        if entry["path"] == rel:
+            entry["size"], entry["sha256"] = events.stat().st_size, hashlib.sha256(events.read_bytes()).hexdigest()
+    manifest_path.write_text(json.dumps(manifest))
     raw = log.read_bytes().splitlines(keepends=True)
     raw[5] = raw[5].rstrip(b"\n") + b" \n"  # the input rewritten at its line 6
     log.write_bytes(b"".join(raw))

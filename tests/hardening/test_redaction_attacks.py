@@ -138,7 +138,7 @@ def test_a_construct_re2_cannot_run_is_a_usage_error_naming_file_rule_and_constr
 def test_a_rule_too_large_for_its_memory_share_is_a_usage_error(tmp_path):
     result = export_with_rules(tmp_path, "x", {"text": [r"\pL{1000}"]})
     assert result.code == 2
-    assert "redaction text rule 1 '\\\\pL{1000}' cannot be used: pattern too large" in result.one_line()
+    assert 'redaction text rule 1 "\\\\pL{1000}" cannot be used: pattern too large' in result.one_line()
 
 
 @pytest.mark.parametrize("index", ["\u00b2", "1" * 5000, "01", "-1"])
@@ -196,7 +196,7 @@ def test_values_masked_by_pointer_and_keys_rules_are_masked_where_findings_quote
                 "id": b.new_id("m")}
         b.add("user/message", {**data, **fields}, surfaceOp="append")
 
-    message(id=["ID-SECRET"])  # the finding: "['ID-SECRET'] is not of type 'string'"
+    message(id=["ID-SECRET"])  # the finding: '["ID-SECRET"] is not of type 'string'
     message(id=["LONG-SECRET-" * 40])  # quoted, then cut by the message's 300-character cap
     message(content=[{"type": "text", "text": {"pin": "PIN\nSECRET"}}])  # quoted as 'PIN\\nSECRET'
     b.end_turn()
@@ -208,8 +208,8 @@ def test_values_masked_by_pointer_and_keys_rules_are_masked_where_findings_quote
         assert b"SECRET" not in data, path
     findings = json.loads((tmp_path / "b" / "quoted" / "findings.json").read_bytes())["files"][0]["findings"]
     assert [f["message"] for f in findings if f["code"] == "DSH-E005"] == [
-        "['[REDACTED]'] is not of type 'string'", "['[REDACTED]...",
-        "{'pin': '[REDACTED]'} is not of type 'string'"]
+        '["[REDACTED]"] is not of type \'string\'', '["[REDACTED]... is not of type \'string\'',
+        '{"pin":"[REDACTED]"} is not of type \'string\'']
 
 
 def test_finding_text_masks_quoted_values_pointer_segments_and_escaped_secrets():
