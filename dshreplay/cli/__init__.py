@@ -71,7 +71,27 @@ def _safe(text: str) -> str:
 
 
 class DshGroup(click.Group):
-    """Turns every library error into one stderr line and an exit code."""
+    """Turns every library error, and every usage error click finds, into one stderr line and an exit code."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.exceptions.NoArgsIsHelpError as help_:  # (bare `dshreplay`: the help, as click gives it)
+            help_.show()
+            sys.exit(help_.exit_code)
+        except click.UsageError as error:  # one line, as every other error: what is wrong, and where help is
+            where = error.ctx.command_path if error.ctx is not None else (prog_name or "dshreplay")
+            click.echo(f"dshreplay: usage error: {_safe(error.format_message())} (see '{where} --help')", err=True)
+            sys.exit(error.exit_code)
+        except click.ClickException as error:
+            error.show()
+            sys.exit(error.exit_code)
+        except click.exceptions.Abort:
+            click.echo("dshreplay: interrupted", err=True)
+            sys.exit(128 + 2)
+        sys.exit(code if type(code) is int else EXIT_CLEAN)
 
     def invoke(self, ctx: click.Context):
         try:
@@ -189,7 +209,7 @@ def _size(ctx, param, value: str | None):
         raise click.BadParameter(f"{shown(value, 40)}: {exc}") from None
 
 
-@click.group(cls=DshGroup, context_settings={"help_option_names": ["-h", "--help"],
+@click.group(name="dshreplay", cls=DshGroup, context_settings={"help_option_names": ["-h", "--help"],
                                              "max_content_width": 100})
 @click.version_option(__version__, "--version", prog_name="dshreplay")
 @click.option("--max-bytes", callback=_size, expose_value=True, metavar="SIZE",

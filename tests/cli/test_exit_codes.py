@@ -32,7 +32,16 @@ def test_debug_shows_the_traceback_of_a_bug(monkeypatch):
 
 def test_unreadable_input_and_bad_usage_exit_2(cli, tmp_path):
     assert "cannot open" in cli("fold", tmp_path / "absent.jsonl", expect=2).stderr
-    assert "Error" in cli("fold", expect=2).stderr  # no LOG: click's usage error
+    assert cli("fold", expect=2).stderr == ("dshreplay: usage error: Missing argument 'LOG'. "
+                                            "(see 'dshreplay fold --help')\n")  # one line, as every error
+
+
+def test_a_usage_error_click_finds_is_one_line_naming_the_help(cli):
+    assert cli("fold", SAMPLES / "prune.jsonl", "--at", "abc", expect=2).stderr == (
+        "dshreplay: usage error: Invalid value for '--at': 'abc' is not a valid integer. "
+        "(see 'dshreplay fold --help')\n")
+    assert cli("nosuch", expect=2).stderr == ("dshreplay: usage error: No such command 'nosuch'. "
+                                              "(see 'dshreplay --help')\n")
 
 
 def test_a_failed_fold_exits_1(cli):

@@ -95,7 +95,7 @@ def test_redaction_rules_file(cli, tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text('{"text": ["("]}')
     result = cli("export", SAMPLES / "compaction.jsonl", "--out", tmp_path / "x", "--redact", bad, expect=2)
-    assert "redaction text rule 1 '(' cannot be used: missing ): (" in result.stderr
+    assert 'redaction text rule 1 "(" cannot be used: missing ): (' in result.stderr
 
 
 def test_tampered_bundle_file_and_input_are_caught(cli, tmp_path):
