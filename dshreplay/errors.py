@@ -36,11 +36,31 @@ class DshReplayError(Exception):
         where = self.where()
         return f"{where}: {self.message}" if where else self.message
 
+    def to_json(self) -> dict:
+        """The error object every `--json` output uses: stage, seq, line, pointer, message
+        (and `code`, the finding code, for a fold error or a damaged line)."""
+        body = {"stage": self.kind, "seq": self.seq, "line": self.line, "pointer": self.pointer,
+                "message": self.message}
+        code = getattr(self, "code", None)
+        if code is not None:
+            body["code"] = code
+        return body
+
 
 class ReadError(DshReplayError):
     """The log cannot be read: missing file, bad encoding, unparsable line, corrupt zstd."""
 
     kind = "read"
+
+
+class LineError(ReadError):
+    """One line cannot be read as a record (not JSON, not an object, a malformed packed row),
+    in a log whose header could be read. `code` is its finding code (DSH-E001 or DSH-E002).
+    A pass treats it as the place where the fold fails, as dsh does (it refuses the log)."""
+
+    def __init__(self, message: str, *, code: str, **where) -> None:
+        super().__init__(message, **where)
+        self.code = code
 
 
 class FormatVersionError(ReadError):
@@ -50,13 +70,39 @@ class FormatVersionError(ReadError):
 
 
 class FoldError(DshReplayError):
-    """The surface fold rejected an event (dsh would refuse to load the log)."""
+    """The surface fold rejected an event (dsh would refuse to load the log).
+
+    What a pass that goes on past it (validate) does next: `skipped` (the event is
+    skipped for surface purposes) or not (a seq out of place: the fold takes the event
+    where the reader placed it), in words in `after`. `caused_by` is the seq of an
+    earlier defect this one follows from (an event that never joined the surface)."""
 
     kind = "fold"
+    skipped = True
+    after = "event skipped for surface purposes"
+    caused_by: int | None = None
 
     def __init__(self, message: str, *, code: str, **where) -> None:
         super().__init__(message, **where)
         self.code = code
+
+
+class NoViewError(FoldError):
+    """A question needs the model's view past the point where the fold fails: there is
+    none. `failure` is that point's error (a FoldError, or the LineError of a line that
+    cannot be read); `to_json()` describes it."""
+
+    def __init__(self, message: str, failure: DshReplayError, *, path: str | None = None) -> None:
+        super().__init__(message, code=getattr(failure, "code", None), path=path, line=failure.line,
+                         seq=failure.seq, pointer=failure.pointer)
+        self.failure = failure
+        self.kind = failure.kind
+
+    def where(self) -> str:
+        return self.path or ""
+
+    def to_json(self) -> dict:
+        return self.failure.to_json()
 
 
 class DeriveError(DshReplayError):

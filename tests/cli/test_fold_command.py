@@ -68,7 +68,8 @@ def test_fold_error_prints_one_line_with_seq_and_exits_1(cli):
 def test_fold_error_in_json_mode_names_stage_and_seq(cli):
     out = cli("fold", SAMPLES / "broken-seq-gap.jsonl", "--json", expect=1).json()
     assert out == {"seq": None, "error": {"stage": "fold", "seq": 5, "line": 7, "pointer": "/seq",
-                                          "message": "seq 8 is not contiguous; expected 5"}, "answeredUpTo": 4}
+                                          "message": "seq 8 is not contiguous; expected 5: the line's seq is "
+                                                     "wrong (the line after it has seq 6)"}, "answeredUpTo": 4}
 
 
 def test_unreadable_inputs_exit_2_with_one_line(cli, tmp_path):
