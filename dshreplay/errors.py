@@ -90,19 +90,22 @@ class FoldError(DshReplayError):
 class NoViewError(FoldError):
     """A question needs the model's view past the point where the fold fails: there is
     none. `failure` is that point's error (a FoldError, or the LineError of a line that
-    cannot be read); `to_json()` describes it."""
+    cannot be read), or its `to_json()` as a bundle keeps it; `to_json()` describes it.
+    The message says what was asked and where the fold fails: `no answer: the model's
+    view at seq 900: the fold fails at seq 487 (...)`."""
 
-    def __init__(self, message: str, failure: DshReplayError, *, path: str | None = None) -> None:
-        super().__init__(message, code=getattr(failure, "code", None), path=path, line=failure.line,
-                         seq=failure.seq, pointer=failure.pointer)
-        self.failure = failure
-        self.kind = failure.kind
+    def __init__(self, what: str, failure: DshReplayError | dict, *, path: str | None = None) -> None:
+        facts = failure if type(failure) is dict else failure.to_json()
+        super().__init__(f"no answer: {what}: {fails_at(facts)}", code=facts.get("code"), path=path,
+                         line=facts.get("line"), seq=facts.get("seq"), pointer=facts.get("pointer"))
+        self.failure = facts
+        self.kind = facts.get("stage") or "fold"
 
     def where(self) -> str:
         return self.path or ""
 
     def to_json(self) -> dict:
-        return self.failure.to_json()
+        return dict(self.failure)
 
 
 class DeriveError(DshReplayError):
@@ -115,6 +118,23 @@ class UsageError(DshReplayError):
     """The request does not fit the log (for example a seq beyond its end)."""
 
     kind = "usage"
+
+
+def fails_at(error: DshReplayError | dict) -> str:
+    """Where and why the fold fails, from the error (or its `to_json()`): `the fold fails at
+    seq 487 (DSH-E101, line 490, /seq: seq 488 is not contiguous; expected 487: ...)`."""
+    e = error if type(error) is dict else error.to_json()
+    where = ", ".join(str(p) for p in (e.get("code"), None if e.get("line") is None else f"line {e['line']}",
+                                       e.get("pointer")) if p)
+    return f"the fold fails at seq {e.get('seq')} ({where}: {e.get('message')})"
+
+
+def answered_for(error: DshReplayError | dict) -> str:
+    """The one sentence every answer cut short by a failed fold carries: `answered for seqs
+    0..486 only: the fold fails at seq 487 (...)`."""
+    seq = error.get("seq") if type(error) is dict else error.seq
+    span = f"seqs 0..{seq - 1}" if type(seq) is int and seq > 0 else "no seq"
+    return f"answered for {span} only: {fails_at(error)}"
 
 
 def _rebuild(cls, message, state):

@@ -73,6 +73,7 @@ class Run:
     torn_tail: TornTail | None = None
     final_newline: bool = True
     reader: object = field(default=None, repr=False)  # its `raw`: the line of the record being observed
+    failure_view: SurfaceState | None = field(default=None, repr=False)  # the view before `failure`
 
     @property
     def last_seq(self) -> int | None:
@@ -111,7 +112,7 @@ def run_pass(source: LogSource, observers: Iterable[Observer] = (), *, on_fold_e
 
         def damaged(error: LineError) -> None:
             error.path = run.path
-            run.fold_errors.append(error)
+            _failed(run, error)
             if on_fold_error == STOP:
                 halt.append(error)
             if recover is not None:
@@ -122,7 +123,7 @@ def run_pass(source: LogSource, observers: Iterable[Observer] = (), *, on_fold_e
         hooks = [o.observe for o in observers if type(o).observe is not Observer.observe]
         fold = run.fold
         apply = fold.apply
-        for item in reader.records(damaged if recover is not None else None):
+        for item in reader.records(damaged):
             if halt:
                 break
             if record_check is not None and item.count:
@@ -131,7 +132,7 @@ def run_pass(source: LogSource, observers: Iterable[Observer] = (), *, on_fold_e
                 replacement = apply(item)
             except FoldError as error:
                 error.path = run.path
-                run.fold_errors.append(error)
+                _failed(run, error)
                 if on_fold_error == STOP:
                     break
                 replacement = _resume(run, item, error, observers)
@@ -153,6 +154,12 @@ def run_pass(source: LogSource, observers: Iterable[Observer] = (), *, on_fold_e
         for observer in observers:
             observer.finish(run)
     return run
+
+
+def _failed(run: Run, error) -> None:
+    if not run.fold_errors:  # the view the answers stop at
+        run.failure_view = run.fold.state(error.seq - 1) if error.seq else SurfaceState(-1, (), (), {})
+    run.fold_errors.append(error)
 
 
 def _resume(run: Run, item, error: FoldError, observers: list) -> object:
@@ -207,8 +214,9 @@ class Snapshots(Observer):
 def states_at(source: LogSource, seqs: Iterable[int], observers: Iterable[Observer] = ()) -> dict[int, SurfaceState]:
     """The model's view right after each seq, in one pass that stops after the last.
 
-    Raises FoldError when the fold breaks at or before a wanted seq, and
-    UsageError for a seq beyond the log.
+    Raises where the fold fails (a FoldError, or the LineError of a line that
+    cannot be read) when that is at or before a wanted seq, and UsageError for
+    a seq beyond the log.
     """
     snapshots = Snapshots(seqs)
     if snapshots.last is None:
