@@ -530,9 +530,9 @@ class TextReporter:
                  ("events / lines", f"{h['events']} / {h['lines']}"),
                  ("turns / steps / calls", f"{h['turns']} / {h['steps']} / {h['calls']}"),
                  ("replacements", h["replacements"]), ("surface nodes", _dash(h["surfaceNodes"])),
-                 ("torn tail", "none" if h["tornTail"] is None else
-                  f"{h['tornTail']['bytes']} bytes lost at offset {h['tornTail']['offset']} "
-                  f"(line {h['tornTail']['line']})"),
+                 ("torn tail", ("none" if h["error"] is None else "not read (past the failure)")
+                  if h["tornTail"] is None else f"{h['tornTail']['bytes']} bytes lost at offset "
+                  f"{h['tornTail']['offset']} (line {h['tornTail']['line']})"),
                  ("fold", "ok" if h["error"] is None else fails_at(h["error"])),
                  ("last turn", _last_turn(h))]
         self.line(render_table(facts, (), self.width, text_col=1))

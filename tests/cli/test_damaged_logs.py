@@ -104,6 +104,7 @@ def test_inspect_says_the_turn_state_past_the_failure_is_unknown_not_interrupted
     assert "dsh would close" not in text and "interrupted" not in text
     assert f"last turn              unknown past seq {answered} (turn 1, from seq 0)" in text.splitlines()
     assert f"events / lines         {answered + 1} / {answered + 2}" in text.splitlines()
+    assert "torn tail              not read (past the failure)" in text.splitlines()
 
 
 def test_a_log_cut_by_a_crash_is_still_interrupted(cli, write_log):
