@@ -36,11 +36,31 @@ class DshReplayError(Exception):
         where = self.where()
         return f"{where}: {self.message}" if where else self.message
 
+    def to_json(self) -> dict:
+        """The error object every `--json` output uses: stage, seq, line, pointer, message
+        (and `code`, the finding code, for a fold error or a damaged line)."""
+        body = {"stage": self.kind, "seq": self.seq, "line": self.line, "pointer": self.pointer,
+                "message": self.message}
+        code = getattr(self, "code", None)
+        if code is not None:
+            body["code"] = code
+        return body
+
 
 class ReadError(DshReplayError):
     """The log cannot be read: missing file, bad encoding, unparsable line, corrupt zstd."""
 
     kind = "read"
+
+
+class LineError(ReadError):
+    """One line cannot be read as a record (not JSON, not an object, a malformed packed row),
+    in a log whose header could be read. `code` is its finding code (DSH-E001 or DSH-E002).
+    A pass treats it as the place where the fold fails, as dsh does (it refuses the log)."""
+
+    def __init__(self, message: str, *, code: str, **where) -> None:
+        super().__init__(message, **where)
+        self.code = code
 
 
 class FormatVersionError(ReadError):
@@ -50,13 +70,42 @@ class FormatVersionError(ReadError):
 
 
 class FoldError(DshReplayError):
-    """The surface fold rejected an event (dsh would refuse to load the log)."""
+    """The surface fold rejected an event (dsh would refuse to load the log).
+
+    What a pass that goes on past it (validate) does next: `skipped` (the event is
+    skipped for surface purposes) or not (a seq out of place: the fold takes the event
+    where the reader placed it), in words in `after`. `caused_by` is the seq of an
+    earlier defect this one follows from (an event that never joined the surface)."""
 
     kind = "fold"
+    skipped = True
+    after = "event skipped for surface purposes"
+    caused_by: int | None = None
 
     def __init__(self, message: str, *, code: str, **where) -> None:
         super().__init__(message, **where)
         self.code = code
+
+
+class NoViewError(FoldError):
+    """A question needs the model's view past the point where the fold fails: there is
+    none. `failure` is that point's error (a FoldError, or the LineError of a line that
+    cannot be read), or its `to_json()` as a bundle keeps it; `to_json()` describes it.
+    The message says what was asked and where the fold fails: `no answer: the model's
+    view at seq 900: the fold fails at seq 487 (...)`."""
+
+    def __init__(self, what: str, failure: DshReplayError | dict, *, path: str | None = None) -> None:
+        facts = failure if type(failure) is dict else failure.to_json()
+        super().__init__(f"no answer: {what}: {fails_at(facts)}", code=facts.get("code"), path=path,
+                         line=facts.get("line"), seq=facts.get("seq"), pointer=facts.get("pointer"))
+        self.failure = facts
+        self.kind = facts.get("stage") or "fold"
+
+    def where(self) -> str:
+        return self.path or ""
+
+    def to_json(self) -> dict:
+        return dict(self.failure)
 
 
 class DeriveError(DshReplayError):
@@ -85,6 +134,23 @@ class Interrupted(KeyboardInterrupt):
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
         self.signum = signum
+
+
+def fails_at(error: DshReplayError | dict) -> str:
+    """Where and why the fold fails, from the error (or its `to_json()`): `the fold fails at
+    seq 487 (DSH-E101, line 490, /seq: seq 488 is not contiguous; expected 487: ...)`."""
+    e = error if type(error) is dict else error.to_json()
+    where = ", ".join(str(p) for p in (e.get("code"), None if e.get("line") is None else f"line {e['line']}",
+                                       e.get("pointer")) if p)
+    return f"the fold fails at seq {e.get('seq')} ({where}: {e.get('message')})"
+
+
+def answered_for(error: DshReplayError | dict) -> str:
+    """The one sentence every answer cut short by a failed fold carries: `answered for seqs
+    0..486 only: the fold fails at seq 487 (...)`."""
+    seq = error.get("seq") if type(error) is dict else error.seq
+    span = f"seqs 0..{seq - 1}" if type(seq) is int and seq > 0 else "no seq"
+    return f"answered for {span} only: {fails_at(error)}"
 
 
 def _rebuild(cls, message, state):

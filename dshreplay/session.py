@@ -4,12 +4,22 @@
 the one reader, fold and pass driver (`core.driver`), and returns a
 documented dataclass; nothing here prints or knows of the command line.
 Errors speak of seqs and arguments: `UsageError` for a question that does
-not fit the log, `ReadError` for a log that cannot be read, `FoldError` for
-a fold that breaks before the seq asked about.
+not fit the log, `ReadError` for a log that cannot be read, `NoViewError` (a
+`FoldError`) for a question that needs the model's view past the point where
+the fold fails.
+
+When the fold fails (dsh refuses the log: an event it rejects, or a line that
+cannot be read), what each question does is declared once, in
+`WHEN_THE_FOLD_FAILS` (docs/damaged-logs.md shows it): answered for the events
+before the failure (PREFIX: the answer is complete up to `answered_up_to`, and
+`Session.partial` names the failure until the next question), or not at all
+(NEEDS_VIEW: NoViewError), or from every line, the fold aside (EVERY_LINE).
+A question about a seq before the failure is answered in full either way.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -17,7 +27,7 @@ from dshreplay.analyses.calls import Call, CallTracker, Request
 from dshreplay.analyses.health import Health
 from dshreplay.analyses.index import LogIndex, build_index
 from dshreplay.analyses.provenance import MessageProvenance, ShadowRecord, ViewDiff, diff_states, message_provenance
-from dshreplay.analyses.query import EventFilter, EventRow, query_events
+from dshreplay.analyses.query import EventFilter, EventRow, RawLine, query_events, raw_lines
 from dshreplay.analyses.rules import BracketRecord
 from dshreplay.analyses.spills import Spill, Spills, look_up
 from dshreplay.analyses.stats import SessionStats, session_stats
@@ -25,9 +35,39 @@ from dshreplay.analyses.transcript import Entry, transcript
 from dshreplay.analyses.validate import FileReport, validate_log
 from dshreplay.core.driver import STOP, FoldReport, Observer, Run, fold_report, run_pass, states_at
 from dshreplay.core.surface import SurfaceState
-from dshreplay.errors import FoldError, UsageError
+from dshreplay.errors import DshReplayError, FoldError, LineError, NoViewError, UsageError
 from dshreplay.io.reader import Event, LogSource, PackedRun, TornTail
 from dshreplay.options import DEFAULT, Options
+
+PREFIX = "prefix"  # answered for the events before the failure; the answer says how far (answeredUpTo)
+NEEDS_VIEW = "needs-view"  # needs the model's view past the failure: no answer (NoViewError, exit 1)
+EVERY_LINE = "every-line"  # does not rest on the fold: answered from every line
+
+# What each question does when the fold fails: library method (and command), then each
+# part of an export bundle. A question about a seq before the failure is answered in
+# full whatever its entry says.
+WHEN_THE_FOLD_FAILS: dict[str, str] = {
+    "fold": NEEDS_VIEW,  # Session.fold, `fold [--at S]`: the view at S (default: the end)
+    "states": NEEDS_VIEW,  # Session.states / state, `diff`
+    "request": NEEDS_VIEW,  # Session.request, `request --call N | --at S`
+    "provenance": NEEDS_VIEW,  # Session.provenance, `provenance`
+    "calls": PREFIX,  # Session.calls / call_list, `request --list`
+    "shadows": PREFIX,  # `shadows`
+    "brackets": PREFIX,  # `brackets` (a bracket open at the failure: status "unknown")
+    "spills": PREFIX,  # `spills`
+    "transcript": PREFIX,  # `transcript`: ends with a marker where the fold fails
+    "query": PREFIX,  # Session.query / to_records, `events`: classified at the last answered seq
+    "inspect": PREFIX,  # `inspect`: the turn in force at the failure is unknown, not interrupted
+    "stats": PREFIX,  # `stats` (JSON: answeredUpTo and error per session)
+    "validate": EVERY_LINE,  # `validate`: the failure is a finding, checking goes on
+    "lines": EVERY_LINE,  # `events --lines A-B`: raw lines, readable or not
+    "export findings.json": EVERY_LINE,
+    "export events.csv": EVERY_LINE,  # every event; its surface column only up to the failure (then empty)
+    "export tools.csv, approvals.csv, session.json, spills.json, brackets.json": EVERY_LINE,
+    "export calls/NNNN.json": NEEDS_VIEW,  # every call listed; after the failure "view": null and the reason
+    "export shadows.json": PREFIX,
+    "export transcript.md": PREFIX,  # as `transcript`
+}
 
 
 class _Torn(Observer):
@@ -43,18 +83,35 @@ class _Torn(Observer):
 
 class Session:
     """One dsh session log. `source`: a path, a session folder, "-" (standard
-    input, held in memory) or bytes; `options`: how to read it."""
+    input, held in memory) or bytes; `options`: how to read it.
+
+    `partial` is set by a question answered only up to the point where the fold
+    fails (a PREFIX question of `WHEN_THE_FOLD_FAILS`): that point's error
+    (`answered_for(session.partial)` says it in words); None after a complete answer."""
 
     def __init__(self, source, options: Options = DEFAULT, *, transform=None) -> None:
         self.options = options
         self.source = LogSource(source, options, transform=transform)
         self.path = self.source.path
         self.torn_tail: TornTail | None = None  # set by any pass that read up to a torn tail
+        self.partial: DshReplayError | None = None  # the failure the last answer stops at (PREFIX)
         self._index: LogIndex | None = None
         self._header: dict | None = None
 
     def _pass(self, observers=(), **kwargs) -> Run:
         return run_pass(self.source, [*observers, _Torn(self)], **kwargs)
+
+    def _answered(self, question: str, failure, at: int | None = None, what: str | None = None):
+        """Apply `WHEN_THE_FOLD_FAILS[question]` to an answer whose pass met `failure` (or
+        None): a question about `at` before the failure is answered in full; else a PREFIX
+        answer notes the failure in `partial` and a NEEDS_VIEW one raises NoViewError."""
+        self.partial = None
+        if failure is None or (at is not None and at < failure.seq):
+            return
+        if WHEN_THE_FOLD_FAILS[question] == NEEDS_VIEW:
+            where = "at the end of the log" if at is None else f"at seq {at}"
+            raise NoViewError(what or f"the model's view {where}", failure, path=self.path)
+        self.partial = failure
 
     @property
     def header(self) -> dict:
@@ -77,31 +134,47 @@ class Session:
     def fold(self, at: int | None = None) -> FoldReport:
         """The model's view after event `at` (default: the last event).
 
-        A fold or derive failure is returned in the report, not raised;
-        UsageError for `at` beyond the log.
+        A failure is returned in the report, not raised: a NoViewError when the fold
+        fails at or before `at` (a derive failure as it is); UsageError for `at`
+        beyond the log.
         """
-        return fold_report(self.source, at, [_Torn(self)])
+        report = fold_report(self.source, at, [_Torn(self)])
+        if isinstance(report.error, (FoldError, LineError)):
+            try:
+                self._answered("fold", report.error, at)
+            except NoViewError as exc:
+                report.error = exc
+        return report
 
     def states(self, seqs: Iterable[int]) -> dict[int, SurfaceState]:
         """The model's view right after each seq, in one read (-1: before any event).
 
-        Raises UsageError for a seq beyond the log, FoldError when the fold
-        breaks at or before a wanted seq.
+        Raises UsageError for a seq beyond the log, NoViewError when the fold
+        fails at or before a wanted seq.
         """
-        return states_at(self.source, seqs, [_Torn(self)])
+        seqs = list(seqs)
+        try:
+            states = states_at(self.source, seqs, [_Torn(self)])
+        except (FoldError, LineError) as failure:
+            self._answered("states", failure, max(seqs))
+            raise
+        self.partial = None
+        return states
 
     def state(self, at: int | None = None) -> SurfaceState:
-        """The model's view after `at` (default: after the last event); raises FoldError."""
+        """The model's view after `at` (default: after the last event); raises NoViewError
+        when the fold fails at or before it."""
         if at is None:
             index = self.index()
-            if index.fold_errors:
-                raise index.fold_errors[0]
+            self._answered("states", _failure(index))
             return index.final
         return self.states([at])[at]
 
     # -- the index -----------------------------------------------------------
     def index(self) -> LogIndex:
-        """One pass: types, provenance links, shadows, brackets, calls, closers (cached)."""
+        """One pass: types, provenance links, shadows, brackets, calls, closers (cached).
+        When the fold fails, the index of the events before the failure (its
+        `fold_errors[0]` is the failure)."""
         if self._index is None:
             self._index = build_index(self.source, [_Torn(self)])
         return self._index
@@ -112,8 +185,7 @@ class Session:
         return self.call_list(include_auxiliary)[0]
 
     def call_list(self, include_auxiliary: bool = False) -> tuple[list[Call], list[FoldError]]:
-        """The model calls, and the events the fold rejected on the way (skipped,
-        so the message counts after them leave them out)."""
+        """The model calls, and the failure the list stops at (empty: none)."""
         if self._index is not None:
             main, auxiliary = self._index.calls, self._index.auxiliary_calls
             rejected = self._index.fold_errors
@@ -121,6 +193,7 @@ class Session:
             tracker = CallTracker()
             run = self._pass([tracker], on_fold_error=STOP)
             main, auxiliary, rejected = tracker.calls, tracker.auxiliary, run.fold_errors
+        self._answered("calls", rejected[0] if rejected else None)
         if include_auxiliary:
             return sorted(main + auxiliary, key=lambda c: c.first_chunk_seq), list(rejected)
         return list(main), list(rejected)
@@ -128,8 +201,13 @@ class Session:
     def request(self, call: int | None = None, *, at: int | None = None) -> Request:
         """The exact request of main-loop call `call` (from 1), or the one built at seq `at`."""
         if call is not None:
-            calls = self.calls()
+            calls, stopped = self.call_list()
             if not 1 <= call <= len(calls):
+                if stopped:
+                    after = calls[-1].first_chunk_seq if calls else None
+                    self._answered("request", stopped[0], what=f"call {call} is not among the {len(calls)} "
+                                   f"model calls before the failure" + ("" if after is None else
+                                                                       f" (the last starts at seq {after})"))
                 raise UsageError(f"there is no call {call}: the log has {len(calls)} model calls",
                                  path=self.path)
             c = calls[call - 1]
@@ -138,6 +216,7 @@ class Session:
         else:
             index = self.index()
             if at is None:
+                self._answered("request", _failure(index), what="the request at the end of the log")
                 at = index.last_seq if index.last_seq is not None else -1
             at_seq = at
             header_seq = max((s for s, t in enumerate(index.types[:at + 1]) if t == "request/header"),
@@ -148,7 +227,7 @@ class Session:
         header = None
         if header_seq is not None:
             for item in self.records():
-                if item.seq == header_seq:
+                if item.seq == header_seq and item.count:
                     data = item.record.get("data")
                     header = data.get("header") if type(data) is dict else None
                     break
@@ -161,13 +240,23 @@ class Session:
 
     def shadows(self, at: int | None = None) -> list[ShadowRecord]:
         """Every replacement up to `at` (default: all), in log order."""
-        if at is not None:
+        index = self.index()
+        failure = _failure(index)
+        if at is not None and (failure is None or at < failure.seq):
             self.states([at])  # checks that `at` is inside the log
-        return [r for r in self.index().shadows if at is None or r.seq <= at]
+        rows = [r for r in index.shadows if at is None or r.seq <= at]
+        self._answered("shadows", failure, at)
+        return rows
 
     def brackets(self) -> list[BracketRecord]:
-        """One record per compaction id."""
-        return list(self.index().brackets)
+        """One record per compaction id (one still open where the fold fails: status "unknown")."""
+        index = self.index()
+        failure = _failure(index)
+        records = list(index.brackets)
+        if failure is not None:
+            records = [replace(b, status="unknown") if b.status == "open" else b for b in records]
+        self._answered("brackets", failure)
+        return records
 
     def provenance(self, at: int | None = None, *, message: int | None = None,
                    seq: int | None = None) -> list[MessageProvenance]:
@@ -177,6 +266,7 @@ class Session:
             raise UsageError("give message or seq, not both")
         node_messages = self.state(at).node_messages()
         rows = message_provenance(node_messages, self.index(), message=message, seq=seq)
+        self.partial = None
         if message is not None and not rows:
             count = sum(1 for _, body in node_messages if body is not None)
             raise UsageError(f"message {message} is not in the view: it has {count} messages (1..{count})")
@@ -188,39 +278,71 @@ class Session:
         """Every tool result dsh moved out of the model's view (see `analyses.spills`);
         with `root`, whether each stored file is there."""
         observer = Spills()
-        self._pass([observer], on_fold_error=STOP)
+        run = self._pass([observer], on_fold_error=STOP)
         look_up(observer.spills, Path(root) if root is not None else None)
+        self._answered("spills", run.failure)
         return observer.spills
 
     def transcript(self) -> list[Entry]:
-        """The conversation as it happened: append-origin messages and replacement markers."""
-        return transcript(self.source, [_Torn(self)])
+        """The conversation as it happened: append-origin messages and replacement markers
+        (and a last marker where the fold fails)."""
+        entries, failure = transcript(self.source, [_Torn(self)])
+        self._answered("transcript", failure)
+        return entries
 
     def query(self, flt: EventFilter | None = None, at: int | None = None, *, sink=None) -> list[EventRow]:
         """The events that pass `flt` (default: all), each classified against
         the view at `at` (default: the end). With `sink`, each row is handed
-        to it as it is found and none is kept (a long log's rows hold records)."""
+        to it as it is found and none is kept (a long log's rows hold records).
+        When the fold fails at or before `at`, the events before the failure,
+        classified against the view before it."""
         flt = flt if flt is not None else EventFilter()
-        nodes = frozenset(self.state(at).nodes)
-        return query_events(self.source, nodes, flt, last=at, observers=[_Torn(self)], sink=sink)
+        try:
+            state = self.state(at)
+            failure = None
+        except NoViewError:
+            index = self.index()
+            failure = _failure(index)
+            state, at = index.final, failure.seq - 1
+        self._answered("query", failure)  # (known before the first row reaches `sink`)
+        return query_events(self.source, frozenset(state.nodes), flt, last=at, observers=[_Torn(self)], sink=sink)
+
+    def lines(self, first: int, last: int) -> list[RawLine]:
+        """Physical lines `first`..`last` (from 1, the header is line 1), as stored,
+        readable or not."""
+        lines = raw_lines(self.source, first, last)
+        self.partial = None
+        return lines
 
     def inspect(self) -> Health:
-        """The health summary: header facts, counts, torn tail, an interrupted last turn."""
-        return Health(self.index())
+        """The health summary: header facts, counts, torn tail, an interrupted last turn
+        (unknown when the fold fails before the log ends)."""
+        index = self.index()
+        self._answered("inspect", _failure(index))
+        return Health(index)
 
     def stats(self) -> SessionStats:
         """Turns, steps, calls, tools, approvals, compactions, tokens, times."""
-        return session_stats(self.source)
+        figures = session_stats(self.source)
+        self._answered("stats", figures.error)
+        return figures
 
     def validate(self) -> FileReport:
         """Every finding of `validate` (with this session's options)."""
-        return validate_log(self.source, self.options)
+        report = validate_log(self.source, self.options)
+        self.partial = None
+        return report
 
     def to_records(self, at: int | None = None) -> list[dict]:
         """One flat dict per event, ready for pandas or DuckDB:
         seq, line, time (UTC ISO), type, turn, step, surface, op, text."""
         rows = self.query(EventFilter(), at)
         return [{k: v for k, v in row.to_json().items() if k != "record"} for row in rows]
+
+
+def _failure(index: LogIndex):
+    """Where the fold fails in an index's pass (None: it does not)."""
+    return index.fold_errors[0] if index.fold_errors else None
 
 
 class EventStream:
@@ -239,4 +361,5 @@ def open_session(source, options: Options = DEFAULT) -> Session:
     return Session(source, options)
 
 
-__all__ = ["Session", "FoldReport", "LogIndex", "open_session", "Path"]
+__all__ = ["Session", "FoldReport", "LogIndex", "open_session", "Path", "WHEN_THE_FOLD_FAILS", "PREFIX",
+           "NEEDS_VIEW", "EVERY_LINE"]

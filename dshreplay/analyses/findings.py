@@ -34,8 +34,10 @@ CODES = _codes(
     # -- reading and format (0xx)
     ("DSH-E000", "unreadable-file", "The file cannot be read at all: missing, not a session log (no "
      "header), or a format version other than 0.", "Nothing in it was checked (exit code 2)."),
-    ("DSH-E001", "unreadable-line", "A line is not valid JSON or not a JSON object; it was skipped and "
-     "assumed to hold one event.", "dsh refuses to load the log; everything after it may be misnumbered."),
+    ("DSH-E001", "unreadable-line", "A line is not valid JSON or not a JSON object; it was skipped. The "
+     "next readable line's own seq resumes the numbering (in the projected layout the line is assumed to hold "
+     "one event).", "dsh refuses to load the log; what the line held is lost (a finding that follows from "
+     "the loss names it in `causedBy`)."),
     ("DSH-E002", "malformed-row", "A packed chunk row does not have dsh's exact row shape; it was skipped.",
      "dsh treats it as corrupt storage: a whole run of stream chunks is lost."),
     ("DSH-E003", "header-schema", "The header line does not match the header schema (for example no "
@@ -66,8 +68,10 @@ CODES = _codes(
     ("DSH-E014", "seed-boundary", "`seedLength` in the header does not point at the `session/end-seed` "
      "event.", "The inherited prefix of a fork cannot be told from the child's own history."),
     # -- the surface fold (1xx)
-    ("DSH-E101", "not-contiguous", "An event's written seq is not its position in the log.",
-     "dsh's fold stops here: a line was lost, duplicated or reordered."),
+    ("DSH-E101", "not-contiguous", "An event's written seq is not its position in the log: seqs are "
+     "missing, a line repeats or comes ahead of its place, or its seq is wrong (the message says which, as "
+     "the next line tells it; one finding per damaged line, and checking goes on from the correct lines' own "
+     "seqs).", "dsh's fold stops here: a line was lost, duplicated or reordered."),
     ("DSH-E102", "surface-field-on-log-only", "A log-only event carries `surfaceOp` or `sourceEventSeqs`.",
      "dsh's fold refuses it; only messages may join the model's view."),
     ("DSH-E103", "missing-surface-op", "A `user/message`, `assistant/message` or `tool/result` has no "
@@ -182,14 +186,18 @@ class Finding:
     seq: int | None = None
     line: int | None = None
     pointer: str | None = None
+    caused_by: int | None = None  # the seq of an earlier finding this one follows from
 
     def to_json(self) -> dict:
-        return {"code": self.code, "severity": self.severity, "seq": self.seq, "line": self.line,
+        body = {"code": self.code, "severity": self.severity, "seq": self.seq, "line": self.line,
                 "pointer": self.pointer, "message": self.message}
+        if self.caused_by is not None:
+            body["causedBy"] = self.caused_by
+        return body
 
 
-def finding(code: str, message: str, *, seq=None, line=None, pointer=None) -> Finding:
-    return Finding(code, CODES[code].severity, message, seq, line, pointer)
+def finding(code: str, message: str, *, seq=None, line=None, pointer=None, caused_by=None) -> Finding:
+    return Finding(code, CODES[code].severity, message, seq, line, pointer, caused_by)
 
 
 DEFAULT_CAP = 1000  # findings kept per code (then counted); --all-findings keeps every one

@@ -1,4 +1,10 @@
-"""`inspect`: the health summary an incident starts with."""
+"""`inspect`: the health summary an incident starts with.
+
+When the fold fails, the summary is that of the events before the failure: it
+says how far it reaches (`answeredUpTo`, `error`), and the turn in force at the
+failure is of unknown outcome, not interrupted: dsh refuses such a log, so it
+synthesizes nothing (no closers).
+"""
 
 from __future__ import annotations
 
@@ -7,15 +13,36 @@ from dataclasses import dataclass
 from dshreplay.analyses.index import LogIndex
 from dshreplay.analyses.render import utc_time
 
+UNKNOWN = "unknown"  # a turn still open where the fold fails: its outcome lies past the answer
+
 
 @dataclass(frozen=True)
 class Health:
     index: LogIndex
 
+    @property
+    def failure(self):
+        """Where the fold fails (None: it reads to the end)."""
+        return self.index.fold_errors[0] if self.index.fold_errors else None
+
+    @property
+    def closers(self) -> list:
+        """What dsh would append on load to close an interrupted last turn (none when
+        the fold fails: dsh refuses the log)."""
+        return [] if self.failure is not None else list(self.index.closers)
+
+    def turn_endings(self) -> list[dict]:
+        failure = self.failure
+        return [{"turn": s.turn, "startSeq": s.start, "endSeq": s.end,
+                 "ending": UNKNOWN if s.end is None and failure is not None else s.ending}
+                for s in self.index.turn_spans]
+
     def to_json(self) -> dict:
         i = self.index
         h = i.header
         tail = i.torn_tail
+        failure = self.failure
+        endings = self.turn_endings()
         return {
             "path": i.path, "encoding": i.encoding,
             "header": {"id": h.get("id"), "version": h.get("version"), "cwd": h.get("cwd"),
@@ -23,15 +50,15 @@ class Health:
                        "seedLength": h.get("seedLength"), "origin": h.get("origin"),
                        "delegationDepth": h.get("delegationDepth"), "agentPreset": h.get("agentPreset")},
             "events": i.event_count, "lines": i.lines,
+            "answeredUpTo": None if failure is None else failure.seq - 1,
+            "error": None if failure is None else failure.to_json(),
             "countsByType": dict(sorted(i.counts.items(), key=lambda kv: (-kv[1], str(kv[0])))),
             "turns": i.turns, "steps": i.steps, "calls": len(i.calls),
             "auxiliaryCalls": len(i.auxiliary_calls), "replacements": len(i.shadows),
             "surfaceNodes": len(i.final.nodes) if i.final is not None else None,
-            "foldErrors": [{"seq": e.seq, "line": e.line, "message": e.message} for e in i.fold_errors],
             "tornTail": None if tail is None else tail.to_json(),
-            "interrupted": bool(i.closers),
-            "turnEndings": [{"turn": s.turn, "startSeq": s.start, "endSeq": s.end, "ending": s.ending}
-                            for s in i.turn_spans],
-            "lastTurn": i.turn_spans[-1].ending if i.turn_spans else None,
-            "closers": [c.to_json() for c in i.closers],
+            "interrupted": None if failure is not None else bool(i.closers),
+            "turnEndings": endings,
+            "lastTurn": endings[-1]["ending"] if endings else None,
+            "closers": [c.to_json() for c in self.closers],
         }

@@ -61,7 +61,7 @@ class Node:
 
 def _events(source: LogSource):
     with source.reader() as reader:
-        yield from reader.events()
+        yield from (event for event in reader.events() if event.count)  # (not a line out of place)
 
 
 def _descriptor(source: LogSource, limit: int):

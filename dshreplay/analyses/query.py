@@ -1,4 +1,5 @@
-"""`events`: find events by type, range, turn, surface status and text."""
+"""`events`: find events by type, range, turn, surface status and text; and show
+physical lines as stored (`raw_lines`), readable or not."""
 
 from __future__ import annotations
 
@@ -6,8 +7,9 @@ from dataclasses import dataclass
 
 from dshreplay.analyses.render import event_text, utc_time
 from dshreplay.analyses.turns import TurnTracker
-from dshreplay.core.driver import SKIP, Observer, run_pass
+from dshreplay.core.driver import STOP, Observer, run_pass
 from dshreplay.core.surface import SURFACE_TYPES
+from dshreplay.errors import UsageError
 from dshreplay.jsvalues import json_bytes
 
 CURRENT, SHADOWED, LOG_ONLY = "current", "shadowed", "log-only"
@@ -105,9 +107,59 @@ class EventQuery(Observer):
 def query_events(source, nodes: frozenset[int], flt: EventFilter, last: int | None = None,
                  observers=(), sink=None) -> list[EventRow]:
     """The rows of the events of `source` (a LogSource) that pass `flt`, in one
-    pass; handed to `sink` one by one when given (then none is kept)."""
+    pass (it ends where the fold fails); handed to `sink` one by one when given
+    (then none is kept)."""
     turns = TurnTracker()
     query = EventQuery(flt, nodes, turns, last, sink)
     stop = last if flt.end is None else (flt.end if last is None else min(last, flt.end))
-    run_pass(source, [turns, query, *observers], on_fold_error=SKIP, until=stop)
+    run_pass(source, [turns, query, *observers], on_fold_error=STOP, until=stop)
     return query.rows
+
+
+@dataclass(frozen=True)
+class RawLine:
+    """One physical line of a log as stored (the header is line 1): its bytes, newline
+    left out, whether or not they parse."""
+
+    line: int
+    offset: int  # byte offset in the (decompressed) text
+    raw: bytes
+
+    @property
+    def text(self) -> str:
+        """The line as text: bytes that are not UTF-8 shown as \\xNN."""
+        return self.raw.decode("utf-8", "backslashreplace")
+
+    def escaped(self) -> str:
+        """The line for a terminal: every character that is not printable (controls, escapes,
+        bidirectional marks, a \\r) as a \\xNN, \\uNNNN or \\UNNNNNNNN escape."""
+        text = self.text
+        if text.isprintable():
+            return text
+        return "".join(c if c.isprintable() else _escape(c) for c in text)
+
+    def to_json(self) -> dict:
+        return {"line": self.line, "offset": self.offset, "bytes": len(self.raw), "text": self.text}
+
+
+def _escape(c: str) -> str:
+    n = ord(c)
+    return f"\\x{n:02x}" if n < 0x100 else (f"\\u{n:04x}" if n < 0x10000 else f"\\U{n:08x}")
+
+
+def raw_lines(source, first: int, last: int) -> list[RawLine]:
+    """Physical lines `first`..`last` (from 1) of `source` (a LogSource), as stored, in one
+    read that stops after `last`; UsageError for a range that is empty or starts past the end."""
+    if first < 1 or last < first:
+        raise UsageError(f"lines {first}-{last}: give A-B with 1 <= A <= B (line 1 is the header)")
+    out, count = [], 0
+    with source.reader() as reader:
+        for lineno, offset, raw in reader.physical_lines():
+            count = lineno
+            if lineno > last:
+                break
+            if lineno >= first:
+                out.append(RawLine(lineno, offset, raw[:-1] if raw.endswith(b"\n") else raw))
+    if not out:
+        raise UsageError(f"line {first} is beyond the log: it has {count} lines", path=source.path)
+    return out

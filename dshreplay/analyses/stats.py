@@ -1,4 +1,8 @@
-"""`stats`: the figures people ask about one session (and several together)."""
+"""`stats`: the figures people ask about one session (and several together).
+
+When the fold fails, the figures are those of the events before the failure:
+`answered_up_to` says how far they reach and `error` why (a turn still open
+there ended "unknown", a compaction still open there is not counted as open)."""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ import statistics
 from dataclasses import dataclass, field
 
 from dshreplay.analyses.calls import failed, failure_code, retried_calls
+from dshreplay.analyses.health import UNKNOWN
 from dshreplay.analyses.index import Indexer
 from dshreplay.analyses.turns import TurnTracker
 from dshreplay.core.driver import STOP, Observer, run_pass
@@ -47,12 +52,19 @@ class SessionStats:
     failed_calls: dict = field(default_factory=dict)  # error code -> main-loop calls that failed with it
     tokens_by_model: dict = field(default_factory=dict)
     turn_endings: list = field(default_factory=list)  # how each turn ended (see turns.Span.ending)
-    error: str | None = None  # set when the log could not be read
-    fold_error: object = None  # the event the fold rejected: the figures are those of the events before it
+    # why the figures are missing (the log cannot be read: answered_up_to None) or stop short
+    # (where the fold fails: the figures are those of seqs 0..answered_up_to)
+    error: DshReplayError | None = None
+    answered_up_to: int | None = None
     torn_tail: object = None  # reader.TornTail: a half-written last line, left out of the figures
 
+    @property
+    def unreadable(self) -> bool:
+        return self.error is not None and self.answered_up_to is None
+
     def to_json(self) -> dict:
-        return {"path": self.path, "error": self.error, "sessionId": self.session_id, "events": self.events,
+        return {"path": self.path, "error": None if self.error is None else self.error.to_json(),
+                "answeredUpTo": self.answered_up_to, "sessionId": self.session_id, "events": self.events,
                 "turns": self.turns,
                 "steps": self.steps, "calls": self.calls, "auxiliaryCalls": self.auxiliary_calls,
                 "retries": self.retries, "tools": self.tools, "approvals": self.approvals,
@@ -60,11 +72,7 @@ class SessionStats:
                 "surface": {"now": self.surface_now, "appended": self.appended, "forgotten": self.forgotten},
                 "times": self.times, "failedCalls": self.failed_calls, "tokensByModel": self.tokens_by_model,
                 "turnEndings": self.turn_endings,
-                "tornTail": None if self.torn_tail is None else self.torn_tail.to_json(),
-                "foldError": None if self.fold_error is None else {
-                    "seq": self.fold_error.seq, "line": self.fold_error.line, "message": self.fold_error.message},
-                "answeredUpTo": None if self.fold_error is None or self.fold_error.seq is None
-                else self.fold_error.seq - 1}
+                "tornTail": None if self.torn_tail is None else self.torn_tail.to_json()}
 
 
 def failed_calls(calls) -> dict:
@@ -171,10 +179,11 @@ def session_stats(source) -> SessionStats:
             if _num(value):
                 out.tokens[name] += value
     out.compactions["summaries"], out.compactions["prunes"] = figures.summaries, figures.prunes
+    failure = index.fold_errors[0] if index.fold_errors else None
     for bracket in index.brackets:
         if bracket.status == "failed":
             out.compactions["failed"] += 1
-        elif bracket.status == "open":
+        elif bracket.status == "open" and failure is None:  # (open where the fold fails: unknown)
             out.compactions["open"] += 1
     final = index.final
     out.surface_now = sum(map(_yields_message, final.events.values())) if final is not None else 0
@@ -192,10 +201,11 @@ def session_stats(source) -> SessionStats:
     out.times = {"turns": _summary(turn_ms), "timeToFirstChunk": _summary(figures.first_chunk_ms),
                  "tools": _summary(figures.tool_ms)}
     out.failed_calls = failed_calls(index.calls)
-    out.fold_error = index.fold_errors[0] if index.fold_errors else None
+    if failure is not None:
+        out.error, out.answered_up_to = failure, failure.seq - 1
     out.torn_tail = index.torn_tail
     out.tokens_by_model = tokens_by_model(index.calls + index.auxiliary_calls)
-    out.turn_endings = [s.ending for s in turns.turns]
+    out.turn_endings = [UNKNOWN if s.end is None and failure is not None else s.ending for s in turns.turns]
     return out
 
 
@@ -206,7 +216,9 @@ def stats_for(item) -> SessionStats:
     try:
         return session_stats(LogSource(path, options))
     except DshReplayError as exc:
-        return SessionStats(str(path), error=str(exc))
+        if exc.path is None:
+            exc.path = str(path)
+        return SessionStats(str(path), error=exc)
 
 
 def _yields_message(event) -> bool:
@@ -225,7 +237,7 @@ def totals(stats: list[SessionStats]) -> SessionStats:
     """One row adding up several sessions."""
     total = SessionStats("(total)", None)
     for s in stats:
-        if s.error is not None:
+        if s.unreadable:
             continue
         for name in ("events", "turns", "steps", "calls", "auxiliary_calls", "retries", "surface_now",
                      "appended", "forgotten"):

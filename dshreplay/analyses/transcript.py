@@ -5,7 +5,9 @@ log order; replacements are model-only, so each shows as a marker where the
 model's view diverges from the conversation (with the text that replaced it:
 a compaction summary, a pruned or rewritten result). Markers also say how
 each turn ended and which model calls failed, so a reader of the
-conversation sees where it broke off.
+conversation sees where it broke off. When the fold fails (dsh refuses the
+log), the transcript ends there with a marker that says so: nothing past it
+is shown, in the transcript command and in a bundle's transcript.md alike.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from dshreplay.analyses.calls import CallTracker, failed, finish_text
 from dshreplay.analyses.provenance import ShadowTracker
 from dshreplay.analyses.render import message_text, role_of, utc_time
 from dshreplay.analyses.turns import turn_ending
-from dshreplay.core.driver import SKIP, Observer, Run, run_pass
+from dshreplay.core.driver import STOP, Observer, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
 from dshreplay.errors import DeriveError
 from dshreplay.jsvalues import MISSING, as_text
@@ -29,7 +31,7 @@ class Entry:
     of a turn ("turn-end") or a model call that failed ("failed-call")."""
 
     seq: int
-    entry: str  # "message", "replacement", "turn-end" or "failed-call"
+    entry: str  # "message", "replacement", "turn-end", "failed-call" or "fold-failure"
     type: str | None = None
     role: str | None = None
     time: str | None = None
@@ -38,9 +40,11 @@ class Entry:
     shadowed: tuple[int, ...] = ()
     turn: object = None  # turn-end: the turn; failed-call: its turn
     call: int | None = None  # failed-call: the call's number (from 1)
-    ending: str | None = None  # turn-end: turn_ending(); failed-call: finish_text()
+    ending: str | None = None  # turn-end: turn_ending(); failed-call: finish_text(); fold-failure: why
 
     def marker_text(self) -> str:
+        if self.entry == "fold-failure":
+            return f"[the fold fails at seq {self.seq}: {self.kind} {self.ending}; nothing past this point]"
         if self.entry == "turn-end":
             if self.ending == "interrupted":
                 return f"[turn {as_text(self.turn)} interrupted: the log ends inside it, after seq {self.seq}]"
@@ -64,20 +68,31 @@ class Entry:
         if self.entry == "failed-call":
             return {"seq": self.seq, "entry": self.entry, "call": self.call, "turn": self.turn,
                     "finish": self.ending, "time": self.time, "text": self.marker_text()}
+        if self.entry == "fold-failure":
+            return {"seq": self.seq, "entry": self.entry, "code": self.kind, "message": self.ending,
+                    "text": self.marker_text()}
         return {"seq": self.seq, "entry": self.entry, "type": self.type, "role": self.role, "time": self.time,
                 "text": message_text(self.message, reasoning), "message": self.message}
 
 
 class TranscriptBuilder(Observer):
-    """Collects transcript entries; observe it after `shadows` and `calls` in the same pass."""
+    """Collects transcript entries; observe it after `shadows` and `calls` in the same pass.
+    Where the fold fails it adds the fold-failure marker and takes nothing more."""
 
     def __init__(self, shadows: ShadowTracker, calls: CallTracker) -> None:
         self.shadows = shadows
         self.calls = calls
         self.entries: list[Entry] = []
         self.open_turn = MISSING  # the turn started and not yet ended
+        self.ended = False  # the fold failed: the marker is written
+
+    def begin(self, run: Run) -> None:
+        self.failures = run.fold_errors
 
     def observe(self, item, replacement) -> None:
+        if self.failures:
+            self._end()
+            return
         if item.row is not None:
             return  # packed rows hold stream chunks only: neither messages nor finishes
         kind = item.type
@@ -104,8 +119,16 @@ class TranscriptBuilder(Observer):
                                       call=closed.call, ending=finish_text(closed.finish)))
 
     def finish(self, run: Run) -> None:
-        if run.complete and self.open_turn is not MISSING:
+        if run.fold_errors:
+            self._end()
+        elif run.complete and self.open_turn is not MISSING:
             self.entries.append(Entry(run.last_seq, "turn-end", turn=self.open_turn, ending="interrupted"))
+
+    def _end(self) -> None:
+        if not self.ended:
+            failure = self.failures[0]
+            self.entries.append(Entry(failure.seq, "fold-failure", kind=failure.code, ending=failure.message))
+            self.ended = True
 
 
 def _message(item) -> tuple[bool, object]:
@@ -120,10 +143,10 @@ def _data(item) -> dict:
     return data if type(data) is dict else {}
 
 
-def transcript(source, observers=()) -> list[Entry]:
-    """Transcript entries of a log (a LogSource), in one pass; events the fold
-    rejects are skipped (validate says why), the transcript shows what it can."""
+def transcript(source, observers=()) -> tuple[list[Entry], object]:
+    """Transcript entries of a log (a LogSource), in one pass, and where the fold
+    fails (None: it does not): the entries then end with the fold-failure marker."""
     shadows, calls = ShadowTracker(), CallTracker()
     builder = TranscriptBuilder(shadows, calls)
-    run_pass(source, [shadows, calls, builder, *observers], on_fold_error=SKIP)
-    return builder.entries
+    run = run_pass(source, [shadows, calls, builder, *observers], on_fold_error=STOP)
+    return builder.entries, run.failure

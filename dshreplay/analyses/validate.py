@@ -31,8 +31,8 @@ from dshreplay.analyses.rules import RelationChecker
 from dshreplay.analyses.schemas import SchemaSet, count_placeholders, event_schema_name
 from dshreplay.core.driver import SKIP, Observer, Run, run_pass
 from dshreplay.core.parallel import window_jobs
-from dshreplay.core.surface import NO_MESSAGE, SURFACE_TYPES, has_message
-from dshreplay.errors import DeriveError, DshReplayError, FoldError, ReadError
+from dshreplay.core.surface import NO_MESSAGE, NOT_CONTIGUOUS, SURFACE_TYPES, has_message
+from dshreplay.errors import DeriveError, DshReplayError, FoldError, LineError, ReadError
 from dshreplay.io.reader import LogSource
 from dshreplay.jsvalues import shown
 from dshreplay.options import DEFAULT, Options
@@ -106,9 +106,8 @@ def _validate(log: LogSource, options: Options, parallel: bool, observers=()) ->
     jobs = window_jobs(log, _WindowChecks(options.snapshot, cap), options) if parallel else None
     read_errors = FindingList(cap)  # lines the reader skipped
 
-    def unreadable_line(error: ReadError) -> None:
-        code = "DSH-E002" if error.message.startswith("malformed ") else "DSH-E001"
-        read_errors.append(finding(code, f"{error.message} (line skipped)", seq=error.seq, line=error.line))
+    def unreadable_line(error: LineError) -> None:
+        read_errors.append(finding(error.code, f"{error.message} (line skipped)", seq=error.seq, line=error.line))
 
     validation = Validation(checks, options.snapshot, cap)
     later: list[Finding] = []
@@ -126,7 +125,8 @@ def _validate(log: LogSource, options: Options, parallel: bool, observers=()) ->
         return validation.report
     if jobs is not None:
         results = jobs.results()
-        if results is None or read_errors or run.torn_tail is not None or not run.final_newline:
+        if results is None or read_errors or run.torn_tail is not None or not run.final_newline \
+                or any(e.code == NOT_CONTIGUOUS for e in run.fold_errors):  # (a window numbers by position)
             return _validate(log, options, parallel=False, observers=observers)
         seq, line = 0, run.header_line
         for events, lines, window in results:
@@ -404,6 +404,8 @@ class Validation(Observer):
         self.report: FileReport | None = None
         self.head: list[Finding] = []  # the header's
         self.surface = FindingList(cap)  # the fold's and the projection's, in order
+        self.fold = None
+        self.follows: dict = {}  # seq of an event citing a seq that never joined the surface -> that defect's seq
         self._rejected = None
 
     def begin(self, run: Run) -> None:
@@ -417,11 +419,15 @@ class Validation(Observer):
             self.checks.placeholders += count_placeholders(run.header)
 
     def rejected(self, item, error: FoldError) -> None:
-        self.surface.append(finding(error.code, f"{error.message} (event skipped for surface purposes)",
-                                    seq=item.seq, line=item.line, pointer=error.pointer))
-        self._rejected = item
+        after = error.after if error.caused_by is None else f"{error.after}; {_follows(error.caused_by)}"
+        self.surface.append(finding(error.code, f"{error.message} ({after})", seq=error.seq,
+                                    line=error.line, pointer=error.pointer, caused_by=error.caused_by))
+        if error.skipped:
+            self._rejected = item
 
     def observe(self, item, replacement) -> None:
+        if self.fold.lost and item.row is None:
+            self._cites_lost(item)
         if item.type in SURFACE_TYPES and item.row is None and self._rejected is not item:
             try:
                 has_message(item)
@@ -430,6 +436,29 @@ class Validation(Observer):
                                             pointer=exc.pointer))
         self.rules.check(item, replacement)
 
+    def _cites_lost(self, item) -> None:
+        """Note an event that cites a seq that never joined the surface (a line that could not
+        be read, a missing seq, a rejected event) in its sourceEventSeqs, replace range or
+        shadowedSeqs: what the rules find wrong with it follows from that."""
+        rec = item.record
+        if item.type in SURFACE_TYPES:
+            cited = rec.get("sourceEventSeqs")
+            cited = list(cited) if type(cited) is list else []
+            op = rec.get("surfaceOp")
+            if type(op) is dict:
+                cited += [op.get("start"), op.get("end")]
+        elif item.type in ("compaction/summary", "compaction/prune"):
+            data = rec.get("data")
+            cited = data.get("shadowedSeqs") if type(data) is dict else None
+            cited = cited if type(cited) is list else []
+        else:
+            return
+        for seq in cited:
+            cause = self.fold.cause(seq, unseen=True) if type(seq) is int else None
+            if cause is not None:
+                self.follows[item.seq] = cause
+                return
+
     def finish(self, run: Run) -> None:
         if run.complete:
             self.report.events = run.event_count
@@ -437,7 +466,17 @@ class Validation(Observer):
 
     def assemble(self, read_errors: list[Finding], checks: list[Finding], later: list[Finding]) -> None:
         """The report's findings, per line in the order the checks run: reading,
-        the record's own checks, the fold and projection, then `later` ones."""
+        the record's own checks, the fold and projection, then `later` ones (a finding
+        of the rules about an event next to seqs never read, or citing one, says it follows from them)."""
+        follows = self.follows
+        for first, last, unseen in self.fold.lost if self.fold is not None else ():
+            if unseen:  # the relations of the events on either side of a run never read are suspect
+                follows.setdefault(first - 1, first)
+                follows.setdefault(last + 1, first)
+        if follows:
+            later = [f if f.caused_by is not None or f.seq not in follows else
+                     replace(f, caused_by=follows[f.seq], message=f"{f.message} ({_follows(follows[f.seq])})")
+                     for f in later]
         self.report.findings = [*self.head, *read_errors, *checks, *self.surface, *later]
 
     def count_omitted(self, read_errors: FindingList, checks: RecordChecks) -> None:
@@ -462,6 +501,10 @@ class Validation(Observer):
             found.append(finding("DSH-N011", f"{checks.placeholders} snapshot placeholder values accepted "
                                              "(--snapshot)"))
         self.report.findings.extend(found)
+
+
+def _follows(cause: int) -> str:
+    return f"follows from the finding at seq {cause}"
 
 
 __all__ = ["FileReport", "validate_log", "ERROR", "WARNING", "NOTICE"]

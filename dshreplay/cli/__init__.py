@@ -15,7 +15,16 @@ from dshreplay import __version__
 from dshreplay.analyses.findings import ERROR, WARNING
 from dshreplay.analyses.query import EventFilter
 from dshreplay.analyses.validate import validate_log
-from dshreplay.errors import DshReplayError, Interrupted, OutputError, ReadError, UsageError
+from dshreplay.errors import (
+    DshReplayError,
+    Interrupted,
+    LineError,
+    NoViewError,
+    OutputError,
+    ReadError,
+    UsageError,
+    answered_for,
+)
 from dshreplay.io.reader import shown_path
 from dshreplay.jsvalues import shown
 from dshreplay.options import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINE, Options, parse_size
@@ -23,7 +32,6 @@ from dshreplay.output.reporters import (
     JsonLinesReporter,
     JsonReporter,
     TextReporter,
-    error_json,
     json_text,
     unified_text_diff,
 )
@@ -33,11 +41,24 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_UNREADABLE, EXIT_BUG = 0, 1, 2, 70
 
 
 def exit_code_for(error: DshReplayError) -> int:
-    return EXIT_UNREADABLE if isinstance(error, (ReadError, UsageError, OutputError)) else EXIT_FINDINGS
+    """2 for a log that cannot be read, a question that does not fit it, or an output that
+    cannot be written; 1 for a defect of the log (a fold that fails, a line that cannot be
+    read inside a readable log)."""
+    unreadable = isinstance(error, (ReadError, UsageError, OutputError)) and not isinstance(error, LineError)
+    return EXIT_UNREADABLE if unreadable else EXIT_FINDINGS
 
 
 def say_error(error: DshReplayError) -> None:
+    if isinstance(error, NoViewError):  # (its message says what could not be answered, and why)
+        click.echo(f"dshreplay: {_safe(str(error))}", err=True)
+        return
     click.echo(f"dshreplay: {error.kind} error: {_safe(str(error))}", err=True)
+
+
+def say_answered_for(path: str, failure) -> None:
+    """The one stderr line of an answer cut short where the fold fails (`failure`: the
+    error, or its JSON as a bundle's manifest keeps it)."""
+    click.echo(f"dshreplay: {_safe(path)}: {_safe(answered_for(failure))}", err=True)
 
 
 def warn(text: str) -> None:
@@ -101,7 +122,7 @@ class DshGroup(click.Group):
             return result
         except DshReplayError as error:
             if ctx.meta.get("dshreplay.json") or ctx.meta.get("dshreplay.jsonl"):  # one JSON error object
-                click.echo(json_text({"error": error_json(error), "answeredUpTo": None, "answer": None}))
+                click.echo(json_text({"error": error.to_json(), "answeredUpTo": None, "answer": None}))
             say_error(error)
             ctx.exit(exit_code_for(error))
         except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
@@ -151,26 +172,20 @@ def output_options(func):
                         help="Print machine-readable JSON (shape documented in README).")(func)
 
 
-class _Stopped:
-    """What `answered_prefix` reads of a pass that stopped at a fold error."""
-
-    def __init__(self, fold_errors) -> None:
-        self.fold_errors = list(fold_errors)
-
-
-def answered_prefix(index, reporter) -> None:
-    """When the fold stopped at an event, say where (one stderr line), make the
-    answer say it is for the events before it, and end with exit 1 (at close)."""
-    error = index.fold_errors[0] if index.fold_errors else None
-    if error is None:
+def answered_prefix(session: Session, reporter) -> None:
+    """When the session's last answer stops where the fold fails (`session.partial`),
+    make the answer say so (JSON: {"error", "answeredUpTo", "answer"}; text: a last line),
+    say it on one stderr line and end with exit 1 (at close)."""
+    failure = session.partial
+    if failure is None:
         return
     ctx = click.get_current_context()
-    upto = error.seq - 1 if error.seq is not None else None
     if isinstance(reporter, JsonReporter):
-        reporter.envelope = {"error": error_json(error), "answeredUpTo": upto}
+        reporter.envelope = {"error": failure.to_json(), "answeredUpTo": failure.seq - 1}
     else:
-        ctx.call_on_close(lambda: click.echo(f"(answered for seqs 0..{upto} only: the fold stops at seq {error.seq})"))
-    say_error(error)
+        note = _safe(answered_for(failure))
+        ctx.call_on_close(lambda: click.echo(f"({note})"))
+    say_answered_for(session.path, failure)
     ctx.meta["dshreplay.exit"] = EXIT_FINDINGS
 
 
@@ -248,7 +263,7 @@ def fold(log: str, at: int | None, as_json: bool) -> None:
     reporter_for(as_json).fold(report)
     if report.error is not None:
         say_error(report.error)
-        sys.exit(EXIT_FINDINGS)
+        sys.exit(exit_code_for(report.error))
 
 
 def _codes(ctx, param, value: str | None):
@@ -328,6 +343,16 @@ def _moment(ctx, param, value: str | None):
         raise click.BadParameter(f"{shown(value, 40)} is not an ISO 8601 time such as 2026-07-06T15:36:05Z") from None
 
 
+def _line_range(ctx, param, value: str | None):
+    """A-B (or A) as (A, B)."""
+    if value is None:
+        return None
+    first, _, last = value.strip().partition("-")
+    if not first.isdigit() or not (last or first).isdigit():
+        raise click.BadParameter(f"{value!r} is not a line range such as 480-490 (or one line, 482)")
+    return int(first), int(last or first)
+
+
 def log_argument(func):
     return click.argument("log")(func)
 
@@ -350,7 +375,7 @@ def shadows(log: str, at: int | None, as_json: bool) -> None:
     """
     session, reporter = open_log(log), reporter_for(as_json)
     shadows = session.shadows(at)
-    answered_prefix(session.index(), reporter)
+    answered_prefix(session, reporter)
     reporter.shadows(shadows)
 
 
@@ -367,7 +392,7 @@ def brackets(log: str, as_json: bool) -> None:
     """
     session, reporter = open_log(log), reporter_for(as_json)
     records = session.brackets()
-    answered_prefix(session.index(), reporter)
+    answered_prefix(session, reporter)
     reporter.brackets(records)
     if any(b.status == "open" or b.anomalies for b in records):
         sys.exit(EXIT_FINDINGS)
@@ -443,20 +468,16 @@ def request(log: str | None, listing: bool, include_all: bool, call: int | None,
         if call is None:
             raise click.UsageError("--bundle goes with --call N")
         from dshreplay.output.bundle import request_from_bundle
+        click.get_current_context().meta["dshreplay.json"] = True  # (it answers in JSON only)
         JsonReporter().emit(request_from_bundle(bundle, call))
         return
-    session = open_log(log)
+    session, reporter = open_log(log), reporter_for(as_json)
     if listing:
-        calls, rejected = session.call_list(include_auxiliary=include_all)
-        reporter = reporter_for(as_json)
-        answered_prefix(_Stopped(rejected), reporter)
+        calls, _ = session.call_list(include_auxiliary=include_all)
+        answered_prefix(session, reporter)
         reporter.calls(calls)
     else:
-        reporter = reporter_for(as_json)
-        request = session.request(call, at=at)
-        if call is not None:
-            answered_prefix(_Stopped(session.call_list()[1]), reporter)
-        reporter.request(request)
+        reporter.request(session.request(call, at=at))
 
 
 @cli.command()
@@ -470,11 +491,14 @@ def transcript(log: str, fmt: str, reasoning: bool) -> None:
     Messages that entered by appending, in log order, with a marker where a
     replacement changed what the model sees from then on.
     """
-    entries = open_log(log).transcript()
+    session = open_log(log)
+    entries = session.transcript()
+    reporter = JsonReporter() if fmt == "json" else TextReporter()
+    answered_prefix(session, reporter)
     if fmt == "json":
-        JsonReporter().transcript(entries, reasoning)
+        reporter.transcript(entries, reasoning)
     else:
-        TextReporter().transcript(entries, reasoning, markdown=fmt == "markdown")
+        reporter.transcript(entries, reasoning, markdown=fmt == "markdown")
 
 
 @cli.command()
@@ -490,21 +514,39 @@ def transcript(log: str, fmt: str, reasoning: bool) -> None:
 @click.option("--since", callback=_moment, metavar="ISO", help="Only events at or after this time (UTC unless "
               "the time says otherwise); events without a time are left out.")
 @click.option("--until", callback=_moment, metavar="ISO", help="Only events at or before this time.")
+@click.option("--lines", "line_range", callback=_line_range, metavar="A-B",
+              help="Instead: physical lines A to B (line 1 is the header) as stored, readable or not, each "
+                   "with its number (characters a terminal would act on escaped).")
 @at_option
 @output_options
-def events(log: str, types, start, end, turn, surface, grep, since, until, at, as_json: bool) -> None:
+def events(log: str, types, start, end, turn, surface, grep, since, until, line_range, at, as_json: bool) -> None:
     """Find events; each is current (on the model's surface), shadowed, or log-only.
 
     Each row gives the event's time, type, turn and step, surface status and
     what it says on one line (a message's text, a tool call's arguments, an
     approval or hook decision, a compaction's range, a finish or error code).
     The surface status is taken at the end of the log, or at --at S (then
-    only events up to S are listed).
+    only events up to S are listed). When the fold fails, the events before
+    the failure are listed, classified at the last of them (exit 1).
     """
-    flt = EventFilter(frozenset(types), start, end, turn, surface, grep, since, until)
     session = open_log(log)
-    with reporter_for(as_json).event_rows() as sink:
-        session.query(flt, at, sink=sink)
+    if line_range is not None:
+        if types or any(v is not None for v in (start, end, turn, surface, grep, since, until, at)):
+            raise click.UsageError("--lines goes alone: it shows lines as stored, not events")
+        reporter_for(as_json).lines(session.lines(*line_range))
+        return
+    flt = EventFilter(frozenset(types), start, end, turn, surface, grep, since, until)
+    reporter = reporter_for(as_json)
+    told: list = []  # (the answer says how far it reaches before its first row)
+
+    def each(row) -> None:
+        if not told:
+            told.append(answered_prefix(session, reporter))
+        sink(row)
+    with reporter.event_rows() as sink:
+        session.query(flt, at, sink=each)
+        if not told:
+            answered_prefix(session, reporter)
 
 
 @cli.command()
@@ -520,7 +562,10 @@ def spills(log: str, spill_root, as_json: bool) -> None:
     --spill-root holds it) whether the file is there and its size. A fork
     child marks the spills it inherited from its seed.
     """
-    reporter_for(as_json).spills(open_log(log).spills(spill_root))
+    session, reporter = open_log(log), reporter_for(as_json)
+    spills = session.spills(spill_root)
+    answered_prefix(session, reporter)
+    reporter.spills(spills)
 
 
 @cli.command("inspect")
@@ -536,7 +581,7 @@ def inspect_command(log: str, as_json: bool) -> None:
     """
     session, reporter = open_log(log), reporter_for(as_json)
     health = session.inspect()
-    answered_prefix(session.index(), reporter)
+    answered_prefix(session, reporter)
     reporter.inspect(health)
 
 
@@ -586,6 +631,8 @@ def export(logs, out: Path, rules, no_default_redaction: bool, timestamp, force:
         if tail is not None:
             warn(f"{_safe(entry['input'])}: line {tail['line']}: torn tail: {tail['bytes']} bytes lost at byte "
                  f"offset {tail['offset']} (not exported)")
+        if entry.get("failure") is not None:
+            say_answered_for(entry["input"], entry["failure"])
         if entry.get("verdict") in ("unreadable", "internal-error"):
             click.echo(f"dshreplay: {entry['verdict']}: {_safe(entry['input'])}: {_safe(entry['error'])}", err=True)
     if any(e.get("verdict") == "internal-error" for e in manifest["sessions"]):
@@ -642,13 +689,13 @@ def stats(logs, jobs, quiet, as_json: bool) -> None:
     reporter_for(as_json).stats(results, totals(results) if len(results) > 1 else None)
     for result in results:
         warn_torn_tail(result.path, result.torn_tail)
-    for failed in (r for r in results if r.error is not None):
-        click.echo(f"dshreplay: read error: {_safe(failed.error)}", err=True)
-    for stopped in (r for r in results if r.fold_error is not None):
-        say_error(stopped.fold_error)
-    if any(r.error is not None for r in results):
+        if result.unreadable:
+            say_error(result.error)
+        elif result.error is not None:
+            say_answered_for(result.path, result.error)
+    if any(r.unreadable for r in results):
         sys.exit(EXIT_UNREADABLE)
-    if any(r.fold_error is not None for r in results):
+    if any(r.error is not None for r in results):
         sys.exit(EXIT_FINDINGS)
 
 

@@ -11,11 +11,18 @@ What happens when the fold rejects an event is a parameter, `on_fold_error`:
 
 - `STOP`: the pass ends there; the error is in `Run.fold_errors` and the
   fold's state is the one before the rejected event.
-- `SKIP`: observers' `rejected` hook hears of it, the event is skipped for
-  surface purposes (the surface stays as it was) and reading goes on.
+- `SKIP`: observers' `rejected` hook hears of it and the fold goes on
+  (`SurfaceFold.resume`): an event the reader placed off its written seq is
+  folded at that place, any other is skipped for surface purposes (the
+  surface stays as it was); reading goes on.
 
-The driver never raises for a defect the fold finds; reading errors
-(`ReadError`) propagate unless the caller gives `recover`.
+A line that cannot be read (a `LineError`: not JSON, not an object, a
+malformed packed row) is where the fold fails too, as in dsh: it is in
+`Run.fold_errors` like a rejected event (STOP ends the pass there; SKIP goes
+on from the next readable line's seq), and `recover`, when given, hears of
+it. `Run.failure` is the first of them: every answer reaches up to the seq
+before it (`Run.answered_up_to`). The driver never raises for a defect of an
+event or a line; other reading errors (`ReadError`) propagate.
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 from dshreplay.core.surface import SurfaceFold, SurfaceState
-from dshreplay.errors import DeriveError, DshReplayError, FoldError, ReadError, UsageError
+from dshreplay.errors import DeriveError, DshReplayError, FoldError, LineError, ReadError, UsageError
 from dshreplay.io.reader import LogSource, TornTail
 
 STOP, SKIP = "stop", "skip"
@@ -41,7 +48,10 @@ class Observer:
         took it; `replacement` is the Replacement it made, or None."""
 
     def rejected(self, item, error: FoldError) -> None:
-        """The fold rejected `item` (only with on_fold_error=SKIP; `observe` follows)."""
+        """The fold rejected `item` (only with on_fold_error=SKIP; `observe` follows, unless
+        the item holds no event where it lies: `item.count` 0). `error.skipped` says
+        whether the event is skipped for surface purposes (else the fold takes it where
+        the reader placed it)."""
 
     def finish(self, run: Run) -> None:
         """The pass is over (`run.complete` says whether it read to the end)."""
@@ -56,13 +66,14 @@ class Run:
     header_line: int
     encoding: str
     fold: SurfaceFold
-    fold_errors: list[FoldError] = field(default_factory=list)
+    fold_errors: list = field(default_factory=list)  # FoldErrors and LineErrors, in log order
     complete: bool = False  # read to the end (not stopped early)
     event_count: int | None = None  # set when complete
     lines: int = 0
     torn_tail: TornTail | None = None
     final_newline: bool = True
     reader: object = field(default=None, repr=False)  # its `raw`: the line of the record being observed
+    failure_view: SurfaceState | None = field(default=None, repr=False)  # the view before `failure`
 
     @property
     def last_seq(self) -> int | None:
@@ -70,8 +81,16 @@ class Run:
         return self.fold.next_seq - 1 if self.fold.next_seq else None
 
     @property
-    def fold_error(self) -> FoldError | None:
+    def fold_error(self) -> FoldError | LineError | None:
         return self.fold_errors[0] if self.fold_errors else None
+
+    failure = fold_error  # where the fold fails (a rejected event or a line that cannot be read)
+
+    @property
+    def answered_up_to(self) -> int | None:
+        """The last seq an answer of this pass reaches when the fold failed (-1: none), else None."""
+        failure = self.fold_error
+        return None if failure is None else failure.seq - 1
 
 
 def run_pass(source: LogSource, observers: Iterable[Observer] = (), *, on_fold_error: str = SKIP,
@@ -80,7 +99,7 @@ def run_pass(source: LogSource, observers: Iterable[Observer] = (), *, on_fold_e
     """Read `source` once, fold it, feed `observers` in order.
 
     until         stop once the event with this seq has been folded
-    recover       handed each unreadable line (see LogReader.records); else it raises
+    recover       handed each line that cannot be read (see LogReader.records)
     record_check  called with each record and its raw line (None for a packed row) before
                   the fold (validate's per-record checks)
     """
@@ -89,38 +108,73 @@ def run_pass(source: LogSource, observers: Iterable[Observer] = (), *, on_fold_e
     observers = list(observers)
     with source.reader() as reader:
         run = Run(reader.path, reader.header, reader.header_line, reader.encoding, SurfaceFold(), reader=reader)
+        halt: list = []  # (STOP) a line that cannot be read: the pass ends before the next record
+
+        def damaged(error: LineError) -> None:
+            error.path = run.path
+            _failed(run, error)
+            if on_fold_error == STOP:
+                halt.append(error)
+            if recover is not None:
+                recover(error)
+
         for observer in observers:
             observer.begin(run)
         hooks = [o.observe for o in observers if type(o).observe is not Observer.observe]
         fold = run.fold
         apply = fold.apply
-        for item in reader.records(recover):
-            if record_check is not None:
+        for item in reader.records(damaged):
+            if halt:
+                break
+            if record_check is not None and item.count:
                 record_check(item, reader.raw)
             try:
                 replacement = apply(item)
             except FoldError as error:
                 error.path = run.path
-                run.fold_errors.append(error)
+                _failed(run, error)
                 if on_fold_error == STOP:
                     break
-                fold.skip(item)
-                replacement = None
-                for observer in observers:
-                    observer.rejected(item, error)
+                replacement = _resume(run, item, error, observers)
+                if not item.count:  # a line that holds no event where it lies
+                    continue
             for hook in hooks:
                 hook(item, replacement)
             if until is not None and fold.next_seq > until:
                 break
         else:
-            run.complete = True
-            run.event_count = reader.event_count
-            run.lines = reader.lines
-            run.torn_tail = reader.torn_tail
-            run.final_newline = reader.final_newline
+            if not halt:
+                run.complete = True
+                run.event_count = reader.event_count
+                run.lines = reader.lines
+                run.torn_tail = reader.torn_tail
+                run.final_newline = reader.final_newline
+        if not run.complete and on_fold_error == STOP and run.fold_errors:
+            run.lines = max(run.fold_errors[0].line - 1, run.header_line)  # the lines before the failure
         for observer in observers:
             observer.finish(run)
     return run
+
+
+def _failed(run: Run, error) -> None:
+    if not run.fold_errors:  # the view the answers stop at
+        run.failure_view = run.fold.state(error.seq - 1) if error.seq else SurfaceState(-1, (), (), {})
+    run.fold_errors.append(error)
+
+
+def _resume(run: Run, item, error: FoldError, observers: list) -> object:
+    """SKIP: observers hear of the rejection and the fold goes on past it; an event
+    the fold takes where the reader placed it may be rejected for a defect of its own."""
+    for observer in observers:
+        observer.rejected(item, error)
+    try:
+        return run.fold.resume(item, error)
+    except FoldError as again:
+        again.path = run.path
+        run.fold_errors.append(again)
+        for observer in observers:
+            observer.rejected(item, again)
+        return run.fold.resume(item, again)
 
 
 class Snapshots(Observer):
@@ -160,8 +214,9 @@ class Snapshots(Observer):
 def states_at(source: LogSource, seqs: Iterable[int], observers: Iterable[Observer] = ()) -> dict[int, SurfaceState]:
     """The model's view right after each seq, in one pass that stops after the last.
 
-    Raises FoldError when the fold breaks at or before a wanted seq, and
-    UsageError for a seq beyond the log.
+    Raises where the fold fails (a FoldError, or the LineError of a line that
+    cannot be read) when that is at or before a wanted seq, and UsageError for
+    a seq beyond the log.
     """
     snapshots = Snapshots(seqs)
     if snapshots.last is None:

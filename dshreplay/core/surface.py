@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, NamedTuple
 
 from dshreplay.errors import DeriveError, FoldError
-from dshreplay.io.reader import Event
+from dshreplay.io.reader import Event, Fault, fault_of
 from dshreplay.jsvalues import MAX_SAFE_INTEGER, MISSING, is_event_seq, js_equal, js_length, shown
 
 SURFACE_TYPES = frozenset({"user/message", "assistant/message", "tool/result"})
@@ -202,6 +202,7 @@ def _sources(event) -> tuple[list | tuple, tuple | None]:
 
 
 _INT = frozenset({int})
+_NUMBERS = (int, float)
 
 
 def _check_earlier(event, sources: tuple) -> None:
@@ -217,15 +218,17 @@ class SurfaceFold:
 
     `apply` raises FoldError and leaves the state unchanged when dsh would
     reject the event; callers that want to keep going (validate) may then
-    call `skip` to move past it.
+    call `resume` to move past it.
     """
 
-    __slots__ = ("replacements", "events", "next_seq", "_prev", "_next", "_rank", "_first", "_last", "_ranks")
+    __slots__ = ("replacements", "events", "next_seq", "lost", "_prev", "_next", "_rank", "_first", "_last",
+                 "_ranks")
 
     def __init__(self) -> None:
         self.replacements: list[Replacement] = []
         self.events: dict[int, Event] = {}  # current node seq -> event
         self.next_seq = 0
+        self.lost: list[tuple[int, int, bool]] = []  # runs of seqs that never joined the surface (see `_lose`)
         # the surface as a linked list, so that a replacement costs what it shadows, not the surface's length
         self._prev: dict[int, int | None] = {}
         self._next: dict[int, int | None] = {}
@@ -253,18 +256,82 @@ class SurfaceFold:
             op = surface_op(event)
         expected = self.next_seq
         declared = event.record.get("seq", MISSING) if event.row is None else event.declared_seq
-        if declared is not MISSING and not (declared == expected and type(declared) in (int, float)):
-            raise _fail(event, NOT_CONTIGUOUS,
-                        f"seq {_show(declared)} is not contiguous; expected {expected}", event.seq_pointer)
-        if event.seq != expected:
-            if event.row is not None:  # (the reader numbers rows itself: as dsh words it)
-                raise _fail(event, NOT_CONTIGUOUS, f"seq {_show(declared)} is not contiguous; "
-                                                   f"expected {expected}", event.seq_pointer)
-            raise _fail(event, NOT_CONTIGUOUS, f"event at position {event.seq} is not contiguous; "
-                                               f"expected {expected}")
+        if event.seq != expected or (declared is not MISSING and (declared != expected
+                                                                  or type(declared) not in _NUMBERS)):
+            expected = self._out_of_place(event, declared, expected)
         if op is _LOG_ONLY:  # most events: off the surface, nothing to check beyond the seq
             self.next_seq = expected + event.count
             return None
+        return self._take(event, op, expected)
+
+    def _out_of_place(self, event, declared, expected: int) -> int:
+        """An event whose seq is not the next one: after lines that could not be read, the
+        seq to go on from; else DSH-E101 (dsh's words, and how the reader placed the record)."""
+        fault = fault_of(event)
+        kind = fault[0] if fault is not None else None
+        if kind == Fault.RESUMED and event.seq > expected:  # (each unreadable line was reported)
+            self._lose(expected, event.seq - 1, unseen=True)
+            self.next_seq = expected = event.seq
+            if declared is MISSING or (declared == expected and type(declared) in _NUMBERS):
+                return expected
+        if declared is not MISSING and not (declared == expected and type(declared) in _NUMBERS):
+            message = f"seq {_show(declared)} is not contiguous; expected {expected}"
+            pointer = event.seq_pointer
+        elif event.row is not None:  # (the reader numbers rows itself: as dsh words it)
+            message, pointer = f"seq {_show(declared)} is not contiguous; expected {expected}", event.seq_pointer
+        else:
+            message, pointer = f"event at position {event.seq} is not contiguous; expected {expected}", None
+        error = FoldError(message, code=NOT_CONTIGUOUS, line=event.line, seq=expected, pointer=pointer)
+        if kind == Fault.GAP:
+            missing = f"seq {expected} is" if event.seq == expected + 1 else f"seqs {expected}..{event.seq - 1} are"
+            error.message = f"{message}: {missing} missing"
+            error.skipped, error.after = False, f"checking goes on from seq {event.seq}"
+        elif kind == Fault.WRONG_SEQ:
+            following = f" (the line after it has seq {fault[2]})" if fault[2] is not None else ""
+            error.message = f"{message}: the line's seq is wrong{following}"
+            error.skipped, error.after = False, f"taken as seq {expected}"
+        elif kind == Fault.EARLY:
+            error.message = f"{message}: the line comes before seq {expected}, ahead of its place"
+            error.after = f"taken at its place, after seq {event.seq - 1}"
+        elif kind == Fault.REPEAT:
+            error.message = f"{message}: its seq is behind the log's place (a repeated or moved line)"
+            error.after = "line skipped"
+        raise error
+
+    def resume(self, event, error: FoldError) -> Replacement | None:
+        """Go on past `error`, the fold's rejection of `event` (validate, export): an event
+        whose seq the reader placed (error.skipped False) is folded at that place (it may
+        raise its own FoldError); any other is skipped for surface purposes."""
+        if not error.skipped:
+            if fault_of(event)[0] == Fault.GAP:
+                self._lose(self.next_seq, event.seq - 1, unseen=True)
+                self.next_seq = event.seq
+                return self.apply(event)
+            op = surface_op(event)  # Fault.WRONG_SEQ: the event holds its place, whatever its seq says
+            if op is _LOG_ONLY:
+                self.next_seq = event.seq + event.count
+                return None
+            return self._take(event, op, event.seq)
+        if event.count:
+            if event.type in SURFACE_TYPES:
+                self._lose(event.seq, event.seq, unseen=False)
+            self.next_seq = max(self.next_seq, event.seq + event.count)
+        return None
+
+    def _lose(self, first: int, last: int, *, unseen: bool) -> None:
+        """Seqs first..last never join the surface: `unseen` ones were never read (lines
+        that could not be read, missing seqs), the others were rejected."""
+        if first <= last:
+            self.lost.append((first, last, unseen))
+
+    def cause(self, seq: int, unseen: bool = False) -> int | None:
+        """The first seq of the lost run that holds `seq` (an event that never joined the
+        surface; with `unseen`, only one that was never read)."""
+        return next((first for first, last, never_read in self.lost
+                     if first <= seq <= last and (never_read or not unseen)), None)
+
+    def _take(self, event, op: SurfaceOp, expected: int) -> Replacement | None:
+        """The state's part of folding a surface event whose seq is in order."""
         kind = op.kind
         if op.error is not None and (kind != REPLACE or op.start is None):
             raise _fail(event, *op.error)  # (a replace's sources are judged after its range)
@@ -282,10 +349,11 @@ class SurfaceFold:
         start, end = op.start, op.end
         rank = self._rank
         if start not in rank:
-            raise _fail(event, START_NOT_FOUND, f"replace start seq {start} is not in the surface",
-                        "/surfaceOp/start")
+            raise self._lost_node(event, START_NOT_FOUND, f"replace start seq {start} is not in the surface",
+                                  "/surfaceOp/start", start)
         if end not in rank:
-            raise _fail(event, END_NOT_FOUND, f"replace end seq {end} is not in the surface", "/surfaceOp/end")
+            raise self._lost_node(event, END_NOT_FOUND, f"replace end seq {end} is not in the surface",
+                                  "/surfaceOp/end", end)
         if rank[start] > rank[end]:
             raise _fail(event, START_AFTER_END, f"replace start seq {start} comes after end seq {end} "
                                                 "on the surface", "/surfaceOp")
@@ -331,9 +399,12 @@ class SurfaceFold:
         else:
             self._prev[after] = seq
 
-    def skip(self, event: Event) -> None:
-        """Move past an event that `apply` rejected, without changing the surface."""
-        self.next_seq = event.seq + event.count
+    def _lost_node(self, event, code: str, message: str, pointer: str, seq: int) -> FoldError:
+        """A replace bound that is not in the surface; it follows from an earlier defect
+        when that seq never joined the surface."""
+        error = _fail(event, code, message, pointer)
+        error.caused_by = self.cause(seq)
+        return error
 
     def _check_tool_rewrite(self, event: Event, shadowed: tuple[int, ...]) -> None:
         if len(shadowed) != 1:

@@ -6,6 +6,12 @@ chunk rows are expanded into their member `assistant/chunk` events, and every
 event gets its seq from its position: this module is the only place where
 seqs are assigned.
 
+Where a runtime record's written seq is not its position (FORMAT.md section 3:
+seqs are contiguous; dsh refuses such a log, and so does the fold: DSH-E101),
+the reader places the record by what the next record says (see `Fault`), so
+that one damaged line costs one finding and the correct lines after it keep
+their own seqs.
+
 The reader never writes: files are opened read-only and nothing is cached
 on disk.
 """
@@ -25,7 +31,7 @@ from typing import BinaryIO, Callable, Iterator
 
 import orjson
 
-from dshreplay.errors import FormatVersionError, ReadError
+from dshreplay.errors import FormatVersionError, LineError, ReadError
 from dshreplay.jsvalues import MAX_SAFE_INTEGER, MISSING, is_event_seq, is_number, is_safe_int, shown
 from dshreplay.options import DEFAULT, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINE, Options
 
@@ -37,6 +43,24 @@ MAX_BLANK_RUN = 100_000  # dsh never writes blank lines; a long run of them is a
 MAX_FRAME_BYTES = 64 * 1024**2  # one frame is buffered until its checksum is verified
 _BLOCK = 1 << 20  # plain text is read and split a block at a time
 _ZSTD_FEED = 4096  # compressed bytes fed per call: bounds one call's output
+UNREADABLE_LINE, MALFORMED_ROW = "DSH-E001", "DSH-E002"  # the finding codes of a line that cannot be read
+MAX_EARLY = 1000  # records held back to be given at their place (more: placed where they lie)
+
+
+class Fault:
+    """How a record's written seq disagrees with its place, as the reader placed it.
+
+    The reader tells them apart by the next record's written seq: a correct line
+    after a damaged one continues the numbering, so it says which reading holds.
+    `Event.fault` is (kind, expected, following): `expected` is the seq the
+    record's place called for (where dsh's fold stops), `following` the next
+    record's written seq when it told the reader (a WRONG_SEQ), else None."""
+
+    GAP = "gap"  # the seqs expected.. before it are missing: it keeps its written seq
+    WRONG_SEQ = "wrong-seq"  # its written seq is wrong: it holds the expected seq's place
+    EARLY = "early"  # it lies before its place: a Misplaced stands here, the record comes at its place
+    REPEAT = "repeat"  # its place is behind (a repeated or moved line): a Misplaced, and nothing more
+    RESUMED = "resumed"  # the first record after lines that could not be read: numbering goes on from it
 
 
 class Event:
@@ -45,10 +69,12 @@ class Event:
     `seq` is the event's position in the log (0-based, header excluded);
     `record` is the event object as stored (for a packed-row member, the
     event the row stands for); `line` is the 1-based physical line it came
-    from; `row` names the packed-row tag for members, else None.
+    from; `row` names the packed-row tag for members, else None. `fault`,
+    set only on a record whose written seq is not its place, is (Fault kind,
+    the seq its place called for, the next record's seq): read it with `fault_of`.
     """
 
-    __slots__ = ("seq", "type", "record", "line", "row", "offset")
+    __slots__ = ("seq", "type", "record", "line", "row", "offset", "fault")
     count = 1  # events this item stands for (a PackedRun stands for several)
     seq_pointer = "/seq"  # where the written seq is
 
@@ -291,6 +317,7 @@ class LogReader:
         self._started = False
         self.closed = False
         self._first_seq = 0
+        self._align = window is None  # (a window numbers its records from 0: it cannot place them)
         if window is not None:
             # (start, end, seq, line): the records in bytes start..end of plain
             # text, starting with event `seq` on line `line + 1`; no header
@@ -527,11 +554,17 @@ class LogReader:
         A PackedRun stands for `count` consecutive `assistant/chunk` events
         (seqs `seq` .. `last_seq`); hot paths handle it whole instead of
         member by member. A bad line (not JSON, not an object, a malformed packed row) raises
-        ReadError, unless `recover` is given: then the error is handed to it,
+        LineError, unless `recover` is given: then the error is handed to it,
         the line is skipped and assumed to hold one event, and reading goes
         on. In the runtime layout the next good record's written seq tells
         how many events the skipped lines really held, and numbering resumes
-        from it.
+        from it (that record's `fault` is RESUMED).
+
+        A runtime record whose written seq is not its place is placed once the
+        next record's written seq is known (see `Fault`): a GAP or a WRONG_SEQ
+        record is given with its `fault` set; a record that holds no event where
+        it lies (REPEAT, EARLY) comes as a `Misplaced` (count 0), and an EARLY
+        record is given again at its place.
         """
         if self._started:
             raise RuntimeError("a LogReader's events can be iterated only once")
@@ -541,10 +574,66 @@ class LogReader:
         JSONDecodeError = orjson.JSONDecodeError
         path = self.path
         seq = self._first_seq
+        align = self._align
         last = b"\n"
         resync = None  # seq of the first event lost to a skipped line
         blanks = 0
         row_tags = ROW_TAGS
+        held = None  # (item, raw, written seq) of a record not at its place, until the next one is read
+        early: dict = {}  # seq -> (item, raw): records read before their place
+
+        def place(following):
+            """Give the held record, now that the next record's written seq is known."""
+            nonlocal seq, held
+            item, raw, written = held
+            held = None
+            expected, count = seq, item.count
+            after = _as_seq(following)
+            written = _as_seq(written)
+            if written is not None and written >= expected + 1_000_000:
+                written = None  # (no log jumps so far: a damaged number)
+            if written is None or after == expected + count:  # the numbering goes on from its place
+                item.fault = (Fault.WRONG_SEQ, expected, after)
+                self.raw = raw
+                yield item
+                seq = expected + count
+            elif written > expected and after == expected and len(early) < MAX_EARLY:
+                item.seq = written
+                early[written] = (item, raw)
+                self.raw = raw
+                yield Misplaced(item, expected, Fault.EARLY)
+            elif written > expected:  # (the next line goes on from it, or says nothing clear: its seq holds)
+                yield from release(written)
+                item.fault = (Fault.GAP, seq, None)
+                item.seq = written
+                self.raw = raw
+                yield item
+                seq = written + count
+            else:
+                item.seq = written
+                self.raw = raw
+                yield Misplaced(item, expected, Fault.REPEAT)
+            if early:
+                yield from release(None)
+
+        def release(before):
+            """Give the early records whose place has come (and, with `before`, those
+            that come before that seq: the seqs between are missing)."""
+            nonlocal seq
+            while early:
+                first = min(early)
+                if first > seq and (before is None or first >= before):
+                    return
+                item, raw = early.pop(first)
+                self.raw = raw
+                if first < seq:  # its place went by (a wrong seq took it)
+                    yield Misplaced(item, seq, Fault.REPEAT)
+                    continue
+                if first > seq:
+                    item.fault = (Fault.GAP, seq, None)
+                yield item
+                seq = first + item.count
+
         for lineno, offset, raw in self._lines:
             try:
                 rec = loads(raw)
@@ -556,13 +645,15 @@ class LogReader:
                                         path=path, line=lineno, seq=seq) from None
                     continue
                 blanks = 0
+                if held is not None:
+                    yield from place(MISSING)
                 if not raw.endswith(b"\n"):
                     # a complete zstd frame whose text ends without a newline is a torn line, not a torn frame
                     if self.torn_tail is None:  # (a zstd frame cut short said so already)
                         self.torn_tail = TornTail(line=lineno, offset=offset, size=len(raw), encoding="jsonl")
                     self.lines = lineno
                     break
-                error = ReadError(f"line is not valid JSON: {_json_reason(raw, exc)}",
+                error = LineError(f"line is not valid JSON: {_json_reason(raw, exc)}", code=UNREADABLE_LINE,
                                   path=path, line=lineno, seq=seq)
                 if recover is None:
                     raise error from None
@@ -573,7 +664,9 @@ class LogReader:
             blanks = 0
             last = raw
             if type(rec) is not dict:
-                error = ReadError(f"record must be a JSON object, got {_json_kind(rec)}",
+                if held is not None:
+                    yield from place(MISSING)
+                error = LineError(f"record must be a JSON object, got {_json_kind(rec)}", code=UNREADABLE_LINE,
                                   path=path, line=lineno, seq=seq)
                 if recover is None:
                     raise error
@@ -583,18 +676,21 @@ class LogReader:
                 continue
             if transform is not None:
                 rec = transform(rec, raw)
+            tag = rec.get("type")
+            if held is not None:
+                yield from place(_written(rec))
+            resumed = resync
             if resync is not None:
-                written = rec.get("seq0" if "seq0" in rec else "seq")
+                written = _written(rec)
                 if type(written) is int and resync <= written < seq + 1_000_000:
                     seq = written
                 resync = None
-            tag = rec.get("type")
             if type(tag) is not str:
                 tag = None  # not a type name; the validator reports it
             elif tag in row_tags:
                 try:
                     item = expand_row(rec, tag, seq, lineno, path)
-                except ReadError as error:
+                except LineError as error:
                     if recover is None:
                         raise
                     recover(error)
@@ -602,17 +698,96 @@ class LogReader:
                     seq += 1
                     continue
                 item.offset = offset
+                if resumed is not None:
+                    item.fault = (Fault.RESUMED, resumed, None)
+                elif align and item._shared.seq0 is not None and item._shared.seq0 != seq:
+                    held = (item, raw, item._shared.seq0)
+                    continue
                 self.raw = raw
                 yield item
                 seq += item.count
+                if early:
+                    yield from release(None)
                 continue
+            item = Event(seq, tag, rec, lineno, None, offset)
+            if resumed is not None:
+                item.fault = (Fault.RESUMED, resumed, None)
+            elif align:
+                written = rec.get("seq", MISSING)
+                if written is not MISSING and (written != seq or type(written) is bool):
+                    held = (item, raw, written)
+                    continue
             self.raw = raw
-            yield Event(seq, tag, rec, lineno, None, offset)
+            yield item
             seq += 1
+            if early:
+                yield from release(None)
         else:
             if self.torn_tail is None:
                 self.final_newline = last.endswith(b"\n")
+        if held is not None:
+            yield from place(MISSING)
+        if early:
+            yield from release(seq + 2 * MAX_SAFE_INTEGER)
         self.event_count = seq
+
+
+def _written(rec: dict):
+    """A record's written seq (a packed row's `seq0`), or MISSING."""
+    tag = rec.get("type")
+    return rec.get("seq0" if type(tag) is str and tag in ROW_TAGS else "seq", MISSING)
+
+
+def _as_seq(value) -> int | None:
+    """A written seq as an int (JSON numbers: 5.0 is 5), or None when it is no event seq."""
+    if type(value) is int and value >= 0:
+        return value
+    if type(value) is float and value >= 0 and value.is_integer() and value <= MAX_SAFE_INTEGER:
+        return int(value)
+    return None
+
+
+def fault_of(item) -> tuple | None:
+    """(Fault kind, expected seq, following seq) of a record the reader placed off its written seq, or None."""
+    return getattr(item, "fault", None)
+
+
+class Misplaced:
+    """A stored record that holds no event where it lies: it repeats a seq whose place
+    is behind (REPEAT), or it comes before its place (EARLY: the record is given again
+    there). `count` is 0: the fold rejects it (DSH-E101 at `fault[1]`), nothing else sees it."""
+
+    __slots__ = ("item", "seq", "fault")
+    count = 0
+
+    def __init__(self, item, expected: int, kind: str) -> None:
+        self.item = item
+        self.seq = item.seq  # its written seq (for an EARLY record, the seq it is given at later)
+        self.fault = (kind, expected, None)
+
+    type = property(lambda self: self.item.type)
+    line = property(lambda self: self.item.line)
+    end_line = property(lambda self: self.item.line)
+    row = property(lambda self: self.item.row)
+    offset = property(lambda self: self.item.offset)
+    time = property(lambda self: self.item.time)
+    declared_seq = property(lambda self: self.item.declared_seq)
+    seq_pointer = property(lambda self: self.item.seq_pointer)
+
+    @property
+    def record(self) -> dict:
+        item = self.item
+        return item.record if item.row is None else item.row_record
+
+    @property
+    def data(self):
+        return self.record.get("data")
+
+    def members(self) -> list:
+        return []
+
+    def __repr__(self) -> str:
+        return f"Misplaced(seq={self.seq}, fault={self.fault!r}, line={self.line})"
 
 
 class _Prepended(io.RawIOBase):
@@ -658,8 +833,8 @@ def _all_safe_ints(values: list) -> bool:
     return all(is_safe_int(v) for v in values)
 
 
-def _malformed(tag: str, why: str, path: str, line: int, seq: int) -> ReadError:
-    return ReadError(f"malformed {tag} row: {why}", path=path, line=line, seq=seq)
+def _malformed(tag: str, why: str, path: str, line: int, seq: int) -> LineError:
+    return LineError(f"malformed {tag} row: {why}", code=MALFORMED_ROW, path=path, line=line, seq=seq)
 
 
 def expand_row(rec: dict, tag: str, seq: int, line: int, path: str) -> PackedRun:
@@ -752,7 +927,7 @@ class _RowView:
 class PackedRun(_RowView):
     """The `count` assistant/chunk events one packed row stands for."""
 
-    __slots__ = ("seq", "count", "line", "row", "time0", "_shared", "offset")
+    __slots__ = ("seq", "count", "line", "row", "time0", "_shared", "offset", "fault")
     type = "assistant/chunk"
     index_in_row = 0
 

@@ -10,6 +10,13 @@ Layout of a bundle (all text UTF-8, LF line ends, deterministic):
     <session>/calls/NNNN.json      each model call's exact request
     <session>/shadows.json, brackets.json, approvals.csv, transcript.md, report.html
 
+When the fold fails (dsh refuses the log), the bundle keeps every line's
+facts (findings, events, calls and their responses, tools, approvals) and
+invents no model view past the failure: a call after it is listed with
+`"view": null` and the reason, events.csv's surface column is empty from the
+failure on, shadows.json and transcript.md stop there, and the manifest entry
+says `answeredUpTo` and `failure` (session.WHEN_THE_FOLD_FAILS lists each part).
+
 Folder names come from session ids, escaped so that no id can leave the
 bundle or collide with another, or with a file of the bundle's root. The
 bundle is built in a staging folder beside `--out` and swapped in by renames
@@ -46,7 +53,7 @@ from dshreplay.analyses.turns import TurnTracker
 from dshreplay.analyses.validate import duplicate_key, validate_log
 from dshreplay.core.driver import SKIP, Observer, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
-from dshreplay.errors import DeriveError, DshReplayError, OutputError, ReadError, UsageError
+from dshreplay.errors import DeriveError, DshReplayError, NoViewError, OutputError, ReadError, UsageError, fails_at
 from dshreplay.io.reader import LogSource, open_regular, read_small_file, resolve_log_path, shown_path, sized_file
 from dshreplay.jsvalues import MISSING, as_key, as_text, json_bytes, parse_count, shown
 from dshreplay.options import Options
@@ -540,14 +547,17 @@ def _export_session(given, root: Path, redactor: Redactor, name: str | None,
     make_folder(folder)
     make_folder(folder / "calls")
     result.folder = name
+    failure = None if final.failure is None else {
+        **final.failure.to_json(), "message": redactor.text(final.failure.message),
+        "pointer": None if final.failure.pointer is None else redactor.text(final.failure.pointer)}
     redactor.counting = True
-    index, view = _stream(source, folder, header, final.nodes)
+    index, view = _stream(source, folder, header, final.nodes, failure)
     redactor.counting = False
     counts = {s: report.count(s) for s in (ERROR, WARNING, NOTICE)}
     findings = [redactor.finding(f.to_json()) for f in report.findings]
     write_file(folder / "findings.json", dumps({"files": [{
         "path": label, "ok": report.ok, "events": report.events, "findings": findings}]}))
-    write_file(folder / "shadows.json", dumps([r.to_json() for r in index.shadows]))
+    write_file(folder / "shadows.json", dumps([r.to_json() for r in view["shadows"]]))
     write_file(folder / "brackets.json", dumps([b.to_json() for b in index.brackets]))
     write_file(folder / "spills.json", dumps([s.to_json() for s in index.spills]))
     entries = view.pop("transcript")
@@ -555,7 +565,8 @@ def _export_session(given, root: Path, redactor: Redactor, name: str | None,
                                        "origin", "delegationDepth", "agentPreset") if k in header}
     result.entry = {**facts, "folder": name, "encoding": index.encoding, "header": head,
                     "events": index.event_count, "verdict": "ok" if report.ok else "errors",
-                    "findings": counts, "tornTail": None if index.torn_tail is None else index.torn_tail.to_json()}
+                    "findings": counts, "tornTail": None if index.torn_tail is None else index.torn_tail.to_json(),
+                    "answeredUpTo": None if failure is None else failure["seq"] - 1, "failure": failure}
     report_html = render_report(entry=result.entry, index=index, findings=findings, view=view,
                                 transcript=entries)
     write_file(folder / "report.html", report_html.encode())
@@ -596,10 +607,11 @@ class _EventRows(Observer):
     HEADER = ["seq", "line", "time", "type", "turn", "step", "surface", "op", "callId", "compactionId", "preview",
               "sha256", "rawSha256"]
 
-    def __init__(self, path: Path, turns: TurnTracker, final_nodes: set) -> None:
+    def __init__(self, path: Path, turns: TurnTracker, final_nodes: set, unknown_from: int | None) -> None:
         self.csv = CsvFile(path, self.HEADER)
         self.turns = turns
         self.final_nodes = final_nodes
+        self.unknown_from = unknown_from  # where the fold fails: no surface status from there on
 
     def begin(self, run: Run) -> None:
         self.reader = run.reader
@@ -618,6 +630,8 @@ class _EventRows(Observer):
         record = event.record
         data = record.get("data")
         status = (CURRENT if event.seq in self.final_nodes else SHADOWED) if kind in SURFACE_TYPES else LOG_ONLY
+        if self.unknown_from is not None and event.seq >= self.unknown_from:
+            status = ""
         text = ""
         if kind in SURFACE_TYPES:
             try:
@@ -723,25 +737,30 @@ def session_facts(index, turns: TurnTracker, header: dict) -> dict:
 
 
 class _FinalNodes(Observer):
-    """The surface at the end of a pass (of the original log, for events.csv's surface column)."""
+    """The surface at the end of a pass (of the original log, for events.csv's surface column),
+    or, when the fold fails, before the failure (and the failure)."""
 
     nodes: frozenset = frozenset()
+    failure = None
 
     def finish(self, run: Run) -> None:
-        self.nodes = frozenset(run.fold.nodes)
+        self.failure = run.failure
+        self.nodes = frozenset(run.fold.nodes if run.failure is None else run.failure_view.nodes)
 
 
-def _stream(source: LogSource, folder: Path, header: dict, final_nodes: frozenset) -> tuple:
+def _stream(source: LogSource, folder: Path, header: dict, final_nodes: frozenset, failure: dict | None) -> tuple:
     """The one pass over the redacted log: it indexes it and writes events.csv,
     calls/*.json, tools.csv, approvals.csv and transcript.md; returns the index
-    and what the report draws."""
+    and what the report draws. `failure` (redacted): where the fold fails."""
     indexer = Indexer()
-    records = _CallRecords(folder)
+    unknown_from = None if failure is None else failure["seq"]
+    records = _CallRecords(folder, failure)
     indexer.calls.on_open = records.opened  # (the index's call tracker also opens the call records)
     transcript = _TranscriptFile(folder / "transcript.md", as_text(header.get("id")), indexer.shadows, indexer.calls)
     turns = TurnTracker()
     tools = _ToolRows(folder / "tools.csv", indexer)
-    observers = [indexer, transcript, records, turns, _EventRows(folder / "events.csv", turns, final_nodes), tools]
+    observers = [indexer, transcript, records, turns,
+                 _EventRows(folder / "events.csv", turns, final_nodes, unknown_from), tools]
     run = run_pass(source, observers, on_fold_error=SKIP)
     index = indexer.index
     session = session_facts(index, turns, header)
@@ -760,8 +779,9 @@ def _stream(source: LogSource, folder: Path, header: dict, final_nodes: frozense
                                          "flag", "askedAt", "decidedAt", "arguments"],
               [[*a.row(), utc_time(a.asked_time), utc_time(a.decided_time),
                 tools.calls.get(as_key(a.call_id), {}).get("arguments")] for a in turns.approvals])
+    shadows = [r for r in index.shadows if unknown_from is None or r.seq < unknown_from]
     return index, {"calls": views, "spans": spans, "approvals": approvals, "transcript": transcript.kept,
-                   "finalNodes": final_nodes, "session": session}
+                   "finalNodes": final_nodes, "session": session, "shadows": shadows, "failure": failure}
 
 
 class _Store:
@@ -786,9 +806,10 @@ class _CallRecords(Observer):
     messages in the store) and its response (the assistant message, finish, error code,
     usage, chunk times). Observe it after the CallTracker that calls `opened`."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, failure: dict | None = None) -> None:
         self.folder = folder / "calls"
         self.store = _Store(folder)
+        self.failure = failure  # where the fold fails: calls sent after it get no model view
         self.views: list[dict] = []
         self.pending: dict[int, tuple] = {}  # call number -> (Call, record)
         self._new: list = []
@@ -801,6 +822,9 @@ class _CallRecords(Observer):
         self.previews: dict[str, tuple] = {}  # message id -> (role, preview), for the report's views
 
     def opened(self, call, header) -> None:
+        if self.failure is not None and call.first_chunk_seq - 1 >= self.failure["seq"]:
+            self._no_view(call, header)
+            return
         fold = self.fold  # (at the call's first chunk, a log-only event: the surface it was sent)
         digests = {}
         for seq in fold.nodes:  # a node's message never changes: each is encoded and hashed once
@@ -833,6 +857,21 @@ class _CallRecords(Observer):
                                "messages": [self.previews[d] for d in (ids if full else ids[kept:])]})
         if len(self.views) >= MAX_CALL_VIEWS:
             self.previews.clear()
+
+    def _no_view(self, call, header) -> None:
+        """A call sent after the point where the fold fails: its request has no known view."""
+        reason = f"{fails_at(self.failure)}: no model view past seq {self.failure['seq'] - 1}"
+        record = {"call": call.call, "turn": call.turn, "step": call.step, "firstChunkSeq": call.first_chunk_seq,
+                  "atSeq": call.first_chunk_seq - 1, "headerSeq": call.header_seq,
+                  "header": None if header is None else self.store.put(header), "view": None, "reason": reason,
+                  "failure": self.failure, "response": {}}
+        self.previous = []
+        self.pending[call.call] = (call, record)
+        self._new.append(record)
+        if len(self.views) < MAX_CALL_VIEWS:
+            self.views.append({"call": call.call, "turn": call.turn, "step": call.step,
+                               "firstChunkSeq": call.first_chunk_seq, "headerSeq": call.header_seq,
+                               "header": header, "count": None, "kept": 0, "messages": None, "reason": reason})
 
     def observe(self, item, replacement) -> None:
         time = item.time
@@ -951,6 +990,13 @@ def _call_record(folder: Path, call: int, needed_by: int | None = None) -> dict:
     expect("", record, type(record) is dict, "a call record (a JSON object)")
     number = record.get("call", MISSING)
     expect("/call", number, type(number) is int and number == call, f"{call}, the number in the file's name")
+    if "view" in record and record["view"] is None:  # a call sent after the point where the fold fails
+        failure = record.get("failure", MISSING)
+        expect("/failure", failure, type(failure) is dict, "the failure that leaves the call without a view")
+        if needed_by is not None:
+            raise ReadError(f"call {needed_by} builds on call {call}, which has no model view (the bundle is damaged)",
+                            path=where, pointer="/view")
+        raise NoViewError(f"call {call} has no model view in the bundle", failure, path=shown_path(folder))
     for key in ("turn", "step"):
         expect(f"/{key}", MISSING, key in record, f"the call's {key}")
     for key in ("firstChunkSeq", "atSeq"):

@@ -12,6 +12,7 @@ import html
 
 from dshreplay.analyses.calls import finish_text
 from dshreplay.analyses.render import clean, message_text, one_line
+from dshreplay.errors import answered_for
 from dshreplay.jsvalues import as_text
 
 CSS = """
@@ -140,16 +141,22 @@ def _timeline(index, spans: dict) -> str:
 
 def _calls(view: dict, index) -> str:
     rows = []
+    failure = view.get("failure")
     for call in index.calls:
         usage = call.usage if type(call.usage) is dict else {}
         reason = finish_text(call.finish)  # the kind, and the error code of a failed call
         rows.append([esc(call.call), esc(call.turn), esc(call.step),
                      f"{esc(call.first_chunk_seq)}–{esc(call.last_chunk_seq)}",
                      esc(f"{as_text(call.provider)}/{as_text(call.model)}"), esc(reason), esc(usage.get("inputTokens")),
-                     esc(usage.get("outputTokens")), esc(call.message_count)])
+                     esc(usage.get("outputTokens")),
+                     "-" if failure is not None and call.first_chunk_seq > failure["seq"] else esc(call.message_count)])
     parts = ["<section id=\"calls\"><h2>Model calls</h2>",
              _table(["call", "turn", "step", "chunks", "model", "finish", "in", "out", "messages"], rows)]
     for v in view["calls"]:
+        if v["messages"] is None:
+            parts.append(f"<details><summary>Call {esc(v['call'])} (turn {esc(v['turn'])}, step {esc(v['step'])}"
+                         f"): no model view</summary><p class=\"meta\">{esc(v['reason'])}</p></details>")
+            continue
         header = v["header"] if type(v["header"]) is dict else {}
         config = header.get("config") if type(header.get("config")) is dict else {}
         system = header.get("system")
@@ -207,9 +214,13 @@ def render_report(*, entry: dict, index, findings: list[dict], view: dict, trans
     body.append("<section><h2>Findings</h2>" + (
         _table(["severity", "code", "seq", "line", "pointer", "message"], rows, "findings")
         if rows else '<p id="findings" class="ok">No findings.</p>') + "</section>")
+    failure = view.get("failure")
+    if failure is not None:
+        body.append(f'<p class="meta" id="answered">{esc(answered_for(failure))}: the model\'s view past it is '
+                    "unknown (dsh refuses the log).</p>")
     shadow_rows = [[esc(r.seq), esc(r.kind), f"{esc(r.start)}–{esc(r.end)}",
                     esc(", ".join(map(str, r.shadowed_seqs))), esc(r.meter_seq), esc(r.tokens),
-                    esc(r.compaction_id)] for r in index.shadows]
+                    esc(r.compaction_id)] for r in view.get("shadows", index.shadows)]
     body.append("<section id=\"shadows\"><h2>Replacements</h2>" + _table(
         ["seq", "kind", "range", "shadowed", "meter", "tokens", "compaction"], shadow_rows) + "</section>")
     bracket_rows = [[esc(b.compaction_id), esc(b.start), esc(b.end), esc(b.status), esc(b.turn),
@@ -222,7 +233,7 @@ def render_report(*, entry: dict, index, findings: list[dict], view: dict, trans
     approval_rows = [[esc(v) for v in row] for row in view["approvals"]]
     body.append("<section id=\"approvals\"><h2>Approvals</h2>" + _table(
         ["asked", "decided", "id", "tool", "callId", "outcome", "reason", "flag"], approval_rows) + "</section>")
-    if index.closers:
+    if index.closers and failure is None:  # (dsh refuses a log whose fold fails: it closes nothing)
         items = "".join(f"<li>{esc(c.describe())}</li>" for c in index.closers)
         body.append(f"<section id=\"closers\"><h2>Interrupted turn</h2><p>dsh would append on load:</p>"
                     f"<ul>{items}</ul></section>")

@@ -18,6 +18,7 @@ from dshreplay.analyses.findings import ERROR, NOTICE, WARNING
 from dshreplay.analyses.render import clean, json_size, message_text, one_line, role_of
 from dshreplay.analyses.validate import FileReport
 from dshreplay.core.driver import FoldReport
+from dshreplay.errors import answered_for, fails_at
 from dshreplay.jsvalues import as_text, json_bytes
 
 WIDTH = 100  # human output reads well at this many columns
@@ -25,8 +26,8 @@ MAX_INDENT = 20  # a tree (lineage) is indented this many levels at most
 
 
 def error_json(error) -> dict:
-    return {"stage": error.kind, "seq": error.seq, "line": error.line, "pointer": error.pointer,
-            "message": error.message}
+    """The error object of every `--json` output (see DshReplayError.to_json)."""
+    return error.to_json()
 
 
 def render_table(rows, headers=(), width: int = WIDTH, *, text_col: int | None = None, wrap: bool = False,
@@ -205,15 +206,12 @@ class JsonReporter:
         self.out.write("\n")
 
     def fold(self, report: FoldReport) -> None:
-        if report.error is not None:
-            seq = report.error.seq
-            body = {"seq": report.seq, "error": error_json(report.error),
-                    "answeredUpTo": seq - 1 if type(report.error).__name__ == "FoldError" and seq else None}
-            if report.state is not None:
-                body.update(nodes=list(report.state.nodes),
-                            replacements=[r.to_json() for r in report.state.replacements],
-                            messages=None)
-            self.emit(body)
+        if report.error is not None and report.state is None:  # no view: where the fold fails
+            self.emit({"error": error_json(report.error), "answeredUpTo": None, "answer": None})
+            return
+        if report.error is not None:  # the fold holds, a node's message cannot be derived
+            self.emit({"seq": report.seq, "error": error_json(report.error), "nodes": list(report.state.nodes),
+                       "replacements": [r.to_json() for r in report.state.replacements], "messages": None})
             return
         state = report.state
         self.emit({"seq": report.seq, "nodes": list(state.nodes),
@@ -238,14 +236,21 @@ class JsonReporter:
 
     @contextmanager
     def event_rows(self):
-        """A sink for rows (events, provenance), written as they come: one JSON array."""
+        """A sink for rows (events, provenance), written as they come: one JSON array (inside the
+        envelope, when one is set before the first row)."""
         out, first = self.out, [True]
 
+        def head() -> str:
+            return "[" if self.envelope is None else json_text(self.envelope)[:-1] + ',"answer":['
+
         def sink(row) -> None:
-            out.write(("[" if first[0] else ",") + json_text(row.to_json()))
+            out.write((head() if first[0] else ",") + json_text(row.to_json()))
             first[0] = False
         yield sink
-        out.write("[]\n" if first[0] else "]\n")
+        out.write((head() if first[0] else "") + ("]\n" if self.envelope is None else "]}\n"))
+
+    def lines(self, lines) -> None:
+        self.emit([line.to_json() for line in lines])
 
     def diff(self, diff, text: str | None = None) -> None:
         body = diff.to_json()
@@ -297,9 +302,20 @@ class JsonLinesReporter(JsonReporter):
 
     @contextmanager
     def event_rows(self):
+        """Rows one per line (after one line holding the envelope, when one is set
+        before the first row)."""
+        first = [True]
+
+        def head() -> None:
+            if first[0] and self.envelope is not None:
+                self.out.write(json_text(self.envelope) + "\n")
+            first[0] = False
+
         def sink(row) -> None:
+            head()
             self.out.write(json_text(row.to_json()) + "\n")
         yield sink
+        head()
 
 
 class TextReporter:
@@ -501,6 +517,12 @@ class TextReporter:
         flush()
         self.line(f"{count[0]} events")
 
+    def lines(self, lines) -> None:
+        """Physical lines as stored, each after its number, escaped for the terminal."""
+        width = len(str(lines[-1].line)) if lines else 1
+        for line in lines:
+            self.line(f"{line.line:>{width}}  {line.escaped()}")
+
     def spills(self, spills) -> None:
         rows = [(s.seq, _dash(s.call_id), _dash(s.tool), s.omitted,
                  "-" if s.found is None else (f"{s.stored} bytes" if s.found else "missing"),
@@ -521,16 +543,16 @@ class TextReporter:
                  ("events / lines", f"{h['events']} / {h['lines']}"),
                  ("turns / steps / calls", f"{h['turns']} / {h['steps']} / {h['calls']}"),
                  ("replacements", h["replacements"]), ("surface nodes", _dash(h["surfaceNodes"])),
-                 ("torn tail", "none" if h["tornTail"] is None else
-                  f"{h['tornTail']['bytes']} bytes lost at offset {h['tornTail']['offset']} "
-                  f"(line {h['tornTail']['line']})"),
-                 ("fold errors", len(h["foldErrors"]) or "none"),
+                 ("torn tail", ("none" if h["error"] is None else "not read (past the failure)")
+                  if h["tornTail"] is None else f"{h['tornTail']['bytes']} bytes lost at offset "
+                  f"{h['tornTail']['offset']} (line {h['tornTail']['line']})"),
+                 ("fold", "ok" if h["error"] is None else fails_at(h["error"])),
                  ("last turn", _last_turn(h))]
         self.line(render_table(facts, (), self.width, text_col=1))
-        if health.index.closers:
+        if health.closers:
             self.line()
             self.line("dsh would close the interrupted turn with:")
-            for c in health.index.closers:
+            for c in health.closers:
                 self.line(f"  {clean(c.describe())}")
         self.line()
         counts = list(h["countsByType"].items())
@@ -540,7 +562,7 @@ class TextReporter:
     def stats(self, stats, total=None) -> None:
         rows = []
         for s in stats + ([total] if total is not None else []):
-            if s.error is not None:
+            if s.unreadable:
                 rows.append((s.path, "unreadable", "", "", "", "", "", "", "", ""))
                 continue
             t = s.tokens
@@ -555,11 +577,13 @@ class TextReporter:
         self.para("call/fail: model calls/failed; tool/err: tool calls/failed; ask/deny: approvals asked/denied; "
                   "sum/prn: summaries/prunes; surface: messages the model sees now / ever appended / forgotten")
         for s in stats:
-            if s.error is not None:
+            if s.unreadable:
                 continue
             self.line()
             self.line(self._mid(s.path, self.width))
             room = self.width - 2
+            if s.error is not None:
+                self.line("  " + self._cut(answered_for(s.error), room))
             if s.tools:
                 self.line("  " + self._cut("tools: " + ", ".join(
                     f"{clean(name)} {v['calls']}" + (f" ({v['errors']} failed)" if v["errors"] else "")
@@ -612,13 +636,17 @@ class TextReporter:
 
 
 def _last_turn(h: dict) -> str:
-    """How the last turn ended, with where: "completed (turn 2, seq 40)", "error AUTH (turn 1, seq 9)"."""
+    """How the last turn ended, with where: "completed (turn 2, seq 40)", "error AUTH (turn 1, seq 9)";
+    when the fold fails inside it, "unknown past seq S (turn 4, from seq 520)"."""
     if not h["turnEndings"]:
         return "no turn"
     last = h["turnEndings"][-1]
     where = f"turn {as_text(last['turn'])}, " + (f"seq {last['endSeq']}" if last["endSeq"] is not None
                                          else f"from seq {last['startSeq']}")
-    return one_line(f"{last['ending']} ({where})", 80)
+    ending = last["ending"]
+    if last["endSeq"] is None and h["answeredUpTo"] is not None:
+        ending = f"{ending} past seq {h['answeredUpTo']}"
+    return one_line(f"{ending} ({where})", 80)
 
 
 def _seqs(seqs) -> str:

@@ -302,6 +302,28 @@ def user_record(seq: int, text: str, op="append", sources=None) -> dict:
     return record
 
 
+DAMAGE = ("bad-json", "missing", "duplicate", "swap")
+
+
+def damaged(b: LogBuilder, kind: str, seq: int) -> bytes:
+    """The runtime log of `b` (unpacked: event `seq` on line seq + 2) with one kind of damage
+    at event `seq`: its line is not JSON (bad-json), it is left out (missing), written twice
+    (duplicate), or swapped with the next line (swap)."""
+    lines = b.to_bytes().splitlines(keepends=True)
+    at = seq + 1  # (line 0 is the header)
+    if kind == "bad-json":
+        lines[at] = lines[at][:len(lines[at]) // 2] + b"\n"
+    elif kind == "missing":
+        del lines[at]
+    elif kind == "duplicate":
+        lines.insert(at, lines[at])
+    elif kind == "swap":
+        lines[at], lines[at + 1] = lines[at + 1], lines[at]
+    else:
+        raise ValueError(f"damage is one of {DAMAGE}, not {kind!r}")
+    return b"".join(lines)
+
+
 def zstd_frames(text: bytes, *, batch: int = 7) -> bytes:
     """dsh's zstd layout: the header alone in frame 1, then `batch` lines per frame."""
     import zstandard

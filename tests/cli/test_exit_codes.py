@@ -46,7 +46,9 @@ def test_a_usage_error_click_finds_is_one_line_naming_the_help(cli):
 
 def test_a_failed_fold_exits_1(cli):
     result = cli("fold", SAMPLES / "broken-replace-start-not-found.jsonl", expect=1)
-    assert "fold error" in result.stderr and "seq" in result.stderr
+    assert "no answer: the model's view at the end of the log: the fold fails at seq 67" in result.stderr
+    result = cli("fold", SAMPLES / "broken-bad-json-line.jsonl", expect=1)  # (a bad line inside the log)
+    assert "the fold fails at seq 4 (DSH-E001, line 6: line is not valid JSON" in result.stderr
 
 
 def test_max_bytes_is_an_option_of_one_run_not_of_the_process(cli, tmp_path):
@@ -86,7 +88,7 @@ def test_error_lines_name_each_file_as_given(cli):
     logs = [SAMPLES / "broken-seq-gap.jsonl", SAMPLES / "broken-replace-start-not-found.jsonl"]
     result = cli("stats", *logs, expect=1)
     lines = result.stderr.splitlines()
-    assert [line.split(": ")[2] for line in lines] == [str(p) for p in logs], lines
+    assert [line.split(": ")[1] for line in lines] == [str(p) for p in logs], lines
 
 
 def test_stats_and_export_warn_once_of_a_torn_tail_and_say_it_in_json(cli, tmp_path):

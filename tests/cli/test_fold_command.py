@@ -61,19 +61,21 @@ def test_table_lists_nodes_and_a_count_line_within_100_columns(cli):
 def test_fold_error_prints_one_line_with_seq_and_exits_1(cli):
     result = cli("fold", SAMPLES / "broken-replace-start-not-found.jsonl", expect=1)
     assert result.stderr.splitlines() == [
-        f"dshreplay: fold error: {SAMPLES / 'broken-replace-start-not-found.jsonl'}: line 69, seq 67, "
-        "/surfaceOp/start: replace start seq 1 is not in the surface"]
+        f"dshreplay: {SAMPLES / 'broken-replace-start-not-found.jsonl'}: no answer: the model's view at the end "
+        "of the log: the fold fails at seq 67 (DSH-E107, line 69, /surfaceOp/start: replace start seq 1 is not "
+        "in the surface)"]
+    assert cli("fold", SAMPLES / "broken-replace-start-not-found.jsonl", "--at", 66).stderr == ""  # (before it)
 
 
 def test_fold_error_in_json_mode_names_stage_and_seq(cli):
     out = cli("fold", SAMPLES / "broken-seq-gap.jsonl", "--json", expect=1).json()
-    assert out == {"seq": None, "error": {"stage": "fold", "seq": 5, "line": 7, "pointer": "/seq",
-                                          "message": "seq 8 is not contiguous; expected 5"}, "answeredUpTo": 4}
+    assert out == {"error": {"stage": "fold", "seq": 5, "line": 7, "pointer": "/seq", "code": "DSH-E101",
+                             "message": "seq 8 is not contiguous; expected 5: the line's seq is wrong (the line "
+                                        "after it has seq 6)"}, "answeredUpTo": None, "answer": None}
 
 
 def test_unreadable_inputs_exit_2_with_one_line(cli, tmp_path):
     cases = {
-        SAMPLES / "broken-bad-json-line.jsonl": "line 6, seq 4: line is not valid JSON",
         SAMPLES / "broken-version-1.jsonl": "format version 1 not supported",
         SAMPLES / "broken-zstd-checksum.jsonl.zstd": "corrupt zstd data",
         tmp_path / "missing.jsonl": "cannot open",

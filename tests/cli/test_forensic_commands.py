@@ -179,30 +179,35 @@ def test_request_list_answers_for_the_events_before_a_fold_error_and_says_so(cli
     records = [scenarios.HEADER, *scenarios.rewrite_then_crash()]
     assert records[10]["seq"] == 9 and records[10]["type"] == "assistant/message"
     records[10]["seq"] = 90
-    result = cli("request", write_log(records), "--list", "--json", expect=1)
+    path = write_log(records)
+    result = cli("request", path, "--list", "--json", expect=1)
     out = result.json()
     assert (out["error"]["seq"], out["answeredUpTo"]) == (9, 8)
     assert [(c["call"], c["messageCount"]) for c in out["answer"]] == [(1, 1)]
-    assert result.stderr.count("\n") == 1
-    assert "line 11, seq 9, /seq: seq 90 is not contiguous; expected 9" in result.stderr
-    text = cli("request", write_log(records), "--list", expect=1).stdout
-    assert text.splitlines()[-1] == "(answered for seqs 0..8 only: the fold stops at seq 9)"
+    note = ("answered for seqs 0..8 only: the fold fails at seq 9 (DSH-E101, line 11, /seq: seq 90 is not "
+            "contiguous; expected 9: the line's seq is wrong (the line after it has seq 10))")
+    assert result.stderr == f"dshreplay: {path}: {note}\n"
+    text = cli("request", path, "--list", expect=1).stdout
+    assert text.splitlines()[-1] == f"({note})"
 
 
-@pytest.mark.parametrize("command", [["shadows"], ["brackets"], ["inspect"], ["request", "--list"]])
+@pytest.mark.parametrize("command", [["shadows"], ["brackets"], ["inspect"], ["request", "--list"], ["events"],
+                                     ["spills"]])
 def test_a_command_answering_before_a_fold_error_says_so_and_exits_1(cli, command):
     log = SAMPLES / "broken-replace-start-not-found.jsonl"
     out = cli(command[0], log, *command[1:], "--json", expect=1).json()
     assert (out["error"]["stage"], out["error"]["seq"], out["answeredUpTo"]) == ("fold", 67, 66)
     result = cli(command[0], log, *command[1:], expect=1)
-    assert result.stderr.count("\n") == 1 and "seq 67" in result.stderr
+    assert result.stderr == (f"dshreplay: {log}: answered for seqs 0..66 only: the fold fails at seq 67 (DSH-E107, "
+                             "line 69, /surfaceOp/start: replace start seq 1 is not in the surface)\n")
 
 
-@pytest.mark.parametrize("command", [["provenance"], ["events"], ["diff", "--from", "0", "--to", "70"]])
+@pytest.mark.parametrize("command", [["provenance"], ["fold"], ["diff", "--from", "0", "--to", "70"],
+                                     ["request", "--at", "70"]])
 def test_a_command_that_needs_the_failed_fold_prints_one_json_error_object(cli, command):
     out = cli(command[0], SAMPLES / "broken-replace-start-not-found.jsonl", *command[1:], "--json", expect=1).json()
     assert out == {"error": {"stage": "fold", "seq": 67, "line": 69, "pointer": "/surfaceOp/start",
-                             "message": "replace start seq 1 is not in the surface"},
+                             "code": "DSH-E107", "message": "replace start seq 1 is not in the surface"},
                    "answeredUpTo": None, "answer": None}
 
 

@@ -22,8 +22,8 @@ def test_json_shape(cli):
     assert list(first) == ["path", "ok", "events", "findings"]
     assert (first["ok"], first["events"]) == (False, 63)
     assert first["findings"] == [{"code": "DSH-E101", "severity": "error", "seq": 5, "line": 7,
-                                  "pointer": "/seq", "message": "seq 8 is not contiguous; expected 5 "
-                                  "(event skipped for surface purposes)"}]
+                                  "pointer": "/seq", "message": "seq 8 is not contiguous; expected 5: the "
+                                  "line's seq is wrong (the line after it has seq 6) (taken as seq 5)"}]
     assert (second["ok"], second["findings"]) == (True, [])
 
 

@@ -94,8 +94,9 @@ def test_inspect_stats_and_the_report_agree_on_every_corpus_log(corpus_dir, tmp_
         session = Session(corpus_dir / "upstream" / entry["input"].rsplit("/", 1)[-1])
         health, stats = session.inspect().to_json(), session.stats()
         facts = json.loads((out / entry["folder"] / "session.json").read_bytes())
-        if health["foldErrors"]:  # inspect and stats answer for the events before it; the bundle for all
-            assert entry["verdict"] == "errors" and stats.fold_error is not None, entry["input"]
+        if health["error"] is not None:  # inspect and stats answer for the events before it; the bundle for all
+            assert entry["verdict"] == "errors" and stats.answered_up_to == health["answeredUpTo"] == \
+                entry["answeredUpTo"] == health["error"]["seq"] - 1, entry["input"]
             continue
         endings = [t["ending"] for t in facts["turns"]]
         assert endings == stats.turn_endings == [t["ending"] for t in health["turnEndings"]], entry["input"]

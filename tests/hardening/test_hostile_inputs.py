@@ -54,7 +54,8 @@ def one_error_line(stderr: str) -> str:
     lines = [line for line in stderr.splitlines() if line.strip()]
     errors = [line for line in lines if not line.startswith("dshreplay: warning:")]
     assert len(errors) == 1, stderr
-    assert errors[0].startswith("dshreplay: ") and " error: " in errors[0], errors[0]
+    assert errors[0].startswith("dshreplay: ") and any(
+        said in errors[0] for said in (" error: ", ": no answer: ", ": answered for ")), errors[0]  # (a failed fold)
     return errors[0]
 
 

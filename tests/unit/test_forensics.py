@@ -54,7 +54,9 @@ def test_replacing_an_already_shadowed_seq_is_invalid(session, write_log):
     assert [r.seq for r in s.index().shadows] == [7, 12, 15]  # the invalid one is not a replacement
     with pytest.raises(FoldError) as err:
         s.states([16])
-    assert (err.value.seq, err.value.message) == (16, "replace start seq 2 is not in the surface")
+    assert (err.value.seq, err.value.failure["message"]) == (16, "replace start seq 2 is not in the surface")
+    assert err.value.message == ("no answer: the model's view at seq 16: the fold fails at seq 16 (DSH-E107, "
+                                 "line 18, /surfaceOp/start: replace start seq 2 is not in the surface)")
     # the log stops inside its turn, so it is also interrupted
     assert [(f.code, f.seq) for f in s.validate().findings] == [("DSH-E107", 16), ("DSH-W213", 16)]
 

@@ -140,11 +140,11 @@ def test_a_rejected_event_leaves_the_state_untouched():
                       user(surfaceOp={"op": "replace", "start": 0, "end": 1}, sourceEventSeqs=[0])])
     f.apply(good[0])
     f.apply(good[1])
-    with pytest.raises(FoldError):
+    with pytest.raises(FoldError) as rejected:
         f.apply(good[2])
     assert f.nodes == [0, 1] and f.replacements == []
-    f.skip(good[2])
-    assert f.next_seq == 3
+    assert f.resume(good[2], rejected.value) is None
+    assert f.next_seq == 3 and f.nodes == [0, 1]
 
 
 # -- tool/result rewrites ---------------------------------------------------

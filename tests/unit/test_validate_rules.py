@@ -45,7 +45,7 @@ def test_e001_a_line_that_replaced_an_event_costs_that_seq(clean, write_log):
     clean.end_turn()
     lines = clean.to_bytes().splitlines(keepends=True)
     path = write_log(b"".join(lines[:4] + [b"[1]\n"] + lines[5:]))  # event 3 is gone
-    assert findings(path) == [("DSH-E001", 3), ("DSH-E101", 4)]  # the fold misses event 3
+    assert findings(path) == [("DSH-E001", 3)]  # the next line's own seq 4 resumes the check: no DSH-E101
 
 
 def test_e002_malformed_row(clean, write_log):
@@ -130,13 +130,17 @@ def test_e014_seed_length_must_point_at_end_seed(write_log):
 
 # -- the surface fold, as findings ---------------------------------------------
 
-def test_e101_each_event_after_a_seq_jump_is_reported(clean, write_log):
+def test_e101_a_seq_jump_is_one_finding_and_the_seqs_after_it_hold(clean, write_log):
     clean.end_turn()
     first = next(i for i, e in enumerate(clean.events) if e["type"] == "assistant/chunk")
     for event in clean.events[first:]:
-        event["seq"] += 1  # the written seqs jump by one just before a run of chunks
-    found = [f for f in findings(write_log(clean)) if f[0] == "DSH-E101"]
-    assert found == [("DSH-E101", seq) for seq in range(first, len(clean.events))]
+        event["seq"] += 1  # the written seqs jump by one just before a run of chunks (seq 4 is missing)
+        if "sourceEventSeqs" in event:  # (and the messages cite their chunks by their new seqs)
+            event["sourceEventSeqs"] = [s + 1 if s >= first else s for s in event["sourceEventSeqs"]]
+    report = validate_log(write_log(clean))
+    assert [(f.code, f.seq, f.line) for f in report.findings] == [("DSH-E101", first, first + 2)]
+    assert report.findings[0].message == (f"seq {first + 1} is not contiguous; expected {first}: seq {first} is "
+                                          f"missing (checking goes on from seq {first + 1})")
 
 
 def test_fold_rejections_are_findings_and_checking_goes_on(clean, write_log):
