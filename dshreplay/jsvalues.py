@@ -8,15 +8,20 @@ A log value may be nested as deep as the parser reads (1,024 levels), where
 Python's repr(), str() and == recurse past the interpreter's limit. Nothing
 here recurses: `shown`/`as_text` are the one way a value is quoted in a
 message or a cell, `as_key` the one way it keys a dict, `parse_count` the one
-way a number written in text is read.
+way a number written in text is read. One rule each, too: what a number is
+(`is_number`), what a usable time is (`is_time`) and how one is written
+(`utc_time`) and read (`parse_time`), and how a JSON pointer is written
+(`json_pointer`) and read (`pointer_parts`).
 """
 
 from __future__ import annotations
 
+import datetime
 import json
 import re
 import sys
 from contextlib import contextmanager
+from functools import lru_cache
 
 MAX_SAFE_INTEGER = 2**53 - 1
 MISSING = object()  # a key absent from a record (JSON has no `undefined`)
@@ -24,6 +29,7 @@ MAX_DEPTH = 1024  # the deepest a parsed value nests: orjson refuses a line nest
 
 
 def is_number(value: object) -> bool:
+    """A JSON number (a bool is none, as in JavaScript)."""
     t = type(value)
     return t is int or t is float
 
@@ -40,6 +46,69 @@ def is_safe_int(value: object) -> bool:
 def is_event_seq(value: object) -> bool:
     """A non-negative safe integer, as dsh requires of seqs."""
     return is_safe_int(value) and value >= 0
+
+
+MAX_TIME = 253402300799999  # 9999-12-31T23:59:59.999Z in epoch ms: the last moment ISO 8601 writes in 4 digits
+
+
+def is_time(value: object) -> bool:
+    """A usable event time: epoch milliseconds after 1970 (0 is the projected layout's
+    "no time") up to the end of the year 9999. Every duration, time filter and shown
+    time asks this one question; `utc_time` writes exactly these."""
+    return is_number(value) and 0 < value <= MAX_TIME
+
+
+def utc_time(ms) -> str | None:
+    """Epoch milliseconds as an ISO 8601 UTC time, to the millisecond
+    ("2026-07-06T15:36:05.492Z"); None for a value that is no usable time (`is_time`)."""
+    if not is_time(ms):
+        return None
+    if type(ms) is int:  # exactly, whatever its size (ms / 1000 can round the last digit)
+        return f"{_second_text(ms // 1000)}.{ms % 1000:03d}Z"  # (events of one second share the second's text)
+    moment = _EPOCH + datetime.timedelta(milliseconds=ms)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+
+
+@lru_cache(maxsize=4)
+def _second_text(second: int) -> str:
+    return (_EPOCH + datetime.timedelta(seconds=second)).strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def parse_time(text: str) -> datetime.datetime:
+    """An ISO 8601 time ("2026-07-06T15:36:05Z", "2026-07-06 17:36+02:00"; UTC when
+    it names no offset) as an aware UTC datetime. ValueError says why a text is
+    none: not ISO 8601, or outside the years 1 to 9999 once in UTC."""
+    try:
+        moment = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except (ValueError, TypeError, AttributeError):
+        raise ValueError("is not an ISO 8601 time") from None
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=datetime.timezone.utc)
+    try:
+        return moment.astimezone(datetime.timezone.utc)
+    except (OverflowError, ValueError):
+        raise ValueError("is outside the years 1 to 9999 in UTC") from None
+
+
+def epoch_ms(moment: datetime.datetime) -> int:
+    """An aware datetime as whole epoch milliseconds (exact: no float rounding)."""
+    return (moment - _EPOCH) // datetime.timedelta(milliseconds=1)
+
+
+def json_pointer(parts) -> str:
+    """A JSON pointer (RFC 6901) to the value reached by `parts` (keys and array
+    indexes), each key escaped: "~" as "~0", "/" as "~1"."""
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+def pointer_parts(pointer: str) -> list[str]:
+    """The keys of a JSON pointer, unescaped ("/a~1b/~0" -> ["a/b", "~"]); "" -> []."""
+    if not pointer:
+        return []
+    return [p.replace("~1", "/").replace("~0", "~") for p in pointer[1:].split("/")]
 
 
 def parse_count(text, maximum: int) -> int | None:
@@ -252,6 +321,7 @@ class JsonKey:
 
 
 def as_key(value):
-    """A JSON value usable as a dict key: itself when hashable, else a JsonKey
-    (lists, objects). Every dict keyed by a log value keys it here."""
-    return value if type(value) in (str, int, float, bool, type(None)) else JsonKey(value)
+    """A JSON value usable as a dict key: itself when hashable (MISSING too: an absent
+    value keys apart from null), else a JsonKey (lists, objects). Every dict keyed by
+    a log value keys it here."""
+    return value if type(value) in (str, int, float, bool, type(None)) or value is MISSING else JsonKey(value)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from dshreplay.core.driver import Observer, Run
 from dshreplay.core.surface import SURFACE_TYPES, has_message
 from dshreplay.errors import DeriveError
-from dshreplay.jsvalues import MISSING, as_key, as_text
+from dshreplay.jsvalues import as_key, as_text
 from dshreplay.jsvalues import dig as _get
 
 AUXILIARY = {
@@ -92,7 +92,7 @@ class CallTracker(Observer):
                 chunk = data.get("chunk")
                 if type(chunk) is dict:
                     chunk_type = chunk.get("type")
-            key = (_key(data.get("turn", MISSING)), _key(data.get("step", MISSING)))
+            key = (as_key(data.get("turn")), as_key(data.get("step")))  # (absent as null: one stream)
             call = self.open.get(key)
             if call is None:
                 call = self._open(event, data)
@@ -186,11 +186,6 @@ class MessageCount(Observer):
 
     def __call__(self) -> int:
         return self.total
-
-
-def _key(value):
-    """A turn or step as a dict key (None where the log has none)."""
-    return None if value is MISSING else as_key(value)
 
 
 @dataclass

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dshreplay.analyses.index import LogIndex
-from dshreplay.analyses.render import utc_time
+from dshreplay.jsvalues import utc_time
 
 UNKNOWN = "unknown"  # a turn still open where the fold fails: its outcome lies past the answer
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from dshreplay.errors import DshReplayError
-from dshreplay.io.reader import LogSource
+from dshreplay.io.reader import LogSource, seed_length
 from dshreplay.io.store import discover
 from dshreplay.jsvalues import as_key, js_equal, shown
 from dshreplay.options import DEFAULT, Options
@@ -24,7 +24,7 @@ class Node:
     parent_id: object = None
     origin: object = None
     depth: object = None
-    seed_length: object = None
+    seed_length: int | None = None  # reader.seed_length of the header (None: no seed to check)
     descriptor: object = None  # the child's own subagent/descriptor data
     children: list = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
@@ -103,9 +103,11 @@ def _node_info(item):
         with session.reader() as reader:
             header = reader.header
         node = Node(session.path, header.get("id"), header.get("parentSession"), header.get("origin"),
-                    header.get("delegationDepth"), header.get("seedLength"))
-        seed = node.seed_length if type(node.seed_length) is int and node.seed_length >= 0 else 0
-        node.descriptor = _descriptor(session, seed)
+                    header.get("delegationDepth"), seed_length(header))
+        if node.seed_length is None and "seedLength" in header:
+            node.problems.append(f"header seedLength {shown(header['seedLength'])} is not a non-negative "
+                                 "safe integer: the seed is not checked")
+        node.descriptor = _descriptor(session, node.seed_length or 0)
         return node
     except DshReplayError as exc:
         return str(exc)
@@ -138,7 +140,7 @@ def lineage(inputs, options: Options = DEFAULT, mapper=None) -> tuple[list[Node]
     cyclic = _on_cycles(nodes, by_id)
     for node in nodes:
         session = sessions[id(node)]
-        seed = node.seed_length if type(node.seed_length) is int and node.seed_length >= 0 else None
+        seed = node.seed_length
         parent = _parent(node, by_id)
         if node.parent_id is None:
             roots.append(node)

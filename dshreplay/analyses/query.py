@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dshreplay.analyses.render import event_text, utc_time
+from dshreplay.analyses.render import event_text
 from dshreplay.analyses.turns import TurnTracker
 from dshreplay.core.driver import STOP, Observer, run_pass
 from dshreplay.core.surface import SURFACE_TYPES
 from dshreplay.errors import UsageError
-from dshreplay.jsvalues import json_bytes
+from dshreplay.jsvalues import is_time, json_bytes, utc_time
 
 CURRENT, SHADOWED, LOG_ONLY = "current", "shadowed", "log-only"
 
@@ -91,7 +91,7 @@ class EventQuery(Observer):
             return
         time = event.time
         if (flt.since is not None or flt.until is not None) and not (
-                type(time) in (int, float) and time > 0 and (flt.since is None or time >= flt.since)
+                is_time(time) and (flt.since is None or time >= flt.since)
                 and (flt.until is None or time <= flt.until)):
             return
         record = event.record

@@ -7,7 +7,6 @@ sequences are removed before anything reaches a terminal.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
 from dshreplay.analyses.calls import finish_text
 from dshreplay.analyses.turns import turn_ending
@@ -168,33 +167,3 @@ def event_text(event) -> str:
 
 def json_size(value) -> int:
     return len(shown(value, None))
-
-
-def utc_time(ms) -> str | None:
-    """Epoch milliseconds as an ISO 8601 UTC time (None for 0 or a non-number)."""
-    if type(ms) is int and ms > 0:  # the whole second is worked out once: events of one second share it
-        second = _second_text(ms // 1000)
-        if second is not None:
-            return f"{second}.{ms % 1000:03d}Z"
-    return _utc_time(ms)
-
-
-@lru_cache(maxsize=4)
-def _second_text(second: int) -> str | None:
-    text = _utc_time(second * 1000)
-    return None if text is None else text[:-5]
-
-
-def _utc_time(ms) -> str | None:
-    import datetime
-    if type(ms) not in (int, float) or not ms:
-        return None
-    try:
-        if type(ms) is int:  # exactly, whatever its size (ms / 1000 can round the last digit)
-            moment = datetime.datetime.fromtimestamp(ms // 1000, tz=datetime.timezone.utc) \
-                + datetime.timedelta(milliseconds=ms % 1000)
-        else:
-            moment = datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.timezone.utc)
-    except (OverflowError, OSError, ValueError):
-        return None
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 from dshreplay.analyses.findings import DEFAULT_CAP, Finding, FindingList, finding
 from dshreplay.core.surface import Replacement
-from dshreplay.io.reader import Event
-from dshreplay.jsvalues import MISSING, as_key, dig, is_safe_int, js_same, shown
+from dshreplay.io.reader import Event, seed_length
+from dshreplay.jsvalues import MISSING, as_key, dig, is_number, js_same, shown
 
 TOOL_NOT_STARTED = "TOOL_NOT_STARTED"
 TOOL_OUTCOME_UNKNOWN = "TOOL_OUTCOME_UNKNOWN"
@@ -23,23 +23,18 @@ TURN_EVENTS = frozenset({"todo/write", "request/header", "request/context"})
 METERS = frozenset({"compaction/summary", "compaction/prune"})
 
 
-def _num(value) -> bool:
-    t = type(value)
-    return t is int or t is float
-
-
 def _same(a, b) -> bool:
     """JavaScript `===` on the numbers and nulls these rules compare."""
     if a is None or b is None:
         return a is None and b is None
-    return _num(a) and _num(b) and a == b
+    return is_number(a) and is_number(b) and a == b
 
 
 def _show(value) -> str:
     """A turn or step number as a message names it ("none" when absent or null)."""
     if value is None or value is MISSING:
         return "none"
-    return str(int(value)) if _num(value) and float(value).is_integer() else shown(value)
+    return str(int(value)) if is_number(value) and float(value).is_integer() else shown(value)
 
 
 def _get(value, *keys):
@@ -126,8 +121,7 @@ class RelationChecker:
         self.hooks = _PendingHooks()  # the open turn's unanswered hook invocations
         self.hooks_left: dict = {}  # key -> _Fifo of (hook/invoked seq, turn/end seq) a closed turn left unanswered
         self.hooks_answered: dict = {}  # key -> (hook/invoked seq, hook/result seq) last paired, in the open turn
-        seed = _get(header, "seedLength")
-        self.seed_length = seed if is_safe_int(seed) and seed >= 0 else None
+        self.seed_length = seed_length(header)
         self.seed_checked = False
 
     def add(self, code: str, message: str, event: Event, pointer: str | None = None) -> None:
@@ -154,7 +148,7 @@ class RelationChecker:
         self.last_event = event
 
     def record_for(self, cid) -> BracketRecord:
-        key = cid if cid is MISSING else as_key(cid)
+        key = as_key(cid)
         record = self.brackets.get(key)
         if record is None:
             record = self.brackets[key] = BracketRecord(None if cid is MISSING else cid)
@@ -191,7 +185,7 @@ class RelationChecker:
         if not _same(turn, self.next_turn):
             self.add("DSH-E202", f"turn/start should number turn {self.next_turn}, not {_show(turn)}",
                      event, "/data/turn")
-        self.open_turn = turn if _num(turn) else None
+        self.open_turn = turn if is_number(turn) else None
         self.open_step = None
         self.next_step = 1
         self._reset_step()
@@ -227,7 +221,7 @@ class RelationChecker:
         if not _same(step, self.next_step):
             self.add("DSH-E207", f"step/start should number step {self.next_step} of turn "
                                  f"{_show(turn)}, not {_show(step)}", event, "/data/step")
-        self.open_step = step if _num(step) else None
+        self.open_step = step if is_number(step) else None
         self._reset_step()
 
     def _step_end(self, event: Event, data) -> None:
@@ -542,7 +536,7 @@ def _opt(value) -> str:
 def _hook_key(data) -> tuple:
     """What pairs a hook/result with its hook/invoked, as dsh keys it: turn, point and handlerId."""
     values = (_get(data, "turn"), _get(data, "point"), _get(data, "handlerId"))
-    return tuple(MISSING if v is MISSING else as_key(v) for v in values)
+    return tuple(as_key(v) for v in values)
 
 
 def _hook_name(key) -> str:

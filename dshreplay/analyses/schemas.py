@@ -27,7 +27,7 @@ from pathlib import Path
 
 import orjson
 
-from dshreplay.jsvalues import shown
+from dshreplay.jsvalues import json_pointer, pointer_parts, shown
 
 ID_BASE = "https://dshreplay.invalid/schemas/"
 PLACEHOLDER = re.compile(r"\{\{[A-Za-z0-9_.-]+\}\}")
@@ -144,7 +144,7 @@ class SchemaSet:
         out: list[SchemaError] = []
         for error in self.slow(name).iter_errors(_quotable(instance)):
             if not (snapshot and _excused(error)):
-                out.append(SchemaError(_pointer(error.absolute_path), _describe(error)))
+                out.append(SchemaError(json_pointer(error.absolute_path), _describe(error)))
                 if len(out) == limit:
                     break
         return out
@@ -252,8 +252,8 @@ class _FastForm:
         if where in stack:  # recursive: leave it to the registry
             return {"$ref": ID_BASE + name + ("#" + fragment if fragment else "")}
         node = self.documents[name]
-        for part in filter(None, fragment.split("/")):
-            node = node[part.replace("~1", "/").replace("~0", "~")]
+        for part in filter(None, pointer_parts(fragment)):
+            node = node[part]
         return self.schema(node, name, stack + (where,))
 
     @staticmethod
@@ -296,10 +296,6 @@ def _excused(error) -> bool:
     return False
 
 
-def _pointer(path) -> str:
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
-
-
 def _describe(error) -> str:
     """A short message naming what was expected (and the best sub-error of a combinator)."""
     message = error.message
@@ -308,7 +304,7 @@ def _describe(error) -> str:
         # a branch whose type does not even fit says least: prefer the others
         fitting = [e for e in error.context if not (e.validator == "type" and not e.relative_path)]
         deepest = best_match(fitting or error.context)
-        where = _pointer(deepest.absolute_path)
+        where = json_pointer(deepest.absolute_path)
         message = f"matches none of the allowed shapes; closest: {where or '/'}: {deepest.message}"
     if len(message) > 300:
         message = message[:297] + "..."

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dshreplay.core.driver import Observer, Run
+from dshreplay.io.reader import seed_length
 from dshreplay.jsvalues import MAX_SAFE_INTEGER, as_key, parse_count
 
 NOTE = re.compile(r"\(Omitted ([0-9]+) bytes\. Full formatted result stored at: (.+?)\. ")
@@ -48,8 +49,7 @@ class Spills(Observer):
         self.spills: list[Spill] = []
 
     def begin(self, run: Run) -> None:
-        seed = run.header.get("seedLength")
-        self.seed = seed if type(seed) is int and seed >= 0 else 0
+        self.seed = seed_length(run.header) or 0
         self.tools: dict = {}
 
     def observe(self, item, replacement) -> None:

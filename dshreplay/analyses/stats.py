@@ -17,18 +17,13 @@ from dshreplay.core.driver import STOP, Observer, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, has_message
 from dshreplay.errors import DeriveError, DshReplayError
 from dshreplay.io.reader import LogSource
-from dshreplay.jsvalues import as_key, as_text
+from dshreplay.jsvalues import as_key, as_text, is_number, is_time
 from dshreplay.jsvalues import dig as _get
 
 TOKEN_FIELDS = (("input", "inputTokens"), ("output", "outputTokens"), ("cacheRead", "cacheReadTokens"),
                 ("reasoning", "reasoningTokens"))
 DENIED = ("rejected", "cancelled", "unavailable")  # (a tuple: an outcome may be any value, a list too)
 
-
-
-
-def _num(value) -> bool:
-    return type(value) in (int, float)
 
 
 @dataclass
@@ -92,7 +87,7 @@ def tokens_by_model(calls) -> dict:
         if type(call.usage) is dict:
             totals = out.setdefault(f"{as_text(call.provider)}/{as_text(call.model)}", {})
             for key, value in call.usage.items():
-                if type(value) in (int, float) and type(key) is str:
+                if is_number(value) and type(key) is str:
                     totals[key] = totals.get(key, 0) + value
     return {model: dict(sorted(t.items())) for model, t in sorted(out.items())}
 
@@ -121,7 +116,7 @@ class StatsObserver(Observer):
 
     def observe(self, event, replacement) -> None:
         kind, time = event.type, event.time
-        timed = _num(time) and time > 0
+        timed = is_time(time)
         if kind == "assistant/chunk":
             self._chunk(event, timed)
             return
@@ -176,7 +171,7 @@ def session_stats(source) -> SessionStats:
     for call in index.calls + index.auxiliary_calls:
         for name, key in TOKEN_FIELDS:
             value = _get(call.usage, key)
-            if _num(value):
+            if is_number(value):
                 out.tokens[name] += value
     out.compactions["summaries"], out.compactions["prunes"] = figures.summaries, figures.prunes
     failure = index.fold_errors[0] if index.fold_errors else None
@@ -196,8 +191,7 @@ def session_stats(source) -> SessionStats:
                      "undecided": sum(1 for a in asked if a.decided_seq is None)}
     out.tools = dict(sorted(figures.tools.items()))
     turn_ms = [s.end_time - s.start_time for s in turns.turns
-               if s.end is not None and _num(s.start_time) and _num(s.end_time) and s.start_time > 0
-               and s.end_time > 0]
+               if s.end is not None and is_time(s.start_time) and is_time(s.end_time)]
     out.times = {"turns": _summary(turn_ms), "timeToFirstChunk": _summary(figures.first_chunk_ms),
                  "tools": _summary(figures.tool_ms)}
     out.failed_calls = failed_calls(index.calls)

@@ -16,12 +16,12 @@ from dataclasses import dataclass
 
 from dshreplay.analyses.calls import CallTracker, failed, finish_text
 from dshreplay.analyses.provenance import ShadowTracker
-from dshreplay.analyses.render import message_text, role_of, utc_time
+from dshreplay.analyses.render import message_text, role_of
 from dshreplay.analyses.turns import turn_ending
 from dshreplay.core.driver import STOP, Observer, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
 from dshreplay.errors import DeriveError
-from dshreplay.jsvalues import MISSING, as_text
+from dshreplay.jsvalues import MISSING, as_text, utc_time
 
 
 @dataclass(frozen=True)

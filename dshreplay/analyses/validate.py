@@ -34,7 +34,7 @@ from dshreplay.core.parallel import window_jobs
 from dshreplay.core.surface import NO_MESSAGE, NOT_CONTIGUOUS, SURFACE_TYPES, has_message
 from dshreplay.errors import DeriveError, DshReplayError, FoldError, LineError, ReadError
 from dshreplay.io.reader import LogSource
-from dshreplay.jsvalues import shown
+from dshreplay.jsvalues import json_pointer, shown
 from dshreplay.options import DEFAULT, Options
 
 
@@ -370,12 +370,8 @@ def _pointer_at(raw: bytes, offset: int) -> str:
                 path[-1][1] += 1
         else:
             path.pop()
-    return "".join("/" + (_escape(json.loads(raw[label.start():label.start(1)])) if is_object else str(label))
-                   for is_object, label in path)
-
-
-def _escape(key: str) -> str:
-    return key.replace("~", "~0").replace("/", "~1")
+    return json_pointer(json.loads(raw[label.start():label.start(1)]) if is_object else label
+                        for is_object, label in path)
 
 
 class _WindowChecks:

@@ -25,8 +25,8 @@ from dshreplay.errors import (
     UsageError,
     answered_for,
 )
-from dshreplay.io.reader import shown_path
-from dshreplay.jsvalues import shown
+from dshreplay.io.reader import TornTail, shown_path
+from dshreplay.jsvalues import epoch_ms, parse_time, shown
 from dshreplay.options import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINE, Options, parse_size
 from dshreplay.output.reporters import (
     JsonLinesReporter,
@@ -65,10 +65,10 @@ def warn(text: str) -> None:
     click.echo(f"dshreplay: warning: {_safe(text)}", err=True)
 
 
-def warn_torn_tail(path: str, tail) -> None:
+def warn_torn_tail(path: str, tail, after: str = "") -> None:
     """One warning line for a torn tail (a half-written last line, left out of every answer)."""
     if tail is not None:
-        warn(f"{path}: line {tail.line}: {tail.describe()}")
+        warn(f"{path}: line {tail.line}: {tail.describe()}{after}")
 
 
 def options_of(**changes) -> Options:
@@ -333,14 +333,10 @@ def _moment(ctx, param, value: str | None):
     """An ISO 8601 time as epoch milliseconds."""
     if value is None:
         return None
-    import datetime
     try:
-        moment = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=datetime.timezone.utc)
-        return int(moment.timestamp() * 1000)
-    except (ValueError, OverflowError, OSError):
-        raise click.BadParameter(f"{shown(value, 40)} is not an ISO 8601 time such as 2026-07-06T15:36:05Z") from None
+        return epoch_ms(parse_time(value))
+    except ValueError as exc:
+        raise click.BadParameter(f"{shown(value, 40)} {exc} (such as 2026-07-06T15:36:05Z)") from None
 
 
 def _line_range(ctx, param, value: str | None):
@@ -627,10 +623,8 @@ def export(logs, out: Path, rules, no_default_redaction: bool, timestamp, force:
     manifest = write_bundle(discover(logs), options, mapper_for(read))
     reporter_for(as_json).exported(out, manifest, manifest_digest(manifest))
     for entry in manifest["sessions"]:
-        tail = entry.get("tornTail")
-        if tail is not None:
-            warn(f"{_safe(entry['input'])}: line {tail['line']}: torn tail: {tail['bytes']} bytes lost at byte "
-                 f"offset {tail['offset']} (not exported)")
+        if entry.get("tornTail") is not None:
+            warn_torn_tail(entry["input"], TornTail.from_json(entry["tornTail"], entry["encoding"]), " (not exported)")
         if entry.get("failure") is not None:
             say_answered_for(entry["input"], entry["failure"])
         if entry.get("verdict") in ("unreadable", "internal-error"):

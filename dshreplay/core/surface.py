@@ -14,7 +14,7 @@ from typing import Iterable, NamedTuple
 
 from dshreplay.errors import DeriveError, FoldError
 from dshreplay.io.reader import Event, Fault, fault_of
-from dshreplay.jsvalues import MAX_SAFE_INTEGER, MISSING, is_event_seq, js_equal, js_length, shown
+from dshreplay.jsvalues import MAX_SAFE_INTEGER, MISSING, is_event_seq, is_number, js_equal, js_length, shown
 
 SURFACE_TYPES = frozenset({"user/message", "assistant/message", "tool/result"})
 
@@ -202,7 +202,6 @@ def _sources(event) -> tuple[list | tuple, tuple | None]:
 
 
 _INT = frozenset({int})
-_NUMBERS = (int, float)
 
 
 def _check_earlier(event, sources: tuple) -> None:
@@ -257,7 +256,7 @@ class SurfaceFold:
         expected = self.next_seq
         declared = event.record.get("seq", MISSING) if event.row is None else event.declared_seq
         if event.seq != expected or (declared is not MISSING and (declared != expected
-                                                                  or type(declared) not in _NUMBERS)):
+                                                                  or not is_number(declared))):
             expected = self._out_of_place(event, declared, expected)
         if op is _LOG_ONLY:  # most events: off the surface, nothing to check beyond the seq
             self.next_seq = expected + event.count
@@ -272,9 +271,9 @@ class SurfaceFold:
         if kind == Fault.RESUMED and event.seq > expected:  # (each unreadable line was reported)
             self._lose(expected, event.seq - 1, unseen=True)
             self.next_seq = expected = event.seq
-            if declared is MISSING or (declared == expected and type(declared) in _NUMBERS):
+            if declared is MISSING or (declared == expected and is_number(declared)):
                 return expected
-        if declared is not MISSING and not (declared == expected and type(declared) in _NUMBERS):
+        if declared is not MISSING and not (declared == expected and is_number(declared)):
             message = f"seq {_show(declared)} is not contiguous; expected {expected}"
             pointer = event.seq_pointer
         elif event.row is not None:  # (the reader numbers rows itself: as dsh words it)

@@ -122,10 +122,26 @@ class TornTail:
     def to_json(self) -> dict:
         return {"line": self.line, "offset": self.offset, "bytes": self.size}
 
+    @classmethod
+    def from_json(cls, value: dict, encoding: str) -> TornTail:
+        """A torn tail as `to_json` wrote it (a bundle's manifest keeps it so), with the log's encoding."""
+        return cls(value["line"], value["offset"], value["bytes"], encoding)
+
     def describe(self) -> str:
-        what = "last line has no newline and does not parse" if self.encoding == "jsonl" \
+        """The one way a torn tail is told (a warning, a finding, a fact of `inspect` and the report)."""
+        what = "last line has no newline and does not parse" if self.encoding != "zstd" \
             else "last zstd frame is cut short"
         return f"torn tail: {what}; {self.size} bytes lost at byte offset {self.offset}"
+
+
+def seed_length(header: dict) -> int | None:
+    """How many leading events a fork child inherited from its parent: the header's
+    `seedLength` as dsh reads it, a non-negative safe integer (JSON `5.0` is the
+    number 5 in JavaScript, so it is 5 here); None when the header has none or its
+    value is no such number (5.5, -1, "5", true). Every check of the seed asks
+    this one function (validate's DSH-E014, spills' inheritance, lineage)."""
+    value = header.get("seedLength") if type(header) is dict else None
+    return int(value) if is_safe_int(value) and value >= 0 else None
 
 
 def open_regular(path, shown: str) -> BinaryIO:
@@ -872,7 +888,7 @@ def expand_row(rec: dict, tag: str, seq: int, line: int, path: str) -> PackedRun
         if data.keys() != _TEXT_ROW:
             raise _malformed(tag, "data must be exactly {turn, step, index, dt, texts}", path, line, seq)
         key = "texts"
-    if not (type(data["turn"]) in _NUMBER and type(data["step"]) in _NUMBER and type(data["index"]) in _NUMBER):
+    if not (is_number(data["turn"]) and is_number(data["step"]) and is_number(data["index"])):
         raise _malformed(tag, "turn/step/index must be numbers", path, line, seq)
     payload = data[key]
     if type(payload) is not list or not payload or not _all_strings(payload):
@@ -899,7 +915,6 @@ def _all_strings(values: list) -> bool:
     return True
 
 
-_NUMBER = (int, float)  # JSON numbers (a bool is not one)
 _RUNTIME_ROW = frozenset({"type", "seq0", "time0", "data"})
 _PROJECTED_ROW = frozenset({"type", "data"})
 _TEXT_ROW = frozenset({"turn", "step", "index", "dt", "texts"})

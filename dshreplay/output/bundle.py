@@ -45,7 +45,7 @@ from dshreplay.analyses.findings import ERROR, NOTICE, WARNING
 from dshreplay.analyses.index import Indexer
 from dshreplay.analyses.provenance import ShadowTracker
 from dshreplay.analyses.query import CURRENT, LOG_ONLY, SHADOWED
-from dshreplay.analyses.render import clean, message_text, one_line, role_of, utc_time
+from dshreplay.analyses.render import clean, message_text, one_line, role_of
 from dshreplay.analyses.schemas import PLACEHOLDER
 from dshreplay.analyses.stats import failed_calls, tokens_by_model
 from dshreplay.analyses.transcript import TranscriptBuilder
@@ -55,7 +55,19 @@ from dshreplay.core.driver import SKIP, Observer, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
 from dshreplay.errors import DeriveError, DshReplayError, NoViewError, OutputError, ReadError, UsageError, fails_at
 from dshreplay.io.reader import LogSource, open_regular, read_small_file, resolve_log_path, shown_path, sized_file
-from dshreplay.jsvalues import MISSING, as_key, as_text, json_bytes, parse_count, shown
+from dshreplay.jsvalues import (
+    MAX_TIME,
+    MISSING,
+    as_key,
+    as_text,
+    is_time,
+    json_bytes,
+    json_pointer,
+    parse_count,
+    parse_time,
+    shown,
+    utc_time,
+)
 from dshreplay.options import Options
 from dshreplay.output.chain import (
     EntryError,
@@ -145,7 +157,7 @@ def schema_set_version() -> str:
     return "sha256:" + digest.hexdigest()[:16]
 
 
-MAX_EPOCH = 253402300799  # 9999-12-31T23:59:59Z, the last second an ISO 8601 year of four digits holds
+MAX_EPOCH = MAX_TIME // 1000  # 9999-12-31T23:59:59Z, the last second an ISO 8601 year of four digits holds
 
 
 def generated_at(timestamp: str | None) -> str:
@@ -156,15 +168,9 @@ def generated_at(timestamp: str | None) -> str:
     9999, is a usage error: it is never silently replaced by now."""
     if timestamp is not None:
         try:
-            moment = datetime.datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
-        except ValueError:
-            raise UsageError(f"--timestamp {shown(timestamp)} is not an ISO 8601 time") from None
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=datetime.timezone.utc)
-        try:
-            moment = moment.astimezone(datetime.timezone.utc)
-        except (OverflowError, ValueError):
-            raise UsageError(f"--timestamp {shown(timestamp)} is outside the years 1 to 9999 in UTC") from None
+            moment = parse_time(timestamp)
+        except ValueError as exc:
+            raise UsageError(f"--timestamp {shown(timestamp)} {exc}") from None
     elif os.environ.get("SOURCE_DATE_EPOCH", "").strip():
         given = os.environ["SOURCE_DATE_EPOCH"]
         seconds = parse_count(given.strip(), MAX_EPOCH)
@@ -715,10 +721,9 @@ class _ToolRows(Observer):
 
 def session_facts(index, turns: TurnTracker, header: dict) -> dict:
     """session.json: when the session ran, with which models, its calls, failures, tokens and turn endings."""
-    times = [t for t in (header.get("createdAt"),) if type(t) in (int, float) and t > 0]
-    first = next((s.start_time for s in turns.turns if type(s.start_time) in (int, float) and s.start_time > 0), None)
-    last = max((t for s in turns.turns for t in (s.end_time, s.start_time) if type(t) in (int, float) and t > 0),
-               default=None)
+    times = [t for t in (header.get("createdAt"),) if is_time(t)]
+    first = next((s.start_time for s in turns.turns if is_time(s.start_time)), None)
+    last = max((t for s in turns.turns for t in (s.end_time, s.start_time) if is_time(t)), default=None)
     start = first if first is not None else (times[0] if times else None)
     tokens: dict = {}
     for counts in tokens_by_model(index.calls + index.auxiliary_calls).values():
@@ -928,7 +933,7 @@ def _spilled_bytes(index, seq) -> int | None:
 
 
 def _ms(later, earlier):
-    ok = all(type(t) in (int, float) and t > 0 for t in (later, earlier))
+    ok = is_time(later) and is_time(earlier)
     return later - earlier if ok else None
 
 
@@ -1163,7 +1168,7 @@ def verify_export(bundle: Path, *, inputs: Path | None = None, bundle_only: bool
     del data
     if twice is not None:
         key, pointer = twice
-        where = f"{pointer}/{key.replace('~', '~0').replace('/', '~1')}"  # (the key's JSON pointer)
+        where = pointer + json_pointer([key])  # (the key's JSON pointer)
         found.add("manifest.json", f"{where}: key {shown(key, 60)} appears twice in one object: readers "
                                    "disagree on which value counts (the digest and the signature see the last); "
                                    "dshreplay writes no key twice")

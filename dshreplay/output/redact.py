@@ -30,7 +30,7 @@ import re2
 from dshreplay.core.driver import Observer
 from dshreplay.errors import ReadError, UsageError
 from dshreplay.io.reader import read_small_file
-from dshreplay.jsvalues import as_key, json_bytes, parse_count, shown
+from dshreplay.jsvalues import as_key, json_bytes, parse_count, pointer_parts, shown
 
 MASK = "[REDACTED]"
 MAX_RULES_BYTES = 1024**2
@@ -314,7 +314,7 @@ class Redactor:
         """A finding's JSON pointer, as `finding` writes it: a segment that names a masked value masked."""
         parts = self.text(pointer).split("/")
         for n, part in enumerate(parts[1:], 1):
-            if self._masked_value(part.replace("~1", "/").replace("~0", "~"), escaped=False):
+            if self._masked_value(pointer_parts("/" + part)[0], escaped=False):
                 parts[n] = MASK
         return "/".join(parts)
 
@@ -558,7 +558,7 @@ def _replace_at(value, path: tuple[str, ...]):
 def _pointer(text: str, where: str) -> tuple[str, ...]:
     if not text.startswith("/"):
         raise UsageError(f"redaction pointer {text[:80]!r} must start with /", path=where)
-    return tuple(p.replace("~1", "/").replace("~0", "~") for p in text[1:].split("/"))
+    return tuple(pointer_parts(text))
 
 
 def _compile(pattern: str, max_mem: int):

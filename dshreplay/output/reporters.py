@@ -544,11 +544,11 @@ class TextReporter:
                  ("turns / steps / calls", f"{h['turns']} / {h['steps']} / {h['calls']}"),
                  ("replacements", h["replacements"]), ("surface nodes", _dash(h["surfaceNodes"])),
                  ("torn tail", ("none" if h["error"] is None else "not read (past the failure)")
-                  if h["tornTail"] is None else f"{h['tornTail']['bytes']} bytes lost at offset "
-                  f"{h['tornTail']['offset']} (line {h['tornTail']['line']})"),
+                  if health.index.torn_tail is None
+                  else f"line {health.index.torn_tail.line}: {health.index.torn_tail.describe()}"),
                  ("fold", "ok" if h["error"] is None else fails_at(h["error"])),
                  ("last turn", _last_turn(h))]
-        self.line(render_table(facts, (), self.width, text_col=1))
+        self.line(render_table(facts, (), self.width, text_col=1, wrap=True))
         if health.closers:
             self.line()
             self.line("dsh would close the interrupted turn with:")

@@ -458,18 +458,24 @@ def rewritten() -> LogBuilder:
     return b
 
 
+def fork(parent: LogBuilder, session_id: str, through: int, **header) -> LogBuilder:
+    """A fork child of `parent`: the parent's events 0..`through` as its seed (`seedLength`
+    in its header), then `session/end-seed`; it goes on with the parent's turn numbering."""
+    b = LogBuilder(session_id, parentSession=parent.header["id"], **header)
+    for e in parent.events[:through + 1]:
+        b.add(e["type"], e["data"], **{k: v for k, v in e.items() if k in ("surfaceOp", "sourceEventSeqs")})
+    b.turn = sum(1 for e in b.events if e["type"] == "turn/start")
+    b.header["seedLength"] = b.next_seq
+    b.add("session/end-seed", {})
+    return b
+
+
 def fork_child() -> LogBuilder:
     """A subagent child: the parent's history as seed, then its own turn."""
     parent = multi_turn()
-    b = LogBuilder("sample-fork-child", parentSession=parent.header["id"], origin="subagent")
-    b.header["delegationDepth"] = 1
     first_turn_end = next(i for i, e in enumerate(parent.events) if e["type"] == "turn/end")
-    for e in parent.events[:first_turn_end + 1]:
-        b.add(e["type"], e["data"], **{k: v for k, v in e.items()
-                                       if k in ("surfaceOp", "sourceEventSeqs")})
-    b.turn = 1
-    b.header["seedLength"] = b.next_seq
-    b.add("session/end-seed", {})
+    b = fork(parent, "sample-fork-child", first_turn_end, origin="subagent")
+    b.header["delegationDepth"] = 1
     b.start_turn()
     b.add("subagent/descriptor", {"version": 2, "mode": "one-shot", "provider": "spawn",
                                   "label": "Check the entry point"})

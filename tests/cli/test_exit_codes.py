@@ -99,6 +99,5 @@ def test_stats_and_export_warn_once_of_a_torn_tail_and_say_it_in_json(cli, tmp_p
     assert result.stderr == warning
     assert result.json()["sessions"][0]["tornTail"] == {"line": 65, "offset": 11341, "bytes": 42}
     result = cli("export", log, "--out", tmp_path / "b", "--json")
-    assert result.stderr == f"dshreplay: warning: {log}: line 65: torn tail: 42 bytes lost at byte offset 11341 " \
-                            "(not exported)\n"
+    assert result.stderr == warning[:-1] + " (not exported)\n"  # (one text for a torn tail)
     assert result.json()["sessions"][0]["tornTail"] == {"line": 65, "offset": 11341, "bytes": 42}

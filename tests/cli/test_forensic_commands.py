@@ -223,6 +223,20 @@ def test_every_command_that_reads_a_torn_tail_says_so_on_one_line(cli, command):
     assert cli(command[0], SAMPLES / "multi-turn.runtime.jsonl", *command[1:]).stderr == ""
 
 
+def test_a_torn_tail_is_told_in_one_text_by_every_command_the_finding_and_the_report(cli, tmp_path):
+    log = SAMPLES / "torn-tail.jsonl"
+    text = "torn tail: last line has no newline and does not parse; 42 bytes lost at byte offset 11341"
+    assert cli("stats", log).stderr == f"dshreplay: warning: {log}: line 65: {text}\n"
+    assert cli("export", log, "--out", tmp_path / "b").stderr == \
+        f"dshreplay: warning: {log}: line 65: {text} (not exported)\n"
+    inspect = cli("inspect", log).stdout.splitlines()
+    at = next(i for i, line in enumerate(inspect) if line.startswith("torn tail"))
+    assert " ".join(" ".join(line.split()) for line in inspect[at:at + 2]) == f"torn tail line 65: {text}"
+    findings = cli("validate", log, "--json").json()["files"][0]["findings"]
+    assert [(f["code"], f["line"], f["message"]) for f in findings] == [("DSH-W010", 65, text)]
+    assert f"<td>torn tail</td><td>{text}</td>" in (tmp_path / "b" / "sample-multi-turn" / "report.html").read_text()
+
+
 def test_a_seq_beyond_a_torn_log_names_the_torn_tail_before_the_error(cli):
     # (a diff inside the log stops reading at its later seq: no warning then)
     assert cli("diff", SAMPLES / "torn-tail.jsonl", "--from", "0", "--to", "62").stderr == ""
