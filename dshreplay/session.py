@@ -32,6 +32,7 @@ from dshreplay.analyses.rules import BracketRecord
 from dshreplay.analyses.spills import Spill, Spills, look_up
 from dshreplay.analyses.stats import SessionStats, session_stats
 from dshreplay.analyses.transcript import Entry, transcript
+from dshreplay.analyses.turns import TurnTracker
 from dshreplay.analyses.validate import FileReport, validate_log
 from dshreplay.core.driver import STOP, FoldReport, Observer, Run, fold_report, run_pass, states_at
 from dshreplay.core.surface import SurfaceState
@@ -152,9 +153,12 @@ class Session:
         Raises UsageError for a seq beyond the log, NoViewError when the fold
         fails at or before a wanted seq.
         """
+        return self._states(seqs)
+
+    def _states(self, seqs: Iterable[int], observers=()) -> dict[int, SurfaceState]:
         seqs = list(seqs)
         try:
-            states = states_at(self.source, seqs, [_Torn(self)])
+            states = states_at(self.source, seqs, [*observers, _Torn(self)])
         except (FoldError, LineError) as failure:
             self._answered("states", failure, max(seqs))
             raise
@@ -212,26 +216,26 @@ class Session:
                                  path=self.path)
             c = calls[call - 1]
             at_seq, header_seq = c.first_chunk_seq - 1, c.header_seq
-            turn, step, first = c.turn, c.step, c.first_chunk_seq
-        else:
-            index = self.index()
-            if at is None:
-                self._answered("request", _failure(index), what="the request at the end of the log")
-                at = index.last_seq if index.last_seq is not None else -1
-            at_seq = at
-            header_seq = max((s for s, t in enumerate(index.types[:at + 1]) if t == "request/header"),
-                             default=None)
-            turn = step = first = None
-        state = self.states([at_seq])[at_seq]
-        messages = state.messages()
-        header = None
-        if header_seq is not None:
+            messages = self.states([at_seq])[at_seq].messages()
+            return Request.of_call(c, self._header_at(header_seq), messages)
+        index = self.index()
+        if at is None:
+            self._answered("request", _failure(index), what="the request at the end of the log")
+            at = index.last_seq if index.last_seq is not None else -1
+        header_seq = max((s for s, t in enumerate(index.types[:at + 1]) if t == "request/header"), default=None)
+        turns = TurnTracker()
+        messages = self._states([at], [turns])[at].messages()
+        turn, step = turns.in_force_after()
+        return Request(None, turn, step, None, at, header_seq, self._header_at(header_seq), messages)
+
+    def _header_at(self, seq: int | None):
+        """The header the request/header event at `seq` logs (None: no such event)."""
+        if seq is not None:
             for item in self.records():
-                if item.seq == header_seq and item.count:
+                if item.seq == seq and item.count:
                     data = item.record.get("data")
-                    header = data.get("header") if type(data) is dict else None
-                    break
-        return Request(call, turn, step, first, at_seq, header_seq, header, messages)
+                    return data.get("header") if type(data) is dict else None
+        return None
 
     def diff(self, a: int, b: int) -> ViewDiff:
         """The model's view at `a` against `b` (one read)."""
@@ -283,10 +287,10 @@ class Session:
         self._answered("spills", run.failure)
         return observer.spills
 
-    def transcript(self) -> list[Entry]:
+    def transcript(self, reasoning: bool = False) -> list[Entry]:
         """The conversation as it happened: append-origin messages and replacement markers
-        (and a last marker where the fold fails)."""
-        entries, failure = transcript(self.source, [_Torn(self)])
+        (and a last marker where the fold fails); the model's reasoning only with `reasoning`."""
+        entries, failure = transcript(self.source, [_Torn(self)], reasoning)
         self._answered("transcript", failure)
         return entries
 

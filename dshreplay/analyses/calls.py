@@ -2,7 +2,9 @@
 
 FORMAT.md section 8: a main-loop call is the `assistant/chunk` stream of one
 turn/step ending in a `finish` chunk (a step may hold several: retries,
-calls after a compaction). Its request messages are the model messages at
+calls after a compaction), or cut short by an abort: `cancelled`, when an
+`interrupted` assistant message of its step follows (the prefix it streamed)
+or its turn ends `aborted` while it streams. Its request messages are the model messages at
 the seq just before its first chunk; its header is the latest
 `request/header` before that. Auxiliary model calls the log records are
 listed apart, without shifting the main-loop numbering.
@@ -17,6 +19,8 @@ from dshreplay.core.surface import SURFACE_TYPES, has_message
 from dshreplay.errors import DeriveError
 from dshreplay.jsvalues import as_key, as_text
 from dshreplay.jsvalues import dig as _get
+
+CANCELLED = "cancelled"  # a call's outcome when an abort cut its stream short
 
 AUXILIARY = {
     "compaction/summary": "compaction-summary",
@@ -42,11 +46,25 @@ class Call:
     usage: object = None
     message_count: int | None = None
     chunks: int = 0
+    cancelled: bool = False  # cut short by an abort (no finish chunk)
+
+    @property
+    def outcome(self):
+        """How the call ended: its finish reason's kind (`stop`, `tool-calls`, `error`, ...;
+        the reason itself when it names none), `cancelled` (cut short by an abort), or None
+        while the log holds no end of its stream."""
+        return CANCELLED if self.cancelled else finish_kind(self.finish)
+
+    @property
+    def error_code(self):
+        """The error code its finish reason carries (None: none)."""
+        return failure_code(self.finish)
 
     def to_json(self) -> dict:
         out = {"call": self.call, "turn": self.turn, "step": self.step,
                "firstChunkSeq": self.first_chunk_seq, "lastChunkSeq": self.last_chunk_seq,
                "provider": self.provider, "model": self.model, "finish": self.finish,
+               "outcome": self.outcome, "errorCode": self.error_code,
                "usage": self.usage, "messageCount": self.message_count}
         if self.kind != "main":
             out["kind"] = self.kind
@@ -105,6 +123,16 @@ class CallTracker(Observer):
                 call.finish = _get(chunk, "reason")
                 del self.open[key]
                 self.closed = call
+        elif kind == "assistant/message" and self.open:  # (an interrupted one: the prefix of a cancelled stream)
+            data = event.record.get("data")
+            if _get(data, "interrupted") is True:
+                self._cancel((as_key(_get(data, "turn")), as_key(_get(data, "step"))))
+        elif kind == "turn/end" and self.open:  # an aborted turn cancels the streams it leaves open
+            data = event.record.get("data")
+            if _get(data, "reason", "kind") == "aborted":
+                turn = as_key(_get(data, "turn"))
+                for key in [k for k in self.open if k[0] == turn]:
+                    self._cancel(key)
         elif kind == "request/header":
             self.header_seq = event.seq
             self.header = _get(event.record.get("data"), "header")
@@ -115,6 +143,12 @@ class CallTracker(Observer):
             self.auxiliary.append(Call(None, AUXILIARY[kind], first_chunk_seq=event.seq,
                                        last_chunk_seq=event.seq, provider=_get(data, "provider"),
                                        model=_get(data, "model"), usage=_get(data, "usage")))
+
+    def _cancel(self, key) -> None:
+        call = self.open.pop(key, None)
+        if call is not None:
+            call.cancelled = True
+            self.closed = call
 
     def _open(self, event, data) -> Call:
         return self._open_call(event.seq, _get(data, "turn"), _get(data, "step"), self.count_messages())
@@ -149,13 +183,22 @@ def retried_calls(calls: list[Call]) -> int:
                == (as_key(after.turn), as_key(after.step)))
 
 
+def finish_kind(finish) -> object:
+    """A finish reason's kind (`stop`, `tool-calls`, `error`, ...; the reason itself when it names none)."""
+    return finish.get("kind", finish) if type(finish) is dict else finish
+
+
 def finish_text(finish) -> str:
     """A finish reason in words: its kind and error code ("stop", "error CONTEXT_WINDOW_EXCEEDED")."""
-    if type(finish) is not dict:
-        return "(open)" if finish is None else as_text(finish)
-    code = failure_code(finish)
-    kind = as_text(finish.get("kind"))
-    return f"{kind} {as_text(code)}" if code is not None else kind
+    return outcome_text(finish_kind(finish), failure_code(finish))
+
+
+def outcome_text(outcome, error_code=None) -> str:
+    """A call's outcome (`Call.outcome`, with its error code) in words: "stop", "error
+    CONTEXT_WINDOW_EXCEEDED", "cancelled", or "(open)" while the log holds no end of it."""
+    if outcome is None:
+        return "(open)"
+    return f"{as_text(outcome)} {as_text(error_code)}" if error_code is not None else as_text(outcome)
 
 
 class MessageCount(Observer):
@@ -190,7 +233,8 @@ class MessageCount(Observer):
 
 @dataclass
 class Request:
-    """The exact request of one call (or the one that would be sent at a seq)."""
+    """The exact request of one call (or the one that would be sent at a seq: no call,
+    the turn and step in force right after that seq, and no outcome)."""
 
     call: int | None
     turn: object
@@ -200,8 +244,18 @@ class Request:
     header_seq: int | None
     header: object
     messages: list
+    last_chunk_seq: int | None = None
+    outcome: object = None  # Call.outcome: the finish kind, "cancelled", or None (no end in the log)
+    error_code: object = None
+    usage: object = None
+
+    @classmethod
+    def of_call(cls, call: Call, header: object, messages: list) -> Request:
+        return cls(call.call, call.turn, call.step, call.first_chunk_seq, call.first_chunk_seq - 1, call.header_seq,
+                   header, messages, call.last_chunk_seq, call.outcome, call.error_code, call.usage)
 
     def to_json(self) -> dict:
         return {"call": self.call, "turn": self.turn, "step": self.step,
-                "firstChunkSeq": self.first_chunk_seq, "atSeq": self.at_seq, "headerSeq": self.header_seq,
-                "header": self.header, "messages": self.messages}
+                "firstChunkSeq": self.first_chunk_seq, "lastChunkSeq": self.last_chunk_seq,
+                "outcome": self.outcome, "errorCode": self.error_code, "usage": self.usage,
+                "atSeq": self.at_seq, "headerSeq": self.header_seq, "header": self.header, "messages": self.messages}

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from dshreplay.core.driver import Observer
-from dshreplay.core.surface import Replacement, SurfaceState
+from dshreplay.core.surface import Replacement, SurfaceState, numbered
 from dshreplay.io.reader import Event
 from dshreplay.jsvalues import dig
 
@@ -175,12 +175,8 @@ def message_provenance(node_messages, index, *, message: int | None = None,
     or only of message number `message` (from 1) or of the message of node `seq`:
     origins are followed only when a row's are asked for."""
     out = []
-    position = 1
-    for node, body in node_messages:
-        if body is None:
-            continue
-        if (message is None or message == position) and (seq is None or seq == node):
+    for node, position, _ in numbered(node_messages):
+        if position is not None and (message is None or message == position) and (seq is None or seq == node):
             out.append(MessageProvenance(position, node, index.type_of(node), index.ops.get(node),
                                          index.sources.get(node, ()), index, index.spills_of(node)))
-        position += 1
     return out

@@ -74,17 +74,36 @@ def message_text(message, reasoning: bool = True) -> str:
     (and reasoning blocks, unless `reasoning` is False)."""
     if type(message) is not dict:
         return "" if message is None else shown(message, None)
-    content = message.get("content")
+    return content_text(message.get("content"), reasoning)
+
+
+def content_text(content, reasoning: bool = True) -> str:
+    """The readable text of content blocks (a message's content, a compaction summary):
+    text blocks, tool calls, tool results, reasoning (unless `reasoning` is False); a
+    string as it is."""
     if type(content) is str:
         return content
     if type(content) is not list:
         return ""
     parts = []
     for block in content:
-        if not reasoning and type(block) is dict and block.get("type") == "reasoning":
+        if not reasoning and _is_reasoning(block):
             continue
         parts.append(_block_text(block))
     return "\n".join(p for p in parts if p)
+
+
+def without_reasoning(message):
+    """A model message without its reasoning blocks (itself when it has none): what a
+    transcript shows unless reasoning is asked for, in every format."""
+    content = message.get("content") if type(message) is dict else None
+    if type(content) is not list or not any(_is_reasoning(b) for b in content):
+        return message
+    return {**message, "content": [b for b in content if not _is_reasoning(b)]}
+
+
+def _is_reasoning(block) -> bool:
+    return type(block) is dict and block.get("type") == "reasoning"
 
 
 MAX_NESTED_RESULTS = 20  # tool results inside tool results shown; deeper ones as [...]
@@ -152,7 +171,7 @@ def event_text(event) -> str:
         return f"{as_text(data.get('point'))}: {as_text(data.get('decision'))}"
     if kind in ("compaction/summary", "compaction/prune"):
         span = data.get("shadowedRange") if type(data.get("shadowedRange")) is dict else {}
-        summary = as_text(data.get("summary", ""))
+        summary = content_text(data.get("summary"))  # (content blocks, as a message's)
         return f"shadows {as_text(span.get('start'))}..{as_text(span.get('end'))}: {summary}".rstrip(": ")
     if kind in ("compaction/start", "compaction/end"):
         error = f" error {shown(data['error'], None)}" if "error" in data else ""

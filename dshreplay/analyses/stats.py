@@ -45,6 +45,7 @@ class SessionStats:
     forgotten: int = 0  # appended messages no longer on the surface
     times: dict = field(default_factory=dict)
     failed_calls: dict = field(default_factory=dict)  # error code -> main-loop calls that failed with it
+    cancelled_calls: int = 0  # main-loop calls an abort cut short (calls.CANCELLED)
     tokens_by_model: dict = field(default_factory=dict)
     turn_endings: list = field(default_factory=list)  # how each turn ended (see turns.Span.ending)
     # why the figures are missing (the log cannot be read: answered_up_to None) or stop short
@@ -65,7 +66,8 @@ class SessionStats:
                 "retries": self.retries, "tools": self.tools, "approvals": self.approvals,
                 "compactions": self.compactions, "tokens": self.tokens,
                 "surface": {"now": self.surface_now, "appended": self.appended, "forgotten": self.forgotten},
-                "times": self.times, "failedCalls": self.failed_calls, "tokensByModel": self.tokens_by_model,
+                "times": self.times, "failedCalls": self.failed_calls, "cancelledCalls": self.cancelled_calls,
+                "tokensByModel": self.tokens_by_model,
                 "turnEndings": self.turn_endings,
                 "tornTail": None if self.torn_tail is None else self.torn_tail.to_json()}
 
@@ -195,6 +197,7 @@ def session_stats(source) -> SessionStats:
     out.times = {"turns": _summary(turn_ms), "timeToFirstChunk": _summary(figures.first_chunk_ms),
                  "tools": _summary(figures.tool_ms)}
     out.failed_calls = failed_calls(index.calls)
+    out.cancelled_calls = sum(1 for call in index.calls if call.cancelled)
     if failure is not None:
         out.error, out.answered_up_to = failure, failure.seq - 1
     out.torn_tail = index.torn_tail
@@ -234,7 +237,7 @@ def totals(stats: list[SessionStats]) -> SessionStats:
         if s.unreadable:
             continue
         for name in ("events", "turns", "steps", "calls", "auxiliary_calls", "retries", "surface_now",
-                     "appended", "forgotten"):
+                     "appended", "forgotten", "cancelled_calls"):
             setattr(total, name, getattr(total, name) + getattr(s, name))
         for group in ("approvals", "compactions", "tokens", "failed_calls"):
             for key, value in getattr(s, group).items():

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from dshreplay.analyses.calls import CallTracker, failed, finish_text
 from dshreplay.analyses.provenance import ShadowTracker
-from dshreplay.analyses.render import message_text, role_of
+from dshreplay.analyses.render import message_text, role_of, without_reasoning
 from dshreplay.analyses.turns import turn_ending
 from dshreplay.core.driver import STOP, Observer, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
@@ -57,11 +57,11 @@ class Entry:
         span = f"seq {shadowed[0]}" if len(shadowed) == 1 else f"seqs {shadowed[0]}-{shadowed[-1]}"
         return f"[{span} replaced for the model by {what} at seq {self.seq}]"
 
-    def to_json(self, reasoning: bool) -> dict:
+    def to_json(self) -> dict:
         if self.entry == "replacement":
             return {"seq": self.seq, "entry": self.entry, "kind": self.kind, "shadowedSeqs": list(self.shadowed),
                     "text": self.marker_text(), "time": self.time,
-                    "replacementText": None if self.message is None else message_text(self.message, reasoning)}
+                    "replacementText": None if self.message is None else message_text(self.message)}
         if self.entry == "turn-end":
             return {"seq": self.seq, "entry": self.entry, "turn": self.turn, "ending": self.ending,
                     "time": self.time, "text": self.marker_text()}
@@ -72,16 +72,18 @@ class Entry:
             return {"seq": self.seq, "entry": self.entry, "code": self.kind, "message": self.ending,
                     "text": self.marker_text()}
         return {"seq": self.seq, "entry": self.entry, "type": self.type, "role": self.role, "time": self.time,
-                "text": message_text(self.message, reasoning), "message": self.message}
+                "text": message_text(self.message), "message": self.message}
 
 
 class TranscriptBuilder(Observer):
     """Collects transcript entries; observe it after `shadows` and `calls` in the same pass.
-    Where the fold fails it adds the fold-failure marker and takes nothing more."""
+    Where the fold fails it adds the fold-failure marker and takes nothing more. Messages
+    keep their reasoning blocks only with `reasoning` (one choice for every format)."""
 
-    def __init__(self, shadows: ShadowTracker, calls: CallTracker) -> None:
+    def __init__(self, shadows: ShadowTracker, calls: CallTracker, reasoning: bool = False) -> None:
         self.shadows = shadows
         self.calls = calls
+        self.shown = (lambda message: message) if reasoning else without_reasoning
         self.entries: list[Entry] = []
         self.open_turn = MISSING  # the turn started and not yet ended
         self.ended = False  # the fold failed: the marker is written
@@ -100,12 +102,12 @@ class TranscriptBuilder(Observer):
         if shadow is not None:
             has, message = _message(item)
             self.entries.append(Entry(item.seq, "replacement", kind=shadow.kind, shadowed=shadow.shadowed_seqs,
-                                      time=utc_time(item.time), message=message if has else None))
+                                      time=utc_time(item.time), message=self.shown(message) if has else None))
         elif kind in SURFACE_TYPES and item.record.get("surfaceOp") == "append":
             has, message = _message(item)
             if has:
                 self.entries.append(Entry(item.seq, "message", kind, role_of(kind, message),
-                                          utc_time(item.time), message))
+                                          utc_time(item.time), self.shown(message)))
         elif kind == "turn/start":
             self.open_turn = _data(item).get("turn")
         elif kind == "turn/end":
@@ -143,10 +145,11 @@ def _data(item) -> dict:
     return data if type(data) is dict else {}
 
 
-def transcript(source, observers=()) -> tuple[list[Entry], object]:
+def transcript(source, observers=(), reasoning: bool = False) -> tuple[list[Entry], object]:
     """Transcript entries of a log (a LogSource), in one pass, and where the fold
-    fails (None: it does not): the entries then end with the fold-failure marker."""
+    fails (None: it does not): the entries then end with the fold-failure marker.
+    Reasoning blocks are left out of the messages unless `reasoning`."""
     shadows, calls = ShadowTracker(), CallTracker()
-    builder = TranscriptBuilder(shadows, calls)
+    builder = TranscriptBuilder(shadows, calls, reasoning)
     run = run_pass(source, [shadows, calls, builder, *observers], on_fold_error=STOP)
     return builder.entries, run.failure

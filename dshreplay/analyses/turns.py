@@ -128,5 +128,9 @@ class TurnTracker(Observer):
                 entry.decided_seq, entry.outcome, entry.flag = item.seq, data.get("outcome"), ""
                 entry.decided_time = item.time
 
+    def in_force_after(self) -> tuple:
+        """(turn, step) in force right after the last event observed (None: none open)."""
+        return (None if self._close_turn else self.turn), (None if self._close_step else self.step)
+
     def finish(self, run: Run) -> None:
         self.last_seq = run.last_seq

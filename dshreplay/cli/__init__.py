@@ -255,9 +255,11 @@ def cli(ctx: click.Context, max_bytes: int | None, max_line: int | None, debug: 
 def fold(log: str, at: int | None, as_json: bool) -> None:
     """Refold the surface: the messages the model sees, in order.
 
-    The table lists each surface node (position, seq, role, how it entered,
-    size in bytes, start of its text). --json prints
-    {"seq", "nodes", "replacements", "messages"} exactly as dsh folds them.
+    The table lists each surface node: the number of its message (from 1;
+    - for a node that yields none), seq, role, how it entered, size in bytes,
+    start of its text. --json prints {"seq", "nodes", "replacements",
+    "messages"}: the messages exactly as dsh folds them, and each node as
+    {"seq", "message"}, the number of its message in "messages" (or null).
     """
     report = open_log(log).fold(at)
     reporter_for(as_json).fold(report)
@@ -447,12 +449,16 @@ def request(log: str | None, listing: bool, include_all: bool, call: int | None,
             as_json: bool) -> None:
     """Reconstruct the exact requests sent to the model.
 
-    --list enumerates the model calls (one finish-terminated chunk stream
-    each, retries included) with their chunk range, model, finish reason,
-    usage and message count. --call N prints the request of call N: the
-    header in force and the messages the model was given. --bundle DIR
-    --call N rebuilds it from an export bundle's session folder, byte for
-    byte what `request LOG --call N --json` prints for the (redacted) log.
+    --list enumerates the model calls (one chunk stream each, retries
+    included) with their chunk range, model, outcome (the finish reason's
+    kind and error code, "cancelled" when an abort cut the stream short, or
+    "(open)" when the log holds no end of it), usage and message count.
+    --call N prints the request of call N: its outcome, the header in force
+    and the messages the model was given (numbered from 1). --at S prints
+    the request built right after seq S, with the turn and step in force
+    there. --bundle DIR --call N rebuilds it from an export bundle's session
+    folder, byte for byte what `request LOG --call N --json` prints for the
+    (redacted) log.
     """
     if sum(x is not None and x is not False for x in (listing or None, call, at)) != 1:
         raise click.UsageError("give exactly one of --list, --call N, --at S")
@@ -480,7 +486,8 @@ def request(log: str | None, listing: bool, include_all: bool, call: int | None,
 @log_argument
 @click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text",
               show_default=True, help="Output format.")
-@click.option("--reasoning", is_flag=True, help="Include the model's reasoning blocks.")
+@click.option("--reasoning", is_flag=True, help="Include the model's reasoning blocks (in every format; left "
+              "out otherwise).")
 def transcript(log: str, fmt: str, reasoning: bool) -> None:
     """The conversation as it happened (not the model's compacted view).
 
@@ -488,13 +495,10 @@ def transcript(log: str, fmt: str, reasoning: bool) -> None:
     replacement changed what the model sees from then on.
     """
     session = open_log(log)
-    entries = session.transcript()
+    entries = session.transcript(reasoning)
     reporter = JsonReporter() if fmt == "json" else TextReporter()
     answered_prefix(session, reporter)
-    if fmt == "json":
-        reporter.transcript(entries, reasoning)
-    else:
-        reporter.transcript(entries, reasoning, markdown=fmt == "markdown")
+    reporter.transcript(entries, markdown=fmt == "markdown")
 
 
 @cli.command()
@@ -674,7 +678,8 @@ def stats(logs, jobs, quiet, as_json: bool) -> None:
     """Figures per session: turns, steps, calls, retries, tools, approvals,
     compactions, tokens, how much the model has forgotten, and times.
 
-    With several logs, a total row adds them up.
+    With several logs, a total row adds them up. --jsonl prints one row per
+    session ({"kind": "session", ...}), then the total ({"kind": "total", ...}).
     """
     from dshreplay.analyses.stats import stats_for, totals
     from dshreplay.io.store import discover
@@ -702,8 +707,11 @@ def lineage(inputs, jobs, quiet, as_json: bool) -> None:
 
     Finds logs in store roots, session folders or files. For each child that
     repeats its parent's history (seedLength), checks that its first events
-    equal the parent's; flags missing parents, reused ids and cycles. Exit 1
-    when there is any problem.
+    equal the parent's; flags missing parents, reused ids, a seedLength that
+    is no non-negative safe integer, cycles and logs that cannot be read.
+    Exit 1 when there is any problem. --jsonl prints one row per root
+    ({"kind": "session", ...}, its children nested) and one per problem of
+    no single session ({"kind": "problem", "problem": TEXT}).
     """
     from dshreplay.analyses.lineage import lineage as build
     options = options_of(jobs=jobs, progress=not quiet)

@@ -10,7 +10,7 @@ projection. Everything here is pure: no I/O, no printing.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, NamedTuple
+from typing import Iterable, Iterator, NamedTuple
 
 from dshreplay.errors import DeriveError, FoldError
 from dshreplay.io.reader import Event, Fault, fault_of
@@ -80,6 +80,19 @@ class SurfaceState:
         return {"seq": self.seq, "nodes": list(self.nodes),
                 "replacements": [r.to_json() for r in self.replacements],
                 "messages": self.messages()}
+
+
+def numbered(node_messages) -> Iterator[tuple[int, int | None, object]]:
+    """(seq, message number, message) per node of `node_messages` (as `node_messages()`
+    gives them): the number is the message's place among the model messages, counted
+    from 1 as every command shows and asks for it; None for a node that yields none."""
+    number = 0
+    for seq, message in node_messages:
+        if message is None:
+            yield seq, None, None
+        else:
+            number += 1
+            yield seq, number, message
 
 
 def derive_message(event: Event) -> tuple[bool, object]:

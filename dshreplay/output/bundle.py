@@ -40,7 +40,7 @@ from pathlib import Path
 import orjson
 
 from dshreplay import __version__
-from dshreplay.analyses.calls import CallTracker, failure_code, retried_calls
+from dshreplay.analyses.calls import CallTracker, retried_calls
 from dshreplay.analyses.findings import ERROR, NOTICE, WARNING
 from dshreplay.analyses.index import Indexer
 from dshreplay.analyses.provenance import ShadowTracker
@@ -601,7 +601,7 @@ class _TranscriptFile(TranscriptBuilder):
 
     def _flush(self) -> None:
         for entry in self.entries:
-            self.reporter.transcript([entry], reasoning=False, markdown=True)
+            self.reporter.transcript([entry], markdown=True)
             if len(self.kept) < MAX_TRANSCRIPT:
                 self.kept.append(entry)
         self.entries.clear()
@@ -909,12 +909,10 @@ class _CallRecords(Observer):
 
     def _write(self, call, record) -> None:
         response = record["response"]
-        finish = call.finish
         first, last = response.pop("firstChunkTime", None), response.pop("lastChunkTime", None)
         record["response"] = {
             "messageSeq": response.get("messageSeq"), "message": response.get("message"),
-            "finish": finish.get("kind") if type(finish) is dict else finish,
-            "errorCode": failure_code(finish),
+            "finish": call.outcome, "errorCode": call.error_code,
             "usage": call.usage, "lastChunkSeq": call.last_chunk_seq,
             "firstChunkTime": utc_time(first), "lastChunkTime": utc_time(last),
             "timeToFirstChunkMs": response.get("timeToFirstChunkMs"), "durationMs": _ms(last, first)}
@@ -945,8 +943,11 @@ def request_from_bundle(folder: Path, call: int) -> dict:
     stored message that is not what export writes is a ReadError naming the
     file, the JSON pointer and what was expected (the bundle is damaged)."""
     record = _call_record(folder, call)
+    response = record["response"]
     return {"call": record["call"], "turn": record["turn"], "step": record["step"],
-            "firstChunkSeq": record["firstChunkSeq"], "atSeq": record["atSeq"], "headerSeq": record["headerSeq"],
+            "firstChunkSeq": record["firstChunkSeq"], "lastChunkSeq": response["lastChunkSeq"],
+            "outcome": response["finish"], "errorCode": response["errorCode"], "usage": response["usage"],
+            "atSeq": record["atSeq"], "headerSeq": record["headerSeq"],
             "header": _stored_message(folder, record["header"]),
             "messages": [_stored_message(folder, d) for d in _request_ids(folder, record)]}
 
@@ -1006,6 +1007,12 @@ def _call_record(folder: Path, call: int, needed_by: int | None = None) -> dict:
         expect(f"/{key}", MISSING, key in record, f"the call's {key}")
     for key in ("firstChunkSeq", "atSeq"):
         expect(f"/{key}", record.get(key, MISSING), type(record.get(key)) is int, "a seq")
+    response = record.get("response", MISSING)
+    expect("/response", response, type(response) is dict, "the call's response (an object)")
+    for key in ("finish", "errorCode", "usage"):
+        expect(f"/response/{key}", MISSING, key in response, f"the response's {key}")
+    last = response.get("lastChunkSeq", MISSING)
+    expect("/response/lastChunkSeq", last, last is None or type(last) is int, "a seq or null")
     header_seq, header = record.get("headerSeq", MISSING), record.get("header", MISSING)
     expect("/headerSeq", header_seq, header_seq is None or type(header_seq) is int, "a seq or null")
     expect("/header", header, header is None or is_sha256(header), "null or a stored message's SHA-256")

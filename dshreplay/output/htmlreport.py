@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 
-from dshreplay.analyses.calls import finish_text
+from dshreplay.analyses.calls import outcome_text
 from dshreplay.analyses.render import clean, message_text, one_line
 from dshreplay.errors import answered_for
 from dshreplay.jsvalues import as_text
@@ -144,14 +144,14 @@ def _calls(view: dict, index) -> str:
     failure = view.get("failure")
     for call in index.calls:
         usage = call.usage if type(call.usage) is dict else {}
-        reason = finish_text(call.finish)  # the kind, and the error code of a failed call
+        reason = outcome_text(call.outcome, call.error_code)  # the kind and the error code of a failed call; cancelled
         rows.append([esc(call.call), esc(call.turn), esc(call.step),
                      f"{esc(call.first_chunk_seq)}–{esc(call.last_chunk_seq)}",
                      esc(f"{as_text(call.provider)}/{as_text(call.model)}"), esc(reason), esc(usage.get("inputTokens")),
                      esc(usage.get("outputTokens")),
                      "-" if failure is not None and call.first_chunk_seq > failure["seq"] else esc(call.message_count)])
     parts = ["<section id=\"calls\"><h2>Model calls</h2>",
-             _table(["call", "turn", "step", "chunks", "model", "finish", "in", "out", "messages"], rows)]
+             _table(["call", "turn", "step", "chunks", "model", "outcome", "in", "out", "messages"], rows)]
     for v in view["calls"]:
         if v["messages"] is None:
             parts.append(f"<details><summary>Call {esc(v['call'])} (turn {esc(v['turn'])}, step {esc(v['step'])}"

@@ -1,6 +1,7 @@
 """Reporters: turn report dataclasses into text for people or JSON for machines.
 
-Library code returns reports; only reporters write to a stream.
+Library code returns reports; only reporters write to a stream. Every reporter
+follows one interface, `Reporter`: one method per kind of answer.
 """
 
 from __future__ import annotations
@@ -13,11 +14,12 @@ from collections import Counter
 from contextlib import contextmanager
 from typing import TextIO
 
-from dshreplay.analyses.calls import finish_text
+from dshreplay.analyses.calls import outcome_text
 from dshreplay.analyses.findings import ERROR, NOTICE, WARNING
 from dshreplay.analyses.render import clean, json_size, message_text, one_line, role_of
 from dshreplay.analyses.validate import FileReport
 from dshreplay.core.driver import FoldReport
+from dshreplay.core.surface import numbered
 from dshreplay.errors import answered_for, fails_at
 from dshreplay.jsvalues import as_text, json_bytes
 
@@ -194,7 +196,89 @@ def json_text(value) -> str:
     return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text) if _C1.search(text) else text
 
 
-class JsonReporter:
+class Reporter:
+    """The one interface every reporter follows (`TextReporter`: tables for people;
+    `JsonReporter`: one JSON value; `JsonLinesReporter`: one JSON object per line).
+
+    The command line picks a reporter and hands it what the library returns: one
+    method per kind of answer, each writing that whole answer to the reporter's
+    stream. A reporter only shapes what it is given: it reads no log and derives no
+    fact, so every format says the same thing. Numbers people see (calls, messages,
+    turns) count from 1; seqs are event positions from 0.
+    """
+
+    def fold(self, report: FoldReport) -> None:
+        """The model's view at a seq (`Session.fold`): its nodes, each with the number of its message."""
+        raise NotImplementedError
+
+    def validate(self, reports: list[FileReport]) -> None:
+        """The findings of each log (`validate_log`)."""
+        raise NotImplementedError
+
+    def shadows(self, records) -> None:
+        """Every replacement (`Session.shadows`)."""
+        raise NotImplementedError
+
+    def brackets(self, records) -> None:
+        """Every compaction bracket (`Session.brackets`)."""
+        raise NotImplementedError
+
+    def provenance(self, rows) -> None:
+        """Where each model message came from (`Session.provenance`); rows are written as they come."""
+        raise NotImplementedError
+
+    def diff(self, diff, text: str | None = None) -> None:
+        """The model's view at one seq against another (`Session.diff`), or its unified `text` diff."""
+        raise NotImplementedError
+
+    def calls(self, calls) -> None:
+        """The model calls, each with its outcome (`Session.calls`)."""
+        raise NotImplementedError
+
+    def request(self, request) -> None:
+        """The exact request of one call, with its outcome, or the one built at a seq (`Session.request`)."""
+        raise NotImplementedError
+
+    def transcript(self, entries, markdown: bool = False) -> None:
+        """The conversation as it happened (`Session.transcript`); `markdown` for the text form."""
+        raise NotImplementedError
+
+    @contextmanager
+    def event_rows(self):
+        """A sink for event rows (`Session.query(sink=...)`), each written as it is found."""
+        raise NotImplementedError
+        yield
+
+    def lines(self, lines) -> None:
+        """Physical lines as stored (`Session.lines`)."""
+        raise NotImplementedError
+
+    def spills(self, spills) -> None:
+        """The tool results dsh kept out of the model's view (`Session.spills`)."""
+        raise NotImplementedError
+
+    def inspect(self, health) -> None:
+        """The health summary (`Session.inspect`)."""
+        raise NotImplementedError
+
+    def stats(self, stats, total=None) -> None:
+        """Figures per session (`session_stats`), and their `total` over several."""
+        raise NotImplementedError
+
+    def lineage(self, roots, problems) -> None:
+        """The tree of parent and child sessions (`lineage`), and the problems of no single session."""
+        raise NotImplementedError
+
+    def verify(self, bundle, differences, absent, grown=()) -> None:
+        """What `verify_export` found in a bundle."""
+        raise NotImplementedError
+
+    def exported(self, out, manifest, digest: str) -> None:
+        """What `export` wrote, and the bundle digest."""
+        raise NotImplementedError
+
+
+class JsonReporter(Reporter):
     def __init__(self, out: TextIO | None = None) -> None:
         self.out = out or sys.stdout
         self.envelope: dict | None = None  # set when the answer is for a prefix: {"error", "answeredUpTo"}
@@ -210,11 +294,13 @@ class JsonReporter:
             self.emit({"error": error_json(report.error), "answeredUpTo": None, "answer": None})
             return
         if report.error is not None:  # the fold holds, a node's message cannot be derived
-            self.emit({"seq": report.seq, "error": error_json(report.error), "nodes": list(report.state.nodes),
+            self.emit({"seq": report.seq, "error": error_json(report.error),
+                       "nodes": [{"seq": seq, "message": None} for seq in report.state.nodes],
                        "replacements": [r.to_json() for r in report.state.replacements], "messages": None})
             return
         state = report.state
-        self.emit({"seq": report.seq, "nodes": list(state.nodes),
+        self.emit({"seq": report.seq,
+                   "nodes": [{"seq": seq, "message": n} for seq, n, _ in numbered(report.node_messages)],
                    "replacements": [r.to_json() for r in state.replacements],
                    "messages": report.messages})
 
@@ -226,7 +312,7 @@ class JsonReporter:
         """Any list of report objects with `to_json()`."""
         self.emit([item.to_json() for item in items])
 
-    shadows = brackets = calls = events = spills = items
+    shadows = brackets = calls = spills = items
 
     def provenance(self, rows) -> None:
         """Row by row: each row's origins are worked out as it is written, then dropped."""
@@ -261,8 +347,8 @@ class JsonReporter:
     def request(self, request) -> None:
         self.emit(request.to_json())
 
-    def transcript(self, entries, reasoning: bool) -> None:
-        self.emit([e.to_json(reasoning) for e in entries])
+    def transcript(self, entries, markdown: bool = False) -> None:
+        self.emit([e.to_json() for e in entries])
 
     def inspect(self, health) -> None:
         self.emit(health.to_json())
@@ -287,7 +373,19 @@ class JsonReporter:
 
 
 class JsonLinesReporter(JsonReporter):
-    """One JSON object per line: a listing's rows (and a report's files or sessions), for `jq` and streaming."""
+    """One JSON object per line: a listing's rows (and a report's files or sessions), for `jq` and
+    streaming. Nothing the JSON holds is left out: where a report has rows of several kinds
+    (`stats`: sessions and their total; `lineage`: session trees and problems), each row
+    names its kind first (`{"kind": "session", ...}`, `{"kind": "total", ...}`,
+    `{"kind": "problem", "problem": TEXT}`)."""
+
+    def stats(self, stats, total=None) -> None:
+        self.emit([{"kind": "session", **s.to_json()} for s in stats]
+                  + ([{"kind": "total", **total.to_json()}] if total is not None else []))
+
+    def lineage(self, roots, problems) -> None:
+        self.emit([{"kind": "session", **r.to_json()} for r in roots]
+                  + [{"kind": "problem", "problem": p} for p in problems])
 
     def emit(self, value) -> None:
         if self.envelope is not None:
@@ -318,7 +416,7 @@ class JsonLinesReporter(JsonReporter):
         head()
 
 
-class TextReporter:
+class TextReporter(Reporter):
     """Tables that fit `width` (the terminal's, 100 when not a terminal): long cells are
     cut, ids and paths in the middle so that distinct values stay distinct; `wide`
     prints every cell whole."""
@@ -354,14 +452,14 @@ class TextReporter:
         state = report.state
         replaced = {r.seq: r for r in state.replacements}
         rows = []
-        for pos, (seq, message) in enumerate(report.node_messages):
+        for seq, number, message in numbered(report.node_messages):
             event = state.events[seq]
             r = replaced.get(seq)
             op = f"replace {r.start}..{r.end}" if r else "append"
             if message is None:
-                rows.append((pos, seq, role_of(event.type, None), op, 0, "(no message: empty content)"))
+                rows.append(("-", seq, role_of(event.type, None), op, 0, "(no message: empty content)"))
             else:
-                rows.append((pos, seq, role_of(event.type, message), op, json_size(message),
+                rows.append((number, seq, role_of(event.type, message), op, json_size(message),
                              message_text(message)))
         if rows:
             self.line(self._tbl(rows, ["#", "seq", "role", "op", "bytes", "text"], text_col=5))
@@ -434,14 +532,14 @@ class TextReporter:
     def calls(self, calls) -> None:
         rows = []
         for c in calls:
-            finish = _finish(c.finish) if c.kind == "main" else "-"
+            finish = one_line(outcome_text(c.outcome, c.error_code), 30) if c.kind == "main" else "-"
             usage = c.usage if type(c.usage) is dict else {}
             rows.append((_dash(c.call) if c.kind == "main" else c.kind, _dash(c.turn), _dash(c.step),
                          f"{c.first_chunk_seq}..{c.last_chunk_seq}", f"{_dash(c.provider)}/{_dash(c.model)}",
                          finish, _dash(usage.get("inputTokens")), _dash(usage.get("outputTokens")),
                          _dash(c.message_count)))
         if rows:
-            self.line(self._wtbl(rows, ["call", "turn", "step", "chunks", "model", "finish", "in",
+            self.line(self._wtbl(rows, ["call", "turn", "step", "chunks", "model", "outcome", "in",
                                             "out", "msgs"], 5))
         main = sum(1 for c in calls if c.kind == "main")
         self.line(f"{main} model calls" + (f", {len(calls) - main} auxiliary" if len(calls) > main else ""))
@@ -451,6 +549,12 @@ class TextReporter:
         title = f"call {request.call}" if request.call is not None else f"request at seq {request.at_seq}"
         self.line(f"{title}: turn {_dash(request.turn)}, step {_dash(request.step)}; messages as of seq "
                   f"{request.at_seq}; header from seq {_dash(request.header_seq)}")
+        if request.call is not None:
+            usage = request.usage if type(request.usage) is dict else {}
+            outcome = outcome_text(request.outcome, request.error_code)
+            self.line(self._cut(f"outcome: {outcome}; chunks {request.first_chunk_seq}..{request.last_chunk_seq}; "
+                                f"usage in {_dash(usage.get('inputTokens'))} out {_dash(usage.get('outputTokens'))}",
+                                self.width))
         if type(config) is dict:
             self.line("config: " + self._cut(", ".join(f"{k}={_dash(v)}" for k, v in config.items()), self.width - 8))
         header = request.header if type(request.header) is dict else {}
@@ -461,18 +565,18 @@ class TextReporter:
             names = [_dash(t.get("name") if type(t) is dict else t) for t in tools]
             self.line("tools: " + self._cut(", ".join(names), self.width - 7))
         rows = [(k, self._cut(_dash(m.get("role") if type(m) is dict else "?"), 10), message_text(m))
-                for k, m in enumerate(request.messages)]
+                for k, m in enumerate(request.messages, 1)]
         if rows:
             self.line(self._tbl(rows, ["#", "role", "text"], text_col=2))
         self.line(f"{len(request.messages)} messages")
 
-    def transcript(self, entries, reasoning: bool, markdown: bool = False) -> None:
+    def transcript(self, entries, markdown: bool = False) -> None:
         """The conversation as text; with `markdown`, as Markdown that reads as
         plain text: log text only inside fences and code spans, never escaped."""
         for e in entries:
             if e.entry == "message":
                 when = f" · {e.time}" if e.time else ""
-                text = clean(message_text(e.message, reasoning)).rstrip()
+                text = clean(message_text(e.message)).rstrip()
                 if markdown:
                     self.line(f"### {markdown_label(self._cut(e.role or '?', 40))} · seq {e.seq}{when}")
                     self.line()
@@ -484,16 +588,11 @@ class TextReporter:
                 marker = one_line(e.marker_text(), 10**4)  # (it quotes log values: codes, turn numbers)
                 self.line(f"> {markdown_marker(marker)}" if markdown else marker)
                 if e.entry == "replacement" and e.message is not None:
-                    text = clean(message_text(e.message, reasoning)).rstrip()
+                    text = clean(message_text(e.message)).rstrip()
                     if markdown:
                         self.line()
                     self.line(_fenced(text) if markdown else text)
             self.line()
-
-    def events(self, rows) -> None:
-        with self.event_rows() as sink:
-            for row in rows:
-                sink(row)
 
     @contextmanager
     def event_rows(self, page: int = 5000):
@@ -591,6 +690,8 @@ class TextReporter:
             if s.failed_calls:
                 self.line("  " + self._cut("failed calls: " + ", ".join(
                     f"{code} {n}" for code, n in s.failed_calls.items()), room))
+            if s.cancelled_calls:
+                self.line(f"  cancelled calls: {s.cancelled_calls}")
             if s.turn_endings:
                 endings = Counter(s.turn_endings)
                 self.line("  " + self._cut("turns ended: " + ", ".join(f"{n} {e}" for e, n in endings.items()), room))
@@ -667,10 +768,6 @@ def _origins(origins) -> str:
     for seq, kind in origins:
         by_type.setdefault(kind, []).append(seq)
     return "; ".join(f"{clean(str(k))}: {_seqs(v)}" for k, v in by_type.items())
-
-
-def _finish(reason) -> str:
-    return one_line(finish_text(reason), 30)
 
 
 def _spilled(spills) -> str:

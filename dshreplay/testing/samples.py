@@ -79,11 +79,13 @@ class LogBuilder:
         self.turn_open = True
         return self.add("turn/start", {"turn": self.turn})
 
-    def end_turn(self, kind: str = "completed") -> int:
+    def end_turn(self, kind: str = "completed", *, by: str | None = None) -> int:
+        """Close the turn (and its open step); `by` says who aborted an `aborted` one (user, parent, ...)."""
         if self.step_open:
             self.end_step()
         self.turn_open = False
-        return self.add("turn/end", {"turn": self.turn, "reason": {"kind": kind}})
+        reason = {"kind": kind} if by is None else {"kind": kind, "reason": {"kind": by}}
+        return self.add("turn/end", {"turn": self.turn, "reason": reason})
 
     def start_step(self) -> int:
         self.step += 1
@@ -111,8 +113,9 @@ class LogBuilder:
 
     def assistant(self, text: str = "", *, reasoning: str | None = None,
                   calls: list[tuple[str, str, str]] = (), usage: dict | None = None,
-                  finish: str | None = None, pieces: int = 4) -> int:
-        """Stream one model call (chunks, usage, finish) and log its assistant/message."""
+                  finish: str | dict | None = None, pieces: int = 4) -> int:
+        """Stream one model call (chunks, usage, finish: a kind, or the whole finish reason)
+        and log its assistant/message."""
         chunks: list[int] = []
         blocks = []
         index = 0
@@ -152,13 +155,28 @@ class LogBuilder:
         usage = usage or {"inputTokens": 1200 + 40 * self.next_seq, "outputTokens": 30 + len(text) // 4,
                           "cacheReadTokens": 0, "reasoningTokens": len(reasoning or "") // 4}
         chunk({"type": "usage", "usage": usage})
-        chunk({"type": "finish", "reason": {"kind": finish or ("tool-calls" if calls else "stop")}})
+        reason = finish if type(finish) is dict else {"kind": finish or ("tool-calls" if calls else "stop")}
+        chunk({"type": "finish", "reason": reason})
         message = {"role": "assistant", "content": blocks,
                    "source": {"kind": "model", "provider": self.provider, "model": self.model},
                    "id": self.new_id("msg")}
         return self.add("assistant/message",
                         {"turn": self.turn, "step": self.step, "message": message, "usage": usage},
                         sourceEventSeqs=chunks, surfaceOp="append")
+
+    def cancelled(self, text: str, *, message: bool = True, pieces: int = 2) -> int:
+        """A model call an abort cuts short: its text streams (no usage, no finish chunk), then,
+        with `message`, the `interrupted` assistant message dsh finalizes from that prefix (a
+        stream cut before any visible content leaves none). The seq of its last event."""
+        chunks = [self.add("assistant/chunk", {"turn": self.turn, "step": self.step, "chunk": body}, dt=3)
+                  for body in [{"type": "block-start", "index": 0, "blockType": "text"}]
+                  + [{"type": "text-delta", "index": 0, "text": piece} for piece in _split(text, pieces)]]
+        if not message:
+            return chunks[-1]
+        body = {"role": "assistant", "content": [{"type": "text", "text": text}],
+                "source": {"kind": "model", "provider": self.provider, "model": self.model}, "id": self.new_id("msg")}
+        return self.add("assistant/message", {"turn": self.turn, "step": self.step, "message": body,
+                                              "interrupted": True}, sourceEventSeqs=chunks, surfaceOp="append")
 
     def tool_call(self, call_id: str, name: str, arguments: str) -> int:
         return self.add("tool/call", {"turn": self.turn, "step": self.step, "callId": call_id,

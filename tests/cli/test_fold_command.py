@@ -19,7 +19,7 @@ def test_json_output_is_exactly_seq_nodes_replacements_messages(cli, builder, wr
     out = cli("fold", path, "--json").json()
     assert list(out) == ["seq", "nodes", "replacements", "messages"]
     assert out["seq"] == len(b.events) - 1
-    assert out["nodes"] == [summary]
+    assert out["nodes"] == [{"seq": summary, "message": 1}]
     assert out["replacements"] == [{"seq": summary, "start": first, "end": second,
                                     "shadowedSeqs": [first, second]}]
     assert out["messages"] == [b.events[summary]["data"]]
@@ -39,7 +39,7 @@ def test_at_shows_the_view_right_after_that_event(cli, builder, write_log):
     first = b.user("one")
     b.user("two")
     out = cli("fold", write_log(b), "--at", first, "--json").json()
-    assert (out["seq"], out["nodes"]) == (first, [first])
+    assert (out["seq"], out["nodes"]) == (first, [{"seq": first, "message": 1}])
 
 
 def test_at_beyond_the_log_is_a_usage_error(cli, builder, write_log):
@@ -54,8 +54,23 @@ def test_table_lists_nodes_and_a_count_line_within_100_columns(cli):
     lines = result.stdout.splitlines()
     assert lines[0].split() == ["#", "seq", "role", "op", "bytes", "text"]
     assert all(len(line) <= 100 for line in lines)
-    assert lines[2].split()[:5] == ["0", "67", "user", "replace", "3..37"]
+    assert lines[2].split()[:5] == ["1", "67", "user", "replace", "3..37"]
+    assert [line.split()[0] for line in lines[2:-1]] == ["1", "2", "3", "4", "5", "6", "7", "8"]
     assert lines[-1] == "8 nodes, 8 messages, 1 replacements at seq 94"
+
+
+def test_each_node_carries_the_number_of_its_message_from_1_and_a_node_with_none_is_null(cli, builder,
+                                                                                           write_log):
+    b = builder()
+    asked = b.user("anything?")
+    empty = b.assistant("")  # a stream with no content: dsh projects the node to no message
+    again = b.user("still there?")
+    out = cli("fold", write_log(b), "--json").json()
+    assert out["nodes"] == [{"seq": asked, "message": 1}, {"seq": empty, "message": None},
+                            {"seq": again, "message": 2}]
+    assert [m["content"][0]["text"] for m in out["messages"]] == ["anything?", "still there?"]
+    rows = [line.split()[:3] for line in cli("fold", write_log(b)).stdout.splitlines()[2:-1]]
+    assert rows == [["1", str(asked), "user"], ["-", str(empty), "assistant"], ["2", str(again), "user"]]
 
 
 def test_fold_error_prints_one_line_with_seq_and_exits_1(cli):

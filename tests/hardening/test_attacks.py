@@ -208,7 +208,7 @@ def test_twenty_thousand_single_node_replacements_fold_in_seconds(tmp_path):
     log.write_bytes(lines(HEADER, *(user_record(s, f"m{s}") for s in range(n)), *replace))
     result = attack("fold", log, "--json", seconds=10)
     assert result.code == 0
-    assert json.loads(result.stdout)["nodes"] == list(range(n, 2 * n))
+    assert json.loads(result.stdout)["nodes"] == [{"seq": s, "message": s - n + 1} for s in range(n, 2 * n)]
 
 
 def test_a_citation_chain_is_followed_once_per_message_asked(tmp_path):

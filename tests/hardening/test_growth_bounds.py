@@ -87,7 +87,7 @@ def test_a_message_of_thirty_million_characters_is_previewed_at_the_cost_of_its_
     log.write_bytes(lines(HEADER, user_record(0, "w " * 16_000_000)))
     result = attack("fold", log, seconds=3, mem_mb=600)
     assert result.code == 0, result.stderr
-    assert result.stdout.splitlines()[2:] == ["0  0    user  append  32000053  " + "w " * 33 + "w…",
+    assert result.stdout.splitlines()[2:] == ["1  0    user  append  32000053  " + "w " * 33 + "w…",
                                               "1 nodes, 1 messages, 0 replacements at seq 0"]
 
 

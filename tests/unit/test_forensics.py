@@ -118,10 +118,12 @@ def test_calls_of_the_crashed_log(session):
     assert calls == [
         {"call": 1, "turn": 1, "step": 1, "firstChunkSeq": 4, "lastChunkSeq": 8,
          "provider": "deepseek-official", "model": "deepseek-v4-flash", "finish": {"kind": "tool-calls"},
-         "usage": {"inputTokens": 100, "outputTokens": 7}, "messageCount": 1},
+         "outcome": "tool-calls", "errorCode": None, "usage": {"inputTokens": 100, "outputTokens": 7},
+         "messageCount": 1},
         {"call": 2, "turn": 1, "step": 2, "firstChunkSeq": 15, "lastChunkSeq": 22,
          "provider": "deepseek-official", "model": "deepseek-v4-flash", "finish": {"kind": "tool-calls"},
-         "usage": {"inputTokens": 200, "outputTokens": 7}, "messageCount": 3},
+         "outcome": "tool-calls", "errorCode": None, "usage": {"inputTokens": 200, "outputTokens": 7},
+         "messageCount": 3},
     ]
 
 
@@ -179,7 +181,7 @@ def test_transcript_marks_a_failed_call_and_the_turn_it_ended(session):
         (2, "message", None),
         (3, "failed-call", "[call 1 failed: error CONTEXT_WINDOW_EXCEEDED at seq 3]"),
         (5, "turn-end", "[turn 1 ended: error CONTEXT_WINDOW_EXCEEDED at seq 5]")]
-    assert entries[1].to_json(False) == {"seq": 3, "entry": "failed-call", "call": 1, "turn": 1,
+    assert entries[1].to_json() == {"seq": 3, "entry": "failed-call", "call": 1, "turn": 1,
                                          "finish": "error CONTEXT_WINDOW_EXCEEDED",
                                          "time": "2026-07-06T15:36:06.030Z",
                                          "text": "[call 1 failed: error CONTEXT_WINDOW_EXCEEDED at seq 3]"}
