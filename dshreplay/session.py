@@ -203,7 +203,8 @@ class Session:
         return list(main), list(rejected)
 
     def request(self, call: int | None = None, *, at: int | None = None) -> Request:
-        """The exact request of main-loop call `call` (from 1), or the one built at seq `at`."""
+        """The exact request of main-loop call `call` (from 1), with its outcome; or the one
+        built right after seq `at`, with the turn and step in force there."""
         if call is not None:
             calls, stopped = self.call_list()
             if not 1 <= call <= len(calls):

@@ -374,7 +374,9 @@ class JsonReporter(Reporter):
 
 class JsonLinesReporter(JsonReporter):
     """One JSON object per line: a listing's rows (and a report's files or sessions), for `jq` and
-    streaming. Nothing the JSON holds is left out: where a report has rows of several kinds
+    streaming. A listing answered for the events before a failure gives the envelope
+    (`{"error", "answeredUpTo"}`) on its first line, then its rows, as `events` does.
+    Nothing the JSON holds is left out: where a report has rows of several kinds
     (`stats`: sessions and their total; `lineage`: session trees and problems), each row
     names its kind first (`{"kind": "session", ...}`, `{"kind": "total", ...}`,
     `{"kind": "problem", "problem": TEXT}`)."""
@@ -388,8 +390,11 @@ class JsonLinesReporter(JsonReporter):
                   + [{"kind": "problem", "problem": p} for p in problems])
 
     def emit(self, value) -> None:
-        if self.envelope is not None:
-            value = {**self.envelope, "answer": value}
+        if self.envelope is not None:  # a listing answered for a prefix: the envelope's line, then its rows
+            if type(value) is list:
+                self.out.write(json_text(self.envelope) + "\n")
+            else:
+                value = {**self.envelope, "answer": value}
         if type(value) is dict and len(value) <= 2:
             rows = next((value[k] for k in ("files", "sessions") if type(value.get(k)) is list), None)
             if rows is not None:

@@ -182,3 +182,17 @@ def test_lineage_jsonl_gives_each_tree_and_each_problem_as_a_row(cli, tmp_path):
                                  "literal, expected 'null'"
     assert {k: v for k, v in rows[0].items() if k != "kind"} == \
         cli("lineage", tmp_path / "parent.jsonl", tmp_path / "child.jsonl", "--json").json()["sessions"][0]
+
+
+def test_a_listing_answered_for_a_prefix_gives_its_envelope_line_then_its_rows_in_jsonl(cli, builder, write_log):
+    b = builder()
+    b.user("hello")
+    b.assistant("hi")
+    b.user("more")
+    b.assistant("sure")
+    b.events[-1]["seq"] = 99  # the fold fails at the last event (DSH-E101): two calls before it
+    log = write_log(b)
+    out = cli("request", log, "--list", "--json", expect=1).json()
+    rows = [json.loads(line) for line in cli("request", log, "--list", "--jsonl", expect=1).stdout.splitlines()]
+    assert rows[0] == {"error": out["error"], "answeredUpTo": out["answeredUpTo"]}
+    assert rows[1:] == out["answer"] and [r["call"] for r in rows[1:]] == [1, 2]
