@@ -25,7 +25,6 @@ TOKEN_FIELDS = (("input", "inputTokens"), ("output", "outputTokens"), ("cacheRea
 DENIED = ("rejected", "cancelled", "unavailable")  # (a tuple: an outcome may be any value, a list too)
 
 
-
 @dataclass
 class SessionStats:
     path: str
