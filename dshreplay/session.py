@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from dshreplay.analyses.calls import Call, CallTracker, Request
+from dshreplay.analyses.compaction import BracketRecord
 from dshreplay.analyses.health import Health
 from dshreplay.analyses.index import LogIndex, build_index
 from dshreplay.analyses.provenance import MessageProvenance, ShadowRecord, ViewDiff, diff_states, message_provenance
 from dshreplay.analyses.query import EventFilter, EventRow, query_events
-from dshreplay.analyses.rules import BracketRecord
 from dshreplay.analyses.spills import Spill, Spills, look_up
 from dshreplay.analyses.stats import SessionStats, session_stats
 from dshreplay.analyses.transcript import Entry, transcript

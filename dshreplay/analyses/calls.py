@@ -10,7 +10,7 @@ listed apart, without shifting the main-loop numbering.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from dshreplay.core.driver import Observer, Run
 from dshreplay.core.surface import SURFACE_TYPES, has_message
@@ -42,6 +42,7 @@ class Call:
     usage: object = None
     message_count: int | None = None
     chunks: int = 0
+    finish_seq: int | None = None  # the finish chunk's seq (None: the stream never finished)
 
     def to_json(self) -> dict:
         out = {"call": self.call, "turn": self.turn, "step": self.step,
@@ -53,33 +54,53 @@ class Call:
         return out
 
 
-@dataclass
-class CallTracker(Observer):
-    """The model calls, as a pass observer. `count_messages()` gives the model
-    message count of the current surface when a call opens (default: counted
-    on the pass's fold)."""
+class MessageCount(Observer):
+    """How many model messages the current surface yields, kept as the fold
+    goes: an appended node adds its message (if it yields one), a replacement
+    takes its shadowed nodes' away and adds its own. Call it for the count."""
 
-    count_messages: object = None
-    on_open: object = None  # called with each new main-loop Call
-    calls: list[Call] = field(default_factory=list)
-    auxiliary: list[Call] = field(default_factory=list)
-    open: dict = field(default_factory=dict)  # (turn, step) -> Call in progress
-    header_seq: int | None = None
-    header: object = None
-    closed: Call | None = None  # the main-loop call the event just observed finished, if any
+    types = SURFACE_TYPES  # (only surface events change the surface)
 
     def begin(self, run: Run) -> None:
-        if self.count_messages is None:
-            self.count_messages = MessageCount()
+        self.present: dict[int, int] = {}  # surface node -> 1 if it yields a message, else 0
+        self.total = 0
 
-    def rejected(self, item, error) -> None:
-        if isinstance(self.count_messages, MessageCount):
-            self.count_messages.rejected(item, error)
+    def observe(self, record) -> None:
+        item, replacement = record.item, record.replacement
+        if replacement is not None:
+            for seq in replacement.shadowed_seqs:
+                self.total -= self.present.pop(seq, 0)
+        elif item.row is not None or record.error is not None:
+            return
+        try:
+            present = int(has_message(item))
+        except DeriveError:
+            present = 0
+        self.present[item.seq] = present
+        self.total += present
 
-    def observe(self, event, replacement=None) -> None:
-        if isinstance(self.count_messages, MessageCount):
-            self.count_messages.observe(event, replacement)
-        self.closed = None
+    def __call__(self) -> int:
+        return self.total
+
+
+class CallTracker(Observer):
+    """The model calls, as a pass tracker: `record.call` is the main-loop call
+    in force (the one the latest chunk belongs to). A call's message count is
+    the model messages of the surface when it opened (MessageCount)."""
+
+    requires = (MessageCount,)
+    types = frozenset({"assistant/chunk", "request/header", *AUXILIARY})
+
+    def begin(self, run: Run) -> None:
+        self.count_messages = run.get(MessageCount)
+        self.calls: list[Call] = []
+        self.auxiliary: list[Call] = []
+        self.open: dict = {}  # (turn, step) -> Call in progress
+        self.header_seq: int | None = None
+        self.header = None  # the latest request/header's header
+
+    def observe(self, record) -> None:
+        event = record.item
         kind = event.type
         if kind == "assistant/chunk":
             chunk = chunk_type = None
@@ -97,18 +118,20 @@ class CallTracker(Observer):
             if call is None:
                 call = self._open(event, data)
                 self.open[key] = call
+            if record.call is not call:
+                record.call = call
             call.chunks += event.count
             call.last_chunk_seq = event.seq + event.count - 1
             if chunk_type == "usage":
                 call.usage = _get(chunk, "usage")
             elif chunk_type == "finish":
                 call.finish = _get(chunk, "reason")
+                call.finish_seq = event.seq
                 del self.open[key]
-                self.closed = call
         elif kind == "request/header":
             self.header_seq = event.seq
             self.header = _get(event.record.get("data"), "header")
-        elif kind in AUXILIARY:
+        else:
             data = event.record.get("data")
             if kind == "compaction/summary" and _get(data, "llmStreamCall") is not True:
                 return
@@ -117,17 +140,12 @@ class CallTracker(Observer):
                                        model=_get(data, "model"), usage=_get(data, "usage")))
 
     def _open(self, event, data) -> Call:
-        return self._open_call(event.seq, _get(data, "turn"), _get(data, "step"), self.count_messages())
-
-    def _open_call(self, first_seq: int, turn, step, message_count: int) -> Call:
         config = _get(self.header, "config")
-        call = Call(len(self.calls) + 1, "main", turn, step, first_seq, None, self.header_seq,
-                    _get(config, "provider"), _get(config, "model"), message_count=message_count)
+        call = Call(len(self.calls) + 1, "main", _get(data, "turn"), _get(data, "step"), event.seq, None,
+                    self.header_seq, _get(config, "provider"), _get(config, "model"),
+                    message_count=self.count_messages())
         self.calls.append(call)
-        if self.on_open is not None:
-            self.on_open(call, self.header)
         return call
-
 
 
 def failure_code(finish) -> object:
@@ -155,36 +173,6 @@ def finish_text(finish) -> str:
         return "(open)" if finish is None else str(finish)
     code = failure_code(finish)
     return f"{finish.get('kind')} {code}" if code is not None else str(finish.get("kind"))
-
-
-class MessageCount(Observer):
-    """How many model messages the current surface yields, kept as the fold
-    goes: an appended node adds its message (if it yields one), a replacement
-    takes its shadowed nodes' away and adds its own. Call it for the count."""
-
-    def __init__(self) -> None:
-        self.present: dict[int, int] = {}  # surface node -> 1 if it yields a message, else 0
-        self.total = 0
-        self._rejected = None
-
-    def rejected(self, item, error) -> None:
-        self._rejected = item
-
-    def observe(self, item, replacement) -> None:
-        if replacement is not None:
-            for seq in replacement.shadowed_seqs:
-                self.total -= self.present.pop(seq, 0)
-        elif item.type not in SURFACE_TYPES or item.row is not None or item is self._rejected:
-            return
-        try:
-            present = int(has_message(item))
-        except DeriveError:
-            present = 0
-        self.present[item.seq] = present
-        self.total += present
-
-    def __call__(self) -> int:
-        return self.total
 
 
 def _key(value):

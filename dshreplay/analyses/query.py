@@ -54,29 +54,29 @@ class EventRow:
 class EventQuery(Observer):
     """The rows of the events that pass `flt`, one per event (packed rows
     expanded); `nodes` is the surface that classifies them (current or
-    shadowed); events after `last` are left out. Observe it after `turns`."""
+    shadowed); events after `last` are left out."""
 
-    def __init__(self, flt: EventFilter, nodes: frozenset[int], turns: TurnTracker,
-                 last: int | None = None, sink=None) -> None:
+    requires = (TurnTracker,)
+
+    def __init__(self, flt: EventFilter, nodes: frozenset[int], last: int | None = None, sink=None) -> None:
         self.flt = flt
         self.nodes = nodes
-        self.turns = turns
         self.last = last
         self.rows: list[EventRow] = []
         self.sink = sink if sink is not None else self.rows.append  # sink(row): stream rows, keep none
         self._needle = flt.grep.casefold() if flt.grep else None
 
-    def observe(self, item, replacement) -> None:
-        flt = self.flt
+    def observe(self, record) -> None:
+        item, flt = record.item, self.flt
         if (flt.start is not None and item.seq + item.count <= flt.start) \
                 or (flt.end is not None and item.seq > flt.end):
             return
-        if flt.turn is not None and self.turns.turn != flt.turn:
+        if flt.turn is not None and record.turn != flt.turn:
             return
         for event in item.members() if item.row is not None else (item,):
-            self._one(event)
+            self._one(event, record.turn)
 
-    def _one(self, event) -> None:
+    def _one(self, event, turn) -> None:
         flt, seq = self.flt, event.seq
         if (self.last is not None and seq > self.last) or (flt.start is not None and seq < flt.start) \
                 or (flt.end is not None and seq > flt.end):
@@ -98,7 +98,7 @@ class EventQuery(Observer):
         text = event_text(event)
         data = record.get("data")
         step = data.get("step") if type(data) is dict else None
-        self.sink(EventRow(seq, event.line, utc_time(time), kind, self.turns.turn, step, surface,
+        self.sink(EventRow(seq, event.line, utc_time(time), kind, turn, step, surface,
                            record.get("surfaceOp"), text, record))
 
 
@@ -106,8 +106,7 @@ def query_events(source, nodes: frozenset[int], flt: EventFilter, last: int | No
                  observers=(), sink=None) -> list[EventRow]:
     """The rows of the events of `source` (a LogSource) that pass `flt`, in one
     pass; handed to `sink` one by one when given (then none is kept)."""
-    turns = TurnTracker()
-    query = EventQuery(flt, nodes, turns, last, sink)
+    query = EventQuery(flt, nodes, last, sink)
     stop = last if flt.end is None else (flt.end if last is None else min(last, flt.end))
-    run_pass(source, [turns, query, *observers], on_fold_error=SKIP, until=stop)
+    run_pass(source, [query, *observers], on_fold_error=SKIP, until=stop)
     return query.rows

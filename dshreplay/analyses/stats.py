@@ -5,14 +5,14 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 
-from dshreplay.analyses.calls import failed, failure_code, retried_calls
+from dshreplay.analyses.calls import CallTracker, failed, failure_code, retried_calls
 from dshreplay.analyses.index import Indexer
+from dshreplay.analyses.tools import ToolTracker
 from dshreplay.analyses.turns import TurnTracker
 from dshreplay.core.driver import STOP, Observer, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, has_message
 from dshreplay.errors import DeriveError, DshReplayError
 from dshreplay.io.reader import LogSource
-from dshreplay.jsvalues import as_key
 from dshreplay.jsvalues import dig as _get
 
 TOKEN_FIELDS = (("input", "inputTokens"), ("output", "outputTokens"), ("cacheRead", "cacheReadTokens"),
@@ -97,72 +97,35 @@ def _summary(values: list) -> dict | None:
 
 
 class StatsObserver(Observer):
-    """The figures a pass gathers event by event (the rest come from the index)."""
+    """The figures a pass gathers event by event (the rest come from the trackers)."""
 
-    def __init__(self, calls) -> None:
-        self.calls = calls  # the pass's CallTracker, observed before this
-        self._calls_seen = 0
-        self.tools: dict = {}
-        self.summaries = self.prunes = 0
+    requires = (CallTracker,)
+
+    def begin(self, run) -> None:
         self.appended: list[int] = []  # seqs of appended surface events
-        self.tool_ms: list = []
         self.first_chunk_ms: list = []
-        self._call_names: dict = {}
-        self._tool_started: dict = {}
         self._previous_time = None
 
-    def observe(self, event, replacement) -> None:
+    def observe(self, record) -> None:
+        event = record.item
         kind, time = event.type, event.time
         timed = _num(time) and time > 0
-        if kind == "assistant/chunk":
-            self._chunk(event, timed)
-            return
-        if timed:  # chunks do not move the request clock
+        if kind == "assistant/chunk":  # the time to the first chunk of each main-loop call
+            call = record.call
+            if call is not None and call.first_chunk_seq == event.seq and timed and self._previous_time is not None:
+                self.first_chunk_ms.append(time - self._previous_time)
+            return  # (chunks do not move the request clock)
+        if timed:
             self._previous_time = time
-        if kind not in _COUNTED and kind not in SURFACE_TYPES:
-            return
-        data = event.record.get("data")
-        if kind == "tool/call":
-            name = _get(data, "name")
-            name = name if type(name) is str else "?"
-            call_id = as_key(_get(data, "callId"))
-            self._call_names[call_id] = name
-            entry = self.tools.setdefault(name, {"calls": 0, "errors": 0})
-            entry["calls"] += 1
-            if timed:
-                self._tool_started[call_id] = time
-        elif kind == "tool/result" and event.record.get("surfaceOp") == "append":
-            call_id = as_key(_get(data, "message", "source", "callId"))
-            failed = _first_is_error(data) or _get(data, "error") is not None
-            if failed and call_id in self._call_names:
-                self.tools[self._call_names[call_id]]["errors"] += 1
-            if timed and call_id in self._tool_started:
-                self.tool_ms.append(time - self._tool_started.pop(call_id))
-        elif kind == "compaction/summary":
-            self.summaries += 1
-        elif kind == "compaction/prune":
-            self.prunes += 1
         if kind in SURFACE_TYPES and event.record.get("surfaceOp") == "append":
             self.appended.append(event.seq)
-
-    def _chunk(self, event, timed: bool) -> None:
-        """The time to the first chunk of each main-loop call."""
-        opened = len(self.calls.calls)
-        if opened > self._calls_seen:
-            self._calls_seen = opened
-            if timed and self._previous_time is not None:
-                self.first_chunk_ms.append(event.time - self._previous_time)
-
-
-_COUNTED = frozenset({"tool/call", "tool/result", "compaction/summary", "compaction/prune"})
 
 
 def session_stats(source) -> SessionStats:
     """The figures of one log (a LogSource), in one pass."""
-    indexer = Indexer()
-    turns, figures = TurnTracker(), StatsObserver(indexer.calls)
-    run_pass(source, [indexer, turns, figures], on_fold_error=STOP)
-    index = indexer.index
+    indexer, figures = Indexer(), StatsObserver()
+    run = run_pass(source, [indexer, figures], on_fold_error=STOP)
+    index, turns, tools = indexer.index, run.get(TurnTracker), run.get(ToolTracker)
     out = SessionStats(index.path, index.header.get("id"), index.event_count, index.turns, index.steps,
                        len(index.calls), len(index.auxiliary_calls), retried_calls(index.calls))
     for call in index.calls + index.auxiliary_calls:
@@ -170,7 +133,8 @@ def session_stats(source) -> SessionStats:
             value = _get(call.usage, key)
             if _num(value):
                 out.tokens[name] += value
-    out.compactions["summaries"], out.compactions["prunes"] = figures.summaries, figures.prunes
+    out.compactions["summaries"] = index.counts["compaction/summary"]
+    out.compactions["prunes"] = index.counts["compaction/prune"]
     for bracket in index.brackets:
         if bracket.status == "failed":
             out.compactions["failed"] += 1
@@ -181,22 +145,37 @@ def session_stats(source) -> SessionStats:
     final_nodes = set(final.nodes) if final is not None else set()
     out.appended = len(figures.appended)
     out.forgotten = sum(1 for seq in figures.appended if seq not in final_nodes)
-    asked = [a for a in turns.approvals if a.asked_seq is not None]
-    out.approvals = {"asked": len(asked), "decided": sum(1 for a in turns.approvals if a.decided_seq is not None),
-                     "denied": sum(1 for a in turns.approvals if a.outcome in DENIED),
+    approvals = tools.approvals
+    asked = [a for a in approvals if a.asked_seq is not None]
+    out.approvals = {"asked": len(asked), "decided": sum(1 for a in approvals if a.decided_seq is not None),
+                     "denied": sum(1 for a in approvals if a.outcome in DENIED),
                      "undecided": sum(1 for a in asked if a.decided_seq is None)}
-    out.tools = dict(sorted(figures.tools.items()))
+    tool_ms = []
+    for call in tools.calls:
+        if call.call_seq is None:
+            continue
+        name = call.tool if type(call.tool) is str else "?"
+        entry = out.tools.setdefault(name, {"calls": 0, "errors": 0})
+        entry["calls"] += 1
+        if call.result_seq is not None and call.is_error:
+            entry["errors"] += 1
+        if call.result_seq is not None and _timed(call.started_at) and _timed(call.finished_at):
+            tool_ms.append(call.finished_at - call.started_at)
+    out.tools = dict(sorted(out.tools.items()))
     turn_ms = [s.end_time - s.start_time for s in turns.turns
-               if s.end is not None and _num(s.start_time) and _num(s.end_time) and s.start_time > 0
-               and s.end_time > 0]
+               if s.end is not None and _timed(s.start_time) and _timed(s.end_time)]
     out.times = {"turns": _summary(turn_ms), "timeToFirstChunk": _summary(figures.first_chunk_ms),
-                 "tools": _summary(figures.tool_ms)}
+                 "tools": _summary(tool_ms)}
     out.failed_calls = failed_calls(index.calls)
     out.fold_error = index.fold_errors[0] if index.fold_errors else None
     out.torn_tail = index.torn_tail
     out.tokens_by_model = tokens_by_model(index.calls + index.auxiliary_calls)
     out.turn_endings = [s.ending for s in turns.turns]
     return out
+
+
+def _timed(value) -> bool:
+    return _num(value) and value > 0
 
 
 def stats_for(item) -> SessionStats:
@@ -215,10 +194,6 @@ def _yields_message(event) -> bool:
         return has_message(event)
     except DeriveError:
         return False
-
-
-def _first_is_error(data) -> bool:
-    return _get(data, "message", "content", 0, "isError") is True
 
 
 def totals(stats: list[SessionStats]) -> SessionStats:

@@ -15,11 +15,10 @@ from dataclasses import dataclass
 from dshreplay.analyses.calls import CallTracker, failed, finish_text
 from dshreplay.analyses.provenance import ShadowTracker
 from dshreplay.analyses.render import message_text, role_of, utc_time
-from dshreplay.analyses.turns import turn_ending
+from dshreplay.analyses.turns import TurnTracker, turn_ending
 from dshreplay.core.driver import SKIP, Observer, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
 from dshreplay.errors import DeriveError
-from dshreplay.jsvalues import MISSING
 
 
 @dataclass(frozen=True)
@@ -69,20 +68,22 @@ class Entry:
 
 
 class TranscriptBuilder(Observer):
-    """Collects transcript entries; observe it after `shadows` and `calls` in the same pass."""
+    """Collects transcript entries."""
 
-    def __init__(self, shadows: ShadowTracker, calls: CallTracker) -> None:
-        self.shadows = shadows
-        self.calls = calls
+    requires = (ShadowTracker, CallTracker, TurnTracker)
+
+    def begin(self, run: Run) -> None:
+        self.shadows = run.get(ShadowTracker)
+        self.turns = run.get(TurnTracker)
         self.entries: list[Entry] = []
-        self.open_turn = MISSING  # the turn started and not yet ended
 
-    def observe(self, item, replacement) -> None:
+    def observe(self, record) -> None:
+        item = record.item
         if item.row is not None:
             return  # packed rows hold stream chunks only: neither messages nor finishes
         kind = item.type
-        shadow = self.shadows.latest if replacement is not None else None
-        if shadow is not None:
+        if record.replacement is not None:
+            shadow = self.shadows.by_seq[item.seq]
             has, message = _message(item)
             self.entries.append(Entry(item.seq, "replacement", kind=shadow.kind, shadowed=shadow.shadowed_seqs,
                                       time=utc_time(item.time), message=message if has else None))
@@ -91,21 +92,20 @@ class TranscriptBuilder(Observer):
             if has:
                 self.entries.append(Entry(item.seq, "message", kind, role_of(kind, message),
                                           utc_time(item.time), message))
-        elif kind == "turn/start":
-            self.open_turn = _data(item).get("turn")
         elif kind == "turn/end":
             data = _data(item)
             self.entries.append(Entry(item.seq, "turn-end", time=utc_time(item.time), turn=data.get("turn"),
                                       ending=turn_ending(data.get("reason"))))
-            self.open_turn = MISSING
-        closed = self.calls.closed
-        if closed is not None and failed(closed.finish):
-            self.entries.append(Entry(item.seq, "failed-call", time=utc_time(item.time), turn=closed.turn,
-                                      call=closed.call, ending=finish_text(closed.finish)))
+        elif kind == "assistant/chunk":
+            call = record.call
+            if call is not None and call.finish_seq == item.seq and failed(call.finish):
+                self.entries.append(Entry(item.seq, "failed-call", time=utc_time(item.time), turn=call.turn,
+                                          call=call.call, ending=finish_text(call.finish)))
 
     def finish(self, run: Run) -> None:
-        if run.complete and self.open_turn is not MISSING:
-            self.entries.append(Entry(run.last_seq, "turn-end", turn=self.open_turn, ending="interrupted"))
+        last = self.turns.turns[-1] if self.turns.turns else None
+        if run.complete and last is not None and last.is_open:
+            self.entries.append(Entry(run.last_seq, "turn-end", turn=last.turn, ending="interrupted"))
 
 
 def _message(item) -> tuple[bool, object]:
@@ -123,7 +123,6 @@ def _data(item) -> dict:
 def transcript(source, observers=()) -> list[Entry]:
     """Transcript entries of a log (a LogSource), in one pass; events the fold
     rejects are skipped (validate says why), the transcript shows what it can."""
-    shadows, calls = ShadowTracker(), CallTracker()
-    builder = TranscriptBuilder(shadows, calls)
-    run_pass(source, [shadows, calls, builder, *observers], on_fold_error=SKIP)
+    builder = TranscriptBuilder()
+    run_pass(source, [builder, *observers], on_fold_error=SKIP)
     return builder.entries

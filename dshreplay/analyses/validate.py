@@ -26,12 +26,12 @@ from dshreplay.analyses.findings import (
     cap_findings,
     finding,
 )
-from dshreplay.analyses.rules import RelationChecker
+from dshreplay.analyses.rules import Relations, RuleFindings
 from dshreplay.analyses.schemas import SchemaSet, count_placeholders, event_schema_name
 from dshreplay.core.driver import SKIP, Observer, Run, run_pass
 from dshreplay.core.parallel import window_jobs
 from dshreplay.core.surface import NO_MESSAGE, SURFACE_TYPES, has_message
-from dshreplay.errors import DeriveError, DshReplayError, FoldError, ReadError
+from dshreplay.errors import DeriveError, DshReplayError, ReadError
 from dshreplay.io.reader import LogSource
 from dshreplay.jsvalues import short_json
 from dshreplay.options import DEFAULT, Options
@@ -109,16 +109,16 @@ def _validate(log: LogSource, options: Options, parallel: bool, observers=()) ->
         code = "DSH-E002" if error.message.startswith("malformed ") else "DSH-E001"
         read_errors.append(finding(code, f"{error.message} (line skipped)", seq=error.seq, line=error.line))
 
-    validation = Validation(checks, options.snapshot, cap)
+    validation = Validation(checks, options.snapshot)
     later: list[Finding] = []
     try:
-        run = run_pass(log, [validation, *observers], on_fold_error=SKIP, recover=unreadable_line,
+        run = run_pass(log, [RuleFindings(cap), validation, *observers], on_fold_error=SKIP, recover=unreadable_line,
                        record_check=None if jobs is not None else checks.record)
     except ReadError as exc:
         if jobs is not None:
             jobs.close()
             return _validate(log, options, parallel=False, observers=observers)
-        validation.report.events = validation.fold.next_seq  # the events read before it stopped
+        validation.report.events = validation.run.fold.next_seq  # the events read before it stopped
         later = [finding("DSH-E013", f"reading stopped: {exc.message}", seq=exc.seq, line=exc.line)]
         validation.assemble(read_errors, checks.findings, later)
         validation.count_omitted(read_errors, checks)
@@ -327,56 +327,61 @@ class _WindowChecks:
 
 class Validation(Observer):
     """The checks that need the events in order: the fold's verdict on each
-    event, the message projection of surface nodes, the relational rules;
-    then the file-wide ones."""
+    event, the message projection of surface nodes, the relational rules
+    (Relations); then the file-wide ones."""
 
-    def __init__(self, checks: RecordChecks, snapshot: bool, cap: int | None = DEFAULT_CAP) -> None:
+    requires = (Relations,)
+    types = SURFACE_TYPES  # (the fold's verdicts on the others are in run.fold_errors)
+
+    def __init__(self, checks: RecordChecks, snapshot: bool) -> None:
         self.checks = checks
         self.snapshot = snapshot
-        self.cap = cap
         self.report: FileReport | None = None
         self.head: list[Finding] = []  # the header's
-        self.surface = FindingList(cap)  # the fold's and the projection's, in order
-        self._rejected = None
 
     def begin(self, run: Run) -> None:
         self.report = FileReport(run.path)
-        self.fold = run.fold
-        self.rules = RelationChecker(run.header, self.cap)
+        self.run = run
+        self.rules = run.get(Relations)
+        self.projection = FindingList(self.rules.cap)  # surface nodes dsh could not project
         head_checks = RecordChecks(self.snapshot)
         head_checks.schema_check("header.schema.json", run.header, "DSH-E003", "", seq=None, line=run.header_line)
         self.head = head_checks.findings
         if self.snapshot:
             self.checks.placeholders += count_placeholders(run.header)
 
-    def rejected(self, item, error: FoldError) -> None:
-        self.surface.append(finding(error.code, f"{error.message} (event skipped for surface purposes)",
-                                    seq=item.seq, line=item.line, pointer=error.pointer))
-        self._rejected = item
-
-    def observe(self, item, replacement) -> None:
-        if item.type in SURFACE_TYPES and item.row is None and self._rejected is not item:
+    def observe(self, record) -> None:
+        item = record.item
+        if record.error is None and item.row is None:
             try:
                 has_message(item)
             except DeriveError as exc:
-                self.surface.append(finding(NO_MESSAGE, exc.message, seq=item.seq, line=item.line,
-                                            pointer=exc.pointer))
-        self.rules.check(item, replacement)
+                self.projection.append(finding(NO_MESSAGE, exc.message, seq=item.seq, line=item.line,
+                                               pointer=exc.pointer))
+
+    def surface(self) -> FindingList:
+        """The fold's verdicts (each rejected event) and the projection's, in log order."""
+        rejected = [finding(e.code, f"{e.message} (event skipped for surface purposes)", seq=e.seq, line=e.line,
+                            pointer=e.pointer) for e in self.run.fold_errors]
+        out = FindingList(self.rules.cap)
+        out.extend(sorted(rejected + self.projection, key=lambda f: f.seq))
+        out.omitted.update(self.projection.omitted)
+        return out
 
     def finish(self, run: Run) -> None:
         if run.complete:
             self.report.events = run.event_count
-            self.rules.finish(run.last_seq)
 
     def assemble(self, read_errors: list[Finding], checks: list[Finding], later: list[Finding]) -> None:
         """The report's findings, per line in the order the checks run: reading,
         the record's own checks, the fold and projection, then `later` ones."""
-        self.report.findings = [*self.head, *read_errors, *checks, *self.surface, *later]
+        self.surface_findings = self.surface()
+        self.report.findings = [*self.head, *read_errors, *checks, *self.surface_findings, *later]
 
     def count_omitted(self, read_errors: FindingList, checks: RecordChecks) -> None:
         """What the producers counted past their caps."""
         counted = Counter()
-        for findings in (read_errors, checks.findings, self.surface, self.rules.findings):
+        for findings in (read_errors, checks.findings, self.surface_findings, self.rules.findings):
             counted.update(findings.omitted)
         self.report.omitted = dict(counted)
         self.report.omitted_records = checks.unexplained

@@ -34,11 +34,11 @@ from dshreplay import __version__
 from dshreplay.analyses.calls import CallTracker, failure_code, retried_calls
 from dshreplay.analyses.findings import ERROR, NOTICE, WARNING
 from dshreplay.analyses.index import Indexer
-from dshreplay.analyses.provenance import ShadowTracker
 from dshreplay.analyses.query import CURRENT, LOG_ONLY, SHADOWED
 from dshreplay.analyses.render import clean, message_text, one_line, role_of, utc_time
 from dshreplay.analyses.schemas import PLACEHOLDER
 from dshreplay.analyses.stats import failed_calls, tokens_by_model
+from dshreplay.analyses.tools import ToolTracker
 from dshreplay.analyses.transcript import TranscriptBuilder
 from dshreplay.analyses.turns import TurnTracker
 from dshreplay.analyses.validate import validate_log
@@ -482,16 +482,20 @@ def _export_session(given: str, root: Path, redactor: Redactor, name: str | None
 class _TranscriptFile(TranscriptBuilder):
     """transcript.md written entry by entry; the report keeps only its first entries."""
 
-    def __init__(self, path: Path, title: str, shadows: ShadowTracker, calls: CallTracker) -> None:
-        super().__init__(shadows, calls)
-        self.fh = open(path, "w", encoding="utf-8")
-        self.fh.write(f"# Transcript of {markdown_label(title)}\n\n")
+    def __init__(self, path: Path, title: str) -> None:
+        self.path, self.title = path, title
+
+    def begin(self, run: Run) -> None:
+        super().begin(run)
+        self.fh = open(self.path, "w", encoding="utf-8")
+        self.fh.write(f"# Transcript of {markdown_label(self.title)}\n\n")
         self.reporter = TextReporter(self.fh)
         self.kept: list = []
 
-    def observe(self, item, replacement) -> None:
-        super().observe(item, replacement)
-        self._flush()
+    def observe(self, record) -> None:
+        super().observe(record)
+        if self.entries:
+            self._flush()
 
     def finish(self, run: Run) -> None:
         super().finish(run)
@@ -507,29 +511,30 @@ class _TranscriptFile(TranscriptBuilder):
 
 
 class _EventRows(Observer):
-    """events.csv, one row per event (packed rows expanded); observe it after `turns`."""
+    """events.csv, one row per event (packed rows expanded)."""
 
     HEADER = ["seq", "line", "time", "type", "turn", "step", "surface", "op", "callId", "compactionId", "preview",
               "sha256", "rawSha256"]
+    requires = (TurnTracker,)
 
-    def __init__(self, path: Path, turns: TurnTracker, final_nodes: set) -> None:
-        self.csv = CsvFile(path, self.HEADER)
-        self.turns = turns
+    def __init__(self, path: Path, final_nodes: set) -> None:
+        self.path = path
         self.final_nodes = final_nodes
 
     def begin(self, run: Run) -> None:
-        self.reader = run.reader
+        self.csv = CsvFile(self.path, self.HEADER)
         self.hashed = None  # the line whose hash was written
 
-    def observe(self, item, replacement) -> None:
-        raw = self.reader.raw  # the line's hash is on the row of its first event (`sed -n LINEp LOG | sha256sum`)
+    def observe(self, record) -> None:
+        item, raw = record.item, record.raw
+        # the line's hash is on the row of its first event (`sed -n LINEp LOG | sha256sum`)
         raw_sha256 = hashlib.sha256(raw).hexdigest() if raw is not None and item.line != self.hashed else ""
         self.hashed = item.line
         for event in item.members() if item.row is not None else (item,):
-            self._row(event, raw_sha256)
+            self._row(event, raw_sha256, record.turn, record.step)
             raw_sha256 = ""
 
-    def _row(self, event, raw_sha256: str) -> None:
+    def _row(self, event, raw_sha256: str, turn, step) -> None:
         kind = event.type
         record = event.record
         data = record.get("data")
@@ -544,7 +549,7 @@ class _EventRows(Observer):
         compaction_id = data.get("compactionId") if type(data) is dict else None
         if compaction_id is None and type(data) is dict and type(data.get("source")) is dict:
             compaction_id = data["source"].get("compactionId")
-        self.csv.row([event.seq, event.line, utc_time(event.time), kind, self.turns.turn, self.turns.step, status,
+        self.csv.row([event.seq, event.line, utc_time(event.time), kind, turn, step, status,
                       record.get("surfaceOp"), _call_id(kind, data), compaction_id, one_line(text, 120),
                       canonical_sha256(record), raw_sha256])
 
@@ -559,14 +564,19 @@ class _ToolRows(Observer):
               "approvalOutcome", "approvalDecided", "hooks", "startedAt", "finishedAt", "durationMs",
               "callSeq", "resultSeq", "spilledBytes"]
 
-    def __init__(self, path: Path, indexer: Indexer) -> None:
+    requires = (Indexer,)
+
+    def __init__(self, path: Path) -> None:
         self.path = path
-        self.indexer = indexer  # (observed before this: its spills are known when this finishes)
+
+    def begin(self, run: Run) -> None:
+        self.indexer = run.get(Indexer)
         self.calls: dict = {}  # callId -> row fields
         self.approvals: dict = {}  # approval id -> callId
         self.last = None  # the callId of the last tool event (hooks follow it)
 
-    def observe(self, item, replacement) -> None:
+    def observe(self, record) -> None:
+        item = record.item
         kind = item.type
         if kind not in ("tool/call", "tool/result", "approval/asked", "approval/decided", "hook/result"):
             return
@@ -653,13 +663,12 @@ def _stream(source: LogSource, folder: Path, header: dict, final_nodes: frozense
     and what the report draws."""
     indexer = Indexer()
     records = _CallRecords(folder)
-    indexer.calls.on_open = records.opened  # (the index's call tracker also opens the call records)
-    transcript = _TranscriptFile(folder / "transcript.md", str(header.get("id")), indexer.shadows, indexer.calls)
-    turns = TurnTracker()
-    tools = _ToolRows(folder / "tools.csv", indexer)
-    observers = [indexer, transcript, records, turns, _EventRows(folder / "events.csv", turns, final_nodes), tools]
+    transcript = _TranscriptFile(folder / "transcript.md", str(header.get("id")))
+    tools = _ToolRows(folder / "tools.csv")
+    observers = [indexer, transcript, records, _EventRows(folder / "events.csv", final_nodes), tools]
     run = run_pass(source, observers, on_fold_error=SKIP)
     index = indexer.index
+    turns = run.get(TurnTracker)
     session = session_facts(index, turns, header)
     (folder / "session.json").write_bytes(dumps(session))
     views = records.views
@@ -671,11 +680,12 @@ def _stream(source: LogSource, folder: Path, header: dict, final_nodes: frozense
     for s in turns.turns:
         label = f"turn {s.turn}"
         spans["turns"].append((s.start, s.end, label) if s.end is not None else (s.start, last, label + " (open)"))
-    approvals = [a.row() for a in turns.approvals]
+    asked = run.get(ToolTracker).approvals
+    approvals = [a.row() for a in asked]
     write_csv(folder / "approvals.csv", ["askedSeq", "decidedSeq", "id", "tool", "callId", "outcome", "reason",
                                          "flag", "askedAt", "decidedAt", "arguments"],
               [[*a.row(), utc_time(a.asked_time), utc_time(a.decided_time),
-                tools.calls.get(as_key(a.call_id), {}).get("arguments")] for a in turns.approvals])
+                tools.calls.get(as_key(a.call_id), {}).get("arguments")] for a in asked])
     return index, {"calls": views, "spans": spans, "approvals": approvals, "transcript": transcript.kept,
                    "finalNodes": final_nodes, "session": session}
 
@@ -700,16 +710,19 @@ class _Store:
 class _CallRecords(Observer):
     """calls/NNNN.json, one per main-loop call: its request (the header and the ids of its
     messages in the store) and its response (the assistant message, finish, error code,
-    usage, chunk times). Observe it after the CallTracker that calls `opened`."""
+    usage, chunk times)."""
+
+    requires = (CallTracker,)
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder / "calls"
         self.store = _Store(folder)
+
+    def begin(self, run: Run) -> None:
+        self.calls = run.get(CallTracker)
         self.views: list[dict] = []
         self.pending: dict[int, tuple] = {}  # call number -> (Call, record)
         self._new: list = []
-
-    def begin(self, run: Run) -> None:
         self.fold = run.fold
         self.request_time = None  # the time of the last event before a call's first chunk
         self.digests: dict[int, str | None] = {}  # surface node -> its message's digest (None: no message)
@@ -750,21 +763,25 @@ class _CallRecords(Observer):
         if len(self.views) >= MAX_CALL_VIEWS:
             self.previews.clear()
 
-    def observe(self, item, replacement) -> None:
+    def observe(self, record) -> None:
+        item = record.item
         time = item.time
         if item.type != "assistant/chunk":
             if item.type == "assistant/message" and item.row is None:
                 self._answered(item)
             self.request_time = time
             return
-        for record in self._new:  # calls this chunk opened
-            record["response"]["firstChunkTime"] = time
-            record["response"]["timeToFirstChunkMs"] = _ms(time, self.request_time)
+        call = record.call
+        if call is not None and call.first_chunk_seq == item.seq:  # this chunk opened a call
+            self.opened(call, self.calls.header)
+        for entry in self._new:  # calls this chunk opened
+            entry["response"]["firstChunkTime"] = time
+            entry["response"]["timeToFirstChunkMs"] = _ms(time, self.request_time)
         self._new.clear()
         last = item.seq + item.count - 1
-        for call, record in self.pending.values():
+        for call, entry in self.pending.values():
             if call.last_chunk_seq == last:
-                record["response"]["lastChunkTime"] = item.times[-1] if item.row is not None else time
+                entry["response"]["lastChunkTime"] = item.times[-1] if item.row is not None else time
 
     def _answered(self, item) -> None:
         sources = item.record.get("sourceEventSeqs")
