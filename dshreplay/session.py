@@ -21,6 +21,7 @@ from dshreplay.analyses.provenance import MessageProvenance, ShadowRecord, ViewD
 from dshreplay.analyses.query import EventFilter, EventRow, query_events
 from dshreplay.analyses.spills import Spill, Spills, look_up
 from dshreplay.analyses.stats import SessionStats, session_stats
+from dshreplay.analyses.tools import ToolCall
 from dshreplay.analyses.transcript import Entry, transcript
 from dshreplay.analyses.validate import FileReport, validate_log
 from dshreplay.core.driver import STOP, FoldReport, Observer, Run, fold_report, run_pass, states_at
@@ -184,6 +185,11 @@ class Session:
             raise UsageError(f"seq {seq} is not a message of the model's view at that point")
         return rows
 
+    def tools(self) -> list[ToolCall]:
+        """Every tool call the model asked for (or the log started or answered), in order of first
+        mention, with its result, approval, hooks and outcome attached by call id."""
+        return list(self.index().tool_calls)
+
     def spills(self, root=None) -> list[Spill]:
         """Every tool result dsh moved out of the model's view (see `analyses.spills`);
         with `root`, whether each stored file is there."""
@@ -218,7 +224,7 @@ class Session:
 
     def to_records(self, at: int | None = None) -> list[dict]:
         """One flat dict per event, ready for pandas or DuckDB:
-        seq, line, time (UTC ISO), type, turn, step, surface, op, text."""
+        seq, line, time (UTC ISO), type, turn, step, surface, op, callId, tool, text."""
         rows = self.query(EventFilter(), at)
         return [{k: v for k, v in row.to_json().items() if k != "record"} for row in rows]
 

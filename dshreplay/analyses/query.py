@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dshreplay.analyses.render import event_text, utc_time
+from dshreplay.analyses.tools import ToolTracker
 from dshreplay.analyses.turns import TurnTracker
 from dshreplay.core.driver import SKIP, Observer, run_pass
 from dshreplay.core.surface import SURFACE_TYPES
@@ -44,19 +45,22 @@ class EventRow:
     op: object
     text: str
     record: dict
+    call_id: object = None  # the tool call a tool, approval or hook event belongs to (by id)
+    tool: object = None  # that call's tool
 
     def to_json(self) -> dict:
         return {"seq": self.seq, "line": self.line, "time": self.time, "type": self.type, "turn": self.turn,
-                "step": self.step, "surface": self.surface, "op": self.op, "text": self.text,
-                "record": self.record}
+                "step": self.step, "surface": self.surface, "op": self.op, "callId": self.call_id,
+                "tool": self.tool, "text": self.text, "record": self.record}
 
 
 class EventQuery(Observer):
     """The rows of the events that pass `flt`, one per event (packed rows
     expanded); `nodes` is the surface that classifies them (current or
-    shadowed); events after `last` are left out."""
+    shadowed); events after `last` are left out. A tool call's events (its
+    call, result, approval, hooks) name the call and its tool."""
 
-    requires = (TurnTracker,)
+    requires = (TurnTracker, ToolTracker)
 
     def __init__(self, flt: EventFilter, nodes: frozenset[int], last: int | None = None, sink=None) -> None:
         self.flt = flt
@@ -65,6 +69,9 @@ class EventQuery(Observer):
         self.rows: list[EventRow] = []
         self.sink = sink if sink is not None else self.rows.append  # sink(row): stream rows, keep none
         self._needle = flt.grep.casefold() if flt.grep else None
+
+    def begin(self, run) -> None:
+        self.tools = run.get(ToolTracker).by_seq
 
     def observe(self, record) -> None:
         item, flt = record.item, self.flt
@@ -95,11 +102,12 @@ class EventQuery(Observer):
         record = event.record
         if self._needle is not None and self._needle not in json_bytes(record).decode().casefold():
             return
-        text = event_text(event)
+        call = self.tools.get(seq) if event.row is None else None
+        text = event_text(event, call)
         data = record.get("data")
         step = data.get("step") if type(data) is dict else None
-        self.sink(EventRow(seq, event.line, utc_time(time), kind, turn, step, surface,
-                           record.get("surfaceOp"), text, record))
+        self.sink(EventRow(seq, event.line, utc_time(time), kind, turn, step, surface, record.get("surfaceOp"),
+                           text, record, *((call.call_id, call.tool) if call is not None else ())))
 
 
 def query_events(source, nodes: frozenset[int], flt: EventFilter, last: int | None = None,

@@ -43,9 +43,12 @@ def role_of(event_type: str, message) -> str:
         event_type, "?")
 
 
-def message_text(message, reasoning: bool = True) -> str:
+def message_text(message, reasoning: bool = True, tools=None) -> str:
     """The readable text of a model message: text blocks, tool calls, tool results
-    (and reasoning blocks, unless `reasoning` is False)."""
+    (and reasoning blocks, unless `reasoning` is False). A tool call is labelled
+    with its tool and call id (`[call bash call_1]`), a tool result with its call
+    id and, when `tools` (call id -> tool name) knows it, its tool
+    (`[result bash call_1]`), so parallel calls and results pair by id."""
     if type(message) is not dict:
         return "" if message is None else _json(message)
     content = message.get("content")
@@ -57,14 +60,14 @@ def message_text(message, reasoning: bool = True) -> str:
     for block in content:
         if not reasoning and type(block) is dict and block.get("type") == "reasoning":
             continue
-        parts.append(_block_text(block))
+        parts.append(_block_text(block, 0, tools))
     return "\n".join(p for p in parts if p)
 
 
 MAX_NESTED_RESULTS = 20  # tool results inside tool results shown; deeper ones as [...]
 
 
-def _block_text(block, depth: int = 0) -> str:
+def _block_text(block, depth: int = 0, tools=None) -> str:
     if type(block) is not dict:
         return block if type(block) is str else ""
     kind = block.get("type")
@@ -74,7 +77,7 @@ def _block_text(block, depth: int = 0) -> str:
         return f"[reasoning] {block['text']}"
     if kind == "tool-call":
         args = block.get("arguments")
-        return f"[call {block.get('name')}] {args if type(args) is str else _json(args)}"
+        return f"[call {_label(block.get('name'))}{_id(block.get('id'))}] {args if type(args) is str else _json(args)}"
     if kind == "tool-result":
         inner = block.get("content")
         if type(inner) is list:
@@ -83,24 +86,38 @@ def _block_text(block, depth: int = 0) -> str:
             text = inner
         else:
             text = _json(inner)
+        call_id = block.get("toolCallId")
+        tool = tools.get(call_id) if tools and type(call_id) is str else None
+        tool = f" {_label(tool)}" if tool is not None else ""
         flag = " error" if block.get("isError") is True else ""
-        return f"[result{flag}] {text}"
+        return f"[result{tool}{_id(call_id)}{flag}] {text}"
     if kind == "image":
         return "[image]"
     return f"[{kind}]" if type(kind) is str else ""
 
 
-def event_text(event) -> str:
+def _label(value) -> str:
+    """A tool name or call id inside a [call ...] or [result ...] label, on one line."""
+    return _SPACE.sub(" ", value if type(value) is str else _json(value)).strip()
+
+
+def _id(value) -> str:
+    return f" {_label(value)}" if value is not None else ""
+
+
+def event_text(event, call=None) -> str:
     """What one event says, on one line: a message's text, a tool call's name and arguments, an
     approval's question or decision, a hook's decision, a compaction's range, a chunk's delta,
-    finish or usage, a turn's ending; the payload as JSON for any other event."""
+    finish or usage, a turn's ending; the payload as JSON for any other event. `call`: the tool
+    call (tools.ToolCall) the event belongs to, named in a result, a decision or a hook's outcome."""
     record = event.record
     data = record.get("data")
     data = data if type(data) is dict else {}
     kind = event.type
     if kind in ("user/message", "assistant/message", "tool/result"):
         message = data if kind == "user/message" else data.get("message")
-        return message_text(message, reasoning=False)
+        tools = {call.call_id: call.tool} if call is not None and type(call.call_id) is str else None
+        return message_text(message, reasoning=False, tools=tools)
     if kind == "assistant/chunk":
         chunk = data.get("chunk") if type(data.get("chunk")) is dict else {}
         ctype = chunk.get("type")
@@ -121,9 +138,11 @@ def event_text(event) -> str:
     if kind == "approval/asked":
         return f"{data.get('toolName')} {data.get('callId')}: {data.get('reason')}"
     if kind == "approval/decided":
-        return f"decided {data.get('outcome')}"
+        who = f"{_label(call.tool)}{_id(call.call_id)}: " if call is not None else ""
+        return f"{who}decided {data.get('outcome')}"
     if kind == "hook/result":
-        return f"{data.get('point')}: {data.get('decision')}"
+        what = f" ({_label(call.tool)}{_id(call.call_id)})" if call is not None else ""
+        return f"{data.get('point')}: {data.get('decision')}{what}"
     if kind in ("compaction/summary", "compaction/prune"):
         span = data.get("shadowedRange") if type(data.get("shadowedRange")) is dict else {}
         return f"shadows {span.get('start')}..{span.get('end')}: {data.get('summary', '')}".rstrip(": ")

@@ -489,6 +489,27 @@ class ToolTracker(Observer):
         for call in fits:
             call.hooks.append(run)
 
+    def arguments_of(self, approval: Approval):
+        """The arguments of the call an approval was asked for (None when unknown)."""
+        call = self.by_seq.get(approval.asked_seq) if approval.asked_seq is not None else None
+        return None if call is None else call.arguments
+
+    def names(self, seq: int, message) -> tuple:
+        """(callId, tool) of each tool-result block of the message of the tool/result
+        at `seq`: its own call (found by the callId it answers), else the latest call
+        with the block's id."""
+        content = message.get("content") if type(message) is dict else None
+        if type(content) is not list:
+            return ()
+        own = self.by_seq.get(seq)
+        out = []
+        for block in content:
+            call_id = block.get("toolCallId") if type(block) is dict else None
+            if type(call_id) is str:
+                call = own if own is not None and own.call_id == call_id else self.by_id.get(call_id)
+                out.append((call_id, None if call is None else call.tool))
+        return tuple(out)
+
     def finish(self, run: Run) -> None:
         turns = self.turns
         self.closers = []

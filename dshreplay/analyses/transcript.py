@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from dshreplay.analyses.calls import CallTracker, failed, finish_text
 from dshreplay.analyses.provenance import ShadowTracker
 from dshreplay.analyses.render import message_text, role_of, utc_time
+from dshreplay.analyses.tools import ToolTracker
 from dshreplay.analyses.turns import TurnTracker, turn_ending
 from dshreplay.core.driver import SKIP, Observer, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
@@ -38,6 +39,15 @@ class Entry:
     turn: object = None  # turn-end: the turn; failed-call: its turn
     call: int | None = None  # failed-call: the call's number (from 1)
     ending: str | None = None  # turn-end: turn_ending(); failed-call: finish_text()
+    tools: tuple = ()  # a tool result's (callId, tool) per result block, by the tool tracker
+
+    def text(self, reasoning: bool) -> str:
+        """The message's text (a replacement's: the replacing message's), tool results
+        labelled with their tool and call id."""
+        return message_text(self.message, reasoning, dict(self.tools) if self.tools else None)
+
+    def _calls(self) -> dict:
+        return {"calls": [{"callId": c, "tool": t} for c, t in self.tools]} if self.tools else {}
 
     def marker_text(self) -> str:
         if self.entry == "turn-end":
@@ -56,7 +66,7 @@ class Entry:
         if self.entry == "replacement":
             return {"seq": self.seq, "entry": self.entry, "kind": self.kind, "shadowedSeqs": list(self.shadowed),
                     "text": self.marker_text(), "time": self.time,
-                    "replacementText": None if self.message is None else message_text(self.message, reasoning)}
+                    "replacementText": None if self.message is None else self.text(reasoning), **self._calls()}
         if self.entry == "turn-end":
             return {"seq": self.seq, "entry": self.entry, "turn": self.turn, "ending": self.ending,
                     "time": self.time, "text": self.marker_text()}
@@ -64,15 +74,16 @@ class Entry:
             return {"seq": self.seq, "entry": self.entry, "call": self.call, "turn": self.turn,
                     "finish": self.ending, "time": self.time, "text": self.marker_text()}
         return {"seq": self.seq, "entry": self.entry, "type": self.type, "role": self.role, "time": self.time,
-                "text": message_text(self.message, reasoning), "message": self.message}
+                **self._calls(), "text": self.text(reasoning), "message": self.message}
 
 
 class TranscriptBuilder(Observer):
     """Collects transcript entries."""
 
-    requires = (ShadowTracker, CallTracker, TurnTracker)
+    requires = (ShadowTracker, CallTracker, TurnTracker, ToolTracker)
 
     def begin(self, run: Run) -> None:
+        self.tools = run.get(ToolTracker)
         self.shadows = run.get(ShadowTracker)
         self.turns = run.get(TurnTracker)
         self.entries: list[Entry] = []
@@ -86,12 +97,13 @@ class TranscriptBuilder(Observer):
             shadow = self.shadows.by_seq[item.seq]
             has, message = _message(item)
             self.entries.append(Entry(item.seq, "replacement", kind=shadow.kind, shadowed=shadow.shadowed_seqs,
-                                      time=utc_time(item.time), message=message if has else None))
+                                      time=utc_time(item.time), message=message if has else None,
+                                      tools=self._tools(item, kind, message)))
         elif kind in SURFACE_TYPES and item.record.get("surfaceOp") == "append":
             has, message = _message(item)
             if has:
                 self.entries.append(Entry(item.seq, "message", kind, role_of(kind, message),
-                                          utc_time(item.time), message))
+                                          utc_time(item.time), message, tools=self._tools(item, kind, message)))
         elif kind == "turn/end":
             data = _data(item)
             self.entries.append(Entry(item.seq, "turn-end", time=utc_time(item.time), turn=data.get("turn"),
@@ -101,6 +113,9 @@ class TranscriptBuilder(Observer):
             if call is not None and call.finish_seq == item.seq and failed(call.finish):
                 self.entries.append(Entry(item.seq, "failed-call", time=utc_time(item.time), turn=call.turn,
                                           call=call.call, ending=finish_text(call.finish)))
+
+    def _tools(self, item, kind, message) -> tuple:
+        return self.tools.names(item.seq, message) if kind == "tool/result" else ()
 
     def finish(self, run: Run) -> None:
         last = self.turns.turns[-1] if self.turns.turns else None

@@ -46,7 +46,7 @@ from dshreplay.core.driver import SKIP, Observer, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
 from dshreplay.errors import DeriveError, DshReplayError, ReadError, UsageError
 from dshreplay.io.reader import LogSource, read_small_file, shown_path
-from dshreplay.jsvalues import MISSING, as_key, json_bytes, short_json
+from dshreplay.jsvalues import MISSING, json_bytes, short_json
 from dshreplay.options import Options
 from dshreplay.output.chain import TurnEndLines, check_growth, line_chain
 from dshreplay.output.htmlreport import MAX_TRANSCRIPT, render_index, render_report
@@ -513,9 +513,9 @@ class _TranscriptFile(TranscriptBuilder):
 class _EventRows(Observer):
     """events.csv, one row per event (packed rows expanded)."""
 
-    HEADER = ["seq", "line", "time", "type", "turn", "step", "surface", "op", "callId", "compactionId", "preview",
-              "sha256", "rawSha256"]
-    requires = (TurnTracker,)
+    HEADER = ["seq", "line", "time", "type", "turn", "step", "surface", "op", "callId", "tool", "compactionId",
+              "preview", "sha256", "rawSha256"]
+    requires = (TurnTracker, ToolTracker)
 
     def __init__(self, path: Path, final_nodes: set) -> None:
         self.path = path
@@ -523,6 +523,7 @@ class _EventRows(Observer):
 
     def begin(self, run: Run) -> None:
         self.csv = CsvFile(self.path, self.HEADER)
+        self.tools = run.get(ToolTracker).by_seq
         self.hashed = None  # the line whose hash was written
 
     def observe(self, record) -> None:
@@ -539,18 +540,21 @@ class _EventRows(Observer):
         record = event.record
         data = record.get("data")
         status = (CURRENT if event.seq in self.final_nodes else SHADOWED) if kind in SURFACE_TYPES else LOG_ONLY
+        call = self.tools.get(event.seq) if event.row is None else None
         text = ""
         if kind in SURFACE_TYPES:
             try:
                 has, message = derive_message(event)
-                text = message_text(message) if has else ""
+                names = {call.call_id: call.tool} if call is not None and type(call.call_id) is str else None
+                text = message_text(message, tools=names) if has else ""
             except DeriveError:
                 text = ""
         compaction_id = data.get("compactionId") if type(data) is dict else None
         if compaction_id is None and type(data) is dict and type(data.get("source")) is dict:
             compaction_id = data["source"].get("compactionId")
-        self.csv.row([event.seq, event.line, utc_time(event.time), kind, turn, step, status,
-                      record.get("surfaceOp"), _call_id(kind, data), compaction_id, one_line(text, 120),
+        self.csv.row([event.seq, event.line, utc_time(event.time), kind, turn, step, status, record.get("surfaceOp"),
+                      _call_id(kind, data) if call is None else call.call_id, None if call is None else call.tool,
+                      compaction_id, one_line(text, 120),
                       canonical_sha256(record), raw_sha256])
 
     def finish(self, run: Run) -> None:
@@ -558,71 +562,47 @@ class _EventRows(Observer):
 
 
 class _ToolRows(Observer):
-    """tools.csv: one row per tool call, with its arguments, result, approval and hooks."""
+    """tools.csv: one row per tool call the model asked for (or the log started or
+    answered), with its arguments, result, approval, hooks and outcome, all
+    attached by call id (the ToolTracker)."""
 
-    HEADER = ["callId", "turn", "step", "tool", "arguments", "resultPreview", "isError", "approvalAsked",
-              "approvalOutcome", "approvalDecided", "hooks", "startedAt", "finishedAt", "durationMs",
+    HEADER = ["callId", "turn", "step", "tool", "outcome", "arguments", "resultPreview", "isError", "approvalAsked",
+              "approvalOutcome", "approvalDecided", "hooks", "startedAt", "finishedAt", "durationMs", "askedSeq",
               "callSeq", "resultSeq", "spilledBytes"]
 
-    requires = (Indexer,)
+    requires = (Indexer, ToolTracker)
+    types = frozenset({"tool/result"})
 
     def __init__(self, path: Path) -> None:
         self.path = path
 
     def begin(self, run: Run) -> None:
         self.indexer = run.get(Indexer)
-        self.calls: dict = {}  # callId -> row fields
-        self.approvals: dict = {}  # approval id -> callId
-        self.last = None  # the callId of the last tool event (hooks follow it)
+        self.tools = run.get(ToolTracker)
+        self.previews: dict[int, str] = {}  # tool/result seq -> the start of its text
 
     def observe(self, record) -> None:
         item = record.item
-        kind = item.type
-        if kind not in ("tool/call", "tool/result", "approval/asked", "approval/decided", "hook/result"):
-            return
-        data = item.record.get("data")
-        data = data if type(data) is dict else {}
-        if kind == "tool/call":
-            call_id = as_key(data.get("callId"))
-            self.calls.setdefault(call_id, {"hooks": []}).update(
-                callId=data.get("callId"), turn=data.get("turn"), step=data.get("step"), tool=data.get("name"),
-                arguments=data.get("arguments"), startedAt=item.time, callSeq=item.seq)
-            self.last = call_id
-        elif kind == "tool/result" and item.record.get("surfaceOp") == "append":
-            call_id = as_key(_call_id(kind, data))
-            row = self.calls.setdefault(call_id, {"callId": call_id, "turn": data.get("turn"),
-                                                  "step": data.get("step"), "hooks": []})
-            message = data.get("message")
-            content = message.get("content") if type(message) is dict else None
-            first = content[0] if type(content) is list and content and type(content[0]) is dict else {}
-            row.update(resultPreview=one_line(message_text(message, reasoning=False), PREVIEW),
-                       isError=first.get("isError") is True or data.get("error") is not None,
-                       finishedAt=item.time, resultSeq=item.seq)
-            self.last = call_id
-        elif kind == "approval/asked":
-            call_id = as_key(data.get("callId"))
-            self.approvals[as_key(data.get("id"))] = call_id
-            self.calls.setdefault(call_id, {"callId": data.get("callId"), "hooks": []})["approvalAsked"] = item.time
-        elif kind == "approval/decided":
-            call_id = self.approvals.get(as_key(data.get("id")))
-            if call_id in self.calls:
-                self.calls[call_id].update(approvalOutcome=data.get("outcome"), approvalDecided=item.time)
-        elif self.last in self.calls:  # hook/result: the hooks around the last tool event
-            self.calls[self.last]["hooks"].append(f"{data.get('point')}:{data.get('decision')}")
+        if item.record.get("surfaceOp") == "append":
+            data = item.record.get("data")
+            message = data.get("message") if type(data) is dict else None
+            names = dict(self.tools.names(item.seq, message))
+            self.previews[item.seq] = one_line(message_text(message, reasoning=False, tools=names), PREVIEW)
 
     def finish(self, run: Run) -> None:
         index = self.indexer.index
         rows = []
-        for row in self.calls.values():
-            started, finished = row.get("startedAt"), row.get("finishedAt")
-            rows.append([row.get("callId"), row.get("turn"), row.get("step"), row.get("tool"), row.get("arguments"),
-                         row.get("resultPreview"), row.get("isError"), utc_time(row.get("approvalAsked")),
-                         row.get("approvalOutcome"), utc_time(row.get("approvalDecided")), " ".join(row["hooks"]),
-                         utc_time(started), utc_time(finished), _ms(finished, started), row.get("callSeq"),
-                         row.get("resultSeq"), _spilled_bytes(index, row.get("resultSeq"))])
+        for call in self.tools.calls:
+            started, finished, approval = call.started_at, call.finished_at, call.approval
+            rows.append([call.call_id, call.turn, call.step, call.tool, call.outcome, call.arguments,
+                         self.previews.get(call.result_seq), call.is_error,
+                         None if approval is None else utc_time(approval.asked_time),
+                         None if approval is None else approval.outcome,
+                         None if approval is None else utc_time(approval.decided_time),
+                         " ".join(h.label() for h in call.hooks), utc_time(started), utc_time(finished),
+                         _ms(finished, started), call.asked_seq, call.call_seq, call.result_seq,
+                         _spilled_bytes(index, call.result_seq)])
         write_csv(self.path, self.HEADER, rows)
-
-
 
 
 def session_facts(index, turns: TurnTracker, header: dict) -> dict:
@@ -664,8 +644,8 @@ def _stream(source: LogSource, folder: Path, header: dict, final_nodes: frozense
     indexer = Indexer()
     records = _CallRecords(folder)
     transcript = _TranscriptFile(folder / "transcript.md", str(header.get("id")))
-    tools = _ToolRows(folder / "tools.csv")
-    observers = [indexer, transcript, records, _EventRows(folder / "events.csv", final_nodes), tools]
+    observers = [indexer, transcript, records, _EventRows(folder / "events.csv", final_nodes),
+                 _ToolRows(folder / "tools.csv")]
     run = run_pass(source, observers, on_fold_error=SKIP)
     index = indexer.index
     turns = run.get(TurnTracker)
@@ -680,12 +660,12 @@ def _stream(source: LogSource, folder: Path, header: dict, final_nodes: frozense
     for s in turns.turns:
         label = f"turn {s.turn}"
         spans["turns"].append((s.start, s.end, label) if s.end is not None else (s.start, last, label + " (open)"))
-    asked = run.get(ToolTracker).approvals
-    approvals = [a.row() for a in asked]
+    tracker = run.get(ToolTracker)
+    approvals = [a.row() for a in tracker.approvals]
     write_csv(folder / "approvals.csv", ["askedSeq", "decidedSeq", "id", "tool", "callId", "outcome", "reason",
                                          "flag", "askedAt", "decidedAt", "arguments"],
-              [[*a.row(), utc_time(a.asked_time), utc_time(a.decided_time),
-                tools.calls.get(as_key(a.call_id), {}).get("arguments")] for a in asked])
+              [[*a.row(), utc_time(a.asked_time), utc_time(a.decided_time), tracker.arguments_of(a)]
+               for a in tracker.approvals])
     return index, {"calls": views, "spans": spans, "approvals": approvals, "transcript": transcript.kept,
                    "finalNodes": final_nodes, "session": session}
 

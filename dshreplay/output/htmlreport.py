@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 
 from dshreplay.analyses.calls import finish_text
-from dshreplay.analyses.render import clean, message_text, one_line
+from dshreplay.analyses.render import clean, one_line
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:0;color:#1d232a;background:#f6f7f9}
@@ -180,7 +180,7 @@ def _transcript(entries, final_nodes: set) -> str:
              "happened; highlighted messages are no longer what the model sees.</p>"]
     for e in entries:
         if e.entry != "message":
-            text = "" if e.message is None else _cut(message_text(e.message, reasoning=False))
+            text = "" if e.message is None else _cut(e.text(reasoning=False))
             parts.append(f'<div class="marker">{esc(e.marker_text())}{esc(chr(10) + text) if text else ""}</div>')
             continue
         shadowed = e.seq not in final_nodes
@@ -188,7 +188,7 @@ def _transcript(entries, final_nodes: set) -> str:
         note = " · shadowed for the model" if shadowed else ""
         parts.append(f'<div class="{css}"><span class="role">{esc(e.role)}</span> '
                      f'<span class="meta">seq {e.seq}{esc(" · " + e.time) if e.time else ""}{note}</span>\n'
-                     f"{esc(_cut(message_text(e.message, reasoning=False)))}</div>")
+                     f"{esc(_cut(e.text(reasoning=False)))}</div>")
     if len(entries) >= MAX_TRANSCRIPT:
         parts.append(f"<p class=\"meta\">The first {MAX_TRANSCRIPT} entries are shown; transcript.md has "
                      "them all.</p>")

@@ -443,7 +443,7 @@ class TextReporter:
         for e in entries:
             if e.entry == "message":
                 when = f" · {e.time}" if e.time else ""
-                text = clean(message_text(e.message, reasoning)).rstrip()
+                text = clean(e.text(reasoning)).rstrip()
                 if markdown:
                     self.line(f"### {markdown_label(self._cut(e.role or '?', 40))} · seq {e.seq}{when}")
                     self.line()
@@ -455,7 +455,7 @@ class TextReporter:
                 marker = one_line(e.marker_text(), 10**4)  # (it quotes log values: codes, turn numbers)
                 self.line(f"> {markdown_marker(marker)}" if markdown else marker)
                 if e.entry == "replacement" and e.message is not None:
-                    text = clean(message_text(e.message, reasoning)).rstrip()
+                    text = clean(e.text(reasoning)).rstrip()
                     if markdown:
                         self.line()
                     self.line(_fenced(text) if markdown else text)
