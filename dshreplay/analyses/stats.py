@@ -1,4 +1,8 @@
-"""`stats`: the figures people ask about one session (and several together)."""
+"""The session summary: the figures people ask about one session (and several together).
+
+One summary, made once per pass by `SessionSummary` from the pass's trackers:
+`stats` prints it, the export writes it as session.json and the report shows it.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +11,10 @@ from dataclasses import dataclass, field
 
 from dshreplay.analyses.calls import CallTracker, failed, failure_code, retried_calls
 from dshreplay.analyses.index import Indexer
+from dshreplay.analyses.render import utc_time
 from dshreplay.analyses.tools import ToolTracker
 from dshreplay.analyses.turns import TurnTracker
-from dshreplay.core.driver import STOP, Observer, run_pass
+from dshreplay.core.driver import STOP, Observer, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, has_message
 from dshreplay.errors import DeriveError, DshReplayError
 from dshreplay.io.reader import LogSource
@@ -20,16 +25,20 @@ TOKEN_FIELDS = (("input", "inputTokens"), ("output", "outputTokens"), ("cacheRea
 DENIED = {"rejected", "cancelled", "unavailable"}
 
 
-
-
 def _num(value) -> bool:
     return type(value) in (int, float)
 
 
 @dataclass
 class SessionStats:
+    """The summary of one session (or a total of several: `totals`)."""
+
     path: str
     session_id: object = None
+    start: str | None = None  # UTC: the first turn's start (else the header's createdAt)
+    end: str | None = None  # UTC: the last turn's end (or start)
+    duration_ms: object = None
+    models: list = field(default_factory=list)  # [{"provider", "model"}] of every model call
     events: int = 0
     turns: int = 0
     steps: int = 0
@@ -47,24 +56,27 @@ class SessionStats:
     failed_calls: dict = field(default_factory=dict)  # error code -> main-loop calls that failed with it
     tokens_by_model: dict = field(default_factory=dict)
     turn_endings: list = field(default_factory=list)  # how each turn ended (see turns.Span.ending)
+    turn_spans: list = field(default_factory=list)  # [{"turn", "startSeq", "endSeq", "ending"}]
+    spills: dict = field(default_factory=lambda: {"results": 0, "omittedBytes": 0, "inherited": 0})
     error: str | None = None  # set when the log could not be read
-    fold_error: object = None  # the event the fold rejected: the figures are those of the events before it
+    fold_error: object = None  # the first event the fold rejected
+    answered_up_to: int | None = None  # the figures are those of the events up to this seq (reading stopped)
     torn_tail: object = None  # reader.TornTail: a half-written last line, left out of the figures
 
     def to_json(self) -> dict:
-        return {"path": self.path, "error": self.error, "sessionId": self.session_id, "events": self.events,
+        return {"path": self.path, "error": self.error, "sessionId": self.session_id, "start": self.start,
+                "end": self.end, "durationMs": self.duration_ms, "models": self.models, "events": self.events,
                 "turns": self.turns,
                 "steps": self.steps, "calls": self.calls, "auxiliaryCalls": self.auxiliary_calls,
                 "retries": self.retries, "tools": self.tools, "approvals": self.approvals,
                 "compactions": self.compactions, "tokens": self.tokens,
                 "surface": {"now": self.surface_now, "appended": self.appended, "forgotten": self.forgotten},
                 "times": self.times, "failedCalls": self.failed_calls, "tokensByModel": self.tokens_by_model,
-                "turnEndings": self.turn_endings,
+                "turnEndings": self.turn_endings, "turnSpans": self.turn_spans, "spills": self.spills,
                 "tornTail": None if self.torn_tail is None else self.torn_tail.to_json(),
                 "foldError": None if self.fold_error is None else {
                     "seq": self.fold_error.seq, "line": self.fold_error.line, "message": self.fold_error.message},
-                "answeredUpTo": None if self.fold_error is None or self.fold_error.seq is None
-                else self.fold_error.seq - 1}
+                "answeredUpTo": self.answered_up_to}
 
 
 def failed_calls(calls) -> dict:
@@ -96,12 +108,14 @@ def _summary(values: list) -> dict | None:
             "maxMs": max(values)}
 
 
-class StatsObserver(Observer):
-    """The figures a pass gathers event by event (the rest come from the trackers)."""
+class SessionSummary(Observer):
+    """The session summary of a pass (`stats` once it is over): the figures
+    gathered event by event here, the rest from the pass's trackers."""
 
-    requires = (CallTracker,)
+    requires = (Indexer, CallTracker)
 
-    def begin(self, run) -> None:
+    def begin(self, run: Run) -> None:
+        self.stats: SessionStats | None = None
         self.appended: list[int] = []  # seqs of appended surface events
         self.first_chunk_ms: list = []
         self._previous_time = None
@@ -120,58 +134,80 @@ class StatsObserver(Observer):
         if kind in SURFACE_TYPES and event.record.get("surfaceOp") == "append":
             self.appended.append(event.seq)
 
+    def finish(self, run: Run) -> None:
+        self.stats = self._summary(run)
+
+    def _summary(self, run: Run) -> SessionStats:
+        index, turns, tools = run.get(Indexer).index, run.get(TurnTracker), run.get(ToolTracker)
+        out = SessionStats(index.path, index.header.get("id"), events=index.event_count, turns=index.turns,
+                           steps=index.steps, calls=len(index.calls), auxiliary_calls=len(index.auxiliary_calls),
+                           retries=retried_calls(index.calls))
+        every_call = index.calls + index.auxiliary_calls
+        for call in every_call:
+            for name, key in TOKEN_FIELDS:
+                value = _get(call.usage, key)
+                if _num(value):
+                    out.tokens[name] += value
+        out.models = [{"provider": p, "model": m}
+                      for p, m in sorted({(str(c.provider), str(c.model)) for c in every_call})]
+        out.compactions["summaries"] = index.counts["compaction/summary"]
+        out.compactions["prunes"] = index.counts["compaction/prune"]
+        for bracket in index.brackets:
+            if bracket.status == "failed":
+                out.compactions["failed"] += 1
+            elif bracket.status == "open":
+                out.compactions["open"] += 1
+        final = index.final
+        out.surface_now = sum(map(_yields_message, final.events.values())) if final is not None else 0
+        final_nodes = set(final.nodes) if final is not None else set()
+        out.appended = len(self.appended)
+        out.forgotten = sum(1 for seq in self.appended if seq not in final_nodes)
+        approvals = tools.approvals
+        asked = [a for a in approvals if a.asked_seq is not None]
+        out.approvals = {"asked": len(asked), "decided": sum(1 for a in approvals if a.decided_seq is not None),
+                         "denied": sum(1 for a in approvals if a.outcome in DENIED),
+                         "undecided": sum(1 for a in asked if a.decided_seq is None)}
+        tool_ms = []
+        for call in tools.calls:
+            if call.call_seq is None:
+                continue
+            name = call.tool if type(call.tool) is str else "?"
+            entry = out.tools.setdefault(name, {"calls": 0, "errors": 0})
+            entry["calls"] += 1
+            if call.result_seq is not None and call.is_error:
+                entry["errors"] += 1
+            if call.result_seq is not None and _timed(call.started_at) and _timed(call.finished_at):
+                tool_ms.append(call.finished_at - call.started_at)
+        out.tools = dict(sorted(out.tools.items()))
+        spans = turns.turns
+        turn_ms = [s.end_time - s.start_time for s in spans
+                   if s.end is not None and _timed(s.start_time) and _timed(s.end_time)]
+        out.times = {"turns": _summary(turn_ms), "timeToFirstChunk": _summary(self.first_chunk_ms),
+                     "tools": _summary(tool_ms)}
+        created = index.header.get("createdAt")
+        first = next((s.start_time for s in spans if _timed(s.start_time)), created if _timed(created) else None)
+        last = max((t for s in spans for t in (s.end_time, s.start_time) if _timed(t)), default=None)
+        out.start, out.end = utc_time(first), utc_time(last)
+        out.duration_ms = last - first if first is not None and last is not None else None
+        out.failed_calls = failed_calls(index.calls)
+        out.fold_error = index.fold_errors[0] if index.fold_errors else None
+        if out.fold_error is not None and not run.complete and out.fold_error.seq is not None:
+            out.answered_up_to = out.fold_error.seq - 1  # (reading stopped there)
+        out.torn_tail = index.torn_tail
+        out.tokens_by_model = tokens_by_model(every_call)
+        out.turn_endings = [s.ending for s in spans]
+        out.turn_spans = [{"turn": s.turn, "startSeq": s.start, "endSeq": s.end, "ending": s.ending} for s in spans]
+        out.spills = {"results": len(index.spills), "omittedBytes": sum(s.omitted for s in index.spills),
+                      "inherited": sum(s.inherited for s in index.spills)}
+        return out
+
 
 def session_stats(source) -> SessionStats:
-    """The figures of one log (a LogSource), in one pass."""
-    indexer, figures = Indexer(), StatsObserver()
-    run = run_pass(source, [indexer, figures], on_fold_error=STOP)
-    index, turns, tools = indexer.index, run.get(TurnTracker), run.get(ToolTracker)
-    out = SessionStats(index.path, index.header.get("id"), index.event_count, index.turns, index.steps,
-                       len(index.calls), len(index.auxiliary_calls), retried_calls(index.calls))
-    for call in index.calls + index.auxiliary_calls:
-        for name, key in TOKEN_FIELDS:
-            value = _get(call.usage, key)
-            if _num(value):
-                out.tokens[name] += value
-    out.compactions["summaries"] = index.counts["compaction/summary"]
-    out.compactions["prunes"] = index.counts["compaction/prune"]
-    for bracket in index.brackets:
-        if bracket.status == "failed":
-            out.compactions["failed"] += 1
-        elif bracket.status == "open":
-            out.compactions["open"] += 1
-    final = index.final
-    out.surface_now = sum(map(_yields_message, final.events.values())) if final is not None else 0
-    final_nodes = set(final.nodes) if final is not None else set()
-    out.appended = len(figures.appended)
-    out.forgotten = sum(1 for seq in figures.appended if seq not in final_nodes)
-    approvals = tools.approvals
-    asked = [a for a in approvals if a.asked_seq is not None]
-    out.approvals = {"asked": len(asked), "decided": sum(1 for a in approvals if a.decided_seq is not None),
-                     "denied": sum(1 for a in approvals if a.outcome in DENIED),
-                     "undecided": sum(1 for a in asked if a.decided_seq is None)}
-    tool_ms = []
-    for call in tools.calls:
-        if call.call_seq is None:
-            continue
-        name = call.tool if type(call.tool) is str else "?"
-        entry = out.tools.setdefault(name, {"calls": 0, "errors": 0})
-        entry["calls"] += 1
-        if call.result_seq is not None and call.is_error:
-            entry["errors"] += 1
-        if call.result_seq is not None and _timed(call.started_at) and _timed(call.finished_at):
-            tool_ms.append(call.finished_at - call.started_at)
-    out.tools = dict(sorted(out.tools.items()))
-    turn_ms = [s.end_time - s.start_time for s in turns.turns
-               if s.end is not None and _timed(s.start_time) and _timed(s.end_time)]
-    out.times = {"turns": _summary(turn_ms), "timeToFirstChunk": _summary(figures.first_chunk_ms),
-                 "tools": _summary(tool_ms)}
-    out.failed_calls = failed_calls(index.calls)
-    out.fold_error = index.fold_errors[0] if index.fold_errors else None
-    out.torn_tail = index.torn_tail
-    out.tokens_by_model = tokens_by_model(index.calls + index.auxiliary_calls)
-    out.turn_endings = [s.ending for s in turns.turns]
-    return out
+    """The summary of one log (a LogSource), in one pass that stops at the first
+    event the fold rejects (the figures are then those of the events before it)."""
+    summary = SessionSummary()
+    run_pass(source, [summary], on_fold_error=STOP)
+    return summary.stats
 
 
 def _timed(value) -> bool:
@@ -205,7 +241,7 @@ def totals(stats: list[SessionStats]) -> SessionStats:
         for name in ("events", "turns", "steps", "calls", "auxiliary_calls", "retries", "surface_now",
                      "appended", "forgotten"):
             setattr(total, name, getattr(total, name) + getattr(s, name))
-        for group in ("approvals", "compactions", "tokens", "failed_calls"):
+        for group in ("approvals", "compactions", "tokens", "failed_calls", "spills"):
             for key, value in getattr(s, group).items():
                 getattr(total, group)[key] = getattr(total, group).get(key, 0) + value
         for model, counts in s.tokens_by_model.items():
@@ -213,6 +249,7 @@ def totals(stats: list[SessionStats]) -> SessionStats:
             for key, value in counts.items():
                 into[key] = into.get(key, 0) + value
         total.turn_endings += s.turn_endings
+        total.models += [m for m in s.models if m not in total.models]
         for name, entry in s.tools.items():
             t = total.tools.setdefault(name, {"calls": 0, "errors": 0})
             t["calls"] += entry["calls"]
@@ -220,4 +257,5 @@ def totals(stats: list[SessionStats]) -> SessionStats:
     total.tools = dict(sorted(total.tools.items()))
     total.failed_calls = dict(sorted(total.failed_calls.items()))
     total.tokens_by_model = dict(sorted(total.tokens_by_model.items()))
+    total.models.sort(key=lambda m: (m["provider"], m["model"]))
     return total

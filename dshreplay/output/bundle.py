@@ -31,13 +31,13 @@ from pathlib import Path
 import orjson
 
 from dshreplay import __version__
-from dshreplay.analyses.calls import CallTracker, failure_code, retried_calls
+from dshreplay.analyses.calls import CallTracker, failure_code
 from dshreplay.analyses.findings import ERROR, NOTICE, WARNING
 from dshreplay.analyses.index import Indexer
 from dshreplay.analyses.query import CURRENT, LOG_ONLY, SHADOWED
 from dshreplay.analyses.render import clean, message_text, one_line, role_of, utc_time
 from dshreplay.analyses.schemas import PLACEHOLDER
-from dshreplay.analyses.stats import failed_calls, tokens_by_model
+from dshreplay.analyses.stats import SessionSummary
 from dshreplay.analyses.tools import ToolTracker
 from dshreplay.analyses.transcript import TranscriptBuilder
 from dshreplay.analyses.turns import TurnTracker
@@ -605,29 +605,6 @@ class _ToolRows(Observer):
         write_csv(self.path, self.HEADER, rows)
 
 
-def session_facts(index, turns: TurnTracker, header: dict) -> dict:
-    """session.json: when the session ran, with which models, its calls, failures, tokens and turn endings."""
-    times = [t for t in (header.get("createdAt"),) if type(t) in (int, float) and t > 0]
-    first = next((s.start_time for s in turns.turns if type(s.start_time) in (int, float) and s.start_time > 0), None)
-    last = max((t for s in turns.turns for t in (s.end_time, s.start_time) if type(t) in (int, float) and t > 0),
-               default=None)
-    start = first if first is not None else (times[0] if times else None)
-    tokens: dict = {}
-    for counts in tokens_by_model(index.calls + index.auxiliary_calls).values():
-        for key, value in counts.items():
-            tokens[key] = tokens.get(key, 0) + value
-    models = sorted({(str(c.provider), str(c.model)) for c in index.calls + index.auxiliary_calls})
-    return {"sessionId": header.get("id"), "start": utc_time(start), "end": utc_time(last),
-            "durationMs": _ms(last, start), "events": index.event_count,
-            "models": [{"provider": p, "model": m} for p, m in models],
-            "calls": len(index.calls), "auxiliaryCalls": len(index.auxiliary_calls),
-            "failedCalls": failed_calls(index.calls), "retries": retried_calls(index.calls),
-            "tokens": dict(sorted(tokens.items())),
-            "spills": {"results": len(index.spills), "omittedBytes": sum(s.omitted for s in index.spills),
-                       "inherited": sum(s.inherited for s in index.spills)},
-            "turns": [{"turn": s.turn, "startSeq": s.start, "endSeq": s.end, "ending": s.ending} for s in turns.turns]}
-
-
 class _FinalNodes(Observer):
     """The surface at the end of a pass (of the original log, for events.csv's surface column)."""
 
@@ -644,12 +621,13 @@ def _stream(source: LogSource, folder: Path, header: dict, final_nodes: frozense
     indexer = Indexer()
     records = _CallRecords(folder)
     transcript = _TranscriptFile(folder / "transcript.md", str(header.get("id")))
-    observers = [indexer, transcript, records, _EventRows(folder / "events.csv", final_nodes),
+    summary = SessionSummary()
+    observers = [indexer, summary, transcript, records, _EventRows(folder / "events.csv", final_nodes),
                  _ToolRows(folder / "tools.csv")]
     run = run_pass(source, observers, on_fold_error=SKIP)
     index = indexer.index
     turns = run.get(TurnTracker)
-    session = session_facts(index, turns, header)
+    session = {k: v for k, v in summary.stats.to_json().items() if k not in ("path", "error")}
     (folder / "session.json").write_bytes(dumps(session))
     views = records.views
     last = run.last_seq if run.last_seq is not None else 0

@@ -53,6 +53,7 @@ def _table(headers: list[str], rows: list[list], row_id: str | None = None) -> s
 
 
 def _facts(entry: dict, index, session: dict) -> str:
+    """The session card: the manifest entry's facts and the session summary's (session.json)."""
     header = entry.get("header", {})
     counts = entry.get("findings", {})
     verdict = entry.get("verdict")
@@ -70,9 +71,11 @@ def _facts(entry: dict, index, session: dict) -> str:
                                  or "none")],
             ["retries", esc(session.get("retries"))],
             ["tokens", esc(", ".join(f"{k} {v}" for k, v in session.get("tokens", {}).items()) or "-")],
-            ["turn endings", esc(", ".join(f"{t['turn']}: {t['ending']}" for t in session.get("turns", [])) or "-")],
+            ["turn endings", esc(", ".join(f"{t['turn']}: {t['ending']}" for t in session.get("turnSpans", []))
+                                 or "-")],
             ["events", esc(entry.get("events"))],
-            ["turns / steps / model calls", f"{index.turns} / {index.steps} / {len(index.calls)}"],
+            ["turns / steps / model calls", f"{esc(session.get('turns'))} / {esc(session.get('steps'))} / "
+                                            f"{esc(session.get('calls'))}"],
             ["verdict", f'<span class="{css}">{esc(verdict)}</span>: {esc(counts.get("error", 0))} errors, '
                         f'{esc(counts.get("warning", 0))} warnings, {esc(counts.get("notice", 0))} notices'],
             ["spilled tool results", esc(_spills(session.get("spills")))],
