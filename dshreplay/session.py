@@ -24,13 +24,14 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from dshreplay.analyses.calls import Call, CallTracker, Request
+from dshreplay.analyses.compaction import BracketRecord
 from dshreplay.analyses.health import Health
 from dshreplay.analyses.index import LogIndex, build_index
 from dshreplay.analyses.provenance import MessageProvenance, ShadowRecord, ViewDiff, diff_states, message_provenance
 from dshreplay.analyses.query import EventFilter, EventRow, RawLine, query_events, raw_lines
-from dshreplay.analyses.rules import BracketRecord
 from dshreplay.analyses.spills import Spill, Spills, look_up
 from dshreplay.analyses.stats import SessionStats, session_stats
+from dshreplay.analyses.tools import ToolCall
 from dshreplay.analyses.transcript import Entry, transcript
 from dshreplay.analyses.turns import TurnTracker
 from dshreplay.analyses.validate import FileReport, validate_log
@@ -56,6 +57,7 @@ WHEN_THE_FOLD_FAILS: dict[str, str] = {
     "shadows": PREFIX,  # `shadows`
     "brackets": PREFIX,  # `brackets` (a bracket open at the failure: status "unknown")
     "spills": PREFIX,  # `spills`
+    "tools": PREFIX,  # Session.tools (a call whose result lies past the failure: outcome "unread")
     "transcript": PREFIX,  # `transcript`: ends with a marker where the fold fails
     "query": PREFIX,  # Session.query / to_records, `events`: classified at the last answered seq
     "inspect": PREFIX,  # `inspect`: the turn in force at the failure is unknown, not interrupted
@@ -279,6 +281,14 @@ class Session:
             raise UsageError(f"seq {seq} is not a message of the model's view at that point")
         return rows
 
+    def tools(self) -> list[ToolCall]:
+        """Every tool call the model asked for (or the log started or answered), in order of first
+        mention, with its result, approval, hooks and outcome attached by call id (up to where
+        the fold fails: a call whose result lies past it has outcome "unread")."""
+        index = self.index()
+        self._answered("tools", _failure(index))
+        return list(index.tool_calls)
+
     def spills(self, root=None) -> list[Spill]:
         """Every tool result dsh moved out of the model's view (see `analyses.spills`);
         with `root`, whether each stored file is there."""
@@ -340,7 +350,7 @@ class Session:
 
     def to_records(self, at: int | None = None) -> list[dict]:
         """One flat dict per event, ready for pandas or DuckDB:
-        seq, line, time (UTC ISO), type, turn, step, surface, op, text."""
+        seq, line, time (UTC ISO), type, turn, step, surface, op, callId, tool, text."""
         rows = self.query(EventFilter(), at)
         return [{k: v for k, v in row.to_json().items() if k != "record"} for row in rows]
 

@@ -132,3 +132,55 @@ def rewrite_then_crash() -> list[dict]:
     log += [assistant(23, 2, [("c2", "bash"), ("c3", "bash")], list(range(15, 23))),
             ev(24, "tool/call", {"turn": 1, "step": 2, "callId": "c2", "name": "bash", "arguments": "{}"})]
     return log
+
+
+def parallel_calls():
+    """One model call asking for bash (call_1) and write (call_2) at once; both tool/calls
+    logged, then a PreToolUse hook for each (matchers bash and write, in that order), an
+    approval of the write, and the write's result before the bash's. A second step answers.
+
+    Returns the LogBuilder and the seq of each of those events by name."""
+    from dshreplay.testing.samples import LogBuilder
+    b = LogBuilder("parallel")
+    b.start_turn()
+    b.request_header()
+    b.start_step()
+    b.user("write a.py and run the tests")
+    seqs = {"asked": b.assistant("", calls=[("call_1", "bash", '{"command": "make test"}'),
+                                          ("call_2", "write", '{"path": "a.py"}')])}
+    seqs["call_1"] = b.tool_call("call_1", "bash", '{"command": "make test"}')
+    seqs["call_2"] = b.tool_call("call_2", "write", '{"path": "a.py"}')
+    seqs["hook_bash"] = b.hook_invoked("PreToolUse", "cc:PreToolUse:1", matcher="bash")
+    seqs["hook_bash_result"] = b.hook_result("PreToolUse", "cc:PreToolUse:1")
+    seqs["hook_write"] = b.hook_invoked("PreToolUse", "cc:PreToolUse:2", matcher="write")
+    seqs["hook_write_result"] = b.hook_result("PreToolUse", "cc:PreToolUse:2", decision="ask")
+    seqs["approval_asked"], seqs["approval_decided"] = b.approval("call_2", "write")
+    seqs["result_2"] = b.tool_result("call_2", "wrote a.py", cites=seqs["call_2"])
+    seqs["result_1"] = b.tool_result("call_1", "4 passed", cites=seqs["call_1"])
+    b.end_step()
+    b.start_step()
+    b.assistant("a.py is written and the tests pass.")
+    b.end_turn()
+    return b, seqs
+
+
+def unstarted_calls(interrupted: bool = False):
+    """A model call asking for call_a (bash), call_b (bash) and call_c (read); call_a runs and
+    answers, call_b starts and never answers, call_c never starts. Then the turn is aborted
+    (a step/end and a turn/end), or with `interrupted` the log ends there.
+
+    Returns the LogBuilder and the seqs by name."""
+    from dshreplay.testing.samples import LogBuilder
+    b = LogBuilder("unstarted")
+    b.start_turn()
+    b.start_step()
+    b.user("look around")
+    seqs = {"asked": b.assistant("", calls=[("call_a", "bash", '{"command": "ls"}'),
+                                          ("call_b", "bash", '{"command": "sleep 999"}'),
+                                          ("call_c", "read", '{"path": "README"}')])}
+    seqs["call_a"] = b.tool_call("call_a", "bash", '{"command": "ls"}')
+    seqs["result_a"] = b.tool_result("call_a", "README", cites=seqs["call_a"])
+    seqs["call_b"] = b.tool_call("call_b", "bash", '{"command": "sleep 999"}')
+    if not interrupted:
+        b.end_turn("aborted")
+    return b, seqs

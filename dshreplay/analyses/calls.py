@@ -12,7 +12,7 @@ listed apart, without shifting the main-loop numbering.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from dshreplay.core.driver import Observer, Run
 from dshreplay.core.surface import SURFACE_TYPES, has_message
@@ -47,6 +47,7 @@ class Call:
     message_count: int | None = None
     chunks: int = 0
     cancelled: bool = False  # cut short by an abort (no finish chunk)
+    finish_seq: int | None = None  # the finish chunk's seq (None: the stream never finished)
 
     @property
     def outcome(self):
@@ -71,33 +72,53 @@ class Call:
         return out
 
 
-@dataclass
-class CallTracker(Observer):
-    """The model calls, as a pass observer. `count_messages()` gives the model
-    message count of the current surface when a call opens (default: counted
-    on the pass's fold)."""
+class MessageCount(Observer):
+    """How many model messages the current surface yields, kept as the fold
+    goes: an appended node adds its message (if it yields one), a replacement
+    takes its shadowed nodes' away and adds its own. Call it for the count."""
 
-    count_messages: object = None
-    on_open: object = None  # called with each new main-loop Call
-    calls: list[Call] = field(default_factory=list)
-    auxiliary: list[Call] = field(default_factory=list)
-    open: dict = field(default_factory=dict)  # (turn, step) -> Call in progress
-    header_seq: int | None = None
-    header: object = None
-    closed: Call | None = None  # the main-loop call the event just observed finished, if any
+    types = SURFACE_TYPES  # (only surface events change the surface)
 
     def begin(self, run: Run) -> None:
-        if self.count_messages is None:
-            self.count_messages = MessageCount()
+        self.present: dict[int, int] = {}  # surface node -> 1 if it yields a message, else 0
+        self.total = 0
 
-    def rejected(self, item, error) -> None:
-        if isinstance(self.count_messages, MessageCount):
-            self.count_messages.rejected(item, error)
+    def observe(self, record) -> None:
+        item, replacement = record.item, record.replacement
+        if replacement is not None:
+            for seq in replacement.shadowed_seqs:
+                self.total -= self.present.pop(seq, 0)
+        elif item.row is not None or record.error is not None:
+            return
+        try:
+            present = int(has_message(item))
+        except DeriveError:
+            present = 0
+        self.present[item.seq] = present
+        self.total += present
 
-    def observe(self, event, replacement=None) -> None:
-        if isinstance(self.count_messages, MessageCount):
-            self.count_messages.observe(event, replacement)
-        self.closed = None
+    def __call__(self) -> int:
+        return self.total
+
+
+class CallTracker(Observer):
+    """The model calls, as a pass tracker: `record.call` is the main-loop call
+    in force (the one the latest chunk belongs to). A call's message count is
+    the model messages of the surface when it opened (MessageCount)."""
+
+    requires = (MessageCount,)
+    types = frozenset({"assistant/chunk", "request/header", "assistant/message", "turn/end", *AUXILIARY})
+
+    def begin(self, run: Run) -> None:
+        self.count_messages = run.get(MessageCount)
+        self.calls: list[Call] = []
+        self.auxiliary: list[Call] = []
+        self.open: dict = {}  # (turn, step) -> Call in progress
+        self.header_seq: int | None = None
+        self.header = None  # the latest request/header's header
+
+    def observe(self, record) -> None:
+        event = record.item
         kind = event.type
         if kind == "assistant/chunk":
             chunk = chunk_type = None
@@ -115,28 +136,32 @@ class CallTracker(Observer):
             if call is None:
                 call = self._open(event, data)
                 self.open[key] = call
+            if record.call is not call:
+                record.call = call
             call.chunks += event.count
             call.last_chunk_seq = event.seq + event.count - 1
             if chunk_type == "usage":
                 call.usage = _get(chunk, "usage")
             elif chunk_type == "finish":
                 call.finish = _get(chunk, "reason")
+                call.finish_seq = event.seq
                 del self.open[key]
-                self.closed = call
-        elif kind == "assistant/message" and self.open:  # (an interrupted one: the prefix of a cancelled stream)
-            data = event.record.get("data")
-            if _get(data, "interrupted") is True:
-                self._cancel((as_key(_get(data, "turn")), as_key(_get(data, "step"))))
-        elif kind == "turn/end" and self.open:  # an aborted turn cancels the streams it leaves open
-            data = event.record.get("data")
-            if _get(data, "reason", "kind") == "aborted":
-                turn = as_key(_get(data, "turn"))
-                for key in [k for k in self.open if k[0] == turn]:
-                    self._cancel(key)
+        elif kind == "assistant/message":  # (an interrupted one: the prefix of a cancelled stream)
+            if self.open:
+                data = event.record.get("data")
+                if _get(data, "interrupted") is True:
+                    self._cancel((as_key(_get(data, "turn")), as_key(_get(data, "step"))))
+        elif kind == "turn/end":  # an aborted turn cancels the streams it leaves open
+            if self.open:
+                data = event.record.get("data")
+                if _get(data, "reason", "kind") == "aborted":
+                    turn = as_key(_get(data, "turn"))
+                    for key in [k for k in self.open if k[0] == turn]:
+                        self._cancel(key)
         elif kind == "request/header":
             self.header_seq = event.seq
             self.header = _get(event.record.get("data"), "header")
-        elif kind in AUXILIARY:
+        else:
             data = event.record.get("data")
             if kind == "compaction/summary" and _get(data, "llmStreamCall") is not True:
                 return
@@ -148,20 +173,14 @@ class CallTracker(Observer):
         call = self.open.pop(key, None)
         if call is not None:
             call.cancelled = True
-            self.closed = call
 
     def _open(self, event, data) -> Call:
-        return self._open_call(event.seq, _get(data, "turn"), _get(data, "step"), self.count_messages())
-
-    def _open_call(self, first_seq: int, turn, step, message_count: int) -> Call:
         config = _get(self.header, "config")
-        call = Call(len(self.calls) + 1, "main", turn, step, first_seq, None, self.header_seq,
-                    _get(config, "provider"), _get(config, "model"), message_count=message_count)
+        call = Call(len(self.calls) + 1, "main", _get(data, "turn"), _get(data, "step"), event.seq, None,
+                    self.header_seq, _get(config, "provider"), _get(config, "model"),
+                    message_count=self.count_messages())
         self.calls.append(call)
-        if self.on_open is not None:
-            self.on_open(call, self.header)
         return call
-
 
 
 def failure_code(finish) -> object:
@@ -199,36 +218,6 @@ def outcome_text(outcome, error_code=None) -> str:
     if outcome is None:
         return "(open)"
     return f"{as_text(outcome)} {as_text(error_code)}" if error_code is not None else as_text(outcome)
-
-
-class MessageCount(Observer):
-    """How many model messages the current surface yields, kept as the fold
-    goes: an appended node adds its message (if it yields one), a replacement
-    takes its shadowed nodes' away and adds its own. Call it for the count."""
-
-    def __init__(self) -> None:
-        self.present: dict[int, int] = {}  # surface node -> 1 if it yields a message, else 0
-        self.total = 0
-        self._rejected = None
-
-    def rejected(self, item, error) -> None:
-        self._rejected = item
-
-    def observe(self, item, replacement) -> None:
-        if replacement is not None:
-            for seq in replacement.shadowed_seqs:
-                self.total -= self.present.pop(seq, 0)
-        elif item.type not in SURFACE_TYPES or item.row is not None or item is self._rejected:
-            return
-        try:
-            present = int(has_message(item))
-        except DeriveError:
-            present = 0
-        self.present[item.seq] = present
-        self.total += present
-
-    def __call__(self) -> int:
-        return self.total
 
 
 @dataclass

@@ -1,7 +1,8 @@
 """`LogIndex`: what one pass learns about a log, everything but message payloads.
 
-`Indexer` is the observer that builds it, next to the shadow, relation and
-call observers it gathers; the forensic commands read the index.
+`Indexer` is the observer that builds it from the pass's trackers (turns,
+model calls, replacements, compaction brackets, tool calls, spills); the
+forensic commands read the index.
 """
 
 from __future__ import annotations
@@ -11,9 +12,10 @@ from dataclasses import dataclass, field
 from itertools import repeat
 
 from dshreplay.analyses.calls import Call, CallTracker
+from dshreplay.analyses.compaction import BracketRecord, CompactionTracker
 from dshreplay.analyses.provenance import ShadowRecord, ShadowTracker, origins
-from dshreplay.analyses.rules import BracketRecord, Closer, RelationChecker
 from dshreplay.analyses.spills import Spill, Spills
+from dshreplay.analyses.tools import Closer, ToolCall, ToolTracker
 from dshreplay.analyses.turns import TurnTracker
 from dshreplay.core.driver import STOP, Observer, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, SurfaceState
@@ -47,6 +49,7 @@ class LogIndex:
     turn_spans: list = field(default_factory=list)  # turns.Span per turn: its start, end and ending
     spills: list[Spill] = field(default_factory=list)  # tool results dsh moved out of the model's view
     spills_by_seq: dict = field(default_factory=dict)  # tool/result seq -> its spills
+    tool_calls: list[ToolCall] = field(default_factory=list)  # every tool call, with its outcome
 
     @property
     def last_seq(self) -> int | None:
@@ -63,56 +66,31 @@ class LogIndex:
         return self.spills_by_seq.get(seq, ())
 
 
-_TURN_TYPES = frozenset({"turn/start", "turn/end"})  # what the index keeps of turns: spans and endings
-
-
 class Indexer(Observer):
-    """Types, counts, provenance links; with the shadow, relation and call observers."""
+    """Types, counts, provenance links; the rest from the pass's trackers."""
 
-    def __init__(self) -> None:
-        self.shadows = ShadowTracker()
-        self.calls = CallTracker()
-        self.turns = TurnTracker()
-        self.spills = Spills()
-        self.index: LogIndex | None = None
+    requires = (ShadowTracker, CallTracker, TurnTracker, CompactionTracker, ToolTracker, Spills)
 
     def begin(self, run: Run) -> None:
         self.index = LogIndex(run.path, run.header, run.encoding)
-        self.rules = RelationChecker(run.header)
-        self.shadows.begin(run)
-        self.calls.begin(run)
-        self.spills.begin(run)
 
-    def rejected(self, item, error) -> None:
-        self.calls.rejected(item, error)
-
-    def observe(self, item, replacement) -> None:
+    def observe(self, record) -> None:
+        item = record.item
         index = self.index
         if item.row is not None:
             index.types.extend(repeat("assistant/chunk", item.count))
             index.counts["assistant/chunk"] += item.count
-        else:
-            kind = item.type
-            index.types.append(kind)
-            index.counts[kind if kind is not None else "(type not a string)"] += 1
-            if kind in SURFACE_TYPES:
-                rec = item.record
-                sources = rec.get("sourceEventSeqs")
-                if type(sources) is list:
-                    index.sources[item.seq] = tuple(s for s in sources if type(s) is int)
-                op = rec.get("surfaceOp")
-                index.ops[item.seq] = (op.get("start"), op.get("end")) if type(op) is dict else op
-            elif kind == "turn/start":
-                index.turns += 1
-            elif kind == "step/start":
-                index.steps += 1
-        self.shadows.observe(item, replacement)
-        self.rules.check(item, replacement)
-        self.calls.observe(item, replacement)
-        if item.type in _TURN_TYPES:
-            self.turns.observe(item, replacement)
-        elif item.type in Spills.TYPES:
-            self.spills.observe(item, replacement)
+            return
+        kind = item.type
+        index.types.append(kind)
+        index.counts[kind if kind is not None else "(type not a string)"] += 1
+        if kind in SURFACE_TYPES:
+            rec = item.record
+            sources = rec.get("sourceEventSeqs")
+            if type(sources) is list:
+                index.sources[item.seq] = tuple(s for s in sources if type(s) is int)
+            op = rec.get("surfaceOp")
+            index.ops[item.seq] = (op.get("start"), op.get("end")) if type(op) is dict else op
 
     def finish(self, run: Run) -> None:
         index = self.index
@@ -120,15 +98,17 @@ class Indexer(Observer):
         index.lines = run.lines
         index.torn_tail = run.torn_tail
         index.fold_errors = list(run.fold_errors)
-        self.rules.finish(index.last_seq)
-        index.shadows = self.shadows.shadows
-        index.brackets = list(self.rules.brackets.values())
-        index.closers = self.rules.closers()
-        index.calls = self.calls.calls
-        index.auxiliary_calls = self.calls.auxiliary
+        turns, calls, tools = run.get(TurnTracker), run.get(CallTracker), run.get(ToolTracker)
+        index.shadows = run.get(ShadowTracker).shadows
+        index.brackets = list(run.get(CompactionTracker).brackets.values())
+        index.closers = tools.closers
+        index.tool_calls = tools.calls
+        index.calls = calls.calls
+        index.auxiliary_calls = calls.auxiliary
         index.final = run.fold.state()
-        index.turn_spans = self.turns.turns
-        index.spills = self.spills.spills
+        index.turns, index.steps = len(turns.turns), len(turns.steps)
+        index.turn_spans = turns.turns
+        index.spills = run.get(Spills).spills
         for spill in index.spills:
             index.spills_by_seq[spill.seq] = index.spills_by_seq.get(spill.seq, ()) + (spill,)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from dshreplay.core.driver import Observer
-from dshreplay.core.surface import Replacement, SurfaceState, numbered
+from dshreplay.core.surface import SURFACE_TYPES, Replacement, SurfaceState, numbered
 from dshreplay.io.reader import Event
 from dshreplay.jsvalues import dig
 
@@ -42,30 +42,35 @@ def _data_get(record: dict, *keys):
     return dig(record, "data", *keys)
 
 
+def meter_of(record) -> Event | None:
+    """The metering event directly before a record (compaction/summary or
+    compaction/prune): what its replacement, if it makes one, is priced by."""
+    previous = record.previous
+    return previous if previous is not None and previous.type in METERS else None
+
+
 class ShadowTracker(Observer):
-    """Every replacement the fold makes, with what priced it. `latest` is the
-    record of the item just observed (None when it replaced nothing)."""
+    """Every replacement the fold makes, with what priced it: the metering event
+    (`meter_of`) directly before it. `by_seq` holds each ShadowRecord by its seq."""
 
-    def __init__(self) -> None:
+    types = SURFACE_TYPES  # (only surface events make replacements)
+
+    def begin(self, run) -> None:
         self.shadows: list[ShadowRecord] = []
+        self.by_seq: dict[int, ShadowRecord] = {}
         self.replacers: set[int] = set()
-        self.previous = None  # the item before the current one
-        self.latest: ShadowRecord | None = None
 
-    def observe(self, event, replacement: Replacement | None) -> ShadowRecord | None:
-        record = None
-        if replacement is not None:
-            record = self._record(event, replacement)
-            self.shadows.append(record)
+    def observe(self, record) -> None:
+        if record.replacement is not None:
+            event = record.item
+            shadow = self._record(event, record.replacement, meter_of(record))
+            self.shadows.append(shadow)
+            self.by_seq[event.seq] = shadow
             self.replacers.add(event.seq)
-        self.previous = event
-        self.latest = record
-        return record
 
-    def _record(self, event: Event, r: Replacement) -> ShadowRecord:
-        prev = self.previous
-        meter = prev if prev is not None and prev.row is None and prev.type in METERS \
-            and prev.seq == event.seq - 1 else None
+    def _record(self, event: Event, r: Replacement, meter) -> ShadowRecord:
+        if meter is not None and meter.seq != event.seq - 1:
+            meter = None  # (an unreadable line between them)
         if meter is not None:
             kind = METERS[meter.type]
         elif event.type == "tool/result":

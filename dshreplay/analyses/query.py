@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dshreplay.analyses.render import event_text
+from dshreplay.analyses.tools import ToolTracker
 from dshreplay.analyses.turns import TurnTracker
 from dshreplay.core.driver import STOP, Observer, run_pass
 from dshreplay.core.surface import SURFACE_TYPES
@@ -46,39 +47,45 @@ class EventRow:
     op: object
     text: str
     record: dict
+    call_id: object = None  # the tool call a tool, approval or hook event belongs to (by id)
+    tool: object = None  # that call's tool
 
     def to_json(self) -> dict:
         return {"seq": self.seq, "line": self.line, "time": self.time, "type": self.type, "turn": self.turn,
-                "step": self.step, "surface": self.surface, "op": self.op, "text": self.text,
-                "record": self.record}
+                "step": self.step, "surface": self.surface, "op": self.op, "callId": self.call_id,
+                "tool": self.tool, "text": self.text, "record": self.record}
 
 
 class EventQuery(Observer):
     """The rows of the events that pass `flt`, one per event (packed rows
     expanded); `nodes` is the surface that classifies them (current or
-    shadowed); events after `last` are left out. Observe it after `turns`."""
+    shadowed); events after `last` are left out. A tool call's events (its
+    call, result, approval, hooks) name the call and its tool."""
 
-    def __init__(self, flt: EventFilter, nodes: frozenset[int], turns: TurnTracker,
-                 last: int | None = None, sink=None) -> None:
+    requires = (TurnTracker, ToolTracker)
+
+    def __init__(self, flt: EventFilter, nodes: frozenset[int], last: int | None = None, sink=None) -> None:
         self.flt = flt
         self.nodes = nodes
-        self.turns = turns
         self.last = last
         self.rows: list[EventRow] = []
         self.sink = sink if sink is not None else self.rows.append  # sink(row): stream rows, keep none
         self._needle = flt.grep.casefold() if flt.grep else None
 
-    def observe(self, item, replacement) -> None:
-        flt = self.flt
+    def begin(self, run) -> None:
+        self.tools = run.get(ToolTracker).by_seq
+
+    def observe(self, record) -> None:
+        item, flt = record.item, self.flt
         if (flt.start is not None and item.seq + item.count <= flt.start) \
                 or (flt.end is not None and item.seq > flt.end):
             return
-        if flt.turn is not None and self.turns.turn != flt.turn:
+        if flt.turn is not None and record.turn != flt.turn:
             return
         for event in item.members() if item.row is not None else (item,):
-            self._one(event)
+            self._one(event, record.turn)
 
-    def _one(self, event) -> None:
+    def _one(self, event, turn) -> None:
         flt, seq = self.flt, event.seq
         if (self.last is not None and seq > self.last) or (flt.start is not None and seq < flt.start) \
                 or (flt.end is not None and seq > flt.end):
@@ -97,11 +104,12 @@ class EventQuery(Observer):
         record = event.record
         if self._needle is not None and self._needle not in json_bytes(record).decode().casefold():
             return
-        text = event_text(event)
+        call = self.tools.get(seq) if event.row is None else None
+        text = event_text(event, call)
         data = record.get("data")
         step = data.get("step") if type(data) is dict else None
-        self.sink(EventRow(seq, event.line, utc_time(time), kind, self.turns.turn, step, surface,
-                           record.get("surfaceOp"), text, record))
+        self.sink(EventRow(seq, event.line, utc_time(time), kind, turn, step, surface, record.get("surfaceOp"),
+                           text, record, *((call.call_id, call.tool) if call is not None else ())))
 
 
 def query_events(source, nodes: frozenset[int], flt: EventFilter, last: int | None = None,
@@ -109,10 +117,9 @@ def query_events(source, nodes: frozenset[int], flt: EventFilter, last: int | No
     """The rows of the events of `source` (a LogSource) that pass `flt`, in one
     pass (it ends where the fold fails); handed to `sink` one by one when given
     (then none is kept)."""
-    turns = TurnTracker()
-    query = EventQuery(flt, nodes, turns, last, sink)
+    query = EventQuery(flt, nodes, last, sink)
     stop = last if flt.end is None else (flt.end if last is None else min(last, flt.end))
-    run_pass(source, [turns, query, *observers], on_fold_error=STOP, until=stop)
+    run_pass(source, [query, *observers], on_fold_error=STOP, until=stop)
     return query.rows
 
 

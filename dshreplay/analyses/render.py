@@ -69,18 +69,21 @@ def role_of(event_type: str, message) -> str:
         event_type, "?")
 
 
-def message_text(message, reasoning: bool = True) -> str:
+def message_text(message, reasoning: bool = True, tools=None) -> str:
     """The readable text of a model message: text blocks, tool calls, tool results
-    (and reasoning blocks, unless `reasoning` is False)."""
+    (and reasoning blocks, unless `reasoning` is False). A tool call is labelled
+    with its tool and call id (`[call bash call_1]`), a tool result with its call
+    id and, when `tools` (call id -> tool name) knows it, its tool
+    (`[result bash call_1]`), so parallel calls and results pair by id."""
     if type(message) is not dict:
         return "" if message is None else shown(message, None)
-    return content_text(message.get("content"), reasoning)
+    return content_text(message.get("content"), reasoning, tools)
 
 
-def content_text(content, reasoning: bool = True) -> str:
+def content_text(content, reasoning: bool = True, tools=None) -> str:
     """The readable text of content blocks (a message's content, a compaction summary):
     text blocks, tool calls, tool results, reasoning (unless `reasoning` is False); a
-    string as it is."""
+    string as it is. `tools`: as for message_text."""
     if type(content) is str:
         return content
     if type(content) is not list:
@@ -89,7 +92,7 @@ def content_text(content, reasoning: bool = True) -> str:
     for block in content:
         if not reasoning and _is_reasoning(block):
             continue
-        parts.append(_block_text(block))
+        parts.append(_block_text(block, 0, tools))
     return "\n".join(p for p in parts if p)
 
 
@@ -109,7 +112,7 @@ def _is_reasoning(block) -> bool:
 MAX_NESTED_RESULTS = 20  # tool results inside tool results shown; deeper ones as [...]
 
 
-def _block_text(block, depth: int = 0) -> str:
+def _block_text(block, depth: int = 0, tools=None) -> str:
     if type(block) is not dict:
         return block if type(block) is str else ""
     kind = block.get("type")
@@ -119,7 +122,7 @@ def _block_text(block, depth: int = 0) -> str:
         return f"[reasoning] {block['text']}"
     if kind == "tool-call":
         args = block.get("arguments")
-        return f"[call {as_text(block.get('name'))}] {as_text(args)}"
+        return f"[call {_label(block.get('name'))}{_id(block.get('id'))}] {as_text(args)}"
     if kind == "tool-result":
         inner = block.get("content")
         if type(inner) is list:
@@ -128,24 +131,38 @@ def _block_text(block, depth: int = 0) -> str:
             text = inner
         else:
             text = as_text(inner)
+        call_id = block.get("toolCallId")
+        tool = tools.get(call_id) if tools and type(call_id) is str else None
+        tool = f" {_label(tool)}" if tool is not None else ""
         flag = " error" if block.get("isError") is True else ""
-        return f"[result{flag}] {text}"
+        return f"[result{tool}{_id(call_id)}{flag}] {text}"
     if kind == "image":
         return "[image]"
     return f"[{kind}]" if type(kind) is str else ""
 
 
-def event_text(event) -> str:
+def _label(value) -> str:
+    """A tool name or call id inside a [call ...] or [result ...] label, on one line."""
+    return _SPACE.sub(" ", as_text(value)).strip()
+
+
+def _id(value) -> str:
+    return f" {_label(value)}" if value is not None else ""
+
+
+def event_text(event, call=None) -> str:
     """What one event says, on one line: a message's text, a tool call's name and arguments, an
     approval's question or decision, a hook's decision, a compaction's range, a chunk's delta,
-    finish or usage, a turn's ending; the payload as JSON for any other event."""
+    finish or usage, a turn's ending; the payload as JSON for any other event. `call`: the tool
+    call (tools.ToolCall) the event belongs to, named in a result, a decision or a hook's outcome."""
     record = event.record
     data = record.get("data")
     data = data if type(data) is dict else {}
     kind = event.type
     if kind in ("user/message", "assistant/message", "tool/result"):
         message = data if kind == "user/message" else data.get("message")
-        return message_text(message, reasoning=False)
+        tools = {call.call_id: call.tool} if call is not None and type(call.call_id) is str else None
+        return message_text(message, reasoning=False, tools=tools)
     if kind == "assistant/chunk":
         chunk = data.get("chunk") if type(data.get("chunk")) is dict else {}
         ctype = chunk.get("type")
@@ -166,9 +183,11 @@ def event_text(event) -> str:
     if kind == "approval/asked":
         return f"{as_text(data.get('toolName'))} {as_text(data.get('callId'))}: {as_text(data.get('reason'))}"
     if kind == "approval/decided":
-        return f"decided {as_text(data.get('outcome'))}"
+        who = f"{_label(call.tool)}{_id(call.call_id)}: " if call is not None else ""
+        return f"{who}decided {as_text(data.get('outcome'))}"
     if kind == "hook/result":
-        return f"{as_text(data.get('point'))}: {as_text(data.get('decision'))}"
+        what = f" ({_label(call.tool)}{_id(call.call_id)})" if call is not None else ""
+        return f"{as_text(data.get('point'))}: {as_text(data.get('decision'))}{what}"
     if kind in ("compaction/summary", "compaction/prune"):
         span = data.get("shadowedRange") if type(data.get("shadowedRange")) is dict else {}
         summary = content_text(data.get("summary"))  # (content blocks, as a message's)

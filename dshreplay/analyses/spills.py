@@ -13,9 +13,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from dshreplay.analyses.tools import ToolTracker
 from dshreplay.core.driver import Observer, Run
 from dshreplay.io.reader import seed_length
-from dshreplay.jsvalues import MAX_SAFE_INTEGER, as_key, parse_count
+from dshreplay.jsvalues import MAX_SAFE_INTEGER, parse_count
 
 NOTE = re.compile(r"\(Omitted ([0-9]+) bytes\. Full formatted result stored at: (.+?)\. ")
 
@@ -41,32 +42,30 @@ class Spill:
 
 
 class Spills(Observer):
-    """Collects the spill notes of appended tool results (and the tool of each call)."""
+    """Collects the spill notes of appended tool results, each with its call's tool."""
 
-    TYPES = frozenset({"tool/call", "tool/result"})  # the only events it reads
-
-    def __init__(self) -> None:
-        self.spills: list[Spill] = []
+    requires = (ToolTracker,)
+    types = frozenset({"tool/result"})
 
     def begin(self, run: Run) -> None:
         self.seed = seed_length(run.header) or 0
-        self.tools: dict = {}
+        self.tools = run.get(ToolTracker)
+        self.spills: list[Spill] = []
 
-    def observe(self, item, replacement) -> None:
-        if item.type == "tool/call":
-            data = item.record.get("data")
-            if type(data) is dict:
-                self.tools[as_key(data.get("callId"))] = data.get("name")
-        elif item.type == "tool/result" and item.record.get("surfaceOp") == "append":
-            data = item.record.get("data")
-            message = data.get("message") if type(data) is dict else None
-            if type(message) is not dict:
-                return
-            call_id = (message.get("source") or {}).get("callId") if type(message.get("source")) is dict else None
-            for text in _texts(message.get("content")):
-                for omitted, locator in notes(text):
-                    self.spills.append(Spill(item.seq, call_id, self.tools.get(as_key(call_id)), omitted, locator,
-                                             item.seq < self.seed))
+    def observe(self, record) -> None:
+        item = record.item
+        if item.record.get("surfaceOp") != "append":
+            return
+        data = item.record.get("data")
+        message = data.get("message") if type(data) is dict else None
+        if type(message) is not dict:
+            return
+        call_id = (message.get("source") or {}).get("callId") if type(message.get("source")) is dict else None
+        call = self.tools.by_seq.get(item.seq)
+        for text in _texts(message.get("content")):
+            for omitted, locator in notes(text):
+                self.spills.append(Spill(item.seq, call_id, None if call is None else call.tool,
+                                         omitted, locator, item.seq < self.seed))
 
 
 def notes(text: str):

@@ -1,23 +1,30 @@
-"""`stats`: the figures people ask about one session (and several together).
+"""The session summary: the figures people ask about one session (and several together).
 
-When the fold fails, the figures are those of the events before the failure:
-`answered_up_to` says how far they reach and `error` why (a turn still open
-there ended "unknown", a compaction still open there is not counted as open)."""
+One summary, made once per pass by `SessionSummary` from the pass's trackers:
+`stats` prints it, the export writes it as session.json and the report shows it.
+
+When the fold fails and the pass stops there (`stats`), the figures are those of
+the events before the failure: `answered_up_to` says how far they reach and
+`error` why (a turn still open there ended "unknown", a compaction still open
+there is not counted as open). A pass that reads on past it (the export) gives
+every event's figures and names the first rejection in `fold_error`.
+"""
 
 from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
 
-from dshreplay.analyses.calls import failed, failure_code, retried_calls
+from dshreplay.analyses.calls import CallTracker, failed, failure_code, retried_calls
 from dshreplay.analyses.health import UNKNOWN
 from dshreplay.analyses.index import Indexer
+from dshreplay.analyses.tools import ToolTracker
 from dshreplay.analyses.turns import TurnTracker
-from dshreplay.core.driver import STOP, Observer, run_pass
+from dshreplay.core.driver import STOP, Observer, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, has_message
 from dshreplay.errors import DeriveError, DshReplayError
 from dshreplay.io.reader import LogSource
-from dshreplay.jsvalues import as_key, as_text, is_number, is_time
+from dshreplay.jsvalues import as_text, is_number, is_time, utc_time
 from dshreplay.jsvalues import dig as _get
 
 TOKEN_FIELDS = (("input", "inputTokens"), ("output", "outputTokens"), ("cacheRead", "cacheReadTokens"),
@@ -27,8 +34,14 @@ DENIED = ("rejected", "cancelled", "unavailable")  # (a tuple: an outcome may be
 
 @dataclass
 class SessionStats:
+    """The summary of one session (or a total of several: `totals`)."""
+
     path: str
     session_id: object = None
+    start: str | None = None  # UTC: the first turn's start (else the header's createdAt)
+    end: str | None = None  # UTC: the last turn's end (or start)
+    duration_ms: object = None
+    models: list = field(default_factory=list)  # [{"provider", "model"}] of every model call
     events: int = 0
     turns: int = 0
     steps: int = 0
@@ -47,10 +60,13 @@ class SessionStats:
     cancelled_calls: int = 0  # main-loop calls an abort cut short (calls.CANCELLED)
     tokens_by_model: dict = field(default_factory=dict)
     turn_endings: list = field(default_factory=list)  # how each turn ended (see turns.Span.ending)
+    turn_spans: list = field(default_factory=list)  # [{"turn", "startSeq", "endSeq", "ending"}]
+    spills: dict = field(default_factory=lambda: {"results": 0, "omittedBytes": 0, "inherited": 0})
     # why the figures are missing (the log cannot be read: answered_up_to None) or stop short
     # (where the fold fails: the figures are those of seqs 0..answered_up_to)
     error: DshReplayError | None = None
     answered_up_to: int | None = None
+    fold_error: object = None  # the first event the fold rejected (or line it could not read), if any
     torn_tail: object = None  # reader.TornTail: a half-written last line, left out of the figures
 
     @property
@@ -58,8 +74,9 @@ class SessionStats:
         return self.error is not None and self.answered_up_to is None
 
     def to_json(self) -> dict:
-        return {"path": self.path, "error": None if self.error is None else self.error.to_json(),
-                "answeredUpTo": self.answered_up_to, "sessionId": self.session_id, "events": self.events,
+        out = {"path": self.path, "error": None if self.error is None else self.error.to_json(),
+               "answeredUpTo": self.answered_up_to, "sessionId": self.session_id, "start": self.start,
+               "end": self.end, "durationMs": self.duration_ms, "models": self.models, "events": self.events,
                 "turns": self.turns,
                 "steps": self.steps, "calls": self.calls, "auxiliaryCalls": self.auxiliary_calls,
                 "retries": self.retries, "tools": self.tools, "approvals": self.approvals,
@@ -67,8 +84,13 @@ class SessionStats:
                 "surface": {"now": self.surface_now, "appended": self.appended, "forgotten": self.forgotten},
                 "times": self.times, "failedCalls": self.failed_calls, "cancelledCalls": self.cancelled_calls,
                 "tokensByModel": self.tokens_by_model,
-                "turnEndings": self.turn_endings,
+                "turnEndings": self.turn_endings, "turnSpans": self.turn_spans, "spills": self.spills,
                 "tornTail": None if self.torn_tail is None else self.torn_tail.to_json()}
+        if self.error is None:  # (figures read past a failure: where the fold fails; else `error` says it)
+            failure = self.fold_error
+            out["foldError"] = None if failure is None else {
+                "seq": failure.seq, "line": failure.line, "code": failure.code, "message": failure.message}
+        return out
 
 
 def failed_calls(calls) -> dict:
@@ -100,109 +122,115 @@ def _summary(values: list) -> dict | None:
             "maxMs": max(values)}
 
 
-class StatsObserver(Observer):
-    """The figures a pass gathers event by event (the rest come from the index)."""
+class SessionSummary(Observer):
+    """The session summary of a pass (`stats` once it is over): the figures
+    gathered event by event here, the rest from the pass's trackers."""
 
-    def __init__(self, calls) -> None:
-        self.calls = calls  # the pass's CallTracker, observed before this
-        self._calls_seen = 0
-        self.tools: dict = {}
-        self.summaries = self.prunes = 0
+    requires = (Indexer, CallTracker)
+
+    def begin(self, run: Run) -> None:
+        self.stats: SessionStats | None = None
         self.appended: list[int] = []  # seqs of appended surface events
-        self.tool_ms: list = []
         self.first_chunk_ms: list = []
-        self._call_names: dict = {}
-        self._tool_started: dict = {}
         self._previous_time = None
 
-    def observe(self, event, replacement) -> None:
+    def observe(self, record) -> None:
+        event = record.item
         kind, time = event.type, event.time
         timed = is_time(time)
-        if kind == "assistant/chunk":
-            self._chunk(event, timed)
-            return
-        if timed:  # chunks do not move the request clock
+        if kind == "assistant/chunk":  # the time to the first chunk of each main-loop call
+            call = record.call
+            if call is not None and call.first_chunk_seq == event.seq and timed and self._previous_time is not None:
+                self.first_chunk_ms.append(time - self._previous_time)
+            return  # (chunks do not move the request clock)
+        if timed:
             self._previous_time = time
-        if kind not in _COUNTED and kind not in SURFACE_TYPES:
-            return
-        data = event.record.get("data")
-        if kind == "tool/call":
-            name = _get(data, "name")
-            name = name if type(name) is str else "?"
-            call_id = as_key(_get(data, "callId"))
-            self._call_names[call_id] = name
-            entry = self.tools.setdefault(name, {"calls": 0, "errors": 0})
-            entry["calls"] += 1
-            if timed:
-                self._tool_started[call_id] = time
-        elif kind == "tool/result" and event.record.get("surfaceOp") == "append":
-            call_id = as_key(_get(data, "message", "source", "callId"))
-            failed = _first_is_error(data) or _get(data, "error") is not None
-            if failed and call_id in self._call_names:
-                self.tools[self._call_names[call_id]]["errors"] += 1
-            if timed and call_id in self._tool_started:
-                self.tool_ms.append(time - self._tool_started.pop(call_id))
-        elif kind == "compaction/summary":
-            self.summaries += 1
-        elif kind == "compaction/prune":
-            self.prunes += 1
         if kind in SURFACE_TYPES and event.record.get("surfaceOp") == "append":
             self.appended.append(event.seq)
 
-    def _chunk(self, event, timed: bool) -> None:
-        """The time to the first chunk of each main-loop call."""
-        opened = len(self.calls.calls)
-        if opened > self._calls_seen:
-            self._calls_seen = opened
-            if timed and self._previous_time is not None:
-                self.first_chunk_ms.append(event.time - self._previous_time)
+    def finish(self, run: Run) -> None:
+        self.stats = self._summary(run)
 
-
-_COUNTED = frozenset({"tool/call", "tool/result", "compaction/summary", "compaction/prune"})
+    def _summary(self, run: Run) -> SessionStats:
+        index, turns, tools = run.get(Indexer).index, run.get(TurnTracker), run.get(ToolTracker)
+        out = SessionStats(index.path, index.header.get("id"), events=index.event_count, turns=index.turns,
+                           steps=index.steps, calls=len(index.calls), auxiliary_calls=len(index.auxiliary_calls),
+                           retries=retried_calls(index.calls))
+        every_call = index.calls + index.auxiliary_calls
+        for call in every_call:
+            for name, key in TOKEN_FIELDS:
+                value = _get(call.usage, key)
+                if is_number(value):
+                    out.tokens[name] += value
+        out.models = [{"provider": p, "model": m}
+                      for p, m in sorted({(as_text(c.provider), as_text(c.model)) for c in every_call})]
+        out.compactions["summaries"] = index.counts["compaction/summary"]
+        out.compactions["prunes"] = index.counts["compaction/prune"]
+        failure = index.fold_errors[0] if index.fold_errors else None
+        stopped = failure if failure is not None and not run.complete else None  # (the figures stop there)
+        for bracket in index.brackets:
+            if bracket.status == "failed":
+                out.compactions["failed"] += 1
+            elif bracket.status == "open" and stopped is None:  # (open where the fold fails: unknown)
+                out.compactions["open"] += 1
+        final = index.final
+        out.surface_now = sum(map(_yields_message, final.events.values())) if final is not None else 0
+        final_nodes = set(final.nodes) if final is not None else set()
+        out.appended = len(self.appended)
+        out.forgotten = sum(1 for seq in self.appended if seq not in final_nodes)
+        approvals = tools.approvals
+        asked = [a for a in approvals if a.asked_seq is not None]
+        out.approvals = {"asked": len(asked), "decided": sum(1 for a in approvals if a.decided_seq is not None),
+                         "denied": sum(1 for a in approvals if a.outcome in DENIED),
+                         "undecided": sum(1 for a in asked if a.decided_seq is None)}
+        tool_ms = []
+        for call in tools.calls:
+            if call.call_seq is None:
+                continue
+            name = call.tool if type(call.tool) is str else "?"
+            entry = out.tools.setdefault(name, {"calls": 0, "errors": 0})
+            entry["calls"] += 1
+            if call.result_seq is not None and call.is_error:
+                entry["errors"] += 1
+            if call.result_seq is not None and _timed(call.started_at) and _timed(call.finished_at):
+                tool_ms.append(call.finished_at - call.started_at)
+        out.tools = dict(sorted(out.tools.items()))
+        spans = turns.turns
+        turn_ms = [s.end_time - s.start_time for s in spans
+                   if s.end is not None and _timed(s.start_time) and _timed(s.end_time)]
+        out.times = {"turns": _summary(turn_ms), "timeToFirstChunk": _summary(self.first_chunk_ms),
+                     "tools": _summary(tool_ms)}
+        created = index.header.get("createdAt")
+        first = next((s.start_time for s in spans if _timed(s.start_time)), created if _timed(created) else None)
+        last = max((t for s in spans for t in (s.end_time, s.start_time) if _timed(t)), default=None)
+        out.start, out.end = utc_time(first), utc_time(last)
+        out.duration_ms = last - first if first is not None and last is not None else None
+        out.failed_calls = failed_calls(index.calls)
+        out.cancelled_calls = sum(1 for call in index.calls if call.cancelled)
+        out.fold_error = failure
+        if stopped is not None:
+            out.error, out.answered_up_to = stopped, stopped.seq - 1
+        out.torn_tail = index.torn_tail
+        out.tokens_by_model = tokens_by_model(every_call)
+        endings = [UNKNOWN if s.end is None and stopped is not None else s.ending for s in spans]
+        out.turn_endings = endings
+        out.turn_spans = [{"turn": s.turn, "startSeq": s.start, "endSeq": s.end, "ending": ending}
+                          for s, ending in zip(spans, endings)]
+        out.spills = {"results": len(index.spills), "omittedBytes": sum(s.omitted for s in index.spills),
+                      "inherited": sum(s.inherited for s in index.spills)}
+        return out
 
 
 def session_stats(source) -> SessionStats:
-    """The figures of one log (a LogSource), in one pass."""
-    indexer = Indexer()
-    turns, figures = TurnTracker(), StatsObserver(indexer.calls)
-    run_pass(source, [indexer, turns, figures], on_fold_error=STOP)
-    index = indexer.index
-    out = SessionStats(index.path, index.header.get("id"), index.event_count, index.turns, index.steps,
-                       len(index.calls), len(index.auxiliary_calls), retried_calls(index.calls))
-    for call in index.calls + index.auxiliary_calls:
-        for name, key in TOKEN_FIELDS:
-            value = _get(call.usage, key)
-            if is_number(value):
-                out.tokens[name] += value
-    out.compactions["summaries"], out.compactions["prunes"] = figures.summaries, figures.prunes
-    failure = index.fold_errors[0] if index.fold_errors else None
-    for bracket in index.brackets:
-        if bracket.status == "failed":
-            out.compactions["failed"] += 1
-        elif bracket.status == "open" and failure is None:  # (open where the fold fails: unknown)
-            out.compactions["open"] += 1
-    final = index.final
-    out.surface_now = sum(map(_yields_message, final.events.values())) if final is not None else 0
-    final_nodes = set(final.nodes) if final is not None else set()
-    out.appended = len(figures.appended)
-    out.forgotten = sum(1 for seq in figures.appended if seq not in final_nodes)
-    asked = [a for a in turns.approvals if a.asked_seq is not None]
-    out.approvals = {"asked": len(asked), "decided": sum(1 for a in turns.approvals if a.decided_seq is not None),
-                     "denied": sum(1 for a in turns.approvals if a.outcome in DENIED),
-                     "undecided": sum(1 for a in asked if a.decided_seq is None)}
-    out.tools = dict(sorted(figures.tools.items()))
-    turn_ms = [s.end_time - s.start_time for s in turns.turns
-               if s.end is not None and is_time(s.start_time) and is_time(s.end_time)]
-    out.times = {"turns": _summary(turn_ms), "timeToFirstChunk": _summary(figures.first_chunk_ms),
-                 "tools": _summary(figures.tool_ms)}
-    out.failed_calls = failed_calls(index.calls)
-    out.cancelled_calls = sum(1 for call in index.calls if call.cancelled)
-    if failure is not None:
-        out.error, out.answered_up_to = failure, failure.seq - 1
-    out.torn_tail = index.torn_tail
-    out.tokens_by_model = tokens_by_model(index.calls + index.auxiliary_calls)
-    out.turn_endings = [UNKNOWN if s.end is None and failure is not None else s.ending for s in turns.turns]
-    return out
+    """The summary of one log (a LogSource), in one pass that stops where the fold
+    fails (the figures are then those of the events before it)."""
+    summary = SessionSummary()
+    run_pass(source, [summary], on_fold_error=STOP)
+    return summary.stats
+
+
+def _timed(value) -> bool:
+    return is_time(value)
 
 
 def stats_for(item) -> SessionStats:
@@ -225,10 +253,6 @@ def _yields_message(event) -> bool:
         return False
 
 
-def _first_is_error(data) -> bool:
-    return _get(data, "message", "content", 0, "isError") is True
-
-
 def totals(stats: list[SessionStats]) -> SessionStats:
     """One row adding up several sessions."""
     total = SessionStats("(total)", None)
@@ -238,7 +262,7 @@ def totals(stats: list[SessionStats]) -> SessionStats:
         for name in ("events", "turns", "steps", "calls", "auxiliary_calls", "retries", "surface_now",
                      "appended", "forgotten", "cancelled_calls"):
             setattr(total, name, getattr(total, name) + getattr(s, name))
-        for group in ("approvals", "compactions", "tokens", "failed_calls"):
+        for group in ("approvals", "compactions", "tokens", "failed_calls", "spills"):
             for key, value in getattr(s, group).items():
                 getattr(total, group)[key] = getattr(total, group).get(key, 0) + value
         for model, counts in s.tokens_by_model.items():
@@ -246,6 +270,7 @@ def totals(stats: list[SessionStats]) -> SessionStats:
             for key, value in counts.items():
                 into[key] = into.get(key, 0) + value
         total.turn_endings += s.turn_endings
+        total.models += [m for m in s.models if m not in total.models]
         for name, entry in s.tools.items():
             t = total.tools.setdefault(name, {"calls": 0, "errors": 0})
             t["calls"] += entry["calls"]
@@ -253,4 +278,5 @@ def totals(stats: list[SessionStats]) -> SessionStats:
     total.tools = dict(sorted(total.tools.items()))
     total.failed_calls = dict(sorted(total.failed_calls.items()))
     total.tokens_by_model = dict(sorted(total.tokens_by_model.items()))
+    total.models.sort(key=lambda m: (m["provider"], m["model"]))
     return total

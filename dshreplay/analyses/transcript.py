@@ -17,11 +17,12 @@ from dataclasses import dataclass
 from dshreplay.analyses.calls import CallTracker, failed, finish_text
 from dshreplay.analyses.provenance import ShadowTracker
 from dshreplay.analyses.render import message_text, role_of, without_reasoning
-from dshreplay.analyses.turns import turn_ending
+from dshreplay.analyses.tools import ToolTracker
+from dshreplay.analyses.turns import TurnTracker, turn_ending
 from dshreplay.core.driver import STOP, Observer, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
 from dshreplay.errors import DeriveError
-from dshreplay.jsvalues import MISSING, as_text, utc_time
+from dshreplay.jsvalues import as_text, utc_time
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,16 @@ class Entry:
     turn: object = None  # turn-end: the turn; failed-call: its turn
     call: int | None = None  # failed-call: the call's number (from 1)
     ending: str | None = None  # turn-end: turn_ending(); failed-call: finish_text(); fold-failure: why
+    tools: tuple = ()  # a tool result's (callId, tool) per result block, by the tool tracker
+
+    def text(self, reasoning: bool = True) -> str:
+        """The message's text (a replacement's: the replacing message's), tool results
+        labelled with their tool and call id. (A transcript built without reasoning
+        holds messages without their reasoning blocks already.)"""
+        return message_text(self.message, reasoning, dict(self.tools) if self.tools else None)
+
+    def _calls(self) -> dict:
+        return {"calls": [{"callId": c, "tool": t} for c, t in self.tools]} if self.tools else {}
 
     def marker_text(self) -> str:
         if self.entry == "fold-failure":
@@ -57,11 +68,11 @@ class Entry:
         span = f"seq {shadowed[0]}" if len(shadowed) == 1 else f"seqs {shadowed[0]}-{shadowed[-1]}"
         return f"[{span} replaced for the model by {what} at seq {self.seq}]"
 
-    def to_json(self) -> dict:
+    def to_json(self, reasoning: bool = True) -> dict:
         if self.entry == "replacement":
             return {"seq": self.seq, "entry": self.entry, "kind": self.kind, "shadowedSeqs": list(self.shadowed),
                     "text": self.marker_text(), "time": self.time,
-                    "replacementText": None if self.message is None else message_text(self.message)}
+                    "replacementText": None if self.message is None else self.text(reasoning), **self._calls()}
         if self.entry == "turn-end":
             return {"seq": self.seq, "entry": self.entry, "turn": self.turn, "ending": self.ending,
                     "time": self.time, "text": self.marker_text()}
@@ -72,59 +83,67 @@ class Entry:
             return {"seq": self.seq, "entry": self.entry, "code": self.kind, "message": self.ending,
                     "text": self.marker_text()}
         return {"seq": self.seq, "entry": self.entry, "type": self.type, "role": self.role, "time": self.time,
-                "text": message_text(self.message), "message": self.message}
+                **self._calls(), "text": self.text(reasoning), "message": self.message}
 
 
 class TranscriptBuilder(Observer):
-    """Collects transcript entries; observe it after `shadows` and `calls` in the same pass.
-    Where the fold fails it adds the fold-failure marker and takes nothing more. Messages
-    keep their reasoning blocks only with `reasoning` (one choice for every format)."""
+    """Collects transcript entries. Where the fold fails it adds the fold-failure
+    marker and takes nothing more (run it with on_fold_error=STOP). Messages keep
+    their reasoning blocks only with `reasoning` (one choice for every format)."""
 
-    def __init__(self, shadows: ShadowTracker, calls: CallTracker, reasoning: bool = False) -> None:
-        self.shadows = shadows
-        self.calls = calls
+    requires = (ShadowTracker, CallTracker, TurnTracker, ToolTracker)
+
+    def __init__(self, reasoning: bool = False) -> None:
         self.shown = (lambda message: message) if reasoning else without_reasoning
-        self.entries: list[Entry] = []
-        self.open_turn = MISSING  # the turn started and not yet ended
-        self.ended = False  # the fold failed: the marker is written
 
     def begin(self, run: Run) -> None:
+        self.tools = run.get(ToolTracker)
+        self.shadows = run.get(ShadowTracker)
+        self.turns = run.get(TurnTracker)
+        self.entries: list[Entry] = []
         self.failures = run.fold_errors
+        self.ended = False  # the fold failed: the marker is written
 
-    def observe(self, item, replacement) -> None:
+    def observe(self, record) -> None:
         if self.failures:
             self._end()
             return
+        item = record.item
         if item.row is not None:
             return  # packed rows hold stream chunks only: neither messages nor finishes
         kind = item.type
-        shadow = self.shadows.latest if replacement is not None else None
-        if shadow is not None:
+        if record.replacement is not None:
+            shadow = self.shadows.by_seq[item.seq]
             has, message = _message(item)
             self.entries.append(Entry(item.seq, "replacement", kind=shadow.kind, shadowed=shadow.shadowed_seqs,
-                                      time=utc_time(item.time), message=self.shown(message) if has else None))
+                                      time=utc_time(item.time), message=self.shown(message) if has else None,
+                                      tools=self._tools(item, kind, message)))
         elif kind in SURFACE_TYPES and item.record.get("surfaceOp") == "append":
             has, message = _message(item)
             if has:
                 self.entries.append(Entry(item.seq, "message", kind, role_of(kind, message),
-                                          utc_time(item.time), self.shown(message)))
-        elif kind == "turn/start":
-            self.open_turn = _data(item).get("turn")
+                                          utc_time(item.time), self.shown(message),
+                                          tools=self._tools(item, kind, message)))
         elif kind == "turn/end":
             data = _data(item)
             self.entries.append(Entry(item.seq, "turn-end", time=utc_time(item.time), turn=data.get("turn"),
                                       ending=turn_ending(data.get("reason"))))
-            self.open_turn = MISSING
-        closed = self.calls.closed
-        if closed is not None and failed(closed.finish):
-            self.entries.append(Entry(item.seq, "failed-call", time=utc_time(item.time), turn=closed.turn,
-                                      call=closed.call, ending=finish_text(closed.finish)))
+        elif kind == "assistant/chunk":
+            call = record.call
+            if call is not None and call.finish_seq == item.seq and failed(call.finish):
+                self.entries.append(Entry(item.seq, "failed-call", time=utc_time(item.time), turn=call.turn,
+                                          call=call.call, ending=finish_text(call.finish)))
+
+    def _tools(self, item, kind, message) -> tuple:
+        return self.tools.names(item.seq, message) if kind == "tool/result" else ()
 
     def finish(self, run: Run) -> None:
         if run.fold_errors:
             self._end()
-        elif run.complete and self.open_turn is not MISSING:
-            self.entries.append(Entry(run.last_seq, "turn-end", turn=self.open_turn, ending="interrupted"))
+            return
+        last = self.turns.turns[-1] if self.turns.turns else None
+        if run.complete and last is not None and last.is_open:
+            self.entries.append(Entry(run.last_seq, "turn-end", turn=last.turn, ending="interrupted"))
 
     def _end(self) -> None:
         if not self.ended:
@@ -149,7 +168,6 @@ def transcript(source, observers=(), reasoning: bool = False) -> tuple[list[Entr
     """Transcript entries of a log (a LogSource), in one pass, and where the fold
     fails (None: it does not): the entries then end with the fold-failure marker.
     Reasoning blocks are left out of the messages unless `reasoning`."""
-    shadows, calls = ShadowTracker(), CallTracker()
-    builder = TranscriptBuilder(shadows, calls, reasoning)
-    run = run_pass(source, [shadows, calls, builder, *observers], on_fold_error=STOP)
+    builder = TranscriptBuilder(reasoning)
+    run = run_pass(source, [builder, *observers], on_fold_error=STOP)
     return builder.entries, run.failure

@@ -1,25 +1,22 @@
-"""Turn, step and approval tracking: which turn and step each event is in.
+"""Turn and step tracking: which turn and step each event is in.
 
-One observer for every command that needs it (`events`, `stats`, `export`):
-while an event is observed after it, `turn` and `step` are those in force
-for that event (a `turn/end` still belongs to its turn).
+One tracker for every command and rule that needs it (`events`, `stats`,
+`export`, the transcript, the relation rules): while a record is observed
+after it, `record.turn` and `record.step` are those in force for that event
+(a `turn/end` still belongs to its turn).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from dshreplay.core.driver import Observer, Run
-from dshreplay.jsvalues import as_key, as_text
+from dshreplay.jsvalues import as_text
 
 
-def _data(item):
-    if item.row is not None:
-        return item.row_data
+def _data(item) -> dict:
     data = item.record.get("data")
     return data if type(data) is dict else {}
-
-
 
 
 @dataclass
@@ -59,78 +56,90 @@ def turn_ending(reason) -> str:
     return as_text(kind) if kind is not None else "unknown"
 
 
-@dataclass
-class Approval:
-    """One approval asked (and decided), or a decision without an ask."""
-
-    asked_seq: int | None
-    decided_seq: int | None
-    id: object
-    tool: object
-    call_id: object
-    outcome: object
-    reason: object
-    flag: str  # "", "no decision", "decision without ask"
-    asked_time: object = None
-    decided_time: object = None
-
-    def row(self) -> list:
-        return [self.asked_seq, self.decided_seq, self.id, self.tool, self.call_id, self.outcome, self.reason,
-                self.flag]
+def number(value):
+    """A turn or step as the relation rules compare it: the number, or None (not a number)."""
+    t = type(value)
+    return value if t is int or t is float else None
 
 
-@dataclass
 class TurnTracker(Observer):
-    turn: object = None  # the turn in force for the event being observed
-    step: object = None
-    turns: list[Span] = field(default_factory=list)
-    steps: list[Span] = field(default_factory=list)
-    approvals: list[Approval] = field(default_factory=list)
-    _asked: dict = field(default_factory=dict)
-    _close_turn: bool = False
-    _close_step: bool = False
+    """The turn and step in force for each record (`record.turn`, `record.step`;
+    a turn/end or step/end still belongs to what it ends), the spans of turns
+    and steps, and what the turn and step rules compare with.
 
-    def observe(self, item, replacement) -> None:
-        if self._close_step:
-            self.step, self._close_step = None, False
-        if self._close_turn:
-            self.turn, self._close_turn = None, False
-        kind = item.type
-        if kind == "turn/start":
-            self.turn = _data(item).get("turn")
-            self.step = None
-            self.turns.append(Span(item.seq, None, self.turn, start_time=item.time))
-        elif kind == "step/start":
-            self.step = _data(item).get("step")
-            self.steps.append(Span(item.seq, None, self.turn, self.step, start_time=item.time))
-        elif kind == "step/end":
-            if self.steps and self.steps[-1].is_open:
-                self.steps[-1].end, self.steps[-1].end_time = item.seq, item.time
-            self._close_step = True
-        elif kind == "turn/end":
-            if self.turns and self.turns[-1].is_open:
-                self.turns[-1].end, self.turns[-1].end_time = item.seq, item.time
-                self.turns[-1].reason = _data(item).get("reason")
-            self._close_turn = self._close_step = True
-        elif kind == "approval/asked":
-            data = _data(item)
-            entry = Approval(item.seq, None, data.get("id"), data.get("toolName"), data.get("callId"), None,
-                             data.get("reason"), "no decision", item.time)
-            self.approvals.append(entry)
-            self._asked[as_key(data.get("id"))] = entry
-        elif kind == "approval/decided":
-            data = _data(item)
-            entry = self._asked.pop(as_key(data.get("id")), None)
-            if entry is None:
-                self.approvals.append(Approval(None, item.seq, data.get("id"), None, None, data.get("outcome"),
-                                               None, "decision without ask", None, item.time))
-            else:
-                entry.decided_seq, entry.outcome, entry.flag = item.seq, data.get("outcome"), ""
-                entry.decided_time = item.time
+    While a record is observed after this tracker:
+    turn, step            in force, as logged
+    open_turn, open_step  the same as numbers (None: none open, or not a number)
+    prior_turn, prior_step  (on a turn/start or step/start) the numbers open before it
+    turns_ended           turn/end events so far
+    steps_ended           step/end events since the last turn/start
+    """
+
+    handlers = {"turn/start": "turn_start", "turn/end": "turn_end", "step/start": "step_start",
+                "step/end": "step_end"}
+
+    def begin(self, run: Run) -> None:
+        self.turn = self.step = None
+        self.open_turn = self.open_step = None
+        self.prior_turn = self.prior_step = None
+        self.turns_ended = self.steps_ended = 0
+        self.turns: list[Span] = []
+        self.steps: list[Span] = []
+        self._closing = 0  # 1: the step ended, 2: the turn ended (closed before the next record)
+
+    def _close(self, record=None) -> None:
+        """What the last turn/end or step/end ended is no longer in force for `record`."""
+        if self._closing == 2:
+            self.turn = self.open_turn = None
+        self.step = self.open_step = None
+        self._closing = 0
+        if record is not None:
+            record.turn, record.step = self.turn, self.step
+
+    def step_start(self, record) -> None:
+        item = record.item
+        data = _data(item)
+        self.prior_step = self.open_step
+        step = self.step = record.step = data.get("step")
+        self.open_step = step if type(step) is int or type(step) is float else None
+        self.steps.append(Span(item.seq, None, self.turn, step, item.time))
+
+    def step_end(self, record) -> None:
+        item = record.item
+        steps = self.steps
+        if steps and steps[-1].end is None:
+            steps[-1].end, steps[-1].end_time = item.seq, item.time
+        self.steps_ended += 1
+        if not self._closing:
+            self._closing = 1
+            record.then(self._close)
+
+    def turn_start(self, record) -> None:
+        item = record.item
+        data = _data(item)
+        self.prior_turn, self.prior_step = self.open_turn, self.open_step
+        turn = self.turn = record.turn = data.get("turn")
+        self.open_turn = turn if type(turn) is int or type(turn) is float else None
+        self.step = self.open_step = record.step = None
+        self.steps_ended = 0
+        self.turns.append(Span(item.seq, None, turn, None, item.time))
+
+    def turn_end(self, record) -> None:
+        item = record.item
+        turns = self.turns
+        if turns and turns[-1].end is None:
+            turns[-1].end, turns[-1].end_time = item.seq, item.time
+            turns[-1].reason = _data(item).get("reason")
+        self.turns_ended += 1
+        if not self._closing:
+            record.then(self._close)
+        self._closing = 2
 
     def in_force_after(self) -> tuple:
         """(turn, step) in force right after the last event observed (None: none open)."""
-        return (None if self._close_turn else self.turn), (None if self._close_step else self.step)
+        closing = self._closing  # (a turn/end or step/end just observed: closed before the next record)
+        return (None if closing == 2 else self.turn), (None if closing else self.step)
 
     def finish(self, run: Run) -> None:
-        self.last_seq = run.last_seq
+        if self._closing:  # what is open at the end of the log
+            self._close()

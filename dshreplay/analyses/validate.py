@@ -27,7 +27,7 @@ from dshreplay.analyses.findings import (
     cap_findings,
     finding,
 )
-from dshreplay.analyses.rules import RelationChecker
+from dshreplay.analyses.rules import Relations, RuleFindings
 from dshreplay.analyses.schemas import SchemaSet, count_placeholders, event_schema_name
 from dshreplay.core.driver import SKIP, Observer, Run, run_pass
 from dshreplay.core.parallel import window_jobs
@@ -109,16 +109,16 @@ def _validate(log: LogSource, options: Options, parallel: bool, observers=()) ->
     def unreadable_line(error: LineError) -> None:
         read_errors.append(finding(error.code, f"{error.message} (line skipped)", seq=error.seq, line=error.line))
 
-    validation = Validation(checks, options.snapshot, cap)
+    validation = Validation(checks, options.snapshot)
     later: list[Finding] = []
     try:
-        run = run_pass(log, [validation, *observers], on_fold_error=SKIP, recover=unreadable_line,
+        run = run_pass(log, [RuleFindings(cap), validation, *observers], on_fold_error=SKIP, recover=unreadable_line,
                        record_check=None if jobs is not None else checks.record)
     except ReadError as exc:
         if jobs is not None:
             jobs.close()
             return _validate(log, options, parallel=False, observers=observers)
-        validation.report.events = validation.fold.next_seq  # the events read before it stopped
+        validation.report.events = validation.run.fold.next_seq  # the events read before it stopped
         later = [finding("DSH-E013", f"reading stopped: {exc.message}", seq=exc.seq, line=exc.line)]
         validation.assemble(read_errors, checks.findings, later)
         validation.count_omitted(read_errors, checks)
@@ -390,47 +390,51 @@ class _WindowChecks:
 
 class Validation(Observer):
     """The checks that need the events in order: the fold's verdict on each
-    event, the message projection of surface nodes, the relational rules;
-    then the file-wide ones."""
+    event, the message projection of surface nodes, the relational rules
+    (Relations); then the file-wide ones."""
 
-    def __init__(self, checks: RecordChecks, snapshot: bool, cap: int | None = DEFAULT_CAP) -> None:
+    requires = (Relations,)
+    types = SURFACE_TYPES | {"compaction/summary", "compaction/prune"}  # (the fold's verdicts are in
+    # run.fold_errors; a metering event's shadowedSeqs may cite a seq that never joined the surface)
+
+    def __init__(self, checks: RecordChecks, snapshot: bool) -> None:
         self.checks = checks
         self.snapshot = snapshot
-        self.cap = cap
         self.report: FileReport | None = None
         self.head: list[Finding] = []  # the header's
-        self.surface = FindingList(cap)  # the fold's and the projection's, in order
-        self.fold = None
         self.follows: dict = {}  # seq of an event citing a seq that never joined the surface -> that defect's seq
-        self._rejected = None
 
     def begin(self, run: Run) -> None:
         self.report = FileReport(run.path)
-        self.fold = run.fold
-        self.rules = RelationChecker(run.header, self.cap)
+        self.run = run
+        self.rules = run.get(Relations)
+        self.projection = FindingList(self.rules.cap)  # surface nodes dsh could not project
         head_checks = RecordChecks(self.snapshot)
         head_checks.schema_check("header.schema.json", run.header, "DSH-E003", "", seq=None, line=run.header_line)
         self.head = head_checks.findings
         if self.snapshot:
             self.checks.placeholders += count_placeholders(run.header)
 
-    def rejected(self, item, error: FoldError) -> None:
-        after = error.after if error.caused_by is None else f"{error.after}; {_follows(error.caused_by)}"
-        self.surface.append(finding(error.code, f"{error.message} ({after})", seq=error.seq,
-                                    line=error.line, pointer=error.pointer, caused_by=error.caused_by))
-        if error.skipped:
-            self._rejected = item
-
-    def observe(self, item, replacement) -> None:
-        if self.fold.lost and item.row is None:
+    def observe(self, record) -> None:
+        item, error = record.item, record.error
+        if item.row is not None:
+            return
+        if self.run.fold.lost:
             self._cites_lost(item)
-        if item.type in SURFACE_TYPES and item.row is None and self._rejected is not item:
+        if item.type in SURFACE_TYPES and (error is None or not error.skipped):
             try:
                 has_message(item)
             except DeriveError as exc:
-                self.surface.append(finding(NO_MESSAGE, exc.message, seq=item.seq, line=item.line,
-                                            pointer=exc.pointer))
-        self.rules.check(item, replacement)
+                self.projection.append(finding(NO_MESSAGE, exc.message, seq=item.seq, line=item.line,
+                                               pointer=exc.pointer))
+
+    def surface(self) -> FindingList:
+        """The fold's verdicts (each rejected event) and the projection's, in log order."""
+        rejected = [_verdict(e) for e in self.run.fold_errors if isinstance(e, FoldError)]
+        out = FindingList(self.rules.cap)
+        out.extend(sorted(rejected + self.projection, key=lambda f: f.seq))
+        out.omitted.update(self.projection.omitted)
+        return out
 
     def _cites_lost(self, item) -> None:
         """Note an event that cites a seq that never joined the surface (a line that could not
@@ -450,7 +454,7 @@ class Validation(Observer):
         else:
             return
         for seq in cited:
-            cause = self.fold.cause(seq, unseen=True) if type(seq) is int else None
+            cause = self.run.fold.cause(seq, unseen=True) if type(seq) is int else None
             if cause is not None:
                 self.follows[item.seq] = cause
                 return
@@ -458,14 +462,13 @@ class Validation(Observer):
     def finish(self, run: Run) -> None:
         if run.complete:
             self.report.events = run.event_count
-            self.rules.finish(run.last_seq)
 
     def assemble(self, read_errors: list[Finding], checks: list[Finding], later: list[Finding]) -> None:
         """The report's findings, per line in the order the checks run: reading,
         the record's own checks, the fold and projection, then `later` ones (a finding
         of the rules about an event next to seqs never read, or citing one, says it follows from them)."""
         follows = self.follows
-        for first, last, unseen in self.fold.lost if self.fold is not None else ():
+        for first, last, unseen in self.run.fold.lost:
             if unseen:  # the relations of the events on either side of a run never read are suspect
                 follows.setdefault(first - 1, first)
                 follows.setdefault(last + 1, first)
@@ -473,12 +476,13 @@ class Validation(Observer):
             later = [f if f.caused_by is not None or f.seq not in follows else
                      replace(f, caused_by=follows[f.seq], message=f"{f.message} ({_follows(follows[f.seq])})")
                      for f in later]
-        self.report.findings = [*self.head, *read_errors, *checks, *self.surface, *later]
+        self.surface_findings = self.surface()
+        self.report.findings = [*self.head, *read_errors, *checks, *self.surface_findings, *later]
 
     def count_omitted(self, read_errors: FindingList, checks: RecordChecks) -> None:
         """What the producers counted past their caps."""
         counted = Counter()
-        for findings in (read_errors, checks.findings, self.surface, self.rules.findings):
+        for findings in (read_errors, checks.findings, self.surface_findings, self.rules.findings):
             counted.update(findings.omitted)
         self.report.omitted = dict(counted)
         self.report.omitted_records = checks.unexplained
@@ -497,6 +501,13 @@ class Validation(Observer):
             found.append(finding("DSH-N011", f"{checks.placeholders} snapshot placeholder values accepted "
                                              "(--snapshot)"))
         self.report.findings.extend(found)
+
+
+def _verdict(error: FoldError) -> Finding:
+    """The finding of an event the fold rejected, with what the pass did next."""
+    after = error.after if error.caused_by is None else f"{error.after}; {_follows(error.caused_by)}"
+    return finding(error.code, f"{error.message} ({after})", seq=error.seq, line=error.line, pointer=error.pointer,
+                   caused_by=error.caused_by)
 
 
 def _follows(cause: int) -> str:

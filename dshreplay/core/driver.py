@@ -1,20 +1,35 @@
 """The pass driver: the one loop from a log to answers.
 
 `run_pass` reads a log once through the reader, applies the one surface fold
-to every record, and hands each record, with the replacement the fold made
-of it, to pluggable observers: the validation rules, call tracking, shadows,
-provenance, turn tracking, stats, the transcript, event queries, the export
-writers. A command is a choice of observers plus a reporter; several
-commands' observers can share one pass.
+to every record, and hands each record to pluggable observers: the trackers
+of the session model (turns and steps, model calls, replacements, compaction
+brackets, tool calls), the validation rules, provenance, stats, the
+transcript, event queries, the export writers. A command is a choice of
+observers plus a reporter; several commands' observers share one pass.
+
+Each record reaches the observers as one `Record`: the item, the replacement
+the fold made of it or the fold error that rejected it, its raw line, and
+the turn, step, open compaction and model call in force, which the trackers
+keep (one tracker each). The pass reuses one Record: keep its values, not it.
+
+Observers say what they need from each other: a class attribute
+`requires = (CallTracker, ...)` names the observers (trackers) it reads; the
+pass makes each required one once (unless one was given), orders every
+observer after those it requires, and hands them out through `Run.get`.
+An observer says which records it reads: `types` (a set of event types, None:
+every record) for `observe`, or `handlers` (event type -> the name of its
+method for that type), so a record costs only the observers that read it.
 
 What happens when the fold rejects an event is a parameter, `on_fold_error`:
 
 - `STOP`: the pass ends there; the error is in `Run.fold_errors` and the
-  fold's state is the one before the rejected event.
-- `SKIP`: observers' `rejected` hook hears of it and the fold goes on
-  (`SurfaceFold.resume`): an event the reader placed off its written seq is
-  folded at that place, any other is skipped for surface purposes (the
-  surface stays as it was); reading goes on.
+  fold's state is the one before the rejected event (observers never see it).
+- `SKIP`: observers see the record with `record.error` set and the fold goes
+  on (`SurfaceFold.resume`): an event the reader placed off its written seq is
+  folded at that place (`record.replacement` is what it made), any other is
+  skipped for surface purposes (the surface stays as it was; `error.skipped`);
+  reading goes on. A record that holds no event where it lies (`item.count`
+  0) reaches no observer: its error is in `Run.fold_errors`.
 
 A line that cannot be read (a `LineError`: not JSON, not an object, a
 malformed packed row) is where the fold fails too, as in dsh: it is in
@@ -37,21 +52,65 @@ from dshreplay.io.reader import LogSource, TornTail
 STOP, SKIP = "stop", "skip"
 
 
+class Record:
+    """One record of the pass (an Event, or a PackedRun of chunk events) with
+    what is known of it. The driver sets `item`, `previous`, `replacement`
+    and `error`; the trackers set the rest (each tracker its own: `turn` and
+    `step` by the TurnTracker, `compaction` by the CompactionTracker, `call`
+    by the CallTracker), so an observer that reads one requires its tracker."""
+
+    __slots__ = ("item", "previous", "replacement", "error", "turn", "step", "compaction", "call", "_reader",
+                 "_then")
+
+    def __init__(self, reader=None) -> None:
+        self.item = None
+        self.previous = None  # the item of the record before (None for the first)
+        self.replacement = None  # the Replacement the fold made of it
+        self.error: FoldError | None = None  # the fold error that rejected it (SKIP)
+        self.turn = None  # the turn in force (a turn/end still belongs to its turn)
+        self.step = None  # the step in force (likewise)
+        self.compaction = None  # the compaction bracket open after it
+        self.call = None  # the main-loop model call in force (the latest one opened)
+        self._reader = reader
+        self._then: list = []
+
+    def then(self, fn: Callable) -> None:
+        """Have `fn(record)` called with the next record, once it is folded and before
+        any observer sees it: a tracker closes there what this record ended (a
+        turn/end still belongs to its turn), or learns what followed it."""
+        self._then.append(fn)
+
+    @property
+    def raw(self) -> bytes | None:
+        """Its line as read (a packed row's line for each of its events)."""
+        return self._reader.raw
+
+    @property
+    def line(self) -> int:
+        """Its (first) line number."""
+        return self.item.line
+
+
 class Observer:
-    """Base class of what a pass feeds; every hook is optional."""
+    """Base class of what a pass feeds; every hook is optional.
+
+    requires  observer classes this one reads (made by the pass if not given)
+    types     the event types whose records `observe` reads (None: all of them)
+    handlers  event type -> name of the method the pass calls with a record of
+              that type instead of `observe`
+    """
+
+    requires: tuple = ()
+    types: frozenset | None = None
+    handlers: dict = {}
 
     def begin(self, run: Run) -> None:
-        """The header is read; `run.fold` is the fold the pass applies."""
+        """The header is read; `run.fold` is the fold the pass applies and
+        `run.get(Cls)` the pass's observer of a class this one requires.
+        (A pass may be run again with the same observers: start afresh here.)"""
 
-    def observe(self, item, replacement) -> None:
-        """One record (an Event, or a PackedRun of chunk events) after the fold
-        took it; `replacement` is the Replacement it made, or None."""
-
-    def rejected(self, item, error: FoldError) -> None:
-        """The fold rejected `item` (only with on_fold_error=SKIP; `observe` follows, unless
-        the item holds no event where it lies: `item.count` 0). `error.skipped` says
-        whether the event is skipped for surface purposes (else the fold takes it where
-        the reader placed it)."""
+    def observe(self, record: Record) -> None:
+        """One record, after the fold took it (or, with SKIP, rejected it: `record.error`)."""
 
     def finish(self, run: Run) -> None:
         """The pass is over (`run.complete` says whether it read to the end)."""
@@ -74,6 +133,8 @@ class Run:
     final_newline: bool = True
     reader: object = field(default=None, repr=False)  # its `raw`: the line of the record being observed
     failure_view: SurfaceState | None = field(default=None, repr=False)  # the view before `failure`
+    last_item: object = None  # the last record read (set when complete)
+    observers: dict = field(default_factory=dict, repr=False)  # class -> the pass's observer of it
 
     @property
     def last_seq(self) -> int | None:
@@ -92,11 +153,52 @@ class Run:
         failure = self.fold_error
         return None if failure is None else failure.seq - 1
 
+    def get(self, cls: type):
+        """The pass's observer of class `cls` (one that an observer requires)."""
+        try:
+            return self.observers[cls]
+        except KeyError:
+            raise LookupError(f"no {cls.__name__} in this pass: require it") from None
+
+
+def arrange(observers: Iterable[Observer]) -> tuple[list[Observer], dict]:
+    """The observers in pass order, each after those it requires (made once
+    here when not given), and the class -> observer map `Run.get` answers from."""
+    given = list(observers)
+    by_class: dict = {}
+    for observer in given:
+        by_class.setdefault(type(observer), observer)
+    ordered: list[Observer] = []
+    placed: dict[int, bool] = {}  # id -> True once placed, False while its requirements are placed
+
+    def provider(cls: type) -> Observer:
+        found = by_class.get(cls)
+        if found is None:
+            found = next((o for o in given if isinstance(o, cls)), None) or cls()
+            by_class[cls] = found
+        return found
+
+    def place(observer: Observer) -> None:
+        state = placed.get(id(observer))
+        if state:
+            return
+        if state is False:
+            raise ValueError(f"{type(observer).__name__} requires itself (through {type(observer).requires})")
+        placed[id(observer)] = False
+        for cls in type(observer).requires:
+            place(provider(cls))
+        placed[id(observer)] = True
+        ordered.append(observer)
+
+    for observer in given:
+        place(observer)
+    return ordered, by_class
+
 
 def run_pass(source: LogSource, observers: Iterable[Observer] = (), *, on_fold_error: str = SKIP,
              until: int | None = None, recover: Callable[[ReadError], None] | None = None,
              record_check: Callable | None = None) -> Run:
-    """Read `source` once, fold it, feed `observers` in order.
+    """Read `source` once, fold it, feed `observers` (and what they require).
 
     until         stop once the event with this seq has been folded
     recover       handed each line that cannot be read (see LogReader.records)
@@ -105,9 +207,10 @@ def run_pass(source: LogSource, observers: Iterable[Observer] = (), *, on_fold_e
     """
     if on_fold_error not in (STOP, SKIP):
         raise ValueError(f"on_fold_error must be {STOP!r} or {SKIP!r}")
-    observers = list(observers)
+    ordered, by_class = arrange(observers)
     with source.reader() as reader:
-        run = Run(reader.path, reader.header, reader.header_line, reader.encoding, SurfaceFold(), reader=reader)
+        run = Run(reader.path, reader.header, reader.header_line, reader.encoding, SurfaceFold(), reader=reader,
+                  observers=by_class)
         halt: list = []  # (STOP) a line that cannot be read: the pass ends before the next record
 
         def damaged(error: LineError) -> None:
@@ -118,11 +221,15 @@ def run_pass(source: LogSource, observers: Iterable[Observer] = (), *, on_fold_e
             if recover is not None:
                 recover(error)
 
-        for observer in observers:
+        for observer in ordered:
             observer.begin(run)
-        hooks = [o.observe for o in observers if type(o).observe is not Observer.observe]
+        dispatch = _Dispatch(o for o in ordered if o.handlers or type(o).observe is not Observer.observe)
+        readers = dispatch.readers
+
+        record = Record(reader)
         fold = run.fold
         apply = fold.apply
+        then = record._then
         for item in reader.records(damaged):
             if halt:
                 break
@@ -130,28 +237,42 @@ def run_pass(source: LogSource, observers: Iterable[Observer] = (), *, on_fold_e
                 record_check(item, reader.raw)
             try:
                 replacement = apply(item)
-            except FoldError as error:
-                error.path = run.path
-                _failed(run, error)
+                error = None
+            except FoldError as exc:
+                exc.path = run.path
+                _failed(run, exc)
                 if on_fold_error == STOP:
                     break
-                replacement = _resume(run, item, error, observers)
+                error, replacement = _resume(run, item, exc)
                 if not item.count:  # a line that holds no event where it lies
                     continue
-            for hook in hooks:
-                hook(item, replacement)
+            if readers:
+                record.previous = record.item
+                record.item = item
+                hooks = dispatch[item.type]
+                if hooks or then:
+                    record.replacement = replacement
+                    record.error = error
+                    if then:
+                        called, record._then = then, []
+                        then = record._then
+                        for fn in called:
+                            fn(record)
+                    for hook in hooks:
+                        hook(record)
             if until is not None and fold.next_seq > until:
                 break
         else:
             if not halt:
                 run.complete = True
+                run.last_item = record.item if readers else None
                 run.event_count = reader.event_count
                 run.lines = reader.lines
                 run.torn_tail = reader.torn_tail
                 run.final_newline = reader.final_newline
         if not run.complete and on_fold_error == STOP and run.fold_errors:
             run.lines = max(run.fold_errors[0].line - 1, run.header_line)  # the lines before the failure
-        for observer in observers:
+        for observer in ordered:
             observer.finish(run)
     return run
 
@@ -162,20 +283,34 @@ def _failed(run: Run, error) -> None:
     run.fold_errors.append(error)
 
 
-def _resume(run: Run, item, error: FoldError, observers: list) -> object:
-    """SKIP: observers hear of the rejection and the fold goes on past it; an event
-    the fold takes where the reader placed it may be rejected for a defect of its own."""
-    for observer in observers:
-        observer.rejected(item, error)
+def _resume(run: Run, item, error: FoldError) -> tuple:
+    """SKIP: the fold goes on past `error`; an event the fold takes where the reader
+    placed it may be rejected for a defect of its own. (the error the record carries,
+    the replacement the fold made of it)"""
     try:
-        return run.fold.resume(item, error)
+        return error, run.fold.resume(item, error)
     except FoldError as again:
         again.path = run.path
         run.fold_errors.append(again)
-        for observer in observers:
-            observer.rejected(item, again)
-        return run.fold.resume(item, again)
+        return again, run.fold.resume(item, again)
 
+
+class _Dispatch(dict):
+    """Event type -> the observe hooks of the observers that read it, in pass order."""
+
+    def __init__(self, readers) -> None:
+        super().__init__()
+        self.readers = list(readers)
+
+    def __missing__(self, kind) -> list:
+        hooks = self[kind] = []
+        for o in self.readers:
+            name = o.handlers.get(kind)
+            if name is not None:
+                hooks.append(getattr(o, name))
+            elif type(o).observe is not Observer.observe and (o.types is None or kind in o.types):
+                hooks.append(o.observe)
+        return hooks
 
 class Snapshots(Observer):
     """The model's view right after each wanted seq (-1: before any event)."""
@@ -196,7 +331,7 @@ class Snapshots(Observer):
         self.fold = run.fold
         self._take()
 
-    def observe(self, item, replacement) -> None:
+    def observe(self, record: Record) -> None:
         self._take()
 
     def _take(self) -> None:

@@ -40,14 +40,14 @@ from pathlib import Path
 import orjson
 
 from dshreplay import __version__
-from dshreplay.analyses.calls import CallTracker, retried_calls
+from dshreplay.analyses.calls import CallTracker
 from dshreplay.analyses.findings import ERROR, NOTICE, WARNING
 from dshreplay.analyses.index import Indexer
-from dshreplay.analyses.provenance import ShadowTracker
 from dshreplay.analyses.query import CURRENT, LOG_ONLY, SHADOWED
 from dshreplay.analyses.render import clean, message_text, one_line, role_of
 from dshreplay.analyses.schemas import PLACEHOLDER
-from dshreplay.analyses.stats import failed_calls, tokens_by_model
+from dshreplay.analyses.stats import SessionSummary
+from dshreplay.analyses.tools import ToolTracker
 from dshreplay.analyses.transcript import TranscriptBuilder
 from dshreplay.analyses.turns import TurnTracker
 from dshreplay.analyses.validate import duplicate_key, validate_log
@@ -58,7 +58,6 @@ from dshreplay.io.reader import LogSource, open_regular, read_small_file, resolv
 from dshreplay.jsvalues import (
     MAX_TIME,
     MISSING,
-    as_key,
     as_text,
     is_time,
     json_bytes,
@@ -583,16 +582,21 @@ def _export_session(given, root: Path, redactor: Redactor, name: str | None,
 class _TranscriptFile(TranscriptBuilder):
     """transcript.md written entry by entry; the report keeps only its first entries."""
 
-    def __init__(self, path: Path, title: str, shadows: ShadowTracker, calls: CallTracker) -> None:
-        super().__init__(shadows, calls)
-        self.fh = create(path, text=True)
-        self.fh.write(f"# Transcript of {markdown_label(title)}\n\n")
+    def __init__(self, path: Path, title: str) -> None:
+        super().__init__()
+        self.path, self.title = path, title
+
+    def begin(self, run: Run) -> None:
+        super().begin(run)
+        self.fh = create(self.path, text=True)
+        self.fh.write(f"# Transcript of {markdown_label(self.title)}\n\n")
         self.reporter = TextReporter(self.fh)
         self.kept: list = []
 
-    def observe(self, item, replacement) -> None:
-        super().observe(item, replacement)
-        self._flush()
+    def observe(self, record) -> None:
+        super().observe(record)
+        if self.entries:
+            self._flush()
 
     def finish(self, run: Run) -> None:
         super().finish(run)
@@ -608,48 +612,53 @@ class _TranscriptFile(TranscriptBuilder):
 
 
 class _EventRows(Observer):
-    """events.csv, one row per event (packed rows expanded); observe it after `turns`."""
+    """events.csv, one row per event (packed rows expanded)."""
 
-    HEADER = ["seq", "line", "time", "type", "turn", "step", "surface", "op", "callId", "compactionId", "preview",
-              "sha256", "rawSha256"]
+    HEADER = ["seq", "line", "time", "type", "turn", "step", "surface", "op", "callId", "tool", "compactionId",
+              "preview", "sha256", "rawSha256"]
+    requires = (TurnTracker, ToolTracker)
 
-    def __init__(self, path: Path, turns: TurnTracker, final_nodes: set, unknown_from: int | None) -> None:
-        self.csv = CsvFile(path, self.HEADER)
-        self.turns = turns
+    def __init__(self, path: Path, final_nodes: set, unknown_from: int | None) -> None:
+        self.path = path
         self.final_nodes = final_nodes
         self.unknown_from = unknown_from  # where the fold fails: no surface status from there on
 
     def begin(self, run: Run) -> None:
-        self.reader = run.reader
+        self.csv = CsvFile(self.path, self.HEADER)
+        self.tools = run.get(ToolTracker).by_seq
         self.hashed = None  # the line whose hash was written
 
-    def observe(self, item, replacement) -> None:
-        raw = self.reader.raw  # the line's hash is on the row of its first event (`sed -n LINEp LOG | sha256sum`)
+    def observe(self, record) -> None:
+        item, raw = record.item, record.raw
+        # the line's hash is on the row of its first event (`sed -n LINEp LOG | sha256sum`)
         raw_sha256 = hashlib.sha256(raw).hexdigest() if raw is not None and item.line != self.hashed else ""
         self.hashed = item.line
         for event in item.members() if item.row is not None else (item,):
-            self._row(event, raw_sha256)
+            self._row(event, raw_sha256, record.turn, record.step)
             raw_sha256 = ""
 
-    def _row(self, event, raw_sha256: str) -> None:
+    def _row(self, event, raw_sha256: str, turn, step) -> None:
         kind = event.type
         record = event.record
         data = record.get("data")
         status = (CURRENT if event.seq in self.final_nodes else SHADOWED) if kind in SURFACE_TYPES else LOG_ONLY
         if self.unknown_from is not None and event.seq >= self.unknown_from:
             status = ""
+        call = self.tools.get(event.seq) if event.row is None else None
         text = ""
         if kind in SURFACE_TYPES:
             try:
                 has, message = derive_message(event)
-                text = message_text(message) if has else ""
+                names = {call.call_id: call.tool} if call is not None and type(call.call_id) is str else None
+                text = message_text(message, tools=names) if has else ""
             except DeriveError:
                 text = ""
         compaction_id = data.get("compactionId") if type(data) is dict else None
         if compaction_id is None and type(data) is dict and type(data.get("source")) is dict:
             compaction_id = data["source"].get("compactionId")
-        self.csv.row([event.seq, event.line, utc_time(event.time), kind, self.turns.turn, self.turns.step, status,
-                      record.get("surfaceOp"), _call_id(kind, data), compaction_id, one_line(text, 120),
+        self.csv.row([event.seq, event.line, utc_time(event.time), kind, turn, step, status, record.get("surfaceOp"),
+                      _call_id(kind, data) if call is None else call.call_id, None if call is None else call.tool,
+                      compaction_id, one_line(text, 120),
                       canonical_sha256(record), raw_sha256])
 
     def finish(self, run: Run) -> None:
@@ -657,88 +666,47 @@ class _EventRows(Observer):
 
 
 class _ToolRows(Observer):
-    """tools.csv: one row per tool call, with its arguments, result, approval and hooks."""
+    """tools.csv: one row per tool call the model asked for (or the log started or
+    answered), with its arguments, result, approval, hooks and outcome, all
+    attached by call id (the ToolTracker)."""
 
-    HEADER = ["callId", "turn", "step", "tool", "arguments", "resultPreview", "isError", "approvalAsked",
-              "approvalOutcome", "approvalDecided", "hooks", "startedAt", "finishedAt", "durationMs",
+    HEADER = ["callId", "turn", "step", "tool", "outcome", "arguments", "resultPreview", "isError", "approvalAsked",
+              "approvalOutcome", "approvalDecided", "hooks", "startedAt", "finishedAt", "durationMs", "askedSeq",
               "callSeq", "resultSeq", "spilledBytes"]
 
-    def __init__(self, path: Path, indexer: Indexer) -> None:
-        self.path = path
-        self.indexer = indexer  # (observed before this: its spills are known when this finishes)
-        self.calls: dict = {}  # callId -> row fields
-        self.approvals: dict = {}  # approval id -> callId
-        self.last = None  # the callId of the last tool event (hooks follow it)
+    requires = (Indexer, ToolTracker)
+    types = frozenset({"tool/result"})
 
-    def observe(self, item, replacement) -> None:
-        kind = item.type
-        if kind not in ("tool/call", "tool/result", "approval/asked", "approval/decided", "hook/result"):
-            return
-        data = item.record.get("data")
-        data = data if type(data) is dict else {}
-        if kind == "tool/call":
-            call_id = as_key(data.get("callId"))
-            self.calls.setdefault(call_id, {"hooks": []}).update(
-                callId=data.get("callId"), turn=data.get("turn"), step=data.get("step"), tool=data.get("name"),
-                arguments=data.get("arguments"), startedAt=item.time, callSeq=item.seq)
-            self.last = call_id
-        elif kind == "tool/result" and item.record.get("surfaceOp") == "append":
-            call_id = as_key(_call_id(kind, data))
-            row = self.calls.setdefault(call_id, {"callId": _call_id(kind, data), "turn": data.get("turn"),
-                                                  "step": data.get("step"), "hooks": []})
-            message = data.get("message")
-            content = message.get("content") if type(message) is dict else None
-            first = content[0] if type(content) is list and content and type(content[0]) is dict else {}
-            row.update(resultPreview=one_line(message_text(message, reasoning=False), PREVIEW),
-                       isError=first.get("isError") is True or data.get("error") is not None,
-                       finishedAt=item.time, resultSeq=item.seq)
-            self.last = call_id
-        elif kind == "approval/asked":
-            call_id = as_key(data.get("callId"))
-            self.approvals[as_key(data.get("id"))] = call_id
-            self.calls.setdefault(call_id, {"callId": data.get("callId"), "hooks": []})["approvalAsked"] = item.time
-        elif kind == "approval/decided":
-            call_id = self.approvals.get(as_key(data.get("id")))
-            if call_id in self.calls:
-                self.calls[call_id].update(approvalOutcome=data.get("outcome"), approvalDecided=item.time)
-        elif self.last in self.calls:  # hook/result: the hooks around the last tool event
-            self.calls[self.last]["hooks"].append(f"{as_text(data.get('point'))}:{as_text(data.get('decision'))}")
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def begin(self, run: Run) -> None:
+        self.indexer = run.get(Indexer)
+        self.tools = run.get(ToolTracker)
+        self.previews: dict[int, str] = {}  # tool/result seq -> the start of its text
+
+    def observe(self, record) -> None:
+        item = record.item
+        if item.record.get("surfaceOp") == "append":
+            data = item.record.get("data")
+            message = data.get("message") if type(data) is dict else None
+            names = dict(self.tools.names(item.seq, message))
+            self.previews[item.seq] = one_line(message_text(message, reasoning=False, tools=names), PREVIEW)
 
     def finish(self, run: Run) -> None:
         index = self.indexer.index
         rows = []
-        for row in self.calls.values():
-            started, finished = row.get("startedAt"), row.get("finishedAt")
-            rows.append([row.get("callId"), row.get("turn"), row.get("step"), row.get("tool"), row.get("arguments"),
-                         row.get("resultPreview"), row.get("isError"), utc_time(row.get("approvalAsked")),
-                         row.get("approvalOutcome"), utc_time(row.get("approvalDecided")), " ".join(row["hooks"]),
-                         utc_time(started), utc_time(finished), _ms(finished, started), row.get("callSeq"),
-                         row.get("resultSeq"), _spilled_bytes(index, row.get("resultSeq"))])
+        for call in self.tools.calls:
+            started, finished, approval = call.started_at, call.finished_at, call.approval
+            rows.append([call.call_id, call.turn, call.step, call.tool, call.outcome, call.arguments,
+                         self.previews.get(call.result_seq), call.is_error,
+                         None if approval is None else utc_time(approval.asked_time),
+                         None if approval is None else approval.outcome,
+                         None if approval is None else utc_time(approval.decided_time),
+                         " ".join(h.label() for h in call.hooks), utc_time(started), utc_time(finished),
+                         _ms(finished, started), call.asked_seq, call.call_seq, call.result_seq,
+                         _spilled_bytes(index, call.result_seq)])
         write_csv(self.path, self.HEADER, rows)
-
-
-
-
-def session_facts(index, turns: TurnTracker, header: dict) -> dict:
-    """session.json: when the session ran, with which models, its calls, failures, tokens and turn endings."""
-    times = [t for t in (header.get("createdAt"),) if is_time(t)]
-    first = next((s.start_time for s in turns.turns if is_time(s.start_time)), None)
-    last = max((t for s in turns.turns for t in (s.end_time, s.start_time) if is_time(t)), default=None)
-    start = first if first is not None else (times[0] if times else None)
-    tokens: dict = {}
-    for counts in tokens_by_model(index.calls + index.auxiliary_calls).values():
-        for key, value in counts.items():
-            tokens[key] = tokens.get(key, 0) + value
-    models = sorted({(as_text(c.provider), as_text(c.model)) for c in index.calls + index.auxiliary_calls})
-    return {"sessionId": header.get("id"), "start": utc_time(start), "end": utc_time(last),
-            "durationMs": _ms(last, start), "events": index.event_count,
-            "models": [{"provider": p, "model": m} for p, m in models],
-            "calls": len(index.calls), "auxiliaryCalls": len(index.auxiliary_calls),
-            "failedCalls": failed_calls(index.calls), "retries": retried_calls(index.calls),
-            "tokens": dict(sorted(tokens.items())),
-            "spills": {"results": len(index.spills), "omittedBytes": sum(s.omitted for s in index.spills),
-                       "inherited": sum(s.inherited for s in index.spills)},
-            "turns": [{"turn": s.turn, "startSeq": s.start, "endSeq": s.end, "ending": s.ending} for s in turns.turns]}
 
 
 class _FinalNodes(Observer):
@@ -760,15 +728,14 @@ def _stream(source: LogSource, folder: Path, header: dict, final_nodes: frozense
     indexer = Indexer()
     unknown_from = None if failure is None else failure["seq"]
     records = _CallRecords(folder, failure)
-    indexer.calls.on_open = records.opened  # (the index's call tracker also opens the call records)
-    transcript = _TranscriptFile(folder / "transcript.md", as_text(header.get("id")), indexer.shadows, indexer.calls)
-    turns = TurnTracker()
-    tools = _ToolRows(folder / "tools.csv", indexer)
-    observers = [indexer, transcript, records, turns,
-                 _EventRows(folder / "events.csv", turns, final_nodes, unknown_from), tools]
+    transcript = _TranscriptFile(folder / "transcript.md", as_text(header.get("id")))
+    summary = SessionSummary()
+    observers = [indexer, summary, transcript, records, _EventRows(folder / "events.csv", final_nodes, unknown_from),
+                 _ToolRows(folder / "tools.csv")]
     run = run_pass(source, observers, on_fold_error=SKIP)
     index = indexer.index
-    session = session_facts(index, turns, header)
+    turns = run.get(TurnTracker)
+    session = {k: v for k, v in summary.stats.to_json().items() if k not in ("path", "error")}
     write_file(folder / "session.json", dumps(session))
     views = records.views
     last = run.last_seq if run.last_seq is not None else 0
@@ -779,11 +746,12 @@ def _stream(source: LogSource, folder: Path, header: dict, final_nodes: frozense
     for s in turns.turns:
         label = f"turn {as_text(s.turn)}"
         spans["turns"].append((s.start, s.end, label) if s.end is not None else (s.start, last, label + " (open)"))
-    approvals = [a.row() for a in turns.approvals]
+    tracker = run.get(ToolTracker)
+    approvals = [a.row() for a in tracker.approvals]
     write_csv(folder / "approvals.csv", ["askedSeq", "decidedSeq", "id", "tool", "callId", "outcome", "reason",
                                          "flag", "askedAt", "decidedAt", "arguments"],
-              [[*a.row(), utc_time(a.asked_time), utc_time(a.decided_time),
-                tools.calls.get(as_key(a.call_id), {}).get("arguments")] for a in turns.approvals])
+              [[*a.row(), utc_time(a.asked_time), utc_time(a.decided_time), tracker.arguments_of(a)]
+               for a in tracker.approvals])
     shadows = [r for r in index.shadows if unknown_from is None or r.seq < unknown_from]
     return index, {"calls": views, "spans": spans, "approvals": approvals, "transcript": transcript.kept,
                    "finalNodes": final_nodes, "session": session, "shadows": shadows, "failure": failure}
@@ -809,17 +777,20 @@ class _Store:
 class _CallRecords(Observer):
     """calls/NNNN.json, one per main-loop call: its request (the header and the ids of its
     messages in the store) and its response (the assistant message, finish, error code,
-    usage, chunk times). Observe it after the CallTracker that calls `opened`."""
+    usage, chunk times)."""
+
+    requires = (CallTracker,)
 
     def __init__(self, folder: Path, failure: dict | None = None) -> None:
         self.folder = folder / "calls"
         self.store = _Store(folder)
         self.failure = failure  # where the fold fails: calls sent after it get no model view
+
+    def begin(self, run: Run) -> None:
+        self.calls = run.get(CallTracker)
         self.views: list[dict] = []
         self.pending: dict[int, tuple] = {}  # call number -> (Call, record)
         self._new: list = []
-
-    def begin(self, run: Run) -> None:
         self.fold = run.fold
         self.request_time = None  # the time of the last event before a call's first chunk
         self.digests: dict[int, str | None] = {}  # surface node -> its message's digest (None: no message)
@@ -878,21 +849,25 @@ class _CallRecords(Observer):
                                "firstChunkSeq": call.first_chunk_seq, "headerSeq": call.header_seq,
                                "header": header, "count": None, "kept": 0, "messages": None, "reason": reason})
 
-    def observe(self, item, replacement) -> None:
+    def observe(self, record) -> None:
+        item = record.item
         time = item.time
         if item.type != "assistant/chunk":
             if item.type == "assistant/message" and item.row is None:
                 self._answered(item)
             self.request_time = time
             return
-        for record in self._new:  # calls this chunk opened
-            record["response"]["firstChunkTime"] = time
-            record["response"]["timeToFirstChunkMs"] = _ms(time, self.request_time)
+        call = record.call
+        if call is not None and call.first_chunk_seq == item.seq:  # this chunk opened a call
+            self.opened(call, self.calls.header)
+        for entry in self._new:  # calls this chunk opened
+            entry["response"]["firstChunkTime"] = time
+            entry["response"]["timeToFirstChunkMs"] = _ms(time, self.request_time)
         self._new.clear()
         last = item.seq + item.count - 1
-        for call, record in self.pending.values():
+        for call, entry in self.pending.values():
             if call.last_chunk_seq == last:
-                record["response"]["lastChunkTime"] = item.times[-1] if item.row is not None else time
+                entry["response"]["lastChunkTime"] = item.times[-1] if item.row is not None else time
 
     def _answered(self, item) -> None:
         sources = item.record.get("sourceEventSeqs")

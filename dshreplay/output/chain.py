@@ -44,12 +44,13 @@ EVERY = 1000
 class TurnEndLines(Observer):
     """The lines of the `turn/end` events of a pass (checkpoints of the chain)."""
 
+    types = frozenset({"turn/end"})
+
     def begin(self, run) -> None:
         self.lines: set[int] = set()
 
-    def observe(self, item, replacement) -> None:
-        if item.type == "turn/end":
-            self.lines.add(item.line)
+    def observe(self, record) -> None:
+        self.lines.add(record.item.line)
 
 
 def line_chain(source: LogSource, marks=frozenset(), every: int = EVERY) -> dict:

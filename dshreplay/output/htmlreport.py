@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 
 from dshreplay.analyses.calls import outcome_text
-from dshreplay.analyses.render import clean, message_text, one_line
+from dshreplay.analyses.render import clean, one_line
 from dshreplay.errors import answered_for
 from dshreplay.jsvalues import as_text
 
@@ -55,6 +55,7 @@ def _table(headers: list[str], rows: list[list], row_id: str | None = None) -> s
 
 
 def _facts(entry: dict, index, session: dict) -> str:
+    """The session card: the manifest entry's facts and the session summary's (session.json)."""
     header = entry.get("header", {})
     counts = entry.get("findings", {})
     verdict = entry.get("verdict")
@@ -72,10 +73,11 @@ def _facts(entry: dict, index, session: dict) -> str:
                                  or "none")],
             ["retries", esc(session.get("retries"))],
             ["tokens", esc(", ".join(f"{k} {v}" for k, v in session.get("tokens", {}).items()) or "-")],
-            ["turn endings", esc(", ".join(f"{as_text(t['turn'])}: {t['ending']}" for t in session.get("turns", []))
+            ["turn endings", esc(", ".join(f"{as_text(t['turn'])}: {t['ending']}" for t in session.get("turnSpans", []))
                                  or "-")],
             ["events", esc(entry.get("events"))],
-            ["turns / steps / model calls", f"{index.turns} / {index.steps} / {len(index.calls)}"],
+            ["turns / steps / model calls", f"{esc(session.get('turns'))} / {esc(session.get('steps'))} / "
+                                            f"{esc(session.get('calls'))}"],
             ["verdict", f'<span class="{css}">{esc(verdict)}</span>: {esc(counts.get("error", 0))} errors, '
                         f'{esc(counts.get("warning", 0))} warnings, {esc(counts.get("notice", 0))} notices'],
             ["spilled tool results", esc(_spills(session.get("spills")))],
@@ -189,7 +191,7 @@ def _transcript(entries, final_nodes: set) -> str:
              "happened; highlighted messages are no longer what the model sees.</p>"]
     for e in entries:
         if e.entry != "message":
-            text = "" if e.message is None else _cut(message_text(e.message, reasoning=False))
+            text = "" if e.message is None else _cut(e.text())
             parts.append(f'<div class="marker">{esc(e.marker_text())}{esc(chr(10) + text) if text else ""}</div>')
             continue
         shadowed = e.seq not in final_nodes
@@ -197,7 +199,7 @@ def _transcript(entries, final_nodes: set) -> str:
         note = " · shadowed for the model" if shadowed else ""
         parts.append(f'<div class="{css}"><span class="role">{esc(e.role)}</span> '
                      f'<span class="meta">seq {e.seq}{esc(" · " + e.time) if e.time else ""}{note}</span>\n'
-                     f"{esc(_cut(message_text(e.message, reasoning=False)))}</div>")
+                     f"{esc(_cut(e.text()))}</div>")
     if len(entries) >= MAX_TRANSCRIPT:
         parts.append(f"<p class=\"meta\">The first {MAX_TRANSCRIPT} entries are shown; transcript.md has "
                      "them all.</p>")

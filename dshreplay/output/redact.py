@@ -450,14 +450,13 @@ class ArgumentDeltas(Observer):
     arguments the rules would change (a secret split across deltas shows only
     once they are put together)."""
 
-    records = True
+    types = frozenset({"assistant/chunk"})
 
     def begin(self, run) -> None:
         self.parts: dict[tuple, list[str]] = {}
 
-    def observe(self, item, replacement) -> None:
-        if item.type != "assistant/chunk":
-            return
+    def observe(self, record) -> None:
+        item = record.item
         if item.row == "tool-call-chunks":
             data = item.row_data
             self.parts.setdefault(_call_key(data, data), []).extend(data["args"])

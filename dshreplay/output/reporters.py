@@ -581,7 +581,7 @@ class TextReporter(Reporter):
         for e in entries:
             if e.entry == "message":
                 when = f" · {e.time}" if e.time else ""
-                text = clean(message_text(e.message)).rstrip()
+                text = clean(e.text()).rstrip()
                 if markdown:
                     self.line(f"### {markdown_label(self._cut(e.role or '?', 40))} · seq {e.seq}{when}")
                     self.line()
@@ -593,7 +593,7 @@ class TextReporter(Reporter):
                 marker = one_line(e.marker_text(), 10**4)  # (it quotes log values: codes, turn numbers)
                 self.line(f"> {markdown_marker(marker)}" if markdown else marker)
                 if e.entry == "replacement" and e.message is not None:
-                    text = clean(message_text(e.message)).rstrip()
+                    text = clean(e.text()).rstrip()
                     if markdown:
                         self.line()
                     self.line(_fenced(text) if markdown else text)

@@ -190,6 +190,15 @@ class LogBuilder:
         return self.add("tool/result", {"turn": self.turn, "step": self.step, "message": message},
                         sourceEventSeqs=[cites], surfaceOp="append")
 
+    def approval(self, call_id: str, tool: str, outcome: str | None = "allowed-once",
+                 reason: str = "needs approval") -> tuple[int, int | None]:
+        """approval/asked for a call (and approval/decided, unless `outcome` is None): their seqs."""
+        approval = self.new_id("approval")
+        asked = self.add("approval/asked", {"id": approval, "toolName": tool, "callId": call_id, "reason": reason})
+        if outcome is None:
+            return asked, None
+        return asked, self.add("approval/decided", {"id": approval, "outcome": outcome})
+
     def tool_round(self, name: str, arguments: str, output: str, *, text: str = "",
                    reasoning: str | None = None) -> tuple[int, int]:
         """A model call asking for one tool, the call, and its result."""

@@ -102,7 +102,7 @@ def test_tools_csv_names_the_hook_decisions_after_a_call(cli, corpus_dir, tmp_pa
 def test_session_json_says_how_each_turn_ended(cli, corpus_dir, tmp_path, name, endings):
     folder = _export_one(cli, corpus_dir / "upstream" / name, tmp_path)
     facts = json.loads((folder / "session.json").read_bytes())
-    assert endings in [t["ending"] for t in facts["turns"]]
+    assert endings in [t["ending"] for t in facts["turnSpans"]]
     assert facts["calls"] >= 1 and facts["models"]
 
 
@@ -111,7 +111,7 @@ def test_session_json_counts_calls_tokens_and_failures(cli, corpus_dir, tmp_path
     facts = json.loads((folder / "session.json").read_bytes())
     assert facts["failedCalls"] == {"CONTEXT_WINDOW_EXCEEDED": 1}
     assert facts["calls"] == 3 and facts["auxiliaryCalls"] == 1
-    assert facts["tokens"]["inputTokens"] > 0
+    assert facts["tokens"]["input"] > 0
 
 
 def test_the_report_card_agrees_with_session_json(cli, corpus_dir, tmp_path):
@@ -119,7 +119,7 @@ def test_the_report_card_agrees_with_session_json(cli, corpus_dir, tmp_path):
     folder = _export_one(cli, corpus_dir / "upstream" / "acp-agent__cancel-tool-calls__session.jsonl", tmp_path)
     facts = json.loads((folder / "session.json").read_bytes())
     page = html.unescape((folder / "report.html").read_text())
-    endings = ", ".join(f"{t['turn']}: {t['ending']}" for t in facts["turns"])
+    endings = ", ".join(f"{t['turn']}: {t['ending']}" for t in facts["turnSpans"])
     assert f"turn endings</td><td>{endings}<" in page and "aborted by user" in endings
 
 

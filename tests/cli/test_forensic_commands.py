@@ -293,15 +293,15 @@ def test_stats_counts_failed_calls_by_code_and_what_the_model_forgot(cli, corpus
     assert f"{s['surface']['now']}/{s['surface']['appended']}/{s['surface']['forgotten']}" in text
 
 
-def test_events_gives_each_event_a_time_and_a_line_of_text(cli):
+def test_events_gives_each_event_a_time_and_a_line_of_text_and_a_tool_event_its_call(cli):
     rows = cli("events", SAMPLES / "audit-demo.jsonl", "--from", 111, "--to", 116, "--json").json()
-    assert [(r["seq"], r["time"], r["text"]) for r in rows] == [
-        (111, "2026-07-06T15:36:05.690Z", "usage in 5640 out 38"),
-        (112, "2026-07-06T15:36:05.693Z", "finish tool-calls"),
-        (113, "2026-07-06T15:36:05.700Z", rows[2]["text"]),
-        (114, "2026-07-06T15:36:05.707Z", "bash call-0019: deploys to a shared environment"),
-        (115, "2026-07-06T15:36:05.714Z", "decided allowed-once"),
-        (116, "2026-07-06T15:36:05.721Z", 'bash {"command": "./deploy.sh"}')]
+    assert [(r["seq"], r["time"], r["text"], r["callId"], r["tool"]) for r in rows] == [
+        (111, "2026-07-06T15:36:05.690Z", "usage in 5640 out 38", None, None),
+        (112, "2026-07-06T15:36:05.693Z", "finish tool-calls", None, None),
+        (113, "2026-07-06T15:36:05.700Z", rows[2]["text"], None, None),
+        (114, "2026-07-06T15:36:05.707Z", "bash call-0019: deploys to a shared environment", "call-0019", "bash"),
+        (115, "2026-07-06T15:36:05.714Z", "bash call-0019: decided allowed-once", "call-0019", "bash"),
+        (116, "2026-07-06T15:36:05.721Z", 'bash {"command": "./deploy.sh"}', "call-0019", "bash")]
     table = cli("events", SAMPLES / "audit-demo.jsonl", "--from", 115, "--to", 115).stdout
     assert table.splitlines()[2].split()[:3] == ["115", "15:36:05.714", "approval/decided"]
     projected = cli("events", SAMPLES / "multi-turn.jsonl", "--to", 0, "--json").json()
@@ -318,7 +318,9 @@ def test_events_grep_searches_the_whole_record_and_since_until_filter_by_time(cl
         "is not an ISO 8601 time") == 1
     hooks = cli("events", corpus_dir / "upstream" / "acp-agent__hook-cc-posttool-block__session.jsonl",
                 "--type", "hook/result", "--json").json()
-    assert "PostToolUse: block" in [r["text"] for r in hooks]
+    assert [(r["text"], r["callId"]) for r in hooks] == [  # (each hook ran for the one call then in progress)
+        ("PostToolUse: block (bash call_00_VAByyMjsct4c7P6k1ysX9256)", "call_00_VAByyMjsct4c7P6k1ysX9256"),
+        ("PostToolUse: pass (bash call_00_tDV4j1p5eAeHTtQhXOfn6856)", "call_00_tDV4j1p5eAeHTtQhXOfn6856")]
 
 
 def test_spills_lists_each_result_dsh_moved_out_and_finds_its_stored_file(cli, corpus_dir, tmp_path):

@@ -178,7 +178,7 @@ def test_a_secret_member_name_is_masked_and_colliding_names_are_numbered_apart(t
             assert secret not in data, (secret, path)
     [row] = csv.DictReader(io.StringIO((tmp_path / "b" / "keys" / "tools.csv").read_text()))
     assert json.loads(row["arguments"]) == {"[REDACTED]": "a", "[REDACTED]#3": "b", "[REDACTED]#2": "c", "plain": "d"}
-    assert row["resultPreview"] == '[result] {"[REDACTED]":"result"}'
+    assert row["resultPreview"] == '[result bash call-0002] {"[REDACTED]":"result"}'  # (labelled by call id)
     counts = json.loads((tmp_path / "b" / "manifest.json").read_bytes())["redaction"]["replacementsByRule"]
     assert counts["keys numbered apart"] >= 1
 

@@ -1,10 +1,11 @@
-"""The pass driver: observers in order, the fold-error policy, stopping early."""
+"""The pass driver: one Record per record, observers in order of what they require,
+the types each reads, the fold-error policy, stopping early."""
 
 from __future__ import annotations
 
 import pytest
 
-from dshreplay.core.driver import SKIP, STOP, Observer, run_pass, states_at
+from dshreplay.core.driver import SKIP, STOP, Observer, arrange, run_pass, states_at
 from dshreplay.errors import UsageError
 from dshreplay.io.reader import LogSource
 
@@ -18,11 +19,9 @@ class Record(Observer):
     def begin(self, run) -> None:
         self.log.append((self.name, "begin"))
 
-    def observe(self, item, replacement) -> None:
-        self.log.append((self.name, item.seq, None if replacement is None else replacement.seq))
-
-    def rejected(self, item, error) -> None:
-        self.log.append((self.name, "rejected", item.seq, error.code))
+    def observe(self, record) -> None:
+        self.log.append((self.name, record.item.seq, None if record.replacement is None else record.replacement.seq,
+                         None if record.error is None else record.error.code))
 
     def finish(self, run) -> None:
         self.log.append((self.name, "finish", run.complete))
@@ -39,10 +38,9 @@ def test_observers_hear_each_record_in_order_and_skip_goes_past_a_rejected_event
     log: list = []
     run = run_pass(LogSource(bad_replace(write_log)), [Record(log, "a"), Record(log, "b")], on_fold_error=SKIP)
     assert log == [("a", "begin"), ("b", "begin"),
-                   ("a", 0, None), ("b", 0, None),
-                   ("a", "rejected", 1, "DSH-E107"), ("b", "rejected", 1, "DSH-E107"),
-                   ("a", 1, None), ("b", 1, None),
-                   ("a", 2, None), ("b", 2, None),
+                   ("a", 0, None, None), ("b", 0, None, None),
+                   ("a", 1, None, "DSH-E107"), ("b", 1, None, "DSH-E107"),
+                   ("a", 2, None, None), ("b", 2, None, None),
                    ("a", "finish", True), ("b", "finish", True)]
     assert run.fold.nodes == [0, 2] and [e.seq for e in run.fold_errors] == [1]
 
@@ -50,7 +48,7 @@ def test_observers_hear_each_record_in_order_and_skip_goes_past_a_rejected_event
 def test_stop_ends_the_pass_at_the_first_fold_error_with_the_state_before_it(write_log):
     log: list = []
     run = run_pass(LogSource(bad_replace(write_log)), [Record(log, "a")], on_fold_error=STOP)
-    assert log == [("a", "begin"), ("a", 0, None), ("a", "finish", False)]
+    assert log == [("a", "begin"), ("a", 0, None, None), ("a", "finish", False)]
     assert run.fold.nodes == [0] and run.fold_error.seq == 1 and run.event_count is None
 
 
@@ -71,3 +69,79 @@ def test_a_fold_at_a_seq_inside_a_packed_row_answers_for_that_seq():
     source = LogSource(SAMPLES / "compaction.jsonl")  # seqs 40..43 are one packed row
     report = fold_report(source, 40)
     assert (report.seq, report.state.nodes, report.error) == (40, (3, 19, 21, 32, 37), None)
+
+
+class Base(Observer):
+    made = 0
+
+    def __init__(self) -> None:
+        Base.made += 1
+        self.seen: list = []
+
+    def observe(self, record) -> None:
+        self.seen.append(record.item.seq)
+
+
+class Middle(Observer):
+    requires = (Base,)
+
+    def begin(self, run) -> None:
+        self.base = run.get(Base)
+        self.heard: list = []
+
+    def observe(self, record) -> None:
+        self.heard.append((record.item.seq, list(self.base.seen)))  # the base has seen this record already
+
+
+class Top(Observer):
+    requires = (Middle, Base)
+    types = frozenset({"turn/start"})
+
+    def begin(self, run) -> None:
+        self.seqs: list = []
+
+    def observe(self, record) -> None:
+        self.seqs.append(record.item.seq)
+
+
+def test_an_observer_comes_after_what_it_requires_made_once_and_reads_only_its_types(write_log):
+    path = write_log([scenarios.HEADER, scenarios.ev(0, "turn/start", {"turn": 1}), scenarios.user(1, "a"),
+                      scenarios.ev(2, "turn/end", {"turn": 1, "reason": {"kind": "completed"}})])
+    Base.made = 0
+    top = Top()
+    run = run_pass(LogSource(path), [top])
+    ordered, _ = arrange([top])
+    assert [type(o).__name__ for o in ordered] == ["Base", "Middle", "Top"]
+    assert Base.made == 2  # once per arrangement: this pass, and the `arrange` above
+    middle = run.get(Middle)
+    assert middle.heard == [(0, [0]), (1, [0, 1]), (2, [0, 1, 2])]
+    assert run.get(Base) is middle.base and top.seqs == [0]
+
+
+def test_a_given_observer_is_the_one_its_dependents_get(write_log):
+    path = write_log([scenarios.HEADER, scenarios.user(0, "a")])
+    base = Base()
+    run = run_pass(LogSource(path), [Middle(), base])
+    assert run.get(Base) is base and base.seen == [0]
+    with pytest.raises(LookupError, match="no Top in this pass"):
+        run.get(Top)
+
+
+def test_an_observer_that_requires_itself_is_refused():
+    class Loop(Observer):
+        pass
+    Loop.requires = (Loop,)
+    with pytest.raises(ValueError, match="Loop requires itself"):
+        arrange([Loop()])
+
+
+def test_the_index_pass_shares_the_trackers_and_runs_no_validation_rule():
+    from dshreplay.analyses.index import Indexer
+    from dshreplay.analyses.validate import Validation
+    index_pass = {type(o).__name__ for o in arrange([Indexer()])[0]}
+    assert index_pass == {"Indexer", "MessageCount", "CallTracker", "ShadowTracker", "TurnTracker", "HookTracker",
+                          "ToolTracker", "CompactionTracker", "Spills"}
+    validate_pass = [type(o).__name__ for o in arrange([Validation(None, False)])[0]]
+    assert validate_pass == ["RuleFindings", "MeteringRules", "SeedRules", "TurnTracker", "HookTracker", "ToolTracker",
+                             "TurnRules", "ToolRules", "CompactionTracker", "CompactionRules", "HookRules",
+                             "Relations", "Validation"]

@@ -1,0 +1,623 @@
+"""Tool calls: each call the model asked for, with its call, result, approval, hooks and outcome.
+
+Facts are attached by id, never by position: a `tool/call` and its
+`tool/result` by callId; an approval by the `callId` of its `approval/asked`
+(its `approval/decided` by the approval's id); a hook run by the hook
+protocol: `hook/result` pairs with the oldest unanswered `hook/invoked` of the
+same turn, point and handlerId (`HookTracker`), and a hook run at a tool
+point (PreToolUse, PostToolUse, ...) belongs to the tool call it ran for.
+dsh's hook events name no call: a tool-point hook runs after its call's
+`tool/call` and before its `tool/result`, and its `matcher` selects the tool
+by name, so it attaches to the one started, unanswered call of the open step
+whose tool the matcher selects; when several could be it, the hook names
+them all (`candidates`) and attaches to none.
+
+A call's outcome: `completed`, `error`, `not started` (a result dsh wrote as
+TOOL_NOT_STARTED, or a call asked for that never got a tool/call), `outcome
+unknown` (a recorded tool/call without a result, or a TOOL_OUTCOME_UNKNOWN
+result: it may have had side effects), or `unread` when the pass stopped
+before the end of the log and its result was not reached.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from dshreplay.analyses.turns import TurnTracker
+from dshreplay.core.driver import Observer, Run
+from dshreplay.jsvalues import MISSING, as_key, dig, is_number, shown
+
+TOOL_NOT_STARTED = "TOOL_NOT_STARTED"
+TOOL_OUTCOME_UNKNOWN = "TOOL_OUTCOME_UNKNOWN"
+COMPLETED, ERROR, NOT_STARTED, OUTCOME_UNKNOWN, UNREAD = (
+    "completed", "error", "not started", "outcome unknown", "unread")
+TOOL_POINTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest"})
+
+
+def _get(value, *keys):
+    if len(keys) == 1 and type(value) is dict:
+        return value.get(keys[0], MISSING)
+    return dig(value, *keys, default=MISSING)
+
+
+def _opt(value) -> str:
+    """A log value as a message quotes it ("none" when absent)."""
+    return "none" if value is MISSING else shown(value)
+
+
+def _show(value) -> str:
+    """A turn or step number as a message names it ("none" when absent or null)."""
+    if value is None or value is MISSING:
+        return "none"
+    return str(int(value)) if is_number(value) and float(value).is_integer() else shown(value)
+
+
+# -- hooks --------------------------------------------------------------------
+
+@dataclass
+class HookRun:
+    """One run of a hook handler: its hook/invoked and the hook/result that answered it."""
+
+    invoked_seq: int | None  # None: a hook/result that answered no invocation
+    turn: object
+    point: object
+    handler: object
+    matcher: object = None
+    dialect: object = None
+    result_seq: int | None = None
+    decision: object = None
+    exit_code: object = None
+    duration_ms: object = None
+    call_id: object = None  # the tool call it ran for (by the tool tracker), else None
+    candidates: tuple = ()  # the tool calls it may have run for, when the log cannot tell which
+
+    def label(self) -> str:
+        """`point:decision` ("no result" when unanswered), with the calls it may belong to when ambiguous."""
+        text = f"{self.point}:{self.decision if self.result_seq is not None else 'no result'}"
+        if self.call_id is None and len(self.candidates) > 1:
+            text += "(one of " + "|".join(map(str, self.candidates)) + ")"
+        return text
+
+    def to_json(self) -> dict:
+        return {"invokedSeq": self.invoked_seq, "resultSeq": self.result_seq, "turn": self.turn,
+                "point": self.point, "handlerId": self.handler, "matcher": self.matcher,
+                "decision": self.decision, "exitCode": self.exit_code, "durationMs": self.duration_ms,
+                "callId": self.call_id, "candidates": list(self.candidates)}
+
+
+def hook_key(data) -> tuple:
+    """What pairs a hook/result with its hook/invoked, as dsh keys it: turn, point and handlerId."""
+    values = (_get(data, "turn"), _get(data, "point"), _get(data, "handlerId"))
+    return tuple(as_key(v) for v in values)
+
+
+def hook_name(key) -> str:
+    return f"hook {_opt(key[2])} at {_opt(key[1])}"
+
+
+def _take(waiting: dict, key):
+    """The oldest entry waiting under `key` (a _Fifo), removed; None when there is none."""
+    entries = waiting.get(key)
+    if entries is None:
+        return None
+    entry = entries.pop_first()
+    if entries.empty:
+        del waiting[key]
+    return entry
+
+
+class _Fifo(list):
+    """A first-in, first-out queue as small as a list (a deque takes 600 bytes for one item, and a
+    log can hold one queue per invocation); taking the first is O(1) amortized (list.pop(0) is not)."""
+
+    __slots__ = ("head",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.head = 0  # the first entry not yet taken
+
+    @property
+    def empty(self) -> bool:
+        return self.head >= len(self)
+
+    def first(self):
+        return self[self.head]
+
+    def pop_first(self):
+        entry = self[self.head]
+        self.head += 1
+        if self.head > 16 and 2 * self.head > len(self):  # drop the taken half: each entry moves O(1) times
+            del self[:self.head]
+            self.head = 0
+        return entry
+
+    def waiting(self) -> list:
+        """The entries not yet taken, oldest first."""
+        return self[self.head:]
+
+
+class PendingHooks:
+    """Unanswered hook invocations (HookRuns), by pairing key (turn, point, handlerId) and by handler.
+
+    dsh pairs a result with the oldest unanswered invocation of the same three
+    (a handler may run again before its first run answers). Each question a
+    result asks costs O(1) amortized, however many invocations wait: by key, and
+    the oldest waiting invocation of a handler for the hint of a result that
+    pairs with none (seqs only grow, so each handler's queue is in seq order, and
+    answered entries are dropped from its front when met).
+    """
+
+    __slots__ = ("by_key", "by_handler", "waiting")
+
+    def __init__(self) -> None:
+        self.by_key: dict = {}  # key -> _Fifo of HookRuns, oldest first
+        self.by_handler: dict = {}  # handlerId key -> _Fifo of (HookRun, key), oldest first, answered ones included
+        self.waiting: set[int] = set()  # the hook/invoked seqs still unanswered
+
+    def __bool__(self) -> bool:
+        return bool(self.waiting)
+
+    def add(self, key: tuple, run: HookRun) -> None:
+        self.by_key.setdefault(key, _Fifo()).append(run)
+        self.by_handler.setdefault(key[2], _Fifo()).append((run, key))
+        self.waiting.add(run.invoked_seq)
+
+    def take(self, key: tuple) -> HookRun | None:
+        """The oldest unanswered invocation under `key`, now answered; None when there is none."""
+        run = _take(self.by_key, key)
+        if run is not None:
+            self.waiting.discard(run.invoked_seq)
+        return run
+
+    def oldest_of_handler(self, handler) -> tuple[HookRun, tuple] | None:
+        """(HookRun, key) of the oldest unanswered invocation of `handler`, or None."""
+        queue = self.by_handler.get(handler)
+        if queue is None:
+            return None
+        while not queue.empty and queue.first()[0].invoked_seq not in self.waiting:
+            queue.pop_first()
+        if queue.empty:
+            del self.by_handler[handler]
+            return None
+        return queue.first()
+
+    def in_order(self) -> list[tuple]:
+        """(key, HookRun) of every unanswered invocation, oldest first."""
+        return sorted(((key, run) for key, runs in self.by_key.items() for run in runs.waiting()),
+                      key=lambda p: p[1].invoked_seq)
+
+
+class HookTracker(Observer):
+    """Pairs each hook/result with its hook/invoked, as dsh's hook protocol does:
+    the oldest unanswered invocation of the same (turn, point, handlerId); a
+    handler may run again before its first run answers.
+
+    While a record is observed after this tracker:
+    pending   the open turn's unanswered invocations (PendingHooks: by key, oldest first)
+    left      key -> _Fifo of (HookRun, turn/end seq) a closed turn left unanswered
+    answered  key -> (hook/invoked seq, hook/result seq) last paired in the open turn
+    by_seq    hook/invoked and hook/result seq -> its HookRun
+    on a hook/result: `how` it paired ("open": with an unanswered invocation
+    of its key; "left": one its turn left unanswered, closed at seq `ended`;
+    "turn": one of the open turn, which the result does not name; None: none)
+    on a turn/end: `dropped`, the (key, HookRun) it left unanswered, oldest first
+    """
+
+    requires = (TurnTracker,)
+    types = frozenset({"hook/invoked", "hook/result", "turn/end"})
+
+    def begin(self, run: Run) -> None:
+        self.turns = run.get(TurnTracker)
+        self.runs: list[HookRun] = []
+        self.by_seq: dict[int, HookRun] = {}
+        self.pending = PendingHooks()
+        self.left: dict = {}
+        self.answered: dict = {}
+        self.how: str | None = None
+        self.ended: int | None = None
+        self.dropped: list = []
+
+    def observe(self, record) -> None:
+        event = record.item
+        data = event.record.get("data")
+        kind = event.type
+        if kind == "hook/invoked":
+            run = HookRun(event.seq, _value(_get(data, "turn")), _value(_get(data, "point")),
+                          _value(_get(data, "handlerId")), _value(_get(data, "matcher")),
+                          _value(_get(data, "dialect")))
+            self.pending.add(hook_key(data), run)
+            self.runs.append(run)
+            self.by_seq[event.seq] = run
+        elif kind == "hook/result":
+            self._result(event, data)
+        elif self.pending:  # a turn/end leaving invocations unanswered
+            self.dropped = self.unanswered()
+            for key, run in self.dropped:
+                self.left.setdefault(key, _Fifo()).append((run, event.seq))
+            self.pending = PendingHooks()
+            self.answered = {}
+        else:  # turn/end
+            self.dropped = ()
+            if self.answered:
+                self.answered = {}
+
+    def _result(self, event, data) -> None:
+        key = hook_key(data)
+        run, how, self.ended = self.pending.take(key), "open", None
+        if run is None:
+            left = _take(self.left, key)
+            if left is not None:
+                (run, self.ended), how = left, "left"
+        open_turn = self.turns.open_turn
+        turn = _get(data, "turn")
+        if run is None and open_turn is not None and not _same(turn, open_turn):
+            run = self.pending.take((as_key(open_turn), key[1], key[2]))
+            how = "turn"
+        if run is None:
+            how = None
+            run = HookRun(None, _value(turn), _value(_get(data, "point")), _value(_get(data, "handlerId")))
+            self.runs.append(run)
+        else:
+            self.answered[key] = (run.invoked_seq, event.seq)
+        self.how = how
+        run.result_seq = event.seq
+        run.decision, run.exit_code = _value(_get(data, "decision")), _value(_get(data, "exitCode"))
+        run.duration_ms = _value(_get(data, "durationMs"))
+        self.by_seq[event.seq] = run
+
+    def unanswered(self) -> list[tuple]:
+        """(key, HookRun) of every unanswered invocation of the open turn, oldest first."""
+        return self.pending.in_order()
+
+
+def _data(event) -> dict:
+    data = event.record.get("data")
+    return data if type(data) is dict else {}
+
+
+def _value(value):
+    return None if value is MISSING else value
+
+
+def _same(a, b) -> bool:
+    """JavaScript `===` on the numbers and nulls the rules compare."""
+    if a is None or b is None:
+        return a is None and b is None
+    return type(a) in (int, float) and type(b) in (int, float) and a == b
+
+
+def matcher_selects(matcher, tool) -> bool | None:
+    """Whether a hook handler's `matcher` selects the tool named `tool`: True,
+    False, or None when the log cannot say (a pattern that is more than tool
+    names; patterns from a log are not run: a hostile one could hang the reader).
+    No matcher, "" and "*" select every tool; "a|b" selects a and b; "a.*" the
+    names that start with a."""
+    if matcher is None or matcher in ("", "*"):
+        return True
+    if type(matcher) is not str or type(tool) is not str:
+        return None
+    for name in matcher.split("|"):
+        stem = name[:-2] if name.endswith(".*") else None
+        if not _plain(stem if stem is not None else name):
+            return None
+        if (name == tool) if stem is None else tool.startswith(stem):
+            return True
+    return False
+
+
+def _plain(name: str) -> bool:
+    return name != "" and all(c.isalnum() or c in "_-" for c in name)
+
+
+# -- tool calls ---------------------------------------------------------------
+
+@dataclass
+class Approval:
+    """One approval asked (and decided), or a decision without an ask; both name
+    the call and tool of the ask."""
+
+    asked_seq: int | None
+    decided_seq: int | None
+    id: object
+    tool: object
+    call_id: object
+    outcome: object
+    reason: object
+    flag: str  # "", "no decision", "decision without ask"
+    asked_time: object = None
+    decided_time: object = None
+
+    def row(self) -> list:
+        return [self.asked_seq, self.decided_seq, self.id, self.tool, self.call_id, self.outcome, self.reason,
+                self.flag]
+
+
+@dataclass
+class ToolCall:
+    """One tool call: asked for by the model, started (tool/call), answered (tool/result)."""
+
+    call_id: object
+    tool: object = None  # the tool/call's name, else the model's tool-call block's, else the approval's
+    turn: object = None
+    step: object = None
+    asked_seq: int | None = None  # the assistant/message that asked for it
+    call_seq: int | None = None  # its tool/call
+    result_seq: int | None = None  # its appended tool/result
+    arguments: object = None
+    started_at: object = None  # the tool/call's time
+    finished_at: object = None  # the tool/result's time
+    is_error: bool | None = None  # the result's first block says isError, or the result carries an error
+    error_code: object = None  # the result's error code (TOOL_NOT_STARTED for one dsh wrote for it)
+    approval: Approval | None = None
+    hooks: list[HookRun] = field(default_factory=list)  # hook runs for it (or that may be for it: candidates)
+    outcome: str | None = None  # set when the pass ends (see the module)
+
+    def to_json(self) -> dict:
+        return {"callId": self.call_id, "tool": self.tool, "turn": self.turn, "step": self.step,
+                "askedSeq": self.asked_seq, "callSeq": self.call_seq, "resultSeq": self.result_seq,
+                "outcome": self.outcome, "isError": self.is_error, "errorCode": self.error_code,
+                "approval": None if self.approval is None else {
+                    "id": self.approval.id, "askedSeq": self.approval.asked_seq,
+                    "decidedSeq": self.approval.decided_seq, "outcome": self.approval.outcome},
+                "hooks": [h.to_json() for h in self.hooks]}
+
+
+@dataclass(frozen=True)
+class Closer:
+    """One event dsh would synthesize to close an interrupted turn."""
+
+    type: str
+    turn: object
+    step: object = None
+    call_id: str | None = None
+    code: str | None = None  # TOOL_OUTCOME_UNKNOWN or TOOL_NOT_STARTED for tool/result
+    call_seq: int | None = None  # the recorded tool/call, for TOOL_OUTCOME_UNKNOWN
+
+    def to_json(self) -> dict:
+        return {"type": self.type, "turn": self.turn, "step": self.step, "callId": self.call_id,
+                "code": self.code, "callSeq": self.call_seq}
+
+    def describe(self) -> str:
+        if self.type == "tool/result" and self.code == TOOL_OUTCOME_UNKNOWN:
+            return (f"tool/result {TOOL_OUTCOME_UNKNOWN} for {shown(self.call_id)} (its tool/call at seq "
+                    f"{self.call_seq} may have had side effects)")
+        if self.type == "tool/result":
+            return f"tool/result {TOOL_NOT_STARTED} for {shown(self.call_id)} (asked for, never started)"
+        if self.type == "step/end":
+            return f"step/end {_show(self.step)}"
+        return "turn/end (interrupted)"
+
+
+class ToolTracker(Observer):
+    """Every tool call of the pass (`calls`, in order of first mention), with
+    what belongs to it, and the state the tool rules compare with.
+
+    While a record is observed after this tracker:
+    by_seq    seq of a tool/call, tool/result, approval or hook event -> its ToolCall
+    pending   callId -> tool/call seq: started in the open step, unanswered
+    answered  callId -> tool/result seq: answered in the open step
+    asked     callId -> [step, tool/call seq or None]: asked for since the last step
+              boundary, unanswered (what dsh closes in an interrupted turn)
+    on an appended tool/result: `answers`, the seq of the pending tool/call it
+    answers (None: none), and `earlier`, the seq of an earlier answer to its callId in
+    the step; on a step/end: `left`, the pending calls it closed
+    After the pass: `closers`, what dsh would append to close an interrupted
+    last turn, and each call's outcome.
+    """
+
+    requires = (TurnTracker, HookTracker)
+    handlers = {"assistant/message": "asked_for", "tool/call": "started", "tool/result": "answered_by",
+                "approval/asked": "approval", "approval/decided": "approval", "hook/invoked": "hook",
+                "hook/result": "hook", "turn/start": "turn_boundary", "turn/end": "turn_boundary",
+                "step/start": "step_start", "step/end": "step_end"}
+
+    def begin(self, run: Run) -> None:
+        self.turns = run.get(TurnTracker)
+        self.hooks = run.get(HookTracker)
+        self.calls: list[ToolCall] = []
+        self.by_id: dict = {}  # callId -> its latest ToolCall
+        self.by_seq: dict[int, ToolCall] = {}
+        self.approvals: list[Approval] = []
+        self._approvals: dict = {}  # approval id -> (Approval, ToolCall) asked, not decided
+        self.pending: dict = {}
+        self.answered: dict = {}
+        self.asked: dict = {}
+        self.answers: int | None = None
+        self.earlier: int | None = None
+        self.left: dict = {}
+        self.closers: list[Closer] = []
+
+    def step_end(self, record) -> None:
+        if self.pending:
+            self.left, self.pending = self.pending, {}
+        elif self.left:
+            self.left = {}
+        if self.answered:
+            self.answered = {}
+        self.asked.clear()
+
+    def turn_boundary(self, record) -> None:
+        self._clear_step()
+        self.asked.clear()
+
+    def step_start(self, record) -> None:
+        self._clear_step()
+
+    def _clear_step(self) -> None:
+        if self.pending:
+            self.pending = {}
+        if self.answered:
+            self.answered = {}
+
+    def _new(self, call_id, key, turn, step) -> ToolCall:
+        call = ToolCall(call_id, None, turn, step)
+        self.calls.append(call)
+        self.by_id[key] = call
+        return call
+
+    def asked_for(self, record) -> None:
+        event = record.item
+        data = _data(event)
+        message = data.get("message")
+        content = message.get("content") if type(message) is dict else None
+        if type(content) is not list:
+            return
+        for block in content:
+            if type(block) is not dict or block.get("type") != "tool-call" or type(block.get("id")) is not str:
+                continue
+            call_id, step = block["id"], data.get("step", MISSING)
+            self.asked[call_id] = [step, None]
+            known = self.by_id.get(call_id)
+            if known is None or known.asked_seq != event.seq:  # (an id twice in one message: one call)
+                call = self._new(call_id, call_id, data.get("turn"), _value(step))
+                call.tool, call.asked_seq, call.arguments = block.get("name"), event.seq, block.get("arguments")
+
+    def started(self, record) -> None:
+        event = record.item
+        data = _data(event)
+        call_id = data.get("callId")
+        if type(call_id) is str:
+            self.pending[call_id] = event.seq
+            if call_id in self.asked:
+                self.asked[call_id][1] = event.seq
+            key = call_id
+        else:
+            key = as_key(call_id)
+        call = self.by_id.get(key)
+        if call is None or call.call_seq is not None or call.result_seq is not None:
+            call = self._new(call_id, key, data.get("turn"), data.get("step"))
+        if "name" in data:
+            call.tool = data["name"]
+        call.call_seq, call.started_at, call.arguments = event.seq, event.time, data.get("arguments")
+        self.by_seq[event.seq] = call
+
+    def answered_by(self, record) -> None:
+        event = record.item
+        data = _data(event)
+        message = data.get("message")
+        source = message.get("source") if type(message) is dict else None
+        call_id = source.get("callId") if type(source) is dict else None
+        key = call_id if type(call_id) is str else as_key(call_id)
+        if event.record.get("surfaceOp") != "append":  # a rewrite of a result: the same call
+            call = self.by_id.get(key)
+            if call is not None:
+                self.by_seq[event.seq] = call
+            return
+        self.answers = self.earlier = None
+        if type(call_id) is str:
+            self.answers = self.pending.pop(call_id, None)
+            self.earlier = self.answered.get(call_id)
+            self.answered[call_id] = event.seq
+            self.asked.pop(call_id, None)
+        call = self.by_id.get(key)
+        if call is None or call.result_seq is not None:
+            call = self._new(call_id, key, data.get("turn"), data.get("step"))
+        error = data.get("error")
+        content = message.get("content") if type(message) is dict else None
+        first = content[0] if type(content) is list and content else None
+        call.result_seq, call.finished_at = event.seq, event.time
+        call.is_error = (type(first) is dict and first.get("isError") is True) or error is not None
+        call.error_code = error.get("code") if type(error) is dict else None
+        self.by_seq[event.seq] = call
+
+    def approval(self, record) -> None:
+        event = record.item
+        data = _data(event)
+        key = as_key(data.get("id"))
+        if event.type == "approval/asked":
+            entry = Approval(event.seq, None, data.get("id"), data.get("toolName"), data.get("callId"), None,
+                             data.get("reason"), "no decision", event.time)
+            self.approvals.append(entry)
+            call = self.by_id.get(as_key(entry.call_id))
+            if call is None:
+                call = self._new(entry.call_id, as_key(entry.call_id), None, None)
+                call.tool = entry.tool
+            elif call.tool is None:
+                call.tool = entry.tool
+            call.approval = entry
+            self._approvals[key] = (entry, call)
+            self.by_seq[event.seq] = call
+            return
+        asked = self._approvals.pop(key, None)
+        if asked is None:
+            self.approvals.append(Approval(None, event.seq, data.get("id"), None, None, data.get("outcome"),
+                                           None, "decision without ask", None, event.time))
+            return
+        entry, call = asked
+        entry.decided_seq, entry.outcome, entry.flag = event.seq, data.get("outcome"), ""
+        entry.decided_time = event.time
+        self.by_seq[event.seq] = call
+
+    def hook(self, record) -> None:
+        event = record.item
+        run = self.hooks.by_seq.get(event.seq)
+        if run is None:
+            return
+        if event.type == "hook/result":
+            call = self.by_id.get(as_key(run.call_id)) if run.call_id is not None else None
+            if call is not None:
+                self.by_seq[event.seq] = call
+            return
+        if run.point not in TOOL_POINTS:
+            return
+        started = [self.by_id[key] for key in map(as_key, self.pending) if key in self.by_id]
+        fits = [c for c in started if matcher_selects(run.matcher, c.tool) is not False]
+        if len(fits) == 1:
+            run.call_id = fits[0].call_id
+            self.by_seq[event.seq] = fits[0]
+        else:
+            run.candidates = tuple(c.call_id for c in fits)
+        for call in fits:
+            call.hooks.append(run)
+
+    def arguments_of(self, approval: Approval):
+        """The arguments of the call an approval was asked for (None when unknown)."""
+        call = self.by_seq.get(approval.asked_seq) if approval.asked_seq is not None else None
+        return None if call is None else call.arguments
+
+    def names(self, seq: int, message) -> tuple:
+        """(callId, tool) of each tool-result block of the message of the tool/result
+        at `seq`: its own call (found by the callId it answers), else the latest call
+        with the block's id."""
+        content = message.get("content") if type(message) is dict else None
+        if type(content) is not list:
+            return ()
+        own = self.by_seq.get(seq)
+        out = []
+        for block in content:
+            call_id = block.get("toolCallId") if type(block) is dict else None
+            if type(call_id) is str:
+                call = own if own is not None and own.call_id == call_id else self.by_id.get(call_id)
+                out.append((call_id, None if call is None else call.tool))
+        return tuple(out)
+
+    def finish(self, run: Run) -> None:
+        turns = self.turns
+        self.closers = []
+        if turns.open_turn is not None:
+            for call_id, (step, call_seq) in self.asked.items():
+                code = TOOL_OUTCOME_UNKNOWN if call_seq is not None else TOOL_NOT_STARTED
+                self.closers.append(Closer("tool/result", turns.open_turn, step, call_id, code, call_seq))
+            if turns.open_step is not None:
+                self.closers.append(Closer("step/end", turns.open_turn, turns.open_step))
+            self.closers.append(Closer("turn/end", turns.open_turn))
+        for call in self.calls:
+            call.outcome = outcome(call, run.complete)
+
+    def interrupted_message(self) -> str:
+        """What the log ends inside, and what dsh would append (when `closers` is not empty)."""
+        return (f"log ends inside turn {_show(self.turns.open_turn)}; dsh would append "
+                + ", ".join(c.describe() for c in self.closers))
+
+
+def outcome(call: ToolCall, complete: bool = True) -> str:
+    """How a call ended (see the module); `complete`: the pass read the whole log."""
+    if call.result_seq is not None:
+        if call.error_code == TOOL_NOT_STARTED:
+            return NOT_STARTED
+        if call.error_code == TOOL_OUTCOME_UNKNOWN:
+            return OUTCOME_UNKNOWN
+        return ERROR if call.is_error else COMPLETED
+    if not complete:
+        return UNREAD
+    return NOT_STARTED if call.call_seq is None else OUTCOME_UNKNOWN

@@ -1,0 +1,51 @@
+"""One session summary: `stats` prints it, the export writes it as session.json and the
+report's session card shows it."""
+
+from __future__ import annotations
+
+import html
+import json
+
+from dshreplay.jsvalues import utc_time
+from dshreplay.session import Session
+
+import scenarios
+
+
+def _export(cli, path, tmp_path):
+    cli("export", path, "--out", tmp_path / "b", "--timestamp", "2026-01-01T00:00:00Z", "--no-default-redaction",
+        expect=None)
+    [folder] = [p for p in (tmp_path / "b").iterdir() if p.is_dir()]
+    return folder
+
+
+def test_session_json_and_the_report_are_the_stats_summary(cli, write_log, tmp_path):
+    b, s = scenarios.parallel_calls()
+    path = write_log(b)
+    folder = _export(cli, path, tmp_path)
+    facts = json.loads((folder / "session.json").read_bytes())
+    stats = cli("stats", path, "--json").json()["sessions"][0]
+    assert facts == {k: v for k, v in stats.items() if k not in ("path", "error")}
+    start, end = b.events[0], b.events[-1]  # turn/start and turn/end
+    assert (facts["start"], facts["end"], facts["durationMs"]) == (
+        utc_time(start["time"]), utc_time(end["time"]), end["time"] - start["time"])
+    assert facts["turnSpans"] == [{"turn": 1, "startSeq": 0, "endSeq": end["seq"], "ending": "completed"}]
+    assert facts["models"] == [{"provider": "deepseek-official", "model": "deepseek-v4-flash"}]
+    assert facts["tools"] == {"bash": {"calls": 1, "errors": 0}, "write": {"calls": 1, "errors": 0}}
+    assert facts["approvals"] == {"asked": 1, "decided": 1, "denied": 0, "undecided": 0}
+    assert (facts["turns"], facts["steps"], facts["calls"], facts["answeredUpTo"]) == (1, 2, 2, None)
+    page = html.unescape((folder / "report.html").read_text(encoding="utf-8"))
+    assert "<td>turn endings</td><td>1: completed</td>" in page
+    assert "<td>turns / steps / model calls</td><td>1 / 2 / 2</td>" in page
+
+
+def test_the_summary_says_how_far_it_reaches_when_the_fold_fails(cli, write_log, tmp_path):
+    b, s = scenarios.parallel_calls()
+    b.event(s["result_2"])["surfaceOp"] = {"op": "replace", "start": 999, "end": 999}
+    path = write_log(b)
+    stats = Session(path).stats()  # reading stops at the rejected event
+    assert (stats.fold_error.seq, stats.answered_up_to, stats.events) == (s["result_2"], s["result_2"] - 1,
+                                                                           s["result_2"])
+    facts = json.loads((_export(cli, path, tmp_path) / "session.json").read_bytes())  # the export reads on
+    assert (facts["foldError"]["seq"], facts["answeredUpTo"], facts["events"]) == (s["result_2"], None,
+                                                                                    len(b.events))
