@@ -9,7 +9,7 @@ def open(source, options=None, **settings):  # noqa: A001 - the notebook entry p
     `options` is a `dshreplay.Options` (or give its fields as keywords, e.g.
     `max_bytes=...`). Returns a `dshreplay.session.Session`: `.header`,
     `.events`, `.fold(at)`, `.states(seqs)`, `.validate()`, `.shadows()`,
-    `.brackets()`, `.provenance()`, `.diff(a, b)`, `.calls()`, `.request(n)`,
+    `.brackets()`, `.provenance()`, `.diff(a, b)`, `.calls()`, `.request(n)`, `.tools()`,
     `.transcript()`, `.query(filter)`, `.inspect()`, `.stats()`, `.to_records()`;
     `dshreplay.lineage(paths)` and `dshreplay.export(paths, out)` take many logs.
     """

@@ -79,6 +79,7 @@ class CompactionTracker(Observer):
         self.matched = False
         self.checkpoint = None
         self.brackets: dict = {}
+        self._settler = self._settle
 
     def record_for(self, cid) -> BracketRecord:
         key = as_key(cid)
@@ -113,7 +114,7 @@ class CompactionTracker(Observer):
                 self.closed, self.open = opened, None
         else:  # compaction/summary or compaction/end
             if kind == "compaction/summary":
-                record.then(self._settle)
+                record.then(self._settler)
             self.matched = opened is not None
             what = "end" if kind == "compaction/end" else "summary"
             if opened is None:

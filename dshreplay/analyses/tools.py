@@ -21,7 +21,7 @@ before the end of the log and its result was not reached.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from dshreplay.analyses.turns import TurnTracker
 from dshreplay.core.driver import Observer, Run
@@ -349,7 +349,7 @@ class ToolCall:
     is_error: bool | None = None  # the result's first block says isError, or the result carries an error
     error_code: object = None  # the result's error code (TOOL_NOT_STARTED for one dsh wrote for it)
     approval: Approval | None = None
-    hooks: list[HookRun] = field(default_factory=list)  # hook runs for it (or that may be for it: candidates)
+    hooks: tuple = ()  # the HookRuns for it (or that may be for it: candidates)
     outcome: str | None = None  # set when the pass ends (see the module)
 
     def to_json(self) -> dict:
@@ -396,7 +396,7 @@ class ToolTracker(Observer):
     by_seq    seq of a tool/call, tool/result, approval or hook event -> its ToolCall
     pending   callId -> tool/call seq: started in the open step, unanswered
     answered  callId -> tool/result seq: answered in the open step
-    asked     callId -> [step, tool/call seq or None]: asked for since the last step
+    asked     callId -> (step, tool/call seq or None): asked for since the last step
               boundary, unanswered (what dsh closes in an interrupted turn)
     on an appended tool/result: `answers`, the seq of the pending tool/call it
     answers (None: none), and `earlier`, the seq of an earlier answer to its callId in
@@ -466,7 +466,7 @@ class ToolTracker(Observer):
             if type(block) is not dict or block.get("type") != "tool-call" or type(block.get("id")) is not str:
                 continue
             call_id, step = block["id"], data.get("step", MISSING)
-            self.asked[call_id] = [step, None]
+            self.asked[call_id] = (step, None)
             known = self.by_id.get(call_id)
             if known is None or known.asked_seq != event.seq:  # (an id twice in one message: one call)
                 call = self._new(call_id, call_id, data.get("turn"), _value(step))
@@ -478,8 +478,9 @@ class ToolTracker(Observer):
         call_id = data.get("callId")
         if type(call_id) is str:
             self.pending[call_id] = event.seq
-            if call_id in self.asked:
-                self.asked[call_id][1] = event.seq
+            asked = self.asked.get(call_id)
+            if asked is not None:
+                self.asked[call_id] = (asked[0], event.seq)
             key = call_id
         else:
             key = as_key(call_id)
@@ -568,7 +569,7 @@ class ToolTracker(Observer):
         else:
             run.candidates = tuple(c.call_id for c in fits)
         for call in fits:
-            call.hooks.append(run)
+            call.hooks += (run,)
 
     def arguments_of(self, approval: Approval):
         """The arguments of the call an approval was asked for (None when unknown)."""

@@ -86,6 +86,7 @@ class TurnTracker(Observer):
         self.turns: list[Span] = []
         self.steps: list[Span] = []
         self._closing = 0  # 1: the step ended, 2: the turn ended (closed before the next record)
+        self._closer = self._close
 
     def _close(self, record=None) -> None:
         """What the last turn/end or step/end ended is no longer in force for `record`."""
@@ -112,7 +113,7 @@ class TurnTracker(Observer):
         self.steps_ended += 1
         if not self._closing:
             self._closing = 1
-            record.then(self._close)
+            record.then(self._closer)
 
     def turn_start(self, record) -> None:
         item = record.item
@@ -132,7 +133,7 @@ class TurnTracker(Observer):
             turns[-1].reason = _data(item).get("reason")
         self.turns_ended += 1
         if not self._closing:
-            record.then(self._close)
+            record.then(self._closer)
         self._closing = 2
 
     def in_force_after(self) -> tuple:

@@ -77,7 +77,8 @@ class Record:
     def then(self, fn: Callable) -> None:
         """Have `fn(record)` called with the next record, once it is folded and before
         any observer sees it: a tracker closes there what this record ended (a
-        turn/end still belongs to its turn), or learns what followed it."""
+        turn/end still belongs to its turn), or learns what followed it. (`fn`
+        itself registers nothing.)"""
         self._then.append(fn)
 
     @property
@@ -254,10 +255,9 @@ def run_pass(source: LogSource, observers: Iterable[Observer] = (), *, on_fold_e
                     record.replacement = replacement
                     record.error = error
                     if then:
-                        called, record._then = then, []
-                        then = record._then
-                        for fn in called:
+                        for fn in then:
                             fn(record)
+                        then.clear()
                     for hook in hooks:
                         hook(record)
             if until is not None and fold.next_seq > until:

@@ -657,7 +657,7 @@ class _EventRows(Observer):
         if compaction_id is None and type(data) is dict and type(data.get("source")) is dict:
             compaction_id = data["source"].get("compactionId")
         self.csv.row([event.seq, event.line, utc_time(event.time), kind, turn, step, status, record.get("surfaceOp"),
-                      _call_id(kind, data) if call is None else call.call_id, None if call is None else call.tool,
+                      None if call is None else call.call_id, None if call is None else call.tool,
                       compaction_id, one_line(text, 120),
                       canonical_sha256(record), raw_sha256])
 
@@ -1023,16 +1023,6 @@ def _common_prefix(a: list, b: list) -> int:
             break
         n += 1
     return n
-
-
-def _call_id(kind, data):
-    if type(data) is not dict:
-        return None
-    if kind == "tool/result":
-        message = data.get("message")
-        source = message.get("source") if type(message) is dict else None
-        return source.get("callId") if type(source) is dict else None
-    return data.get("callId")
 
 
 # -- reading a bundle ---------------------------------------------------------

@@ -21,8 +21,12 @@ class MeteringRules(Family):
     handlers = {"compaction/summary": "meter", "compaction/prune": "meter", "user/message": "replaced",
                 "assistant/message": "replaced", "tool/result": "replaced"}
 
+    def begin(self, run) -> None:
+        super().begin(run)
+        self._check = self.check
+
     def meter(self, record) -> None:
-        record.then(self.check)  # (the record after it should be the replacement it prices)
+        record.then(self._check)  # (the record after it should be the replacement it prices)
 
     def replaced(self, record) -> None:
         if record.replacement is not None and meter_of(record) is None:
