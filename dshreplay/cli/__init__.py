@@ -618,9 +618,10 @@ def export(logs, out: Path, rules, no_default_redaction: bool, timestamp, force:
     standard input.
     """
     from dshreplay.io.store import discover
-    from dshreplay.output.bundle import ExportOptions, manifest_digest
+    from dshreplay.output.bundle import ExportOptions
     from dshreplay.output.bundle import export as write_bundle
     from dshreplay.output.redact import load_redactor
+    from dshreplay.output.signing import manifest_digest
     redactor = load_redactor(rules, defaults=not no_default_redaction)
     read = options_of(jobs=jobs, progress=not quiet, redactor=redactor, snapshot=snapshot)
     options = ExportOptions(out, read, rules, timestamp, force, not no_default_redaction, sign_key)
@@ -662,7 +663,7 @@ def verify_export_command(bundle: Path, inputs, bundle_only: bool, grown: bool, 
     (unless --bundle-only). Exit 0 when everything matches, 1 on any
     difference, 2 when BUNDLE is not a bundle.
     """
-    from dshreplay.output.bundle import verify_export
+    from dshreplay.output.verify import verify_export
     differences, unchecked, appended = verify_export(bundle, inputs=inputs, bundle_only=bundle_only, grown=grown,
                                                      digest=digest, public_key=public_key, options=options_of())
     reporter_for(as_json).verify(bundle, differences, unchecked, appended)

@@ -30,7 +30,6 @@ from __future__ import annotations
 import csv
 import datetime
 import hashlib
-import html
 import os
 import re
 import shutil
@@ -50,18 +49,17 @@ from dshreplay.analyses.stats import SessionSummary
 from dshreplay.analyses.tools import ToolTracker
 from dshreplay.analyses.transcript import TranscriptBuilder
 from dshreplay.analyses.turns import TurnTracker
-from dshreplay.analyses.validate import duplicate_key, validate_log
+from dshreplay.analyses.validate import validate_log
 from dshreplay.core.driver import SKIP, Observer, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
 from dshreplay.errors import DeriveError, DshReplayError, NoViewError, OutputError, ReadError, UsageError, fails_at
-from dshreplay.io.reader import LogSource, open_regular, read_small_file, resolve_log_path, shown_path, sized_file
+from dshreplay.io.reader import LogSource, open_regular, read_small_file, resolve_log_path, shown_path
 from dshreplay.jsvalues import (
     MAX_TIME,
     MISSING,
     as_text,
     is_time,
     json_bytes,
-    json_pointer,
     parse_count,
     parse_time,
     shown,
@@ -69,10 +67,7 @@ from dshreplay.jsvalues import (
 )
 from dshreplay.options import Options
 from dshreplay.output.chain import (
-    EntryError,
-    Exported,
     TurnEndLines,
-    check_growth,
     is_count,
     is_sha256,
     line_chain,
@@ -81,6 +76,7 @@ from dshreplay.output.htmlreport import MAX_TRANSCRIPT, render_index, render_rep
 from dshreplay.output.outfolder import create, make_folder, output_error, write_file, write_folder
 from dshreplay.output.redact import ArgumentDeltas, Redactor
 from dshreplay.output.reporters import TextReporter, json_text, markdown_label
+from dshreplay.output.signing import manifest_digest, sign_digest
 
 JSON_OPTS = orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE
 FULL_REQUEST_EVERY = 100  # every 100th call record lists its whole request (the others build on the call before)
@@ -432,51 +428,6 @@ def _listing(root: Path) -> list[dict]:
 
 
 FORMAT = 2  # manifest.json: "files" is a list of {path, size, sha256}; format 1 (no "format") a map path -> sha256
-
-
-def manifest_digest(manifest: dict) -> str:
-    """The bundle's digest: SHA-256 of its manifest in canonical form (sorted keys, no spaces).
-    Written down at export time, it pins every byte of the bundle."""
-    return "sha256:" + hashlib.sha256(json_bytes(manifest, sort_keys=True)).hexdigest()
-
-
-def _ed25519():
-    try:
-        from cryptography.exceptions import InvalidSignature
-        from cryptography.hazmat.primitives import serialization
-        from cryptography.hazmat.primitives.asymmetric import ed25519
-    except ImportError:
-        raise UsageError("signing needs the cryptography library: pip install 'dshreplay[sign]'") from None
-    return serialization, ed25519, InvalidSignature
-
-
-def sign_digest(key_file: str, digest: str) -> str:
-    """An Ed25519 signature (hex) of `digest`, with the PEM private key in `key_file`."""
-    serialization, ed25519, _ = _ed25519()
-    try:
-        key = serialization.load_pem_private_key(read_small_file(key_file, 64 * 1024, "the signing key"),
-                                                 password=None)
-    except (ReadError, ValueError, TypeError) as exc:
-        raise UsageError(f"{shown_path(key_file)}: not an unencrypted PEM private key: {exc}") from None
-    if not isinstance(key, ed25519.Ed25519PrivateKey):
-        raise UsageError(f"{shown_path(key_file)}: the signing key must be an Ed25519 key")
-    return key.sign(digest.encode()).hex()
-
-
-def check_signature(key_file: str, digest: str, signature: str) -> bool:
-    """Whether `signature` (hex) is the Ed25519 signature of `digest` by the PEM public key in `key_file`."""
-    serialization, ed25519, invalid = _ed25519()
-    try:
-        key = serialization.load_pem_public_key(read_small_file(key_file, 64 * 1024, "the public key"))
-    except (ReadError, ValueError, TypeError) as exc:
-        raise UsageError(f"{shown_path(key_file)}: not a PEM public key: {exc}") from None
-    if not isinstance(key, ed25519.Ed25519PublicKey):
-        raise UsageError(f"{shown_path(key_file)}: the public key must be an Ed25519 key")
-    try:
-        key.verify(bytes.fromhex(signature.strip()), digest.encode())
-    except (invalid, ValueError):
-        return False
-    return True
 
 
 def _input_facts(given, source: LogSource) -> dict:
@@ -1025,16 +976,7 @@ def _common_prefix(a: list, b: list) -> int:
     return n
 
 
-# -- reading a bundle ---------------------------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class Difference:
-    path: str
-    problem: str
-
-    def to_json(self) -> dict:
-        return {"path": self.path, "problem": self.problem}
-
+# -- reading a bundle's JSON files -------------------------------------------
 
 # Every JSON file of a bundle (its manifest, a call record, a stored message) is
 # read whole and parsed whole, so both are bounded before a byte is parsed. A
@@ -1045,7 +987,6 @@ class Difference:
 # bytes leaves room for long strings (paths, ids) beyond that.
 MAX_JSON_BYTES = 64 * 1024**2
 MAX_JSON_VALUES = 2_000_000
-MAX_DIFFERENCES = 10_000  # listed; a doctored manifest can name millions of files: the rest are counted
 _JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
 
 
@@ -1079,77 +1020,6 @@ def _value_count(data: bytes) -> int:
     return count(_JSON_STRING.sub(b'""', data))
 
 
-class _Differences:
-    """The differences found: the first MAX_DIFFERENCES listed, the rest counted."""
-
-    def __init__(self) -> None:
-        self.listed: list[Difference] = []
-        self.more = 0
-
-    def add(self, path: str, problem: str) -> None:
-        if not self.counted():
-            self.listed.append(Difference(path, problem))
-
-    def add_file(self, rel: str, problem: str) -> None:
-        """A difference in a file of the bundle, named by its path inside it (printable)."""
-        if not self.counted():
-            self.listed.append(Difference(_printable_name(rel), problem))
-
-    def counted(self) -> bool:
-        """Whether the next difference is only counted (and now is): a caller that
-        would spend time on its text asks first."""
-        if len(self.listed) < MAX_DIFFERENCES:
-            return False
-        self.more += 1
-        return True
-
-    def result(self) -> list[Difference]:
-        if not self.more:
-            return self.listed
-        return [*self.listed, Difference("...", f"{self.more} more differences, not listed")]
-
-
-def verify_export(bundle: Path, *, inputs: Path | None = None, bundle_only: bool = False, grown: bool = False,
-                  digest: str | None = None, public_key: str | None = None, options: Options | None = None
-                  ) -> tuple[list[Difference], list[str], list[Difference]]:
-    """Re-hash a bundle and its inputs. Returns (differences, inputs not checked,
-    inputs that only grew since the export: accepted with `grown`).
-
-    An input that cannot be found (beside the path it was given as, or in
-    `inputs`) is a difference unless `bundle_only`. `digest` is the digest
-    written down at export time; `public_key` checks the bundle's signature.
-    The manifest is untrusted: a key it holds twice, an entry of the wrong
-    type, a path that leaves the bundle are differences; a manifest that is
-    no regular file, too large or not JSON is a UsageError; none is a hang or
-    a crash. `options` gives the ceilings for reading the inputs. Bundles of
-    format 1 are read too."""
-    data, manifest = read_manifest(bundle)
-    found = _Differences()
-    actual = manifest_digest(manifest)
-    if digest is not None and digest.removeprefix("sha256:").lower() != actual.removeprefix("sha256:"):
-        found.add("manifest.json", f"the bundle digest is {actual}, not the {digest} written down at export")
-    if public_key is not None:
-        try:
-            signature = read_small_file(bundle / SIGNATURE, 4096, SIGNATURE).decode("ascii", "replace")
-        except ReadError:
-            found.add(SIGNATURE, "no signature in the bundle")
-        else:
-            if not check_signature(public_key, actual, signature):
-                found.add(SIGNATURE, "the signature does not match the bundle digest and this public key")
-    twice = None if dumps(manifest) == data else duplicate_key(data, manifest)  # (as export writes it: none)
-    del data
-    if twice is not None:
-        key, pointer = twice
-        where = pointer + json_pointer([key])  # (the key's JSON pointer)
-        found.add("manifest.json", f"{where}: key {shown(key, 60)} appears twice in one object: readers "
-                                   "disagree on which value counts (the digest and the signature see the last); "
-                                   "dshreplay writes no key twice")
-    verified = _check_files(bundle, manifest["files"], found)
-    unchecked, appended = _check_inputs(manifest["sessions"], verified, found, bundle=bundle, inputs=inputs,
-                                        bundle_only=bundle_only, grown=grown, options=options or Options())
-    return found.result(), unchecked, appended
-
-
 def read_manifest(bundle: Path) -> tuple[bytes, dict]:
     """manifest.json's bytes and value, with its files (a list; a format 1 map) and sessions (a list)."""
     try:
@@ -1162,155 +1032,3 @@ def read_manifest(bundle: Path) -> tuple[bytes, dict]:
     if type(files) not in (list, dict) or type(sessions) is not list:
         raise UsageError(f"{shown_path(bundle)}/manifest.json lacks its files and sessions: not a dshreplay bundle")
     return data, manifest
-
-
-def _bundle_tree(bundle: Path, found: _Differences) -> dict[str, bool]:
-    """Every file in the bundle folder, by its path inside it, and whether it is a
-    regular file: one walk that follows no link and opens nothing."""
-    tree: dict[str, bool] = {}
-    folders = [("", bundle)]
-    while folders:
-        prefix, folder = folders.pop()
-        try:
-            with os.scandir(folder) as entries:
-                for entry in entries:
-                    if entry.is_dir(follow_symlinks=False):
-                        folders.append((f"{prefix}{entry.name}/", entry.path))
-                    else:
-                        tree[prefix + entry.name] = entry.is_file(follow_symlinks=False)
-        except OSError as exc:
-            found.add(_printable_name(prefix or "."), f"cannot be listed: {exc.strerror or exc}")
-    return tree
-
-
-def _check_files(bundle: Path, files, found: _Differences) -> set[str]:
-    """Each file entry against the file the bundle holds, then the files no entry
-    names. An entry's path is looked up among the files one walk of the bundle
-    found, so no path leaves the bundle and no entry costs a file-system call
-    of its own. Returns the files that match their entries."""
-    tree = _bundle_tree(bundle, found)
-    verified: set[str] = set()
-    seen: set[str] = set()
-    format_1 = type(files) is dict
-    for n, entry in enumerate(({"path": k, "sha256": v} for k, v in files.items()) if format_1 else files):
-        rel = entry.get("path") if type(entry) is dict else None
-        if type(rel) is not str:
-            if not found.counted():
-                found.add("manifest.json", f"/files/{n}: a file entry without a path: {shown(entry, 60)}")
-            continue
-        size, sha256 = entry.get("size"), entry.get("sha256")
-        if not (is_sha256(sha256) and (size is None and format_1 or is_count(size))):
-            if not found.counted():
-                found.add_file(rel, f"the manifest gives no valid size and SHA-256: {shown(size, 20)}, "
-                                    f"{shown(sha256, 70)}")
-            continue
-        regular = tree.pop(rel, None)
-        if regular is None:
-            found.add_file(rel, "listed twice in the manifest" if rel in seen else "listed in the manifest but missing")
-            continue
-        seen.add(rel)
-        if not regular:
-            found.add_file(rel, "listed in the manifest but not a regular file (a link, a pipe or a device)")
-            continue
-        try:
-            problem = _content_problem(bundle / rel, size, sha256)
-        except (OSError, ReadError) as exc:
-            problem = f"cannot be read: {exc.message if isinstance(exc, ReadError) else exc.strerror or exc}"
-        if problem is None:
-            verified.add(rel)
-        else:
-            found.add_file(rel, problem)
-    for rel in sorted(tree):
-        if rel not in ("manifest.json", SIGNATURE):
-            found.add_file(rel, "not listed in the manifest (added)")
-    return verified
-
-
-def _content_problem(path: Path, size: int | None, sha256: str) -> str | None:
-    """How a file differs from the size and SHA-256 its entry gives (None: it does not).
-    It is opened as every input is (`sized_file`), and its size compared before a byte is read."""
-    digest = hashlib.sha256()
-    with sized_file(path, shown_path(path)) as (stream, actual):
-        if size is not None and actual != size:
-            return f"size changed: {actual} bytes, manifest says {size}"
-        for block in iter(lambda: stream.read(1 << 20), b""):
-            digest.update(block)
-        if stream.raw.beyond():
-            return f"size changed while it was read: it holds more than the {actual} bytes it gave"
-    return None if digest.hexdigest() == sha256 else "content changed (SHA-256 differs)"
-
-
-def _check_inputs(sessions: list, verified: set[str], found: _Differences, *, bundle: Path,
-                  inputs: Path | None, bundle_only: bool, grown: bool, options: Options
-                  ) -> tuple[list[str], list[Difference]]:
-    """Each input against its session entry; with `grown`, one that changed may only have grown."""
-    unchecked, appended = [], []
-    for n, entry in enumerate(sessions):
-        where = f"/sessions/{n}"
-        given = entry.get("input") if type(entry) is dict else None
-        if type(given) is not str:
-            if not found.counted():
-                found.add("manifest.json", f"{where}: a session entry without an input: {shown(entry, 60)}")
-            continue
-        if "sha256" not in entry:  # an input that could not be read at export: no facts to check
-            continue
-        named = entry.get("file") or given
-        if type(named) is not str:
-            found.add(given, "the manifest names its file with something not a path")
-            continue
-        size, sha256 = entry.get("size"), entry.get("sha256")
-        if not (is_count(size) and is_sha256(sha256)):
-            if not found.counted():
-                found.add("manifest.json", f"{where}: expected the input's size and SHA-256, got "
-                                           f"{shown(size, 20)} and {shown(sha256, 70)}")
-            continue
-        target = _find_input(named, inputs)
-        if target is None:
-            if bundle_only:
-                unchecked.append(given)
-            else:
-                found.add(given, "input not found (give its folder with --inputs, or --bundle-only to check the "
-                                 "bundle alone)")
-            continue
-        try:
-            problem = _content_problem(target, size, sha256)
-            if problem is None:
-                continue
-            if not grown:
-                found.add(given, f"input {problem}")
-                continue
-            try:
-                exported = Exported.of(entry, where)
-            except EntryError as exc:
-                found.add("manifest.json", f"{exc} (what the export recorded of {given})")
-                continue
-            folder = entry.get("folder")
-            events = f"{folder}/events.csv" if type(folder) is str else None
-            growth = check_growth(target, exported, bundle / events if events in verified else None, options)
-            if growth.accepted:
-                appended.append(Difference(given, growth.detail))
-            else:
-                found.add(given, growth.detail)
-        except (OSError, DshReplayError) as exc:
-            reason = exc.message if isinstance(exc, DshReplayError) else (exc.strerror or str(exc))
-            found.add(given, f"input cannot be read: {reason}")
-    return unchecked, appended
-
-
-def _find_input(named: str, inputs: Path | None) -> Path | None:
-    """The input file: in `inputs` (by its path as given, then by its name), else where it was given."""
-    candidates = [Path(named)] if inputs is None else [inputs / named, inputs / Path(named).name]
-    for candidate in candidates:
-        try:
-            if candidate.is_file():
-                return candidate
-        except (OSError, ValueError):
-            continue
-    return None
-
-
-def _printable_name(name: str) -> str:
-    return shown_path(name) if isinstance(name, str) else shown(name)
-
-
-__all__ = ["export", "ExportOptions", "verify_export", "folder_name", "html"]

@@ -23,7 +23,8 @@ from pathlib import Path
 import pytest
 from harness import HEADER, attack, finish, lines, spawn
 
-from dshreplay.output.bundle import manifest_digest, verify_export
+from dshreplay.output.signing import manifest_digest
+from dshreplay.output.verify import verify_export
 from dshreplay.testing.samples import LogBuilder
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"

@@ -26,8 +26,8 @@ import pytest
 import zstandard
 from test_attacks import attack
 
-from dshreplay.output.bundle import manifest_digest
 from dshreplay.output.chain import SEED
+from dshreplay.output.signing import manifest_digest
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
 STAMP = "2026-01-01T00:00:00Z"
