@@ -15,8 +15,8 @@ from dshreplay.analyses.calls import Call, CallTracker
 from dshreplay.analyses.compaction import BracketRecord, CompactionTracker
 from dshreplay.analyses.provenance import ShadowRecord, ShadowTracker, origins
 from dshreplay.analyses.spills import Spill, Spills
-from dshreplay.analyses.tools import Closer, ToolCall, ToolTracker
-from dshreplay.analyses.turns import TurnTracker
+from dshreplay.analyses.tools import Closer, ToolCall, ToolLedger
+from dshreplay.analyses.turns import TurnSpans
 from dshreplay.core.driver import STOP, Observer, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, SurfaceState
 from dshreplay.errors import FoldError
@@ -69,7 +69,7 @@ class LogIndex:
 class Indexer(Observer):
     """Types, counts, provenance links; the rest from the pass's trackers."""
 
-    requires = (ShadowTracker, CallTracker, TurnTracker, CompactionTracker, ToolTracker, Spills)
+    requires = (ShadowTracker, CallTracker, TurnSpans, CompactionTracker, ToolLedger, Spills)
 
     def begin(self, run: Run) -> None:
         self.index = LogIndex(run.path, run.header, run.encoding)
@@ -98,7 +98,7 @@ class Indexer(Observer):
         index.lines = run.lines
         index.torn_tail = run.torn_tail
         index.fold_errors = list(run.fold_errors)
-        turns, calls, tools = run.get(TurnTracker), run.get(CallTracker), run.get(ToolTracker)
+        turns, calls, tools = run.get(TurnSpans), run.get(CallTracker), run.get(ToolLedger)
         index.shadows = run.get(ShadowTracker).shadows
         index.brackets = list(run.get(CompactionTracker).brackets.values())
         index.closers = tools.closers

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dshreplay.analyses.render import event_text
-from dshreplay.analyses.tools import ToolTracker
+from dshreplay.analyses.tools import ToolLedger
 from dshreplay.analyses.turns import TurnTracker
 from dshreplay.core.driver import STOP, Observer, run_pass
 from dshreplay.core.surface import SURFACE_TYPES
@@ -62,7 +62,7 @@ class EventQuery(Observer):
     shadowed); events after `last` are left out. A tool call's events (its
     call, result, approval, hooks) name the call and its tool."""
 
-    requires = (TurnTracker, ToolTracker)
+    requires = (TurnTracker, ToolLedger)
 
     def __init__(self, flt: EventFilter, nodes: frozenset[int], last: int | None = None, sink=None) -> None:
         self.flt = flt
@@ -73,7 +73,7 @@ class EventQuery(Observer):
         self._needle = flt.grep.casefold() if flt.grep else None
 
     def begin(self, run) -> None:
-        self.tools = run.get(ToolTracker).by_seq
+        self.tools = run.get(ToolLedger)
 
     def observe(self, record) -> None:
         item, flt = record.item, self.flt
@@ -104,7 +104,7 @@ class EventQuery(Observer):
         record = event.record
         if self._needle is not None and self._needle not in json_bytes(record).decode().casefold():
             return
-        call = self.tools.get(seq) if event.row is None else None
+        call = self.tools.call_at(seq) if event.row is None else None
         text = event_text(event, call)
         data = record.get("data")
         step = data.get("step") if type(data) is dict else None

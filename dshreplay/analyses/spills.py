@@ -61,7 +61,7 @@ class Spills(Observer):
         if type(message) is not dict:
             return
         call_id = (message.get("source") or {}).get("callId") if type(message.get("source")) is dict else None
-        call = self.tools.by_seq.get(item.seq)
+        call = self.tools.call_at(item.seq)
         for text in _texts(message.get("content")):
             for omitted, locator in notes(text):
                 self.spills.append(Spill(item.seq, call_id, None if call is None else call.tool,

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from dshreplay.analyses.calls import CallTracker, failed, failure_code, retried_calls
 from dshreplay.analyses.health import UNKNOWN
 from dshreplay.analyses.index import Indexer
-from dshreplay.analyses.tools import ToolTracker
-from dshreplay.analyses.turns import TurnTracker
+from dshreplay.analyses.tools import ToolLedger
+from dshreplay.analyses.turns import TurnSpans
 from dshreplay.core.driver import STOP, Observer, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, has_message
 from dshreplay.errors import DeriveError, DshReplayError
@@ -152,7 +152,7 @@ class SessionSummary(Observer):
         self.stats = self._summary(run)
 
     def _summary(self, run: Run) -> SessionStats:
-        index, turns, tools = run.get(Indexer).index, run.get(TurnTracker), run.get(ToolTracker)
+        index, turns, tools = run.get(Indexer).index, run.get(TurnSpans), run.get(ToolLedger)
         out = SessionStats(index.path, index.header.get("id"), events=index.event_count, turns=index.turns,
                            steps=index.steps, calls=len(index.calls), auxiliary_calls=len(index.auxiliary_calls),
                            retries=retried_calls(index.calls))

@@ -21,7 +21,7 @@ before the end of the log and its result was not reached.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from dshreplay.analyses.turns import TurnTracker
 from dshreplay.core.driver import Observer, Run
@@ -196,7 +196,7 @@ class HookTracker(Observer):
     pending   the open turn's unanswered invocations (PendingHooks: by key, oldest first)
     left      key -> _Fifo of (HookRun, turn/end seq) a closed turn left unanswered
     answered  key -> (hook/invoked seq, hook/result seq) last paired in the open turn
-    by_seq    hook/invoked and hook/result seq -> its HookRun
+    current   on a hook/invoked or hook/result: its HookRun
     on a hook/result: `how` it paired ("open": with an unanswered invocation
     of its key; "left": one its turn left unanswered, closed at seq `ended`;
     "turn": one of the open turn, which the result does not name; None: none)
@@ -208,8 +208,7 @@ class HookTracker(Observer):
 
     def begin(self, run: Run) -> None:
         self.turns = run.get(TurnTracker)
-        self.runs: list[HookRun] = []
-        self.by_seq: dict[int, HookRun] = {}
+        self.current: HookRun | None = None
         self.pending = PendingHooks()
         self.left: dict = {}
         self.answered: dict = {}
@@ -226,8 +225,7 @@ class HookTracker(Observer):
                           _value(_get(data, "handlerId")), _value(_get(data, "matcher")),
                           _value(_get(data, "dialect")))
             self.pending.add(hook_key(data), run)
-            self.runs.append(run)
-            self.by_seq[event.seq] = run
+            self.current = run
         elif kind == "hook/result":
             self._result(event, data)
         elif self.pending:  # a turn/end leaving invocations unanswered
@@ -256,14 +254,13 @@ class HookTracker(Observer):
         if run is None:
             how = None
             run = HookRun(None, _value(turn), _value(_get(data, "point")), _value(_get(data, "handlerId")))
-            self.runs.append(run)
         else:
             self.answered[key] = (run.invoked_seq, event.seq)
         self.how = how
         run.result_seq = event.seq
         run.decision, run.exit_code = _value(_get(data, "decision")), _value(_get(data, "exitCode"))
         run.duration_ms = _value(_get(data, "durationMs"))
-        self.by_seq[event.seq] = run
+        self.current = run
 
     def unanswered(self) -> list[tuple]:
         """(key, HookRun) of every unanswered invocation of the open turn, oldest first."""
@@ -326,13 +323,19 @@ class Approval:
     flag: str  # "", "no decision", "decision without ask"
     asked_time: object = None
     decided_time: object = None
+    call: ToolCall | None = field(default=None, repr=False, compare=False)  # the call it was asked for
+
+    @property
+    def arguments(self):
+        """The arguments of the call it was asked for (None when unknown)."""
+        return None if self.call is None else self.call.arguments
 
     def row(self) -> list:
         return [self.asked_seq, self.decided_seq, self.id, self.tool, self.call_id, self.outcome, self.reason,
                 self.flag]
 
 
-@dataclass
+@dataclass(slots=True)
 class ToolCall:
     """One tool call: asked for by the model, started (tool/call), answered (tool/result)."""
 
@@ -389,11 +392,14 @@ class Closer:
 
 
 class ToolTracker(Observer):
-    """Every tool call of the pass (`calls`, in order of first mention), with
-    what belongs to it, and the state the tool rules compare with.
+    """The tool calls of the open turn (and any left unanswered), with what
+    belongs to each, and the state the tool rules compare with. `ToolLedger`
+    keeps every call and approval of the log.
 
     While a record is observed after this tracker:
-    by_seq    seq of a tool/call, tool/result, approval or hook event -> its ToolCall
+    call_at(seq)  on a tool/call, tool/result, approval or hook event: its ToolCall
+              (None when it belongs to none; a rewrite of a result is named only by
+              the ledger, which keeps answered calls past their turn)
     pending   callId -> tool/call seq: started in the open step, unanswered
     answered  callId -> tool/result seq: answered in the open step
     asked     callId -> (step, tool/call seq or None): asked for since the last step
@@ -414,10 +420,9 @@ class ToolTracker(Observer):
     def begin(self, run: Run) -> None:
         self.turns = run.get(TurnTracker)
         self.hooks = run.get(HookTracker)
-        self.calls: list[ToolCall] = []
         self.by_id: dict = {}  # callId -> its latest ToolCall
-        self.by_seq: dict[int, ToolCall] = {}
-        self.approvals: list[Approval] = []
+        self._at: tuple = (None, None)  # (seq, ToolCall) of the last record that belongs to a call
+        self._made: list = []  # the by_id keys of the calls made in the open turn
         self._approvals: dict = {}  # approval id -> (Approval, ToolCall) asked, not decided
         self.pending: dict = {}
         self.answered: dict = {}
@@ -439,6 +444,28 @@ class ToolTracker(Observer):
     def turn_boundary(self, record) -> None:
         self._clear_step()
         self.asked.clear()
+        self._forget()
+
+    def _forget(self) -> None:
+        """Past its turn, an answered call is looked up no more (a later call with its id is
+        a new one); only the ledger keeps it, for reports."""
+        by_id = self.by_id
+        for key in self._made:
+            call = by_id.get(key)
+            if call is not None and call.result_seq is not None:
+                del by_id[key]
+        self._made = []
+
+    def call_at(self, seq: int) -> ToolCall | None:
+        """The ToolCall the record at `seq` (the one being observed) belongs to, or None."""
+        at = self._at
+        return at[1] if at[0] == seq else None
+
+    def _keep(self, call: ToolCall) -> None:
+        """A new call (the ledger lists it)."""
+
+    def _keep_approval(self, approval: Approval) -> None:
+        """A new approval (the ledger lists it)."""
 
     def step_start(self, record) -> None:
         self._clear_step()
@@ -451,8 +478,9 @@ class ToolTracker(Observer):
 
     def _new(self, call_id, key, turn, step) -> ToolCall:
         call = ToolCall(call_id, None, turn, step)
-        self.calls.append(call)
+        self._keep(call)
         self.by_id[key] = call
+        self._made.append(key)
         return call
 
     def asked_for(self, record) -> None:
@@ -490,7 +518,7 @@ class ToolTracker(Observer):
         if "name" in data:
             call.tool = data["name"]
         call.call_seq, call.started_at, call.arguments = event.seq, event.time, data.get("arguments")
-        self.by_seq[event.seq] = call
+        self._at = (event.seq, call)
 
     def answered_by(self, record) -> None:
         event = record.item
@@ -500,9 +528,7 @@ class ToolTracker(Observer):
         call_id = source.get("callId") if type(source) is dict else None
         key = call_id if type(call_id) is str else as_key(call_id)
         if event.record.get("surfaceOp") != "append":  # a rewrite of a result: the same call
-            call = self.by_id.get(key)
-            if call is not None:
-                self.by_seq[event.seq] = call
+            self._at = (event.seq, self.by_id.get(key))
             return
         self.answers = self.earlier = None
         if type(call_id) is str:
@@ -519,7 +545,7 @@ class ToolTracker(Observer):
         call.result_seq, call.finished_at = event.seq, event.time
         call.is_error = (type(first) is dict and first.get("isError") is True) or error is not None
         call.error_code = error.get("code") if type(error) is dict else None
-        self.by_seq[event.seq] = call
+        self._at = (event.seq, call)
 
     def approval(self, record) -> None:
         event = record.item
@@ -528,36 +554,32 @@ class ToolTracker(Observer):
         if event.type == "approval/asked":
             entry = Approval(event.seq, None, data.get("id"), data.get("toolName"), data.get("callId"), None,
                              data.get("reason"), "no decision", event.time)
-            self.approvals.append(entry)
+            self._keep_approval(entry)
             call = self.by_id.get(as_key(entry.call_id))
             if call is None:
                 call = self._new(entry.call_id, as_key(entry.call_id), None, None)
                 call.tool = entry.tool
             elif call.tool is None:
                 call.tool = entry.tool
-            call.approval = entry
-            self._approvals[key] = (entry, call)
-            self.by_seq[event.seq] = call
+            call.approval, entry.call = entry, call
+            self._approvals[key] = entry
+            self._at = (event.seq, call)
             return
-        asked = self._approvals.pop(key, None)
-        if asked is None:
-            self.approvals.append(Approval(None, event.seq, data.get("id"), None, None, data.get("outcome"),
-                                           None, "decision without ask", None, event.time))
+        entry = self._approvals.pop(key, None)
+        if entry is None:
+            self._keep_approval(Approval(None, event.seq, data.get("id"), None, None, data.get("outcome"),
+                                         None, "decision without ask", None, event.time))
             return
-        entry, call = asked
         entry.decided_seq, entry.outcome, entry.flag = event.seq, data.get("outcome"), ""
         entry.decided_time = event.time
-        self.by_seq[event.seq] = call
+        self._at = (event.seq, entry.call)
 
     def hook(self, record) -> None:
         event = record.item
-        run = self.hooks.by_seq.get(event.seq)
-        if run is None:
-            return
+        run = self.hooks.current
         if event.type == "hook/result":
-            call = self.by_id.get(as_key(run.call_id)) if run.call_id is not None else None
-            if call is not None:
-                self.by_seq[event.seq] = call
+            if run.call_id is not None:
+                self._at = (event.seq, self.by_id.get(as_key(run.call_id)))
             return
         if run.point not in TOOL_POINTS:
             return
@@ -565,16 +587,12 @@ class ToolTracker(Observer):
         fits = [c for c in started if matcher_selects(run.matcher, c.tool) is not False]
         if len(fits) == 1:
             run.call_id = fits[0].call_id
-            self.by_seq[event.seq] = fits[0]
+            self._at = (event.seq, fits[0])
         else:
             run.candidates = tuple(c.call_id for c in fits)
         for call in fits:
             call.hooks += (run,)
 
-    def arguments_of(self, approval: Approval):
-        """The arguments of the call an approval was asked for (None when unknown)."""
-        call = self.by_seq.get(approval.asked_seq) if approval.asked_seq is not None else None
-        return None if call is None else call.arguments
 
     def names(self, seq: int, message) -> tuple:
         """(callId, tool) of each tool-result block of the message of the tool/result
@@ -583,7 +601,7 @@ class ToolTracker(Observer):
         content = message.get("content") if type(message) is dict else None
         if type(content) is not list:
             return ()
-        own = self.by_seq.get(seq)
+        own = self.call_at(seq)
         out = []
         for block in content:
             call_id = block.get("toolCallId") if type(block) is dict else None
@@ -602,13 +620,37 @@ class ToolTracker(Observer):
             if turns.open_step is not None:
                 self.closers.append(Closer("step/end", turns.open_turn, turns.open_step))
             self.closers.append(Closer("turn/end", turns.open_turn))
-        for call in self.calls:
-            call.outcome = outcome(call, run.complete)
 
     def interrupted_message(self) -> str:
         """What the log ends inside, and what dsh would append (when `closers` is not empty)."""
         return (f"log ends inside turn {_show(self.turns.open_turn)}; dsh would append "
                 + ", ".join(c.describe() for c in self.closers))
+
+
+class ToolLedger(ToolTracker):
+    """The tool tracker that also keeps every tool call (`calls`, in order of
+    first mention, each with its outcome once the pass is over) and every
+    approval (`approvals`), and names the call of a rewritten result: what a
+    pass that reports tool calls requires."""
+
+    def begin(self, run: Run) -> None:
+        super().begin(run)
+        self.calls: list[ToolCall] = []
+        self.approvals: list[Approval] = []
+
+    def _keep(self, call: ToolCall) -> None:
+        self.calls.append(call)
+
+    def _keep_approval(self, approval: Approval) -> None:
+        self.approvals.append(approval)
+
+    def _forget(self) -> None:
+        self._made = []
+
+    def finish(self, run: Run) -> None:
+        super().finish(run)
+        for call in self.calls:
+            call.outcome = outcome(call, run.complete)
 
 
 def outcome(call: ToolCall, complete: bool = True) -> str:

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from dshreplay.analyses.calls import CallTracker, failed, finish_text
 from dshreplay.analyses.provenance import ShadowTracker
 from dshreplay.analyses.render import message_text, role_of, without_reasoning
-from dshreplay.analyses.tools import ToolTracker
-from dshreplay.analyses.turns import TurnTracker, turn_ending
+from dshreplay.analyses.tools import ToolLedger
+from dshreplay.analyses.turns import TurnSpans, turn_ending
 from dshreplay.core.driver import STOP, Observer, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
 from dshreplay.errors import DeriveError
@@ -91,15 +91,15 @@ class TranscriptBuilder(Observer):
     marker and takes nothing more (run it with on_fold_error=STOP). Messages keep
     their reasoning blocks only with `reasoning` (one choice for every format)."""
 
-    requires = (ShadowTracker, CallTracker, TurnTracker, ToolTracker)
+    requires = (ShadowTracker, CallTracker, TurnSpans, ToolLedger)
 
     def __init__(self, reasoning: bool = False) -> None:
         self.shown = (lambda message: message) if reasoning else without_reasoning
 
     def begin(self, run: Run) -> None:
-        self.tools = run.get(ToolTracker)
+        self.tools = run.get(ToolLedger)
         self.shadows = run.get(ShadowTracker)
-        self.turns = run.get(TurnTracker)
+        self.turns = run.get(TurnSpans)
         self.entries: list[Entry] = []
         self.failures = run.fold_errors
         self.ended = False  # the fold failed: the marker is written

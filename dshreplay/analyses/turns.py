@@ -19,7 +19,7 @@ def _data(item) -> dict:
     return data if type(data) is dict else {}
 
 
-@dataclass
+@dataclass(slots=True)
 class Span:
     """A turn or a step: from its start event to its end (or the last event, when open)."""
 
@@ -64,8 +64,8 @@ def number(value):
 
 class TurnTracker(Observer):
     """The turn and step in force for each record (`record.turn`, `record.step`;
-    a turn/end or step/end still belongs to what it ends), the spans of turns
-    and steps, and what the turn and step rules compare with.
+    a turn/end or step/end still belongs to what it ends), and what the turn
+    and step rules compare with. (`TurnSpans` also keeps every turn and step.)
 
     While a record is observed after this tracker:
     turn, step            in force, as logged
@@ -83,8 +83,6 @@ class TurnTracker(Observer):
         self.open_turn = self.open_step = None
         self.prior_turn = self.prior_step = None
         self.turns_ended = self.steps_ended = 0
-        self.turns: list[Span] = []
-        self.steps: list[Span] = []
         self._closing = 0  # 1: the step ended, 2: the turn ended (closed before the next record)
         self._closer = self._close
 
@@ -103,13 +101,8 @@ class TurnTracker(Observer):
         self.prior_step = self.open_step
         step = self.step = record.step = data.get("step")
         self.open_step = step if type(step) is int or type(step) is float else None
-        self.steps.append(Span(item.seq, None, self.turn, step, item.time))
 
     def step_end(self, record) -> None:
-        item = record.item
-        steps = self.steps
-        if steps and steps[-1].end is None:
-            steps[-1].end, steps[-1].end_time = item.seq, item.time
         self.steps_ended += 1
         if not self._closing:
             self._closing = 1
@@ -123,14 +116,8 @@ class TurnTracker(Observer):
         self.open_turn = turn if type(turn) is int or type(turn) is float else None
         self.step = self.open_step = record.step = None
         self.steps_ended = 0
-        self.turns.append(Span(item.seq, None, turn, None, item.time))
 
     def turn_end(self, record) -> None:
-        item = record.item
-        turns = self.turns
-        if turns and turns[-1].end is None:
-            turns[-1].end, turns[-1].end_time = item.seq, item.time
-            turns[-1].reason = _data(item).get("reason")
         self.turns_ended += 1
         if not self._closing:
             record.then(self._closer)
@@ -144,3 +131,38 @@ class TurnTracker(Observer):
     def finish(self, run: Run) -> None:
         if self._closing:  # what is open at the end of the log
             self._close()
+
+
+class TurnSpans(TurnTracker):
+    """The turn tracker that also keeps the span of every turn and step
+    (`turns`, `steps`, in log order): what a pass that reports them requires;
+    a pass that only checks rules keeps none."""
+
+    def begin(self, run: Run) -> None:
+        super().begin(run)
+        self.turns: list[Span] = []
+        self.steps: list[Span] = []
+
+    def step_start(self, record) -> None:
+        super().step_start(record)
+        item = record.item
+        self.steps.append(Span(item.seq, None, self.turn, self.step, item.time))
+
+    def step_end(self, record) -> None:
+        steps = self.steps
+        if steps and steps[-1].end is None:
+            steps[-1].end, steps[-1].end_time = record.item.seq, record.item.time
+        super().step_end(record)
+
+    def turn_start(self, record) -> None:
+        super().turn_start(record)
+        item = record.item
+        self.turns.append(Span(item.seq, None, self.turn, None, item.time))
+
+    def turn_end(self, record) -> None:
+        turns = self.turns
+        if turns and turns[-1].end is None:
+            item = record.item
+            turns[-1].end, turns[-1].end_time = item.seq, item.time
+            turns[-1].reason = _data(item).get("reason")
+        super().turn_end(record)

@@ -164,18 +164,34 @@ class Run:
 
 def arrange(observers: Iterable[Observer]) -> tuple[list[Observer], dict]:
     """The observers in pass order, each after those it requires (made once
-    here when not given), and the class -> observer map `Run.get` answers from."""
+    here when not given), and the class -> observer map `Run.get` answers from.
+
+    A class required by one observer and a subclass of it required by another
+    (a tracker, and the same tracker keeping its history: `TurnTracker` and
+    `TurnSpans`) are one observer, of the subclass: what the pass keeps is
+    what some observer asked for, and a pass that asks for less keeps less."""
     given = list(observers)
     by_class: dict = {}
     for observer in given:
         by_class.setdefault(type(observer), observer)
+    wanted: set = set()  # every class some observer requires, directly or not
+    stack = [type(o) for o in given]
+    while stack:
+        for cls in stack.pop().requires:
+            if cls not in wanted:
+                wanted.add(cls)
+                stack.append(cls)
     ordered: list[Observer] = []
     placed: dict[int, bool] = {}  # id -> True once placed, False while its requirements are placed
 
     def provider(cls: type) -> Observer:
         found = by_class.get(cls)
         if found is None:
-            found = next((o for o in given if isinstance(o, cls)), None) or cls()
+            found = next((o for o in given if isinstance(o, cls)), None)
+            if found is None:
+                kind = _most_derived(cls, wanted)
+                found = by_class.get(kind) or kind()
+                by_class[kind] = found
             by_class[cls] = found
         return found
 
@@ -194,6 +210,16 @@ def arrange(observers: Iterable[Observer]) -> tuple[list[Observer], dict]:
     for observer in given:
         place(observer)
     return ordered, by_class
+
+
+def _most_derived(cls: type, wanted: set) -> type:
+    """The one class of `wanted` that is `cls` or derives from it and from which no other derives."""
+    kinds = [k for k in wanted if issubclass(k, cls)]
+    last = [k for k in kinds if not any(o is not k and issubclass(o, k) for o in kinds)]
+    if len(last) != 1:
+        raise ValueError(f"{cls.__name__} is required as " + " and as ".join(sorted(k.__name__ for k in last))
+                         + ": one observer cannot be both")
+    return last[0]
 
 
 def run_pass(source: LogSource, observers: Iterable[Observer] = (), *, on_fold_error: str = SKIP,

@@ -46,9 +46,9 @@ from dshreplay.analyses.query import CURRENT, LOG_ONLY, SHADOWED
 from dshreplay.analyses.render import clean, message_text, one_line, role_of
 from dshreplay.analyses.schemas import PLACEHOLDER
 from dshreplay.analyses.stats import SessionSummary
-from dshreplay.analyses.tools import ToolTracker
+from dshreplay.analyses.tools import ToolLedger
 from dshreplay.analyses.transcript import TranscriptBuilder
-from dshreplay.analyses.turns import TurnTracker
+from dshreplay.analyses.turns import TurnSpans
 from dshreplay.analyses.validate import validate_log
 from dshreplay.core.driver import SKIP, Observer, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
@@ -567,7 +567,7 @@ class _EventRows(Observer):
 
     HEADER = ["seq", "line", "time", "type", "turn", "step", "surface", "op", "callId", "tool", "compactionId",
               "preview", "sha256", "rawSha256"]
-    requires = (TurnTracker, ToolTracker)
+    requires = (TurnSpans, ToolLedger)
 
     def __init__(self, path: Path, final_nodes: set, unknown_from: int | None) -> None:
         self.path = path
@@ -576,7 +576,7 @@ class _EventRows(Observer):
 
     def begin(self, run: Run) -> None:
         self.csv = CsvFile(self.path, self.HEADER)
-        self.tools = run.get(ToolTracker).by_seq
+        self.tools = run.get(ToolLedger)
         self.hashed = None  # the line whose hash was written
 
     def observe(self, record) -> None:
@@ -595,7 +595,7 @@ class _EventRows(Observer):
         status = (CURRENT if event.seq in self.final_nodes else SHADOWED) if kind in SURFACE_TYPES else LOG_ONLY
         if self.unknown_from is not None and event.seq >= self.unknown_from:
             status = ""
-        call = self.tools.get(event.seq) if event.row is None else None
+        call = self.tools.call_at(event.seq) if event.row is None else None
         text = ""
         if kind in SURFACE_TYPES:
             try:
@@ -619,13 +619,13 @@ class _EventRows(Observer):
 class _ToolRows(Observer):
     """tools.csv: one row per tool call the model asked for (or the log started or
     answered), with its arguments, result, approval, hooks and outcome, all
-    attached by call id (the ToolTracker)."""
+    attached by call id (the ToolLedger)."""
 
     HEADER = ["callId", "turn", "step", "tool", "outcome", "arguments", "resultPreview", "isError", "approvalAsked",
               "approvalOutcome", "approvalDecided", "hooks", "startedAt", "finishedAt", "durationMs", "askedSeq",
               "callSeq", "resultSeq", "spilledBytes"]
 
-    requires = (Indexer, ToolTracker)
+    requires = (Indexer, ToolLedger)
     types = frozenset({"tool/result"})
 
     def __init__(self, path: Path) -> None:
@@ -633,7 +633,7 @@ class _ToolRows(Observer):
 
     def begin(self, run: Run) -> None:
         self.indexer = run.get(Indexer)
-        self.tools = run.get(ToolTracker)
+        self.tools = run.get(ToolLedger)
         self.previews: dict[int, str] = {}  # tool/result seq -> the start of its text
 
     def observe(self, record) -> None:
@@ -685,7 +685,7 @@ def _stream(source: LogSource, folder: Path, header: dict, final_nodes: frozense
                  _ToolRows(folder / "tools.csv")]
     run = run_pass(source, observers, on_fold_error=SKIP)
     index = indexer.index
-    turns = run.get(TurnTracker)
+    turns = run.get(TurnSpans)
     session = {k: v for k, v in summary.stats.to_json().items() if k not in ("path", "error")}
     write_file(folder / "session.json", dumps(session))
     views = records.views
@@ -697,11 +697,11 @@ def _stream(source: LogSource, folder: Path, header: dict, final_nodes: frozense
     for s in turns.turns:
         label = f"turn {as_text(s.turn)}"
         spans["turns"].append((s.start, s.end, label) if s.end is not None else (s.start, last, label + " (open)"))
-    tracker = run.get(ToolTracker)
+    tracker = run.get(ToolLedger)
     approvals = [a.row() for a in tracker.approvals]
     write_csv(folder / "approvals.csv", ["askedSeq", "decidedSeq", "id", "tool", "callId", "outcome", "reason",
                                          "flag", "askedAt", "decidedAt", "arguments"],
-              [[*a.row(), utc_time(a.asked_time), utc_time(a.decided_time), tracker.arguments_of(a)]
+              [[*a.row(), utc_time(a.asked_time), utc_time(a.decided_time), a.arguments]
                for a in tracker.approvals])
     shadows = [r for r in index.shadows if unknown_from is None or r.seq < unknown_from]
     return index, {"calls": views, "spans": spans, "approvals": approvals, "transcript": transcript.kept,

@@ -139,9 +139,56 @@ def test_the_index_pass_shares_the_trackers_and_runs_no_validation_rule():
     from dshreplay.analyses.index import Indexer
     from dshreplay.analyses.validate import Validation
     index_pass = {type(o).__name__ for o in arrange([Indexer()])[0]}
-    assert index_pass == {"Indexer", "MessageCount", "CallTracker", "ShadowTracker", "TurnTracker", "HookTracker",
-                          "ToolTracker", "CompactionTracker", "Spills"}
+    assert index_pass == {"Indexer", "MessageCount", "CallTracker", "ShadowTracker", "TurnSpans", "HookTracker",
+                          "ToolLedger", "CompactionTracker", "Spills"}
     validate_pass = [type(o).__name__ for o in arrange([Validation(None, False)])[0]]
     assert validate_pass == ["RuleFindings", "MeteringRules", "SeedRules", "TurnTracker", "HookTracker", "ToolTracker",
                              "TurnRules", "ToolRules", "CompactionTracker", "CompactionRules", "HookRules",
                              "Relations", "Validation"]
+
+
+def test_a_tracker_and_its_history_keeping_subclass_are_one_observer_of_the_subclass(write_log):
+    from dshreplay.analyses.index import Indexer
+    from dshreplay.analyses.tools import ToolLedger, ToolTracker
+    from dshreplay.analyses.turns import TurnSpans, TurnTracker
+    from dshreplay.analyses.validate import Validation
+    ordered, by_class = arrange([Validation(None, False), Indexer()])
+    names = [type(o).__name__ for o in ordered]
+    assert names.count("ToolLedger") == 1 and "ToolTracker" not in names
+    assert names.count("TurnSpans") == 1 and "TurnTracker" not in names
+    assert by_class[ToolTracker] is by_class[ToolLedger] and by_class[TurnTracker] is by_class[TurnSpans]
+    # the rules, placed first, already read the ledger: it comes before them
+    assert names.index("ToolLedger") < names.index("ToolRules")
+
+
+def test_a_rules_only_pass_keeps_no_history_of_calls_or_turns(write_log):
+    path = write_log(scenarios.parallel_calls()[0])
+    from dshreplay.analyses.tools import ToolTracker
+    from dshreplay.analyses.turns import TurnTracker
+    from dshreplay.analyses.validate import Validation
+    run = run_pass(LogSource(path), [Validation(None, False)])
+    assert type(run.get(ToolTracker)) is ToolTracker and not hasattr(run.get(ToolTracker), "calls")
+    assert type(run.get(TurnTracker)) is TurnTracker and not hasattr(run.get(TurnTracker), "turns")
+
+
+def test_two_unrelated_subclasses_of_one_required_class_are_refused():
+    class Base(Observer):
+        pass
+
+    class Left(Base):
+        pass
+
+    class Right(Base):
+        pass
+
+    class NeedsBase(Observer):
+        requires = (Base,)
+
+    class NeedsLeft(Observer):
+        requires = (Left,)
+
+    class NeedsRight(Observer):
+        requires = (Right,)
+
+    with pytest.raises(ValueError, match="Base is required as Left and as Right"):
+        arrange([NeedsLeft(), NeedsRight(), NeedsBase()])

@@ -36,7 +36,7 @@ class HookRules(Family):
         event = record.item
         data = event.record.get("data")
         turn, hooks = get(data, "turn"), self.hooks
-        how, run = hooks.how, hooks.by_seq[event.seq]
+        how, run = hooks.how, hooks.current
         note = ""
         if how == "left":
             note = f" (its hook/invoked at seq {run.invoked_seq} was left unanswered when its turn closed at " \
