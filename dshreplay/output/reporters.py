@@ -34,15 +34,17 @@ def error_json(error) -> dict:
 
 def render_table(rows, headers=(), width: int = WIDTH, *, text_col: int | None = None, wrap: bool = False,
                  show_headers: bool = True) -> str:
-    """Left-aligned columns two spaces apart under a dashed rule, fitted to `width`.
+    """Left-aligned columns two spaces apart under a dashed rule (the look of tabulate's
+    "simple" tables), fitted to `width` terminal columns by display width: a CJK
+    character or an emoji takes two columns, a combining mark none (wcwidth).
 
-    With room, each column is as wide as its widest cell and its header plus two
-    (the look of tabulate's "simple" tables). When the table is wider than
-    `width`, the free-text column `text_col` is cut at its end (or wrapped onto
-    more lines, with `wrap`) to what is left of the width, at least 20;
-    headers lose their padding, long headers break onto a second line (at a
-    space, "/" or camelCase hump), and then the widest other columns are cut in
-    the middle, down to 6 characters, so ids and paths keep both ends.
+    With room, each column is as wide as its widest cell and its header plus two.
+    When the table is wider than `width`: the free-text column `text_col` is cut
+    at its end (or wrapped onto more lines, with `wrap`) to what is left of the
+    width, at least 20; headers lose their padding, long headers break onto a
+    second line (at a space, "/" or camelCase hump); then the widest other columns are cut in the middle, down to
+    6 columns, so ids and paths keep both ends and what tells them apart. A
+    column of numbers and counts is never cut: another gives way.
     """
     if not rows:
         return ""
@@ -50,12 +52,13 @@ def render_table(rows, headers=(), width: int = WIDTH, *, text_col: int | None =
     cols = max(len(headers), *(len(r) for r in rows))
     # the text column is cleaned whole only to be wrapped; cut, it is cleaned when cut (a text can be 100 MB)
     cells = [[one_line(_dash(v), 10**6) if i != text_col else clean(_dash(v)) if wrap else _dash(v)
-              for i, v in enumerate(r)] for r in rows]
-    need = [max((_cell_width(r[i], wrap, width) if i == text_col else len(r[i])) if i < len(r) else 0 for r in cells)
+              for i, v in enumerate(r)] + [""] * (cols - len(r)) for r in rows]
+    need = [max(_cell_width(r[i], wrap, width) if i == text_col else display_width(r[i]) for r in cells)
             for i in range(cols)]
     heads = [[h] for h in headers] + [[""]] * (cols - len(headers))
-    floor = [max(map(len, h)) for h in heads]
+    floor = [max(map(display_width, h)) for h in heads]
     widths = [max(need[i], floor[i] + 2 if headers else 0) for i in range(cols)]
+    numbers = {i for i in range(cols) if i != text_col and all(_NUMBER.match(r[i]) for r in cells)}
 
     def total() -> int:
         return sum(widths) + 2 * (cols - 1)
@@ -73,10 +76,10 @@ def render_table(rows, headers=(), width: int = WIDTH, *, text_col: int | None =
             for i in range(cols):
                 if i != text_col and floor[i] > need[i] and len(heads[i]) == 1:
                     heads[i] = _break_header(heads[i][0])
-                    floor[i] = max(map(len, heads[i]))
+                    floor[i] = max(map(display_width, heads[i]))
                     widths[i] = max(need[i], floor[i])
             fit_text()
-        shrinkable = [i for i in range(cols) if i != text_col]
+        shrinkable = [i for i in range(cols) if i != text_col and i not in numbers]
         while total() > width and shrinkable:
             i = max(shrinkable, key=lambda c: widths[c])
             if widths[i] <= max(floor[i], 6):
@@ -86,10 +89,12 @@ def render_table(rows, headers=(), width: int = WIDTH, *, text_col: int | None =
         fit_text()
     for i in range(cols):  # cut the values of a column that is too narrow, keeping them distinct
         if i != text_col and need[i] > widths[i]:
-            short = _cut_column([r[i] if i < len(r) else "" for r in cells], widths[i])
-            for r, value in zip(cells, short):
-                if i < len(r):
-                    r[i] = value
+            for r, value in zip(cells, _cut_column([r[i] for r in cells], widths[i])):
+                r[i] = value
+    if text_col is not None:
+        w = widths[text_col]
+        for r in cells:
+            r[text_col] = "\n".join(_wrap(r[text_col], w)) if wrap else clip_end(one_line(r[text_col], w), w)
     lines = []
     if headers:
         depth = max(len(h) for h in heads)
@@ -97,17 +102,45 @@ def render_table(rows, headers=(), width: int = WIDTH, *, text_col: int | None =
             lines.append(_pad([h[n - depth + len(h)] if n >= depth - len(h) else "" for h in heads], widths))
         lines.append("  ".join("-" * w for w in widths))
     for row in cells:
-        parts = []
-        for i in range(cols):
-            value = row[i] if i < len(row) else ""
-            if i == text_col:
-                parts.append(_wrap(value, widths[i]) if wrap else [one_line(value, widths[i])])
-            else:
-                parts.append([value])
-        for n in range(max(len(p) for p in parts)):
-            lines.append("  ".join((p[n] if n < len(p) else "").ljust(widths[i])
-                                   for i, p in enumerate(parts)).rstrip())
+        parts = [row[i].split("\n") if i == text_col and wrap else [row[i]] for i in range(cols)]
+        for n in range(max(map(len, parts))):
+            lines.append(_pad([p[n] if n < len(p) else "" for p in parts], widths))
     return "\n".join(lines)
+
+
+def _pad(cells: list, widths: list) -> str:
+    """Cells left-aligned in their columns, two spaces apart, padded by display width."""
+    return "  ".join(c + " " * (w - display_width(c)) for c, w in zip(cells, widths)).rstrip()
+
+
+_NUMBER = re.compile(r"-|[-+]?[0-9][0-9.,:/%]*\Z")  # a count, a seq, a range "4..18", "277/12356", or "-"
+
+
+def display_width(text: str) -> int:
+    """How many terminal columns `text` takes: two for a wide (CJK) character or an emoji,
+    none for a combining mark (wcwidth), one for the rest."""
+    if text.isascii():
+        return len(text)
+    from wcwidth import width
+    return max(width(text), 0)
+
+
+def clip_end(text: str, width: int) -> str:
+    """`text` cut at its end to `width` columns, with "…" when cut."""
+    if display_width(text) <= width:
+        return text
+    if width <= 1:
+        return "…"[:max(width, 0)]
+    return _columns(text, 0, width - 1) + "…"
+
+
+def _columns(text: str, start: int, end: int) -> str:
+    """The part of `text` in display columns [start, end) (a wide character split by a
+    border becomes a space, so the part keeps its width)."""
+    if text.isascii():
+        return text[start:end]
+    from wcwidth import clip
+    return clip(text, start, end)
 
 
 def _cut_column(values: list, width: int) -> list:
@@ -118,7 +151,7 @@ def _cut_column(values: list, width: int) -> list:
     distinct = set(values)
     if len(set(cut)) == len(distinct) or width < 5:
         return cut
-    texts = sorted(v for v in distinct if len(v) > width)  # (the values that fit stay as they are)
+    texts = sorted(v for v in distinct if display_width(v) > width)  # (the values that fit stay as they are)
     if len(texts) < 2:
         return cut
     prefix = len(os.path.commonprefix([texts[0], texts[-1]]))
@@ -127,7 +160,7 @@ def _cut_column(values: list, width: int) -> list:
     suffix = min(suffix, max(shortest - 1, 0))
     out = []
     for v in values:
-        if len(v) <= width:
+        if display_width(v) <= width:
             out.append(v)
             continue
         core = v[prefix:len(v) - suffix]
@@ -139,11 +172,9 @@ def _cut_column(values: list, width: int) -> list:
 def _cell_width(text: str, wrapped: bool, width: int) -> int:
     """The width a text cell asks for: its longest line, wrapped; else its one-line
     preview's, up to width + 1 (a text wider than the table is cut to what is left)."""
-    return max(map(len, text.split("\n"))) if wrapped else len(one_line(text, width + 1))
-
-
-def _pad(cells: list, widths: list) -> str:
-    return "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()
+    if wrapped:
+        return max(map(display_width, text.split("\n")))
+    return display_width(one_line(text, width + 1))
 
 
 def _break_header(header: str) -> list:
@@ -158,21 +189,28 @@ def _break_header(header: str) -> list:
 
 
 def _wrap(text: str, width: int) -> list:
-    import textwrap
+    """`text` wrapped to `width` display columns, its own line breaks kept."""
+    from wcwidth import wrap
     out = []
     for para in text.split("\n"):
-        out.extend(textwrap.wrap(para, width, break_long_words=True, break_on_hyphens=False) or [""])
+        out.extend(wrap(para, width, break_long_words=True, break_on_hyphens=False) or [""])
     return out
 
 
+def whole(text: str) -> str:
+    """A file name or an id on one line, cleaned of control characters, never cut."""
+    return one_line(text, 10**6)
+
+
 def _middle(text: str, width: int) -> str:
-    """An id or a path cut in the middle to `width` characters: its start and its end
+    """An id or a path cut in the middle to `width` columns: its start and its end
     stay (338e88fa…7d62b, acp-agent__…__session.jsonl), so distinct values stay distinct."""
     text = one_line(text, 10_000)
-    if len(text) <= width:
+    size = display_width(text)
+    if size <= width:
         return text
     head = max((width - 1) // 3, 1)
-    return text[:head] + "…" + text[len(text) - (width - 1 - head):]
+    return _columns(text, 0, head) + "…" + _columns(text, size - (width - 1 - head), size)
 
 
 def terminal_width() -> int:
@@ -441,15 +479,14 @@ class TextReporter(Reporter):
         return one_line(text, 10**6) if self.wide else _middle(text, width)
 
     def _cut(self, text: str, width: int) -> str:
-        return one_line(text, 10**6 if self.wide else width)
+        return one_line(text, 10**6) if self.wide else clip_end(one_line(text, width), width)
 
     def line(self, text: str = "") -> None:
         self.out.write(text + "\n")
 
     def para(self, text: str) -> None:
         """Prose wrapped to the width."""
-        import textwrap
-        self.line("\n".join(textwrap.wrap(text, min(self.width, 10**4), break_on_hyphens=False)))
+        self.line("\n".join(_wrap(text, min(self.width, 10**4))))
 
     def fold(self, report: FoldReport) -> None:
         if report.state is None or report.node_messages is None:
@@ -477,7 +514,7 @@ class TextReporter(Reporter):
             counts = ", ".join(f"{report.count(s)} {s}s" for s in (ERROR, WARNING, NOTICE))
             verdict = "UNREADABLE" if report.unreadable else ("ok" if report.ok else "FAILED")
             rest = f": {verdict}: {report.events} events, {counts}"
-            self.line(self._mid(report.path, self.width - len(rest)) + rest)
+            self.line(whole(report.path) + rest)  # (a file name is never cut: it is what the line is about)
             rows = [(f.severity, f.code, _dash(f.seq), _dash(f.line), f.pointer or "-",
                      self._cut(f.message, 2000)) for f in report.findings]
             if rows:
@@ -684,7 +721,7 @@ class TextReporter(Reporter):
             if s.unreadable:
                 continue
             self.line()
-            self.line(self._mid(s.path, self.width))
+            self.line(whole(s.path))
             room = self.width - 2
             if s.error is not None:
                 self.line("  " + self._cut(answered_for(s.error), room))
@@ -712,10 +749,8 @@ class TextReporter(Reporter):
                 branch = ("└─ " if depth else "") + (f"[{depth}] " if depth > MAX_INDENT else "")
                 mark = "" if node.seed_checked is None else (" seed ok" if node.seed_checked else " SEED DIFFERS")
                 rest = f" [{clean(as_text(node.origin or 'root'))}]{mark}"
-                path = self._mid(node.path, 40)
-                room = self.width - len(indent) - len(branch) - 2 - len(path)
-                label = self._mid(as_text(node.session_id), max(room - len(rest), 12)) + rest
-                self.line(indent + branch + self._cut(label, max(room, 12)) + f"  {path}")
+                # the session id and the file name whole: they are what a reader looks for
+                self.line(indent + branch + whole(as_text(node.session_id)) + rest + "  " + whole(node.path))
                 for problem in node.problems:
                     self.line(indent + "   ! " + self._cut(problem, self.width - len(indent) - 5))
         for problem in problems:

@@ -409,7 +409,8 @@ def test_every_table_fits_80_columns(corpus_dir, name, tmp_path):
         result = CliRunner(env={"COLUMNS": "80"}).invoke(command, args)
         assert result.exit_code in (0, 1), (args, result.output)
         wide = [line for line in result.stdout.splitlines() if len(line) > 80 and not line.startswith(
-            ("bundle digest: sha256:", "/tmp/"))]  # (the digest to copy whole, and the bundle's path)
+            ("bundle digest: sha256:", "/tmp/")) and str(upstream) not in line]
+        # (the digest to copy whole, the bundle's path, and a summary line naming its file: never cut)
         assert not wide, (args, wide)
 
 
@@ -420,3 +421,36 @@ def test_stats_count_a_call_issued_again_after_its_failure_as_a_retry(cli, corpu
     [figures] = cli("stats", corpus_dir / "upstream" / f"{name}__session.jsonl", "--json").json()["sessions"]
     assert (figures["calls"], figures["retries"], sum(figures["failedCalls"].values())) == (
         {"headless-agent__compaction-recovery": 3, "acp-agent__empty-response-retry": 2}[name], 1, 1)
+
+
+def test_every_table_fits_80_columns_by_display_width_with_chinese_japanese_and_emoji(tmp_path):
+    import unicodedata
+
+    from click.testing import CliRunner
+
+    from dshreplay.cli import cli as command
+    from dshreplay.testing.samples import LogBuilder
+
+    def columns(line: str) -> int:  # checked by hand: wide characters take two columns, combining marks none
+        return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
+                   for c in line)
+
+    b = LogBuilder("会话-中文-セッション")
+    b.start_turn()
+    b.request_header(system="你是一个乐于助人的编程助手。请用中文回答所有问题，并给出完整的代码示例。")
+    b.start_step()
+    b.user("请帮我把这个函数改成异步的，并且加上错误处理和重试逻辑。谢谢！🙏 " * 3)
+    b.tool_round("bash", '{"command": "grep -rn 非同期 ./源代码/"}', "関数を非同期に書き換えました ✅ " * 5,
+                 text="了解しました。関数を非同期に書き換えます 🚀 e\u0301te\u0301 " * 3)
+    b.assistant("完成了！所有的函数现在都是异步的。🎉 " * 4)
+    b.end_turn()
+    log = str(b.write(tmp_path / "中文日志.jsonl"))
+    runs = [["fold", log], ["events", log], ["provenance", log], ["request", log, "--list"],
+            ["request", log, "--call", "1"], ["stats", log], ["inspect", log], ["shadows", log], ["validate", log]]
+    for args in runs:
+        result = CliRunner(env={"COLUMNS": "80"}).invoke(command, args)
+        assert result.exit_code in (0, 1), (args, result.output)
+        lines = result.stdout.splitlines()
+        assert lines, args
+        wide = [(columns(line), line) for line in lines if columns(line) > 80 and log not in line]
+        assert not wide, (args, wide)

@@ -26,6 +26,64 @@ def test_a_narrow_table_breaks_long_headers_before_cutting_cells():
         "------------  -----  ------", "com…ion-0011  65     67"]
 
 
+
+# Display widths, checked by hand: a CJK character and an emoji take two columns, a combining mark none.
+CJK_ROWS = [("1", "user", "请帮我把这个函数改成异步的，并且加上错误处理和重试逻辑"),
+            ("2", "assistant", "了解しました。関数を非同期に書き換えます 🚀🚀 e\u0301te\u0301"),
+            ("12356", "tool", "混合 mixed 文本 text ✅ done")]
+
+
+def _columns_of(line: str) -> int:
+    import unicodedata
+    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
+               for c in line)
+
+
+def test_display_width_counts_wide_characters_twice_and_combining_marks_not_at_all():
+    from dshreplay.output.reporters import display_width
+    assert display_width("中文") == 4
+    assert display_width("🚀") == 2
+    assert display_width("e\u0301") == 1
+    assert display_width("abc") == 3
+
+
+@pytest.mark.parametrize("width", [60, 80, 200])
+def test_a_table_of_cjk_text_fits_its_width_in_display_columns(width):
+    from dshreplay.output.reporters import render_table
+    table = render_table(CJK_ROWS, ["#", "role", "text"], width, text_col=2)
+    lines = table.splitlines()
+    assert all(_columns_of(line) <= width for line in lines), [(_columns_of(x), x) for x in lines]
+    assert lines[4].startswith("12356  tool ")  # the number whole
+    if width >= 80:  # room for every text whole (the longest takes 56 columns, the others 19)
+        assert lines[2].endswith(CJK_ROWS[0][2]) and lines[4].endswith(CJK_ROWS[2][2])
+    else:  # cut at its end with "…", filling the column up to one column
+        assert lines[2].endswith("…") and _columns_of(lines[2]) >= width - 1
+
+
+@pytest.mark.parametrize("width", [60, 80])
+def test_a_wrapped_cjk_column_wraps_by_display_width(width):
+    from dshreplay.output.reporters import render_table
+    table = render_table(CJK_ROWS, ["#", "role", "text"], width, text_col=2, wrap=True)
+    assert all(_columns_of(line) <= width for line in table.splitlines())
+    assert "".join(line[18:].strip() for line in table.splitlines()[2:]).replace(" ", "").startswith(
+        "请帮我把这个函数改成异步的")
+
+
+def test_numbers_and_counts_are_never_cut_another_column_gives_way():
+    from dshreplay.output.reporters import render_table
+    rows = [("/very/long/path/to/some/session/folder/session.jsonl", "277/12356", "147159/116", "4..18")]
+    table = render_table(rows, ["session", "call/fail", "tok in/out", "chunks"], 40)
+    line = table.splitlines()[-1]
+    assert line.split()[1:] == ["277/12356", "147159/116", "4..18"]
+    assert _columns_of(line) <= 40 and "…" in line.split()[0]
+
+
+def test_a_cjk_id_is_cut_in_the_middle_by_display_width():
+    from dshreplay.output.reporters import _middle
+    cut = _middle("会话-一二三四五六七八九十-结束", 11)
+    assert _columns_of(cut) == 11 and cut.startswith("会") and cut.endswith("结束") and "…" in cut
+
+
 def test_cut_cells_keep_what_tells_them_apart():
     from dshreplay.output.reporters import _cut_column
     paths = ["../shared/corpus/upstream/headless-agent__compaction-recovery__session.jsonl",
