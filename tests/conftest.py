@@ -137,3 +137,19 @@ def pytest_sessionfinish(session, exitstatus):
     target = os.environ.get("DSHREPLAY_CORPUS_REPORT")
     if target:
         Path(target).write_text(json.dumps(_corpus_outcomes, indent=1))
+
+
+# -- the evidence key ------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def evidence_key_file(tmp_path_factory) -> Path:
+    """The evidence key file of the test run (made by the first export that redacts)."""
+    return tmp_path_factory.mktemp("evidence") / "evidence.key"
+
+
+@pytest.fixture(autouse=True)
+def _evidence_key(evidence_key_file, monkeypatch):
+    """Every export that redacts needs an evidence key: the tests name one as a user would
+    once for all, in DSHREPLAY_EVIDENCE_KEY (child processes inherit it). A test of
+    what happens without one removes it."""
+    monkeypatch.setenv("DSHREPLAY_EVIDENCE_KEY", str(evidence_key_file))
