@@ -654,7 +654,8 @@ def export(logs, out: Path, rules, no_default_redaction: bool, timestamp, force:
 @cli.command("verify-export")
 @click.argument("bundle", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--inputs", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
-              help="Look for the inputs in DIR (by the path they were given as, then by name).")
+              help="Look for the inputs only in DIR (by the path they were given as, an absolute one taken "
+                   "as relative to DIR, then by name).")
 @click.option("--bundle-only", is_flag=True, help="Check the bundle alone; inputs not found are listed, "
                                                   "not failed.")
 @click.option("--grown", is_flag=True, help="Accept inputs that only grew since the export (the exported lines "
@@ -670,8 +671,9 @@ def export(logs, out: Path, rules, no_default_redaction: bool, timestamp, force:
 @output_options
 def verify_export_command(bundle: Path, inputs, bundle_only: bool, grown: bool, digest, public_key, evidence_key,
                           as_json: bool) -> None:
-    """Re-hash a bundle and its inputs; report every difference, each input's
-    size at export, and what was not checked.
+    """Re-hash a bundle and its inputs; say what differs and what went unchecked.
+
+    Shows when the bundle was made and each input's size at export.
 
     Every file of the bundle must match the manifest (size and SHA-256), no
     file may be missing or added, and each input must be found and match

@@ -189,7 +189,7 @@ def _key_of_line(line: bytes):
     if not words or words[0].startswith(b"#") or ED25519 not in words:
         return None
     at = words.index(ED25519)
-    options = b",".join(words[1:at]).split(b",") if at > 1 else []  # (words[0], when at > 0: the principals)
+    options = _options(b" ".join(words[1:at])) if at > 1 else []  # (words[0], when at > 0: the principals)
     if b"cert-authority" in options:
         return None
     namespaces = [o.partition(b"=")[2].strip(b'"').split(b",") for o in options if o.startswith(b"namespaces=")]
@@ -201,6 +201,19 @@ def _key_of_line(line: bytes):
         return serialization.load_ssh_public_key(ED25519 + b" " + words[at + 1])
     except (ValueError, unsupported):
         return None
+
+
+def _options(text: bytes) -> list[bytes]:
+    """An allowed_signers line's options: split at the commas outside double quotes."""
+    parts, start, quoted = [], 0, False
+    for at, byte in enumerate(text):
+        if byte == ord('"'):
+            quoted = not quoted
+        elif byte == ord(",") and not quoted:
+            parts.append(text[start:at])
+            start = at + 1
+    parts.append(text[start:])
+    return [p.strip() for p in parts]
 
 
 # -- checking a signature -----------------------------------------------------
