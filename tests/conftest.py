@@ -147,9 +147,12 @@ def evidence_key_file(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("evidence") / "evidence.key"
 
 
-@pytest.fixture(autouse=True)
-def _evidence_key(evidence_key_file, monkeypatch):
+@pytest.fixture(scope="session", autouse=True)
+def _evidence_key(evidence_key_file):
     """Every export that redacts needs an evidence key: the tests name one as a user would
-    once for all, in DSHREPLAY_EVIDENCE_KEY (child processes inherit it). A test of
-    what happens without one removes it."""
-    monkeypatch.setenv("DSHREPLAY_EVIDENCE_KEY", str(evidence_key_file))
+    once for all, in DSHREPLAY_EVIDENCE_KEY (child processes inherit it; set for the whole
+    session, so module fixtures that export have it too). A test of what happens without
+    one removes it with monkeypatch."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DSHREPLAY_EVIDENCE_KEY", str(evidence_key_file))
+        yield

@@ -235,7 +235,7 @@ def _follow_chain(reader: LogReader, exported: Exported, hasher: InputHash) -> G
         return Growth("hidden", hidden)
     if plain and (taken < exported.size or prefix.hexdigest() != exported.sha256):
         return Growth("rewritten", f"the log's first {exported.size} bytes are not the ones exported (their "
-                                   f"{hasher.name} differs from the manifest's), though its lines match the chain")
+                                   f"{hasher.label} differs from the manifest's), though its lines match the chain")
     if not new_bytes:
         return Growth("same", "unchanged")
     appended = Appended(exported.text_bytes, total if inside_line else total + 1, new_lines, new_bytes,

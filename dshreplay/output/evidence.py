@@ -51,6 +51,11 @@ class InputHash:
         return PLAIN if self.key is None else KEYED
 
     @property
+    def label(self) -> str:
+        """As a message names it: "SHA-256" or "HMAC-SHA256"."""
+        return "SHA-256" if self.key is None else "HMAC-SHA256"
+
+    @property
     def fingerprint(self) -> str | None:
         """The key's name in the manifest: HMAC-SHA256(key, "dshreplay evidence key") in hex
         (None without a key). It cannot be turned back into the key."""

@@ -193,8 +193,7 @@ def _check_form(data: bytes, manifest: dict, legacy: bool, found: _Differences) 
         key, pointer = twice
         where = pointer + json_pointer([key])  # (the key's JSON pointer)
         found.add("manifest.json", f"{where}: key {shown(key, 60)} appears twice in one object: readers "
-                                   "disagree on which value counts (the digest and the signature see the last); "
-                                   "dshreplay writes no key twice")
+                                   "disagree on which value counts; dshreplay writes no key twice")
     elif not legacy:
         found.add("manifest.json", "is not in its RFC 8785 canonical form, as export writes it (so `sha256sum "
                                    "manifest.json` is not the bundle digest, and its signature cannot match)")
@@ -329,7 +328,7 @@ def _content_problem(path: Path, size: int | None, sha256: str, hasher: InputHas
             return f"size changed while it was read: it holds more than the {actual} bytes it gave"
     if digest.hexdigest() == sha256:
         return None
-    return "content changed (SHA-256 differs)" if hasher.key is None else "content changed (HMAC-SHA256 differs)"
+    return f"content changed ({hasher.label} differs)"
 
 
 def _check_inputs(sessions: list, verified: set[str], found: _Differences, *, bundle: Path,
