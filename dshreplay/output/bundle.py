@@ -19,6 +19,14 @@ invents no model view past the failure: a call after it is listed with
 failure on, shadows.json and transcript.md stop there, and the manifest entry
 says `answeredUpTo` and `failure` (session.WHEN_THE_FOLD_FAILS lists each part).
 
+Every input is pinned by its size and hash, whether it reads as a log or
+not. When the export redacts, every hash of input bytes the bundle holds (the
+input's, events.csv's `rawSha256`, the line chain) is keyed with the evidence
+key (`output.evidence`), so none of them confirms a guess at what was masked.
+The manifest says how (`integrity`) and is written in its RFC 8785 form, so
+its digest is `sha256sum manifest.json` and its SSH signature covers exactly
+those bytes (`output.signing`).
+
 Folder names come from session ids, escaped so that no id can leave the
 bundle or collide with another, or with a file of the bundle's root. The
 bundle is built in a staging folder beside `--out` and swapped in by renames

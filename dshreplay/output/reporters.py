@@ -743,7 +743,8 @@ class TextReporter(Reporter):
                 for e in manifest["sessions"]]
         self.line(self._tbl(rows, ["input", "folder", "verdict", "events"]))
         red = manifest["redaction"]
-        self.para(f"wrote {len(manifest['files']) + 1} files to {out}; {red['replacements']} redactions; "
+        signed = type(manifest.get("integrity")) is dict and manifest["integrity"].get("signature") is not None
+        self.para(f"wrote {len(manifest['files']) + 1 + signed} files to {out}; {red['replacements']} redactions; "
                   f"open {out}/index.html")
         self.line(f"bundle digest: {digest}")
 
