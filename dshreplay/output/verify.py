@@ -171,6 +171,13 @@ def verify_export(bundle: Path, *, inputs: Path | None = None, bundle_only: bool
     hasher = _input_hash(integrity, evidence_key, result)
     result.inputs = _check_inputs(manifest["sessions"], verified, found, bundle=bundle, inputs=inputs,
                                   bundle_only=bundle_only, grown=grown, options=options or Options(), hasher=hasher)
+    absent = sum(i.status == "not found" for i in result.inputs) if bundle_only else 0
+    if absent:
+        result.not_checked.append(f"{absent} inputs not found (--bundle-only): give --inputs DIR to check them")
+    unpinned = sum(i.status == "not checked" and i.size is None for i in result.inputs)
+    if unpinned:
+        result.not_checked.append(f"{unpinned} inputs the export could not read at all: the manifest pins none "
+                                  "of their bytes")
     if not result.sessions:
         result.not_checked.append("any session: the bundle holds none")
     result.differences = found.result()

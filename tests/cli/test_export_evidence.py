@@ -221,6 +221,16 @@ def test_unreadable_inputs_are_pinned_and_a_swap_is_caught(cli, tmp_path, eviden
          "unreadable at export, so only its exact bytes are pinned (no line chain to show it only grew)"}]
 
 
+def test_an_input_whose_bytes_could_not_be_read_at_all_is_named_unpinned(cli, tmp_path):
+    (tmp_path / "empty").mkdir()  # (a folder holding no log: no bytes to pin)
+    result = cli("export", tmp_path / "empty", SAMPLES / "prune.jsonl", "--out", tmp_path / "b", expect=2)
+    out = cli("verify-export", tmp_path / "b", "--digest", digest_of(result), "--json").json()
+    assert out["ok"] and out["inputs"][0] == {
+        "input": str(tmp_path / "empty"), "sizeAtExport": None, "status": "not checked",
+        "detail": "the export could not read its bytes: the manifest pins none", "notCovered": None}
+    assert out["notChecked"] == ["1 inputs the export could not read at all: the manifest pins none of their bytes"]
+
+
 def test_inputs_says_where_every_input_is_looked_for_absolute_paths_included(cli, tmp_path):
     original = tmp_path / "evidence" / "case" / "prune.jsonl"
     original.parent.mkdir(parents=True)

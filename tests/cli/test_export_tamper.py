@@ -97,6 +97,7 @@ def test_from_another_folder_inputs_must_be_found_or_the_check_said_to_be_bundle
     assert problems(cli, bundle, "--inputs", moved, "--digest", digest, expect=0) == []
     out = cli("verify-export", bundle, "--bundle-only", "--digest", digest, "--json").json()
     assert out["ok"] and len(out["inputsNotChecked"]) == 2
+    assert out["notChecked"] == ["2 inputs not found (--bundle-only): give --inputs DIR to check them"]
     alone = cli("verify-export", bundle, "--bundle-only", "--json", expect=1).json()  # nothing vouched for it
     assert not alone["ok"] and alone["differences"] == [] and alone["manifestCheckedBy"] == []
 
