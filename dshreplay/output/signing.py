@@ -108,9 +108,10 @@ def public_blob(key) -> bytes:
     return _string(ED25519) + _string(raw)
 
 
-def fingerprint(key) -> str:
-    """The key's fingerprint as `ssh-keygen -l` prints it: SHA256: and unpadded base64."""
-    return "SHA256:" + base64.b64encode(hashlib.sha256(public_blob(key)).digest()).decode().rstrip("=")
+def fingerprint(blob: bytes) -> str:
+    """A public key's fingerprint (`blob`: its SSH wire form) as `ssh-keygen -l` prints it:
+    SHA256: and the unpadded base64 of the blob's SHA-256."""
+    return "SHA256:" + base64.b64encode(hashlib.sha256(blob).digest()).decode().rstrip("=")
 
 
 class Signer:
@@ -138,7 +139,7 @@ class Signer:
             raise UsageError(f"--sign-key {shown}: the signing key must be an Ed25519 key "
                              "(ssh-keygen -t ed25519)")
         self.key = key
-        self.fingerprint = fingerprint(key.public_key())
+        self.fingerprint = fingerprint(public_blob(key.public_key()))
 
     def sign(self, message: bytes) -> bytes:
         """The armored SSH signature of `message`, byte for byte what
@@ -252,7 +253,7 @@ def check_ssh_signature(armored: bytes, message: bytes, keys: list) -> tuple[str
         kind, raw = signature.string(), signature.string()
     except (ValueError, binascii.Error, struct.error):
         return "it is not a well-formed SSH signature", None
-    named = "SHA256:" + base64.b64encode(hashlib.sha256(public).digest()).decode().rstrip("=")
+    named = fingerprint(public)
     if namespace != NAMESPACE.encode():
         return f"it is made for another namespace than {NAMESPACE}", named
     if hash_name not in (b"sha256", b"sha512") or kind != ED25519:

@@ -148,10 +148,10 @@ def verify_export(bundle: Path, *, inputs: Path | None = None, bundle_only: bool
     data, manifest = read_manifest(bundle)
     found = _Differences()
     integrity = manifest.get("integrity", MISSING)
-    legacy = integrity is MISSING  # (formats 1 and 2)
+    legacy = integrity is MISSING  # (formats 1 and 2: plain hashes, orjson's sorted form, manifest.sig)
     if not legacy and type(integrity) is not dict:
         found.add("manifest.json", f"/integrity: expected an object, got {shown(integrity, 60)}")
-        integrity = {}
+    integrity = integrity if type(integrity) is dict else {}
     result = Verification(bundle, manifest.get("format", 1), manifest.get("generatedAt"), len(manifest["sessions"]),
                           [], [], [], [])
     actual = legacy_digest(manifest) if legacy else manifest_digest(data)
@@ -168,7 +168,7 @@ def verify_export(bundle: Path, *, inputs: Path | None = None, bundle_only: bool
         result.not_checked.append("the manifest itself: give --digest (written down at export) or --public-key; "
                                   "files that match a manifest rewritten with them prove nothing")
     verified = _check_files(bundle, manifest["files"], found, signature)
-    hasher = _input_hash(integrity, evidence_key, result)
+    hasher = _input_hash(integrity, evidence_key, result, found)
     result.inputs = _check_inputs(manifest["sessions"], verified, found, bundle=bundle, inputs=inputs,
                                   bundle_only=bundle_only, grown=grown, options=options or Options(), hasher=hasher)
     absent = sum(i.status == "not found" for i in result.inputs) if bundle_only else 0
@@ -211,7 +211,7 @@ def _check_signature(bundle: Path, name: str, integrity: dict, signed, public_ke
     """The signature file against the manifest and the key given: `signed` is what it
     signs (a format 1 or 2 bundle's `manifest.sig`, the text of the digest; since, an SSH
     signature `manifest.json.sig`, manifest.json's bytes)."""
-    named = integrity.get("signature") if type(integrity) is dict else None
+    named = integrity.get("signature")
     present = os.path.lexists(bundle / name)
     if type(named) is dict and not present:
         found.add(name, "missing: the manifest says the bundle is signed")
@@ -242,10 +242,14 @@ def _check_signature(bundle: Path, name: str, integrity: dict, signed, public_ke
     result.manifest_checked_by.append("signature")
 
 
-def _input_hash(integrity: dict, evidence_key: str | None, result: Verification) -> InputHash | None:
+def _input_hash(integrity: dict, evidence_key: str | None, result: Verification,
+                found: _Differences) -> InputHash | None:
     """The hash the bundle's input facts are in (None: keyed, and the right key was not given)."""
-    kind = integrity.get("inputHash", PLAIN) if type(integrity) is dict else PLAIN
-    if kind != KEYED:
+    kind = integrity.get("inputHash", PLAIN)
+    if kind not in (PLAIN, KEYED):
+        found.add("manifest.json", f'/integrity/inputHash: expected "{PLAIN}" or "{KEYED}", got {shown(kind, 40)}')
+        return None
+    if kind == PLAIN:
         return PLAIN_HASH
     if evidence_key is None:
         result.not_checked.append("the inputs: their hashes are keyed (HMAC-SHA256, the export redacted), "

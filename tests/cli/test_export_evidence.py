@@ -396,3 +396,13 @@ def test_a_manifest_not_in_its_canonical_form_is_a_difference(cli, tmp_path):
         ("manifest.json", "is not in its RFC 8785 canonical form, as export writes it (so `sha256sum "
                           "manifest.json` is not the bundle digest, and its signature cannot match)"),
         ("manifest.json", f"the bundle digest is {now}, not the {digest} written down at export")]
+
+
+def test_a_manifest_naming_an_unknown_input_hash_is_a_difference(cli, tmp_path):
+    cli("export", SAMPLES / "prune.jsonl", "--out", tmp_path / "b", "--timestamp", STAMP)
+    manifest = json.loads((tmp_path / "b" / "manifest.json").read_bytes())
+    manifest["integrity"]["inputHash"] = "md5"
+    (tmp_path / "b" / "manifest.json").write_bytes(rfc8785.dumps(manifest))
+    out = cli("verify-export", tmp_path / "b", "--json", expect=1).json()
+    assert out["differences"] == [{"path": "manifest.json",
+                                   "problem": '/integrity/inputHash: expected "sha256" or "hmac-sha256", got "md5"'}]
