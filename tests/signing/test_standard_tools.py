@@ -60,12 +60,16 @@ def test_the_digest_is_what_sha256sum_and_the_rfc8785_one_liner_print(signed):
     assert sh(python + one_liner, bundle) == f"{digest.removeprefix('sha256:')}  -\n"
 
 
-def test_every_file_checks_with_jq_and_sha256sum(signed):
+def test_every_file_checks_with_jq_and_sha256sum_and_nothing_is_added(signed):
     bundle, *_ = signed
     command = """jq -r '.files[] | "\\(.sha256)  \\(.path)"' manifest.json | sha256sum -c --quiet"""
-    assert sh(command, bundle) == ""
+    listing = ("diff <(jq -r '.files[].path' manifest.json | LC_ALL=C sort) <(find . -type f ! -name manifest.json "
+               "! -name manifest.json.sig | sed 's|^\\./||' | LC_ALL=C sort)")
+    assert sh(command, bundle) == "" and sh(listing, bundle) == ""
     (bundle / "index.html").write_text("changed")
     assert "index.html: FAILED" in sh(command, bundle, expect=1)
+    (bundle / "sample-audit-demo" / "smuggled.txt").write_text("x")
+    assert sh(listing, bundle, expect=1).endswith("\n> sample-audit-demo/smuggled.txt\n")
 
 
 def test_ssh_keygen_verifies_our_signature_and_signs_manifest_json_to_the_same_bytes(signed, tmp_path):
@@ -99,7 +103,8 @@ def test_our_verify_export_accepts_the_ssh_public_key_the_allowed_signers_file_a
     # a bundle exported unsigned, then signed with ssh-keygen (a key with a passphrase, say)
     cli("export", log, "--out", tmp_path / "later", "--timestamp", STAMP, "--evidence-key", key)
     sh(f"ssh-keygen -Y sign -f {private} -n dshreplay manifest.json", tmp_path / "later")
-    out = cli("verify-export", tmp_path / "later", "--public-key", f"{private}.pub", "--json").json()
+    out = cli("verify-export", tmp_path / "later", "--public-key", f"{private}.pub", "--evidence-key", key,
+              "--json").json()
     assert out["ok"] and out["manifestCheckedBy"] == ["signature"]
 
 
