@@ -118,6 +118,11 @@ def test_the_keeper_of_the_evidence_key_checks_the_inputs_with_openssl(signed):
     named = sh(f"printf %s 'dshreplay evidence key' | openssl dgst -sha256 -mac HMAC -macopt hexkey:$(cat {key})",
                bundle)
     assert named.split("= ")[1].strip() == manifest["integrity"]["evidenceKey"]
+    chain = ("python3 -c 'import hashlib, hmac, sys; key = bytes.fromhex(open(sys.argv[1]).read()); "
+             "h = hashlib.sha256(b\"dshreplay line chain v1\").digest()\n"
+             "for line in open(sys.argv[2], \"rb\"): h = hmac.digest(key, h + line, \"sha256\")\n"
+             f"print(h.hex())' {key} {log}")
+    assert sh(chain, bundle).strip() == entry["chain"]["head"]
     row = sh(f"sed -n 5p {log} | openssl dgst -sha256 -mac HMAC -macopt hexkey:$(cat {key})", bundle)
     events = (bundle / "sample-audit-demo" / "events.csv").read_text().splitlines()
     line_5 = next(r for r in events[1:] if r.split(",")[1] == "5")
