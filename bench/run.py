@@ -68,7 +68,8 @@ def commands(log: Path, middle: int | None, scratch: Path | None = None) -> list
     cmds.append(("dshreplay request --list", dsh + ["request", str(log), "--list", "--json"]))
     if scratch is not None:
         cmds.append(("dshreplay export", dsh + ["export", str(log), "--out", str(scratch / "bundle"), "--force",
-                                                "--timestamp", "2026-01-01T00:00:00Z"]))
+                                                "--timestamp", "2026-01-01T00:00:00Z",
+                                                "--evidence-key", str(scratch / "evidence.key")]))
     return cmds
 
 

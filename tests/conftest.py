@@ -137,3 +137,22 @@ def pytest_sessionfinish(session, exitstatus):
     target = os.environ.get("DSHREPLAY_CORPUS_REPORT")
     if target:
         Path(target).write_text(json.dumps(_corpus_outcomes, indent=1))
+
+
+# -- the evidence key ------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def evidence_key_file(tmp_path_factory) -> Path:
+    """The evidence key file of the test run (made by the first export that redacts)."""
+    return tmp_path_factory.mktemp("evidence") / "evidence.key"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _evidence_key(evidence_key_file):
+    """Every export that redacts needs an evidence key: the tests name one as a user would
+    once for all, in DSHREPLAY_EVIDENCE_KEY (child processes inherit it; set for the whole
+    session, so module fixtures that export have it too). A test of what happens without
+    one removes it with monkeypatch."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DSHREPLAY_EVIDENCE_KEY", str(evidence_key_file))
+        yield

@@ -598,19 +598,28 @@ def inspect_command(log: str, as_json: bool) -> None:
 @click.option("--force", is_flag=True, help="Replace an existing bundle in --out.")
 @click.option("--snapshot", is_flag=True, help="Validate as `validate --snapshot` does (dsh's test snapshots).")
 @click.option("--sign-key", type=click.Path(dir_okay=False), metavar="KEY",
-              help="Sign the bundle digest with this Ed25519 private key (PEM, unencrypted); needs the "
-                   "sign extra.")
+              help="Sign manifest.json with this Ed25519 private key (an OpenSSH key file, as ssh-keygen -t "
+                   "ed25519 makes, or PEM; without a passphrase), writing manifest.json.sig as ssh-keygen -Y sign "
+                   "-n dshreplay does; needs the sign extra.")
+@click.option("--evidence-key", type=click.Path(dir_okay=False), metavar="FILE", envvar="DSHREPLAY_EVIDENCE_KEY",
+              show_envvar=True,
+              help="The evidence key that keys the inputs' hashes (HMAC-SHA256) when the export redacts: "
+                   "required then, made if absent (mode 0600), refused inside --out. Keep it with the logs, "
+                   "never with the bundle.")
 @jobs_options
 @output_options
 def export(logs, out: Path, rules, no_default_redaction: bool, timestamp, force: bool, snapshot: bool,
-           sign_key, jobs, quiet, as_json: bool) -> None:
+           sign_key, evidence_key, jobs, quiet, as_json: bool) -> None:
     """Write an audit bundle: manifest, findings, events, every model request,
     shadows, brackets, approvals, transcript and an HTML report per session.
 
-    Redaction applies to everything written, never to the inputs. The same
-    inputs, rules and --timestamp give a byte-identical bundle. The last line
-    is the bundle digest: write it down, and `verify-export --digest` proves
-    later that nothing in the bundle changed. Exit 1 when a session's
+    Redaction applies to everything written, never to the inputs; when
+    anything is redacted, the hashes of the inputs' bytes are keyed with
+    --evidence-key, so none of them tells what was masked. The same inputs,
+    rules, key and --timestamp give a byte-identical bundle. The last line is
+    the bundle digest (`sha256sum manifest.json`: the manifest is written in
+    its RFC 8785 canonical form): write it down, and `verify-export --digest`
+    proves later that nothing in the bundle changed. Exit 1 when a session's
     verdict has errors, 2 when an input cannot be read (the others are still
     exported in both cases), or when the bundle cannot be written (a full
     disk: no bundle is left, an old one is kept whole). --force replaces
@@ -621,12 +630,12 @@ def export(logs, out: Path, rules, no_default_redaction: bool, timestamp, force:
     from dshreplay.output.bundle import ExportOptions
     from dshreplay.output.bundle import export as write_bundle
     from dshreplay.output.redact import load_redactor
-    from dshreplay.output.signing import manifest_digest
+    from dshreplay.output.signing import canonical, manifest_digest
     redactor = load_redactor(rules, defaults=not no_default_redaction)
     read = options_of(jobs=jobs, progress=not quiet, redactor=redactor, snapshot=snapshot)
-    options = ExportOptions(out, read, rules, timestamp, force, not no_default_redaction, sign_key)
+    options = ExportOptions(out, read, rules, timestamp, force, not no_default_redaction, sign_key, evidence_key)
     manifest = write_bundle(discover(logs), options, mapper_for(read))
-    reporter_for(as_json).exported(out, manifest, manifest_digest(manifest))
+    reporter_for(as_json).exported(out, manifest, manifest_digest(canonical(manifest)))
     for entry in manifest["sessions"]:
         if entry.get("tornTail") is not None:
             warn_torn_tail(entry["input"], TornTail.from_json(entry["tornTail"], entry["encoding"]), " (not exported)")
@@ -645,29 +654,42 @@ def export(logs, out: Path, rules, no_default_redaction: bool, timestamp, force:
 @cli.command("verify-export")
 @click.argument("bundle", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--inputs", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
-              help="Look for the inputs in DIR (by the path they were given as, then by name).")
+              help="Look for the inputs only in DIR (by the path they were given as, an absolute one taken "
+                   "as relative to DIR, then by name).")
 @click.option("--bundle-only", is_flag=True, help="Check the bundle alone; inputs not found are listed, "
                                                   "not failed.")
 @click.option("--grown", is_flag=True, help="Accept inputs that only grew since the export (the exported lines "
                                             "unchanged, byte for byte) and report what was appended.")
-@click.option("--digest", metavar="HEX", help="The bundle digest written down at export time (sha256:...).")
+@click.option("--digest", metavar="HEX", help="The bundle digest written down at export time (sha256:..., "
+                                             "what sha256sum manifest.json prints).")
 @click.option("--public-key", type=click.Path(dir_okay=False), metavar="FILE",
-              help="Check the bundle's signature with this Ed25519 public key (PEM).")
+              help="Check the bundle's signature with this Ed25519 public key: an OpenSSH public key "
+                   "(ssh-ed25519 AAAA...), an allowed_signers file, or PEM.")
+@click.option("--evidence-key", type=click.Path(dir_okay=False), metavar="FILE", envvar="DSHREPLAY_EVIDENCE_KEY",
+              show_envvar=True, help="The evidence key the export was given: checks the inputs of a bundle "
+                                     "whose export redacted (their hashes are keyed).")
 @output_options
-def verify_export_command(bundle: Path, inputs, bundle_only: bool, grown: bool, digest, public_key,
+def verify_export_command(bundle: Path, inputs, bundle_only: bool, grown: bool, digest, public_key, evidence_key,
                           as_json: bool) -> None:
-    """Re-hash a bundle and its inputs; report every difference.
+    """Re-hash a bundle and its inputs; say what differs and what went unchecked.
+
+    Shows when the bundle was made and each input's size at export.
 
     Every file of the bundle must match the manifest (size and SHA-256), no
     file may be missing or added, and each input must be found and match
-    (unless --bundle-only). Exit 0 when everything matches, 1 on any
-    difference, 2 when BUNDLE is not a bundle.
+    (unless --bundle-only). The manifest itself is checked only against
+    --digest or the signature (--public-key); the inputs of a bundle whose
+    export redacted only with --evidence-key. With --grown, what the bundle
+    does not cover of a log that grew is reported. Exit 0 when everything
+    checked matches, 1 on any difference or when nothing outside the bundle
+    vouched for it (no digest, signature or input checked; no session), 2
+    when BUNDLE is not a bundle.
     """
     from dshreplay.output.verify import verify_export
-    differences, unchecked, appended = verify_export(bundle, inputs=inputs, bundle_only=bundle_only, grown=grown,
-                                                     digest=digest, public_key=public_key, options=options_of())
-    reporter_for(as_json).verify(bundle, differences, unchecked, appended)
-    if differences:
+    result = verify_export(bundle, inputs=inputs, bundle_only=bundle_only, grown=grown, digest=digest,
+                           public_key=public_key, evidence_key=evidence_key, options=options_of())
+    reporter_for(as_json).verify(result)
+    if not result.ok:
         sys.exit(EXIT_FINDINGS)
 
 

@@ -907,6 +907,23 @@ def expand_row(rec: dict, tag: str, seq: int, line: int, path: str) -> PackedRun
     return PackedRun(seq, _Row(tag, data, seq0, rec), line, time0, n)
 
 
+def line_events(raw: bytes) -> int:
+    """How many events one physical line holds, as `records()` counts them: none for
+    a blank line or a last line cut short (no newline, not JSON), a packed row's
+    members, one for any other line (a bad one too: it is assumed to hold one)."""
+    try:
+        rec = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return 0 if not raw.strip() or not raw.endswith(b"\n") else 1
+    tag = rec.get("type") if type(rec) is dict else None
+    if type(tag) is str and tag in ROW_TAGS:
+        try:
+            return expand_row(rec, tag, 0, 0, "").count
+        except LineError:
+            return 1
+    return 1
+
+
 def _all_strings(values: list) -> bool:
     try:
         "".join(values)  # checks every item is a string, in C

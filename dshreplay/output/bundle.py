@@ -2,8 +2,10 @@
 
 Layout of a bundle (all text UTF-8, LF line ends, deterministic):
 
-    manifest.json                  inputs (path, size, SHA-256, facts, verdict) and
-                                   the SHA-256 of every other file in the bundle
+    manifest.json                  inputs (path, size, hash, facts, verdict) and the
+                                   SHA-256 of every other file in the bundle, written in
+                                   its RFC 8785 canonical form (output.signing)
+    manifest.json.sig              its SSH signature (with --sign-key)
     index.html                     links to each session's report
     <session>/findings.json        the validate output for that log
     <session>/events.csv           one row per event
@@ -16,6 +18,14 @@ invents no model view past the failure: a call after it is listed with
 `"view": null` and the reason, events.csv's surface column is empty from the
 failure on, shadows.json and transcript.md stop there, and the manifest entry
 says `answeredUpTo` and `failure` (session.WHEN_THE_FOLD_FAILS lists each part).
+
+Every input is pinned by its size and hash, whether it reads as a log or
+not. When the export redacts, every hash of input bytes the bundle holds (the
+input's, events.csv's `rawSha256`, the line chain) is keyed with the evidence
+key (`output.evidence`), so none of them confirms a guess at what was masked.
+The manifest says how (`integrity`) and is written in its RFC 8785 form, so
+its digest is `sha256sum manifest.json` and its SSH signature covers exactly
+those bytes (`output.signing`).
 
 Folder names come from session ids, escaped so that no id can leave the
 bundle or collide with another, or with a file of the bundle's root. The
@@ -72,11 +82,12 @@ from dshreplay.output.chain import (
     is_sha256,
     line_chain,
 )
+from dshreplay.output.evidence import PLAIN_HASH, InputHash, load_key
 from dshreplay.output.htmlreport import MAX_TRANSCRIPT, render_index, render_report
 from dshreplay.output.outfolder import create, make_folder, output_error, write_file, write_folder
 from dshreplay.output.redact import ArgumentDeltas, Redactor
 from dshreplay.output.reporters import TextReporter, json_text, markdown_label
-from dshreplay.output.signing import manifest_digest, sign_digest
+from dshreplay.output.signing import NAMESPACE, Signer, canonical, representable
 
 JSON_OPTS = orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE
 FULL_REQUEST_EVERY = 100  # every 100th call record lists its whole request (the others build on the call before)
@@ -104,9 +115,10 @@ def canonical_sha256(value) -> str:
     return hashlib.sha256(json_bytes(value, sort_keys=True)).hexdigest()
 
 
-INDEX, MANIFEST, SIGNATURE = "index.html", "manifest.json", "manifest.sig"  # (signature: when signed)
-ROOT_FILES = frozenset({INDEX, MANIFEST, SIGNATURE})  # the files of a bundle's root: no folder takes their names
-UNLISTED = (MANIFEST, SIGNATURE)  # the files the manifest cannot list: itself, and the signature of its digest
+INDEX, MANIFEST, SIGNATURE = "index.html", "manifest.json", "manifest.json.sig"  # (signature: when signed)
+OLD_SIGNATURE = "manifest.sig"  # a signature of a bundle of format 1 or 2
+ROOT_FILES = frozenset({INDEX, MANIFEST, SIGNATURE, OLD_SIGNATURE})  # no folder takes their names
+UNLISTED = (MANIFEST, SIGNATURE, OLD_SIGNATURE)  # the files the manifest cannot list: itself, and its signature
 WINDOWS_DEVICES = frozenset({"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$",
                              *(f"COM{n}" for n in range(10)), *(f"LPT{n}" for n in range(10))})
 
@@ -239,11 +251,39 @@ class ExportOptions:
     timestamp: str | None = None
     force: bool = False
     defaults: bool = True  # the default secret rules were on
-    sign_key: str | None = None  # a PEM Ed25519 private key: sign the bundle digest
+    sign_key: str | None = None  # an Ed25519 private key (OpenSSH or PEM): sign manifest.json
+    evidence_key: str | None = None  # the evidence key file: needed when the export redacts
 
     @property
     def redactor(self) -> Redactor:
         return self.read.redactor
+
+
+@dataclass(frozen=True)
+class _Seal:
+    """How the bundle pins its inputs and itself: the hash of input bytes, and the signer."""
+
+    hasher: InputHash = PLAIN_HASH
+    signer: Signer | None = None
+
+    @classmethod
+    def of(cls, options: ExportOptions) -> _Seal:
+        """Checked before anything is written: a bad key is a usage error and no bundle."""
+        signer = None if options.sign_key is None else Signer(options.sign_key)
+        if options.redactor is None or not options.redactor.active:
+            return cls(PLAIN_HASH, signer)
+        if options.evidence_key is None:
+            raise UsageError("this export redacts, so the hashes of its inputs are keyed: give --evidence-key FILE "
+                             "(made if absent; keep it with the logs, never with the bundle), or export with "
+                             "--no-default-redaction and no --redact to hash them plainly")
+        return cls(InputHash(load_key(options.evidence_key, create=True, out=options.out)), signer)
+
+    def integrity(self) -> dict:
+        """The manifest's account of its hashes, its key and its signature."""
+        signature = None if self.signer is None else {
+            "file": SIGNATURE, "format": "sshsig", "namespace": NAMESPACE, "key": self.signer.fingerprint}
+        return {"canonical": "rfc8785", "digest": "sha256", "inputHash": self.hasher.name,
+                "evidenceKey": self.hasher.fingerprint, "signature": signature}
 
 
 def export(inputs: list[str], options: ExportOptions, mapper=None) -> dict:
@@ -259,11 +299,12 @@ def export(inputs: list[str], options: ExportOptions, mapper=None) -> dict:
         stdin = LogSource("-", options.read)
     given = [stdin if g == "-" else g for g in inputs]
     stamp = generated_at(options.timestamp)
+    seal = _Seal.of(options)
     mapper = mapper or (lambda fn, items: [fn(i) for i in items])
 
     def check_old(path: Path, shown: str) -> None:
         _check_replaceable(path, shown, _identities(given))
-    return write_folder(options.out, lambda staging: _build(given, staging, options, stamp, mapper),
+    return write_folder(options.out, lambda staging: _build(given, staging, options, stamp, mapper, seal),
                         force=options.force, check_old=check_old)
 
 
@@ -323,14 +364,16 @@ def _check_replaceable(folder: Path, shown: str, inputs: dict) -> None:
 
 def export_bundle(inputs, out, options: Options | None = None, *, timestamp: str | None = None,
                   force: bool = False, rules: str | None = None, default_rules: bool = True,
-                  mapper=None) -> dict:
+                  evidence_key=None, sign_key=None, mapper=None) -> dict:
     """The library's export: write the bundle of `inputs` (logs, session folders
-    or store roots) to `out`; returns the manifest. `rules`: a redaction rules file."""
+    or store roots) to `out`; returns the manifest. `rules`: a redaction rules file;
+    `evidence_key`: the key file that keys the inputs' hashes (needed when anything
+    is redacted, made if absent); `sign_key`: an Ed25519 private key to sign with."""
     from dshreplay.io.store import discover
     from dshreplay.output.redact import load_redactor
     options = (options or Options()).with_(redactor=load_redactor(rules, defaults=default_rules))
-    return export(discover(inputs), ExportOptions(Path(out), options, rules, timestamp, force, default_rules),
-                  mapper)
+    return export(discover(inputs), ExportOptions(Path(out), options, rules, timestamp, force, default_rules,
+                                                  sign_key, evidence_key), mapper)
 
 
 def _source(given, options: Options) -> LogSource:
@@ -383,14 +426,15 @@ def _plan(inputs: list, options: Options) -> list[str | None]:
 
 def _job(item) -> SessionExport:
     """One session's part of the bundle (runs in any process)."""
-    given, folder, root, options = item
-    return _export_one(given, root, options.redactor.for_calls(()), folder, options)
+    given, folder, root, options, hasher = item
+    return _export_one(given, root, options.redactor.for_calls(()), folder, options, hasher)
 
 
-def _build(inputs: list, root: Path, options: ExportOptions, stamp: str, mapper) -> dict:
+def _build(inputs: list, root: Path, options: ExportOptions, stamp: str, mapper, seal: _Seal) -> dict:
     redactor = options.redactor
     folders = _plan(inputs, options.read)
-    sessions = mapper(_job, [(given, folder, root, options.read) for given, folder in zip(inputs, folders)])
+    sessions = mapper(_job, [(given, folder, root, options.read, seal.hasher)
+                             for given, folder in zip(inputs, folders)])
     replacements = sum(s.redactions for s in sessions)
     by_rule: dict = {}
     for s in sessions:
@@ -403,15 +447,18 @@ def _build(inputs: list, root: Path, options: ExportOptions, stamp: str, mapper)
         "dshreplay": __version__,
         "schemaSet": schema_set_version(),
         "generatedAt": stamp,
+        "integrity": seal.integrity(),
         "redaction": {"defaultRules": options.defaults,
                       "rulesFile": options.rules_label, "rules": redactor.summary,
                       "replacements": replacements, "replacementsByRule": dict(sorted(by_rule.items()))},
         "sessions": [s.entry for s in sessions],
         "files": files,
     }
-    write_file(root / MANIFEST, dumps(manifest))
-    if options.sign_key is not None:
-        write_file(root / SIGNATURE, (sign_digest(options.sign_key, manifest_digest(manifest)) + "\n").encode())
+    manifest = representable(manifest)  # (a log's integer past 2^53 - 1 as its decimal string)
+    data = canonical(manifest)  # written as its own RFC 8785 form: `sha256sum manifest.json` is the digest
+    write_file(root / MANIFEST, data)
+    if seal.signer is not None:
+        write_file(root / SIGNATURE, seal.signer.sign(data))
     return manifest
 
 
@@ -430,16 +477,27 @@ def _listing(root: Path) -> list[dict]:
 FORMAT = 2  # manifest.json: "files" is a list of {path, size, sha256}; format 1 (no "format") a map path -> sha256
 
 
-def _input_facts(given, source: LogSource) -> dict:
-    """The input's size and SHA-256, read through the one regular-file check (a FIFO or a
-    device is refused, never read); standard input's as it was read."""
+def _input_facts(given, options: Options, hasher: InputHash) -> dict:
+    """The input's size and hash (`sha256`: plain or keyed, as the manifest's integrity says),
+    whether it reads as a log or not, read through the one regular-file check (a FIFO or a
+    device is refused, never read); standard input's as it was read. Only the input's name
+    when it cannot be read at all."""
     facts: dict = {"input": _label(given)}
-    if source.data is not None:
-        facts.update(size=len(source.data), sha256=hashlib.sha256(source.data).hexdigest())
-        return facts
-    if Path(given).is_dir():
-        facts["file"] = shown_path(source.file)
-    digest, size = hashlib.sha256(), 0
+    try:
+        source = _source(given, options)
+        if source.data is not None:
+            facts.update(size=len(source.data), sha256=hasher.hex(source.data))
+            return facts
+        if Path(given).is_dir():
+            facts["file"] = shown_path(source.file)
+        facts.update(_bytes_facts(source, hasher))
+    except (DshReplayError, OSError):  # (the session's export says why)
+        pass
+    return facts
+
+
+def _bytes_facts(source: LogSource, hasher: InputHash) -> dict:
+    digest, size = hasher.new(), 0
     with open_regular(source.file, source.path) as fh:
         try:
             for block in iter(lambda: fh.read(1 << 20), b""):
@@ -447,16 +505,18 @@ def _input_facts(given, source: LogSource) -> dict:
                 size += len(block)
         except OSError as exc:
             raise ReadError(f"cannot read: {exc.strerror or exc}", path=source.path) from None
-    facts.update(size=size, sha256=digest.hexdigest())
-    return facts
+    return {"size": size, "sha256": digest.hexdigest()}
 
 
-def _export_one(given, root: Path, redactor: Redactor, name: str | None, options: Options) -> SessionExport:
+def _export_one(given, root: Path, redactor: Redactor, name: str | None, options: Options,
+                hasher: InputHash) -> SessionExport:
     """One session's part; whatever goes wrong in reading it stays in it: its folder is
-    removed and its manifest entry says why, the other sessions are kept. An error
-    of the output (a full disk) is no verdict on the input: it ends the export."""
+    removed and its manifest entry says why (with the input's size and hash, whenever
+    its bytes can be read), the other sessions are kept. An error of the output (a full
+    disk) is no verdict on the input: it ends the export."""
+    facts = _input_facts(given, options, hasher)
     try:
-        return _export_session(given, root, redactor, name, options)
+        return _export_session(given, root, redactor, name, options, facts, hasher)
     except OutputError:
         raise
     except (DshReplayError, OSError) as exc:  # a defect past what validate can read around
@@ -466,7 +526,7 @@ def _export_one(given, root: Path, redactor: Redactor, name: str | None, options
     if name is not None:
         shutil.rmtree(root / name, ignore_errors=True)
     result = SessionExport(_label(given))
-    result.entry = {"input": _label(given), "verdict": verdict, "error": redactor.text(why)}
+    result.entry = {**facts, "verdict": verdict, "error": redactor.text(why)}
     return result
 
 
@@ -476,17 +536,16 @@ def _os_reason(exc: OSError) -> str:
 
 
 def _export_session(given, root: Path, redactor: Redactor, name: str | None,
-                    options: Options) -> SessionExport:
+                    options: Options, facts: dict, hasher: InputHash) -> SessionExport:
     label = _label(given)
     result = SessionExport(label)
     try:
         plain = _source(given, options)
-        facts = _input_facts(given, plain)
         with plain.transformed(redactor.record).reader() as reader:
             header = reader.header
     except (DshReplayError, OSError) as exc:
         message = exc.message if isinstance(exc, DshReplayError) else _os_reason(exc)
-        result.entry = {"input": label, "verdict": "unreadable", "error": redactor.text(message)}
+        result.entry = {**facts, "verdict": "unreadable", "error": redactor.text(message)}
         return result
     # the findings and the surface column of events.csv are the original's (findings redacted when written)
     deltas, ends, final = ArgumentDeltas(), TurnEndLines(), _FinalNodes()
@@ -495,7 +554,7 @@ def _export_session(given, root: Path, redactor: Redactor, name: str | None,
         message = report.unreadable.message if report.unreadable is not None else "unreadable header"
         result.entry = {**facts, "verdict": "unreadable", "error": redactor.text(message)}
         return result
-    facts["chain"] = line_chain(plain, ends.lines)  # for verify-export --grown
+    facts = {**facts, "chain": line_chain(plain, ends.lines, hasher=hasher)}  # for verify-export --grown
     # this session's redactor also masks every delta of a tool call whose assembled arguments hold a secret
     redactor = redactor.for_calls(deltas.secret_calls(redactor))
     source = plain.transformed(redactor.record)
@@ -507,7 +566,7 @@ def _export_session(given, root: Path, redactor: Redactor, name: str | None,
         **final.failure.to_json(), "message": redactor.text(final.failure.message),
         "pointer": None if final.failure.pointer is None else redactor.text(final.failure.pointer)}
     redactor.counting = True
-    index, view = _stream(source, folder, header, final.nodes, failure)
+    index, view = _stream(source, folder, header, final.nodes, failure, hasher)
     redactor.counting = False
     counts = {s: report.count(s) for s in (ERROR, WARNING, NOTICE)}
     findings = [redactor.finding(f.to_json()) for f in report.findings]
@@ -524,7 +583,7 @@ def _export_session(given, root: Path, redactor: Redactor, name: str | None,
                     "findings": counts, "tornTail": None if index.torn_tail is None else index.torn_tail.to_json(),
                     "answeredUpTo": None if failure is None else failure["seq"] - 1, "failure": failure}
     report_html = render_report(entry=result.entry, index=index, findings=findings, view=view,
-                                transcript=entries)
+                                transcript=entries, input_hash=hasher.name)
     write_file(folder / "report.html", report_html.encode())
     result.redactions, result.by_rule = redactor.replacements, dict(redactor.by_rule)
     return result
@@ -569,8 +628,10 @@ class _EventRows(Observer):
               "preview", "sha256", "rawSha256"]
     requires = (TurnSpans, ToolLedger)
 
-    def __init__(self, path: Path, final_nodes: set, unknown_from: int | None) -> None:
+    def __init__(self, path: Path, final_nodes: set, unknown_from: int | None,
+                 hasher: InputHash = PLAIN_HASH) -> None:
         self.path = path
+        self.line_hash = hasher.hex  # the raw line's hash: plain, or keyed when the export redacts
         self.final_nodes = final_nodes
         self.unknown_from = unknown_from  # where the fold fails: no surface status from there on
 
@@ -581,8 +642,9 @@ class _EventRows(Observer):
 
     def observe(self, record) -> None:
         item, raw = record.item, record.raw
-        # the line's hash is on the row of its first event (`sed -n LINEp LOG | sha256sum`)
-        raw_sha256 = hashlib.sha256(raw).hexdigest() if raw is not None and item.line != self.hashed else ""
+        # the line's hash is on the row of its first event (`sed -n LINEp LOG | sha256sum`, or with
+        # the evidence key `| openssl dgst -sha256 -mac HMAC -macopt hexkey:$(cat KEY)`)
+        raw_sha256 = self.line_hash(raw) if raw is not None and item.line != self.hashed else ""
         self.hashed = item.line
         for event in item.members() if item.row is not None else (item,):
             self._row(event, raw_sha256, record.turn, record.step)
@@ -672,7 +734,8 @@ class _FinalNodes(Observer):
         self.nodes = frozenset(run.fold.nodes if run.failure is None else run.failure_view.nodes)
 
 
-def _stream(source: LogSource, folder: Path, header: dict, final_nodes: frozenset, failure: dict | None) -> tuple:
+def _stream(source: LogSource, folder: Path, header: dict, final_nodes: frozenset, failure: dict | None,
+            hasher: InputHash = PLAIN_HASH) -> tuple:
     """The one pass over the redacted log: it indexes it and writes events.csv,
     calls/*.json, tools.csv, approvals.csv and transcript.md; returns the index
     and what the report draws. `failure` (redacted): where the fold fails."""
@@ -681,7 +744,8 @@ def _stream(source: LogSource, folder: Path, header: dict, final_nodes: frozense
     records = _CallRecords(folder, failure)
     transcript = _TranscriptFile(folder / "transcript.md", as_text(header.get("id")))
     summary = SessionSummary()
-    observers = [indexer, summary, transcript, records, _EventRows(folder / "events.csv", final_nodes, unknown_from),
+    observers = [indexer, summary, transcript, records,
+                 _EventRows(folder / "events.csv", final_nodes, unknown_from, hasher),
                  _ToolRows(folder / "tools.csv")]
     run = run_pass(source, observers, on_fold_error=SKIP)
     index = indexer.index

@@ -8,9 +8,17 @@ appended); a log rewritten anywhere inside that prefix breaks the first
 checkpoint after the change, and the per-line hashes of `events.csv` then
 name the first line that differs.
 
-The chain: h0 = SHA-256("dshreplay line chain v1"), h(n) = SHA-256(h(n-1) ||
-line n), lines as stored (with their newline; a `.zstd` log's decompressed
-lines), the header and blank lines included.
+The chain: h0 = SHA-256("dshreplay line chain v1"), h(n) = H(h(n-1) || line n),
+lines as stored (with their newline; a `.zstd` log's decompressed lines), the
+header and blank lines included, and the last line as far as the export read
+it (a log being written may end inside a line). H is the bundle's hash of
+input bytes (`evidence.InputHash`): SHA-256, or HMAC-SHA256 under the
+evidence key when the export redacted.
+
+A log that only grew is accepted from the first new byte: when the export
+read a last line without its newline (a torn tail, or a line being written),
+the bytes that complete it are appended bytes. What the bundle does not cover
+(the lines, bytes and events after the exported prefix) is reported.
 
 `--grown` proves more than the chain alone: the log must keep its encoding
 (a plain log re-encoded as zstd has other bytes), a plain log's first bytes
@@ -33,9 +41,10 @@ from pathlib import Path
 
 from dshreplay.core.driver import Observer
 from dshreplay.errors import ReadError
-from dshreplay.io.reader import LogReader, LogSource, shown_path, sized_file
+from dshreplay.io.reader import LogReader, LogSource, line_events, shown_path, sized_file
 from dshreplay.jsvalues import MISSING, parse_count, shown
 from dshreplay.options import DEFAULT, Options
+from dshreplay.output.evidence import PLAIN_HASH, InputHash
 
 SEED = hashlib.sha256(b"dshreplay line chain v1").digest()
 EVERY = 1000
@@ -53,13 +62,13 @@ class TurnEndLines(Observer):
         self.lines.add(record.item.line)
 
 
-def line_chain(source: LogSource, marks=frozenset(), every: int = EVERY) -> dict:
+def line_chain(source: LogSource, marks=frozenset(), every: int = EVERY, hasher: InputHash = PLAIN_HASH) -> dict:
     """The chain over every line of `source`, with checkpoints every `every` lines and at `marks`."""
     h, lines, size, checkpoints = SEED, 0, 0, []
-    sha256 = hashlib.sha256
+    link = hasher.link
     with source.reader() as reader:
         for lineno, _, raw in reader.physical_lines():
-            h = sha256(h + raw).digest()
+            h = link(h, raw)
             lines, size = lineno, size + len(raw)
             if lineno % every == 0 or lineno in marks:
                 checkpoints.append({"line": lineno, "sha256": h.hex()})
@@ -99,13 +108,14 @@ def _field(obj, pointer: str, key: str, ok, expected: str):
 @dataclass(frozen=True)
 class Exported:
     """What an export recorded of one input, each value checked: its bytes
-    (size, SHA-256), its encoding, and the chain over its lines (line count,
-    head, checkpoints by line)."""
+    (size, hash), its encoding, and the chain over its lines (line count,
+    bytes of text, head, checkpoints by line)."""
 
     size: int
     sha256: str
     encoding: str
     lines: int
+    text_bytes: int
     head: str
     checkpoints: dict
 
@@ -118,6 +128,8 @@ class Exported:
         chain = _field(entry, where, "chain", lambda v: type(v) is dict, "the chain over the log's lines (an object)")
         at = f"{where}/chain"
         lines = _field(chain, at, "lines", lambda v: is_count(v) and v > 0, "a line count (1 or more)")
+        text_bytes = _field(chain, at, "textBytes", lambda v: is_count(v) and v >= lines,
+                            f"a byte count of the text (at least {lines})")
         head = _field(chain, at, "head", is_sha256, "a SHA-256 in hex")
         listed = _field(chain, at, "checkpoints", lambda v: type(v) is list, "an array of checkpoints")
         checkpoints, last = {}, 0
@@ -127,7 +139,31 @@ class Exported:
                           f"a line number after {last} and at most {lines}")
             checkpoints[line] = _field(point, f"{at}/checkpoints/{n}", "sha256", is_sha256, "a SHA-256 in hex")
             last = line
-        return cls(size, sha256, encoding, lines, head, checkpoints)
+        return cls(size, sha256, encoding, lines, text_bytes, head, checkpoints)
+
+
+@dataclass(frozen=True)
+class Appended:
+    """What a log holds after the text an export read: the bundle does not cover it."""
+
+    offset: int  # the first new byte, in the text (a zstd log's decompressed bytes)
+    first_line: int  # the line it is on
+    lines: int  # that line and the lines after it
+    size: int  # bytes
+    events: int  # the events those bytes hold (or complete)
+    completes_line: bool  # the export read `first_line` without its end: the first bytes complete it
+
+    def describe(self) -> str:
+        first, last = self.first_line, self.first_line + self.lines - 1
+        if not self.completes_line:
+            what = f"lines {first}..{last}"
+        else:
+            what = f"the rest of line {first}" + (f" and lines {first + 1}..{last}" if last > first else "")
+        return f"{what} appended ({self.size} bytes, {self.events} events)"
+
+    def to_json(self) -> dict:
+        return {"fromByte": self.offset, "fromLine": self.first_line, "lines": self.lines, "bytes": self.size,
+                "events": self.events, "completesLine": self.completes_line}
 
 
 @dataclass(frozen=True)
@@ -138,6 +174,7 @@ class Growth:
     detail: str
     first_line: int | None = None  # rewritten: the first line that differs (when known)
     between: tuple[int, int] | None = None  # rewritten: the lines between the last good checkpoint and the broken one
+    appended: Appended | None = None  # grew: what the bundle does not cover
 
     @property
     def accepted(self) -> bool:
@@ -146,36 +183,44 @@ class Growth:
 
 
 def check_growth(path: Path, exported: Exported, events_csv: Path | None = None,
-                 options: Options = DEFAULT) -> Growth:
+                 options: Options = DEFAULT, hasher: InputHash = PLAIN_HASH) -> Growth:
     """Compare the log at `path` with what the export saw; `events_csv` (the
-    bundle's, checked against the manifest) names the first rewritten line."""
+    bundle's, checked against the manifest) names the first rewritten line.
+    `hasher` is the bundle's hash of input bytes."""
     shown = shown_path(path)
     with sized_file(path, shown) as (stream, _):
         reader = LogReader(stream, name=shown, max_bytes=options.max_bytes, max_line=options.max_line)
         if reader.encoding != exported.encoding:
             return Growth("rewritten", f"the log was {ENCODINGS[exported.encoding]} at export and is "
                                        f"{ENCODINGS[reader.encoding]} now: its bytes changed")
-        growth = _follow_chain(reader, exported)
+        growth = _follow_chain(reader, exported, hasher)
     if growth.between is not None:
-        return _rewritten(path, *growth.between, events_csv, options)
+        return _rewritten(path, *growth.between, events_csv, options, hasher)
     return growth
 
 
-def _follow_chain(reader: LogReader, exported: Exported) -> Growth:
-    """Recompute the chain over the first `exported.lines` lines and count the lines after."""
-    total, expected, sha256 = exported.lines, exported.checkpoints, hashlib.sha256
+def _follow_chain(reader: LogReader, exported: Exported, hasher: InputHash) -> Growth:
+    """Recompute the chain over the text the export read (its first `exported.lines`
+    lines, the last as far as `exported.text_bytes`) and measure what follows."""
+    total, expected, link = exported.lines, exported.checkpoints, hasher.link
     plain = exported.encoding == "jsonl"
-    prefix, taken = sha256(), 0  # a plain log's first `exported.size` bytes
-    h, extra_lines, extra_bytes, last_good, reached = SEED, 0, 0, 0, 0
-    for lineno, _, raw in reader.physical_lines():
+    prefix, taken = hasher.new(), 0  # a plain log's first `exported.size` bytes
+    h, last_good, reached = SEED, 0, 0
+    new_lines, new_bytes, new_events, inside_line = 0, 0, 0, False
+    for lineno, offset, raw in reader.physical_lines():
         if plain and taken < exported.size:
             part = raw[:exported.size - taken]
             prefix.update(part)
             taken += len(part)
         if lineno > total:
-            extra_lines, extra_bytes = extra_lines + 1, extra_bytes + len(raw)
+            new_lines, new_bytes, new_events = new_lines + 1, new_bytes + len(raw), new_events + line_events(raw)
             continue
-        h = sha256(h + raw).digest()
+        if lineno == total and offset + len(raw) > exported.text_bytes:  # the export read this line in part
+            read = raw[:max(exported.text_bytes - offset, 0)]
+            new_lines, new_bytes, inside_line = 1, len(raw) - len(read), True
+            new_events = line_events(raw) - line_events(read)
+            raw = read
+        h = link(h, raw)
         reached = lineno
         want = expected.get(lineno) if lineno < total else exported.head
         if want is None:
@@ -190,12 +235,12 @@ def _follow_chain(reader: LogReader, exported: Exported) -> Growth:
         return Growth("hidden", hidden)
     if plain and (taken < exported.size or prefix.hexdigest() != exported.sha256):
         return Growth("rewritten", f"the log's first {exported.size} bytes are not the ones exported (their "
-                                   "SHA-256 differs from the manifest's), though its lines match the chain")
-    if extra_lines:
-        return Growth("grew", f"lines {total + 1}..{total + extra_lines} appended ({extra_bytes} bytes)")
-    return Growth("same", "unchanged")
-
-
+                                   f"{hasher.label} differs from the manifest's), though its lines match the chain")
+    if not new_bytes:
+        return Growth("same", "unchanged")
+    appended = Appended(exported.text_bytes, total if inside_line else total + 1, new_lines, new_bytes,
+                        max(new_events, 0), inside_line)
+    return Growth("grew", appended.describe() + ": the bundle does not cover them", appended=appended)
 def _hidden(reader: LogReader) -> str:
     """What a zstd log holds that decodes to no log text ("" when nothing)."""
     if reader.textless_frame is not None:
@@ -209,7 +254,8 @@ def _hidden(reader: LogReader) -> str:
     return ""
 
 
-def _rewritten(path: Path, low: int, high: int, events_csv: Path | None, options: Options) -> Growth:
+def _rewritten(path: Path, low: int, high: int, events_csv: Path | None, options: Options,
+               hasher: InputHash) -> Growth:
     """The first differing line between two checkpoints, from events.csv's per-line hashes."""
     known: dict[int, str] = {}
     if events_csv is not None:
@@ -224,14 +270,14 @@ def _rewritten(path: Path, low: int, high: int, events_csv: Path | None, options
             for lineno, _, raw in reader.physical_lines():
                 if lineno > high:
                     break
-                if lineno in known and hashlib.sha256(raw).hexdigest() != known[lineno]:
+                if lineno in known and hasher.hex(raw) != known[lineno]:
                     return Growth("rewritten", f"rewritten inside the exported prefix: line {lineno} differs",
                                   lineno)
     return Growth("rewritten", f"rewritten inside the exported prefix, within lines {low}..{high}")
 
 
 def _line_hashes(events_csv: Path, low: int, high: int) -> dict[int, str]:
-    """events.csv's SHA-256 of each raw line from `low` to `high`."""
+    """events.csv's hash of each raw line from `low` to `high`."""
     known: dict[int, str] = {}
     with sized_file(events_csv, shown_path(events_csv)) as (stream, _):
         text = io.TextIOWrapper(stream, encoding="utf-8", newline="")

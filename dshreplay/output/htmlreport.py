@@ -54,14 +54,16 @@ def _table(headers: list[str], rows: list[list], row_id: str | None = None) -> s
     return f"<table{ident}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def _facts(entry: dict, index, session: dict) -> str:
-    """The session card: the manifest entry's facts and the session summary's (session.json)."""
+def _facts(entry: dict, index, session: dict, input_hash: str = "sha256") -> str:
+    """The session card: the manifest entry's facts and the session summary's (session.json);
+    `input_hash` names the hash of the input's bytes ("hmac-sha256": keyed with the evidence key)."""
     header = entry.get("header", {})
     counts = entry.get("findings", {})
     verdict = entry.get("verdict")
     css = "ok" if verdict == "ok" else "bad"
     rows = [["input", f"<code>{esc(entry.get('input'))}</code>"],
-            ["SHA-256", f"<code>{esc(entry.get('sha256'))}</code>"],
+            ["HMAC-SHA256 (evidence key)" if input_hash == "hmac-sha256" else "SHA-256",
+             f"<code>{esc(entry.get('sha256'))}</code>"],
             ["size / encoding", f"{esc(entry.get('size'))} bytes / {esc(entry.get('encoding'))}"],
             ["session id", esc(header.get("id"))], ["cwd", esc(header.get("cwd"))],
             ["parent / seedLength", f"{esc(header.get('parentSession') or '-')} / "
@@ -207,10 +209,11 @@ def _transcript(entries, final_nodes: set) -> str:
     return "".join(parts)
 
 
-def render_report(*, entry: dict, index, findings: list[dict], view: dict, transcript) -> str:
+def render_report(*, entry: dict, index, findings: list[dict], view: dict, transcript,
+                  input_hash: str = "sha256") -> str:
     header = entry.get("header", {})
     body = [f"<header><h1>dshreplay audit report: {esc(header.get('id'))}</h1></header><main>",
-            _facts(entry, index, view.get("session") or {}), _timeline(index, view["spans"])]
+            _facts(entry, index, view.get("session") or {}, input_hash), _timeline(index, view["spans"])]
     rows = [[esc(f["severity"]), f"<code>{esc(f['code'])}</code>", esc(f["seq"]), esc(f["line"]),
              esc(f["pointer"]), esc(f["message"])] for f in findings]
     body.append("<section><h2>Findings</h2>" + (

@@ -21,7 +21,7 @@ from dshreplay.analyses.validate import FileReport
 from dshreplay.core.driver import FoldReport
 from dshreplay.core.surface import numbered
 from dshreplay.errors import answered_for, fails_at
-from dshreplay.jsvalues import as_text, json_bytes
+from dshreplay.jsvalues import as_text, json_bytes, shown
 
 WIDTH = 100  # human output reads well at this many columns
 MAX_INDENT = 20  # a tree (lineage) is indented this many levels at most
@@ -307,8 +307,8 @@ class Reporter:
         """The tree of parent and child sessions (`lineage`), and the problems of no single session."""
         raise NotImplementedError
 
-    def verify(self, bundle, differences, absent, grown=()) -> None:
-        """What `verify_export` found in a bundle."""
+    def verify(self, result) -> None:
+        """What `verify_export` found in a bundle and did (a `verify.Verification`)."""
         raise NotImplementedError
 
     def exported(self, out, manifest, digest: str) -> None:
@@ -400,10 +400,14 @@ class JsonReporter(Reporter):
     def lineage(self, roots, problems) -> None:
         self.emit({"sessions": [r.to_json() for r in roots], "problems": problems})
 
-    def verify(self, bundle, differences, absent, grown=()) -> None:
-        self.emit({"bundle": str(bundle), "ok": not differences,
-                   "differences": [d.to_json() for d in differences], "inputsNotChecked": absent,
-                   "inputsGrown": [{"input": g.path, "detail": g.problem} for g in grown]})
+    def verify(self, result) -> None:
+        self.emit({"bundle": str(result.bundle), "ok": result.ok, "format": result.format,
+                   "generatedAt": result.generated_at, "sessions": result.sessions,
+                   "manifestCheckedBy": result.manifest_checked_by,
+                   "differences": [d.to_json() for d in result.differences],
+                   "inputs": [i.to_json() for i in result.inputs], "notChecked": result.not_checked,
+                   "inputsNotChecked": result.unchecked_inputs(),
+                   "inputsGrown": [{"input": g.path, "detail": g.problem} for g in result.grown()]})
 
     def exported(self, out, manifest, digest: str) -> None:
         self.emit({"out": str(out), "sessions": manifest["sessions"],
@@ -756,24 +760,50 @@ class TextReporter(Reporter):
         for problem in problems:
             self.line("! " + self._cut(problem, self.width - 2))
 
-    def verify(self, bundle, differences, absent, grown=()) -> None:
-        for g in grown:
-            self.line(f"grew     {self._cut(g.path, 50)}: {g.problem}")
-        for d in differences:
+    def verify(self, result) -> None:
+        self.line(f"bundle   format {shown(result.format, 20, quote=False)}, made "
+                  f"{shown(result.generated_at, 40, quote=False)}, {result.sessions} sessions")
+        for i in result.inputs:
+            size = "size unknown" if i.size is None else f"{i.size} bytes"
+            told = i.status if not i.detail or i.status == "differs" else f"{i.status}: {i.detail}"
+            self.line(f"input    {self._cut(i.input, 50)} ({size} at export): {one_line(told, 10**4)}")
+        for d in result.differences:
             self.line(f"DIFFERS  {self._cut(d.path, 50)}: {d.problem}")
-        for given in absent:
-            self.line(f"unchecked {self._cut(given, 50)}: input not found (--bundle-only)")
-        self.line(f"{bundle}: " + ("verified: every file matches the manifest" if not differences
-                                   else f"{len(differences)} differences"))
+        for what in result.not_checked:
+            self.line(f"not checked: {what}")
+        self.line(f"{result.bundle}: {_verdict(result)}")
 
     def exported(self, out, manifest, digest: str) -> None:
         rows = [(e.get("input", ""), e.get("folder") or "-", e.get("verdict"), e.get("events", "-"))
                 for e in manifest["sessions"]]
         self.line(self._tbl(rows, ["input", "folder", "verdict", "events"]))
         red = manifest["redaction"]
-        self.para(f"wrote {len(manifest['files']) + 1} files to {out}; {red['replacements']} redactions; "
+        signed = type(manifest.get("integrity")) is dict and manifest["integrity"].get("signature") is not None
+        self.para(f"wrote {len(manifest['files']) + 1 + signed} files to {out}; {red['replacements']} redactions; "
                   f"open {out}/index.html")
         self.line(f"bundle digest: {digest}")
+
+
+def _verdict(result) -> str:
+    """verify-export's last line: "verified" only when the manifest itself was checked."""
+    if result.differences:
+        return f"{len(result.differences)} differences"
+    if not result.sessions:
+        return "nothing checked: the bundle holds no session"
+    if not result.anchored:
+        return ("nothing checked: no digest, signature or input vouched for the manifest (give --digest, "
+                "--public-key or the inputs)")
+    inputs = result.checked_inputs
+    told = "every input matches it" if len(inputs) == len(result.inputs) else \
+        f"{len(inputs)} of {len(result.inputs)} inputs checked and matching"
+    grew = sum(i.status == "grew" for i in inputs)
+    told += f" ({grew} grew since)" if grew else ""
+    if not result.manifest_checked_by:
+        return f"every file matches the manifest and {told}; the manifest itself is not checked"
+    by = " and ".join(result.manifest_checked_by)
+    if not inputs:
+        return f"verified: every file matches the manifest, and the manifest its {by}; no input checked"
+    return f"verified: every file matches the manifest, the manifest its {by}, and {told}"
 
 
 def _last_turn(h: dict) -> str:

@@ -40,8 +40,13 @@ def test_export_verifies_and_is_byte_identical_when_rerun(cli, inputs, tmp_path)
     assert [f["path"] for f in manifest["files"]] == sorted(set(first) - {"manifest.json"})
     assert all(f["size"] == len(first[f["path"]]) for f in manifest["files"])
     out = cli("verify-export", tmp_path / "a", "--json").json()
-    assert out == {"bundle": str(tmp_path / "a"), "ok": True, "differences": [], "inputsNotChecked": [],
-                   "inputsGrown": []}
+    assert out == {"bundle": str(tmp_path / "a"), "ok": True, "format": manifest["format"], "generatedAt": STAMP,
+                   "sessions": 5, "manifestCheckedBy": [], "differences": [],
+                   "inputs": [{"input": given, "sizeAtExport": Path(given).stat().st_size, "status": "matches",
+                               "detail": "", "notCovered": None} for given in inputs],
+                   "notChecked": ["the manifest itself: give --digest (written down at export) or --public-key; "
+                                  "files that match a manifest rewritten with them prove nothing"],
+                   "inputsNotChecked": [], "inputsGrown": []}
 
 
 def test_bundle_contents_per_session(cli, tmp_path):
@@ -198,22 +203,23 @@ def test_default_rules_leave_a_record_with_only_trigger_words_untouched():
     assert load_redactor(None).record(record, raw) is record
 
 
-def test_an_interrupted_export_leaves_no_bundle_behind(tmp_path, monkeypatch):
+def test_an_interrupted_export_leaves_no_bundle_behind(tmp_path, monkeypatch, evidence_key_file):
     import dshreplay.output.bundle as export_module
     from dshreplay.output.redact import load_redactor
 
     calls = []
 
-    def dies_on_the_second_session(given, root, redactor, name, options):
+    def dies_on_the_second_session(given, *args):
         calls.append(given)
         if len(calls) == 2:
             raise KeyboardInterrupt  # the auditor pressed Ctrl-C mid-way
-        return real(given, root, redactor, name, options)
+        return real(given, *args)
 
     real = export_module._export_session
     monkeypatch.setattr(export_module, "_export_session", dies_on_the_second_session)
     from dshreplay.options import Options
-    options = export_module.ExportOptions(tmp_path / "out", Options(redactor=load_redactor(None)), timestamp=STAMP)
+    options = export_module.ExportOptions(tmp_path / "out", Options(redactor=load_redactor(None)), timestamp=STAMP,
+                                          evidence_key=evidence_key_file)
     with pytest.raises(KeyboardInterrupt):
         export_module.export([str(SAMPLES / "prune.jsonl"), str(SAMPLES / "multi-turn.jsonl")], options)
     assert sorted(p.name for p in tmp_path.iterdir()) == []  # no out, no staging folder

@@ -6,6 +6,7 @@ import json
 import shutil
 
 import pytest
+import rfc8785
 
 from conftest import SAMPLES
 
@@ -31,14 +32,16 @@ def problems(cli, *args, expect=1) -> list:
     return [(d["path"], d["problem"]) for d in out["differences"]]
 
 
-def test_the_digest_is_the_sha256_of_the_canonical_manifest(exported):
+def test_the_digest_is_the_sha256_of_the_manifest_written_in_its_rfc8785_form(exported):
     import hashlib
 
-    from dshreplay.jsvalues import json_bytes
+    import rfc8785
     bundle, _, digest = exported
-    manifest = json.loads((bundle / "manifest.json").read_bytes())
-    assert digest == "sha256:" + hashlib.sha256(json_bytes(manifest, sort_keys=True)).hexdigest()
-    assert manifest["format"] == 2
+    written = (bundle / "manifest.json").read_bytes()
+    assert digest == "sha256:" + hashlib.sha256(written).hexdigest()  # `sha256sum manifest.json`
+    manifest = json.loads(written)
+    assert rfc8785.dumps(manifest) == written  # its own canonical form, and nothing else (no newline)
+    assert manifest["integrity"]["canonical"] == "rfc8785"
 
 
 def test_a_file_edited_with_its_manifest_entry_passes_alone_but_not_against_the_digest(cli, exported):
@@ -50,7 +53,7 @@ def test_a_file_edited_with_its_manifest_entry_passes_alone_but_not_against_the_
     for entry in manifest["files"]:
         if entry["path"] == "sample-prune/report.html":
             entry["size"], entry["sha256"] = report.stat().st_size, sha256_file(report)
-    (bundle / "manifest.json").write_bytes(json.dumps(manifest).encode())
+    (bundle / "manifest.json").write_bytes(rfc8785.dumps(manifest))
     assert problems(cli, bundle, expect=0) == []  # consistent with itself...
     [(path, problem)] = problems(cli, bundle, "--digest", digest)  # ...but not what was written down
     assert path == "manifest.json" and problem.startswith("the bundle digest is sha256:")
@@ -92,19 +95,44 @@ def test_from_another_folder_inputs_must_be_found_or_the_check_said_to_be_bundle
     assert [p for _, p in problems(cli, bundle)] == ["input not found (give its folder with --inputs, or "
                                                      "--bundle-only to check the bundle alone)"] * 2
     assert problems(cli, bundle, "--inputs", moved, "--digest", digest, expect=0) == []
-    out = cli("verify-export", bundle, "--bundle-only", "--json").json()
+    out = cli("verify-export", bundle, "--bundle-only", "--digest", digest, "--json").json()
     assert out["ok"] and len(out["inputsNotChecked"]) == 2
+    assert out["notChecked"] == ["2 inputs not found (--bundle-only): give --inputs DIR to check them"]
+    alone = cli("verify-export", bundle, "--bundle-only", "--json", expect=1).json()  # nothing vouched for it
+    assert not alone["ok"] and alone["differences"] == [] and alone["manifestCheckedBy"] == []
 
 
-def test_a_format_1_bundle_is_still_verified(cli, exported):
-    bundle, _, _ = exported
+def old_bundle(cli, tmp_path, log, fmt: int):
+    """A bundle as dshreplay wrote it before #22 (format 1 or 2): plain SHA-256 of its inputs
+    (no redaction), no integrity member, its manifest indented as orjson writes it."""
+    import orjson
+    cli("export", log, "--out", tmp_path / "old", "--timestamp", STAMP, "--no-default-redaction")
+    manifest = json.loads((tmp_path / "old" / "manifest.json").read_bytes())
+    del manifest["integrity"]
+    manifest["format"] = fmt
+    if fmt == 1:
+        del manifest["format"]
+        manifest["files"] = {f["path"]: f["sha256"] for f in manifest["files"]}
+    data = orjson.dumps(manifest, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+    (tmp_path / "old" / "manifest.json").write_bytes(data)
+    return tmp_path / "old"
+
+
+@pytest.mark.parametrize("fmt", [1, 2])
+def test_bundles_of_format_1_and_2_are_still_verified_with_their_digest(cli, exported, tmp_path, fmt):
+    import hashlib
+
+    from dshreplay.jsvalues import json_bytes
+    _, inputs, _ = exported
+    bundle = old_bundle(cli, tmp_path, inputs / "prune.jsonl", fmt)
     manifest = json.loads((bundle / "manifest.json").read_bytes())
-    del manifest["format"]
-    manifest["files"] = {f["path"]: f["sha256"] for f in manifest["files"]}
-    (bundle / "manifest.json").write_bytes(json.dumps(manifest).encode())
-    assert problems(cli, bundle, expect=0) == []
+    digest = "sha256:" + hashlib.sha256(json_bytes(manifest, sort_keys=True)).hexdigest()  # (their digest)
+    out = cli("verify-export", bundle, "--digest", digest, "--json").json()
+    assert out["manifestCheckedBy"] == ["digest"] and out["inputs"][0]["status"] == "matches"
     (bundle / "index.html").write_text("changed")
-    assert problems(cli, bundle) == [("index.html", "content changed (SHA-256 differs)")]
+    changed = "content changed (SHA-256 differs)" if fmt == 1 else "size changed: 7 bytes, manifest says " \
+        f"{next(f['size'] for f in manifest['files'] if f['path'] == 'index.html')}"
+    assert problems(cli, bundle) == [("index.html", changed)]  # (format 1 lists no sizes)
 
 
 def test_a_log_that_only_grew_is_accepted_with_grown_and_its_appended_lines_named(cli, exported):
@@ -117,8 +145,9 @@ def test_a_log_that_only_grew_is_accepted_with_grown_and_its_appended_lines_name
     assert [p for _, p in problems(cli, bundle)][0].startswith("input size changed")
     out = cli("verify-export", bundle, "--grown", "--json").json()
     assert out["ok"] and out["differences"] == []
-    assert out["inputsGrown"] == [{"input": str(log), "detail": f"lines {lines_before + 1}..{lines_before + 3} "
-                                                               f"appended ({3 * len(extra)} bytes)"}]
+    detail = (f"lines {lines_before + 1}..{lines_before + 3} appended ({3 * len(extra)} bytes, 3 events): "
+              "the bundle does not cover them")
+    assert out["inputsGrown"] == [{"input": str(log), "detail": detail}]
 
 
 def test_a_line_rewritten_inside_the_exported_prefix_is_named_even_with_grown(cli, exported):
@@ -132,11 +161,14 @@ def test_a_line_rewritten_inside_the_exported_prefix_is_named_even_with_grown(cl
         (str(log), f"rewritten inside the exported prefix: line {target + 1} differs")]
 
 
-def test_events_csv_names_each_raw_line_and_its_sha256(exported):
+def test_events_csv_names_each_raw_line_and_its_hmac_under_the_evidence_key(exported, evidence_key_file):
     import csv
-    import hashlib
+    import hmac
     bundle, inputs, _ = exported
+    key = bytes.fromhex(evidence_key_file.read_text())
     lines = (inputs / "prune.jsonl").read_bytes().splitlines(keepends=True)
     with open(bundle / "sample-prune" / "events.csv", newline="") as fh:
         rows = list(csv.DictReader(fh))
-    assert rows and all(row["rawSha256"] == hashlib.sha256(lines[int(row["line"]) - 1]).hexdigest() for row in rows)
+    assert rows and all(row["rawSha256"] == hmac.digest(key, lines[int(row["line"]) - 1], "sha256").hex()
+                        for row in rows if row["rawSha256"])
+    assert sum(1 for row in rows if row["rawSha256"]) == len(lines) - 1  # (every line but the header's)

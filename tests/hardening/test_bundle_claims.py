@@ -11,7 +11,6 @@ complete) and no staging folder behind.
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import json
 import os
 import shutil
@@ -42,9 +41,9 @@ def snapshot(folder: Path) -> dict:
 
 def digest_of(bundle: Path) -> str:
     """The digest of a bundle that verifies whole (every file as its manifest says)."""
-    differences, _, _ = verify_export(bundle, bundle_only=True)
+    differences = verify_export(bundle, bundle_only=True).differences
     assert differences == [], differences
-    return manifest_digest(json.loads((bundle / "manifest.json").read_bytes()))
+    return manifest_digest((bundle / "manifest.json").read_bytes())
 
 
 def leftovers(parent: Path) -> list[str]:
@@ -161,7 +160,8 @@ def test_force_never_deletes_the_file_read_on_standard_input(tmp_path):
         evidence.unlink(missing_ok=True)
 
 
-def test_export_reads_standard_input_once_up_to_max_bytes(tmp_path):
+def test_export_reads_standard_input_once_up_to_max_bytes(tmp_path, evidence_key_file):
+    import hmac
     log = SAMPLES / "prune.jsonl"
     with open(log, "rb") as stdin:
         result = attack("export", "-", "--out", tmp_path / "piped", "--timestamp", OLD, stdin=stdin)
@@ -169,7 +169,8 @@ def test_export_reads_standard_input_once_up_to_max_bytes(tmp_path):
     assert attack("export", log, "--out", tmp_path / "named", "--timestamp", OLD).code == 0
     [entry] = json.loads((tmp_path / "piped" / "manifest.json").read_bytes())["sessions"]
     assert entry["input"] == "-" and entry["verdict"] == "ok" and entry["folder"] == "sample-prune"
-    assert entry["size"] == log.stat().st_size and entry["sha256"] == hashlib.sha256(log.read_bytes()).hexdigest()
+    key = bytes.fromhex(evidence_key_file.read_text())  # (the export redacts: the hash is keyed)
+    assert entry["size"] == log.stat().st_size and entry["sha256"] == hmac.digest(key, log.read_bytes(), "sha256").hex()
     for name in ("events.csv", "transcript.md", "calls/0001.json", "session.json"):
         assert (tmp_path / "piped" / "sample-prune" / name).read_bytes() == \
             (tmp_path / "named" / "sample-prune" / name).read_bytes()
@@ -315,13 +316,14 @@ def test_session_ids_named_like_root_files_keep_a_signed_bundle_whole(tmp_path):
                                                          serialization.NoEncryption()))
     (tmp_path / "pub.pem").write_bytes(key.public_key().public_bytes(serialization.Encoding.PEM,
                                                                      serialization.PublicFormat.SubjectPublicKeyInfo))
-    for n, name in enumerate(["manifest.sig", "MANIFEST.SIG", "index.html"]):
+    for n, name in enumerate(["manifest.sig", "MANIFEST.SIG", "index.html", "manifest.json.sig"]):
         (tmp_path / f"{n}.jsonl").write_bytes(lines({**HEADER, "id": name}))
-    logs = [tmp_path / f"{n}.jsonl" for n in range(3)]
+    logs = [tmp_path / f"{n}.jsonl" for n in range(4)]
     result = attack("export", *logs, "--out", tmp_path / "b", "--sign-key", tmp_path / "key.pem")
     assert result.code == 0, result.stderr
     assert sorted(p.name for p in (tmp_path / "b").iterdir()) == [
-        "index.html", "manifest.json", "manifest.sig", "~004DANIFEST.SIG", "~0069ndex.html", "~006Danifest.sig"]
+        "index.html", "manifest.json", "manifest.json.sig", "~004DANIFEST.SIG", "~0069ndex.html",
+        "~006Danifest.json.sig", "~006Danifest.sig"]
     assert attack("verify-export", tmp_path / "b", "--public-key", tmp_path / "pub.pem").code == 0
 
 

@@ -23,24 +23,25 @@ from pathlib import Path
 
 import orjson
 import pytest
+import rfc8785
 import zstandard
 from test_attacks import attack
 
 from dshreplay.output.chain import SEED
-from dshreplay.output.signing import manifest_digest
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
 STAMP = "2026-01-01T00:00:00Z"
 EXTRA = b'{"type":"session/title","seq":999,"time":1,"data":{"title":"later"}}\n'
-WRITTEN = orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE  # (how export writes manifest.json)
 
 
 def exported(tmp_path: Path, sample: str) -> tuple[Path, Path]:
     """`sample` copied to tmp_path/in and exported to tmp_path/b, both named relative to tmp_path
-    (every command runs there: the manifest's input path is `in/<sample>`)."""
+    (every command runs there: the manifest's input path is `in/<sample>`). Without redaction,
+    so the inputs' hashes are plain SHA-256: the forger's best case (keyed ones he cannot make)."""
     (tmp_path / "in").mkdir()
     shutil.copy(SAMPLES / sample, tmp_path / "in" / sample)
-    result = attack("export", Path("in") / sample, "--out", "b", "--timestamp", STAMP, cwd=tmp_path)
+    result = attack("export", Path("in") / sample, "--out", "b", "--timestamp", STAMP, "--no-default-redaction",
+                    cwd=tmp_path)
     assert result.code == 0, result.stderr
     return tmp_path / "b", tmp_path / "in" / sample
 
@@ -66,8 +67,9 @@ def manifest_of(bundle: Path) -> dict:
 
 def write_manifest(bundle: Path, manifest: dict) -> str:
     """Write `manifest` as export does; returns its bundle digest (what an attacker would also hand out)."""
-    (bundle / "manifest.json").write_bytes(orjson.dumps(manifest, option=WRITTEN))
-    return manifest_digest(manifest)
+    data = rfc8785.dumps(manifest)
+    (bundle / "manifest.json").write_bytes(data)
+    return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
 def differences(result) -> list[tuple[str, str]]:
@@ -228,7 +230,7 @@ def test_a_20_mb_manifest_of_tiny_entries_is_refused_at_once(bundle, entry):
     folder, _ = bundle
     count = (20 << 20) // (len(entry) + 1)
     manifest = manifest_of(folder)
-    head = orjson.dumps({**manifest, "files": []})[:-2]
+    head = orjson.dumps({**{k: v for k, v in manifest.items() if k != "files"}, "files": []})[:-2]
     assert head.endswith(b'"files":[')  # (valid JSON: refused for its count of values alone)
     (folder / "manifest.json").write_bytes(head + b",".join([entry] * count) + b"]}")
     result = attack("verify-export", folder, mem_mb=300, seconds=10)
@@ -242,23 +244,24 @@ def test_a_20_mb_manifest_of_tiny_entries_is_refused_at_once(bundle, entry):
 def test_a_20_mb_manifest_of_real_entries_is_checked_in_one_pass_in_bounded_memory(bundle, layout):
     folder, _ = bundle
     manifest = manifest_of(folder)
-    n = 125_000  # each names a file the bundle does not hold
+    n = 130_000  # each names a file the bundle does not hold
     manifest["files"] += [{"path": f"sample-prune/calls/{k:06d}.json", "size": 1000, "sha256": f"{k:064x}"}
                           for k in range(n)]
-    data = orjson.dumps(manifest, option=WRITTEN) if layout == "as written" else json.dumps(manifest).encode()
+    data = rfc8785.dumps(manifest) if layout == "as written" else json.dumps(manifest).encode()
     (folder / "manifest.json").write_bytes(data)
     assert 16 << 20 < len(data) < 23 << 20
     result = attack("verify-export", "b", "--json", cwd=folder.parent, mem_mb=600, seconds=15)
     assert result.code == 1
     found = differences(result)
     assert len(found) == 10_001  # the first 10,000 listed, the rest counted
-    assert found[0] == ("sample-prune/calls/000000.json", "listed in the manifest but missing")
-    assert found[-1] == ("...", f"{n - 10_000} more differences, not listed")
+    reformatted = layout != "as written"  # (then the first difference says the manifest is not as written)
+    assert found[reformatted] == ("sample-prune/calls/000000.json", "listed in the manifest but missing")
+    assert found[-1] == ("...", f"{n - 10_000 + reformatted} more differences, not listed")
 
 
 # -- 5. a key held twice ------------------------------------------------------------------------------
 
-def test_a_manifest_holding_a_key_twice_fails_even_with_its_digest_and_signature(tmp_path):
+def test_a_manifest_holding_a_key_twice_fails_and_its_digest_and_signature_fail_too(tmp_path):
     pytest.importorskip("cryptography")
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric import ed25519
@@ -275,21 +278,20 @@ def test_a_manifest_holding_a_key_twice_fails_even_with_its_digest_and_signature
     sessions = json.loads(written)["sessions"]
     assert [s["verdict"] for s in sessions] == ["errors"]
     whitewashed = [{**s, "verdict": "ok", "findings": {"error": 0, "warning": 0, "notice": 0}} for s in sessions]
-    # a reader that keeps the first "sessions" sees "ok"; the digest and the signature see the last
-    (tmp_path / "b" / "manifest.json").write_bytes(b'{"sessions": ' + orjson.dumps(whitewashed) + b"," +
-                                                    written.lstrip()[1:])
-    result = attack("verify-export", "b", "--digest", digest, "--public-key", "key.pub", "--json", cwd=tmp_path)
-    assert result.code == 1
-    assert differences(result) == [("manifest.json", '/sessions: key "sessions" appears twice in one object: '
-                                                     "readers disagree on which value counts (the digest and the "
-                                                     "signature see the last); dshreplay writes no key twice")]
-    deep = written.replace(b'"verdict": "errors"', b'"verdict": "ok", "verdict": "errors"', 1)
-    (tmp_path / "b" / "manifest.json").write_bytes(deep)
-    result = attack("verify-export", "b", "--digest", digest, "--public-key", "key.pub", "--json", cwd=tmp_path)
-    assert result.code == 1
-    assert [p for _, p in differences(result)] == [
-        '/sessions/0/verdict: key "verdict" appears twice in one object: readers disagree on which value counts '
-        "(the digest and the signature see the last); dshreplay writes no key twice"]
+    # a reader that keeps the first "sessions" sees "ok"; one that keeps the last sees "errors"
+    for doctored, where in [(b'{"sessions":' + orjson.dumps(whitewashed) + b"," + written[1:], "/sessions"),
+                            (written.replace(b'"verdict":"errors"', b'"verdict":"ok","verdict":"errors"', 1),
+                             "/sessions/0/verdict")]:
+        (tmp_path / "b" / "manifest.json").write_bytes(doctored)
+        result = attack("verify-export", "b", "--digest", digest, "--public-key", "key.pub", "--json", cwd=tmp_path)
+        assert result.code == 1
+        now = "sha256:" + hashlib.sha256(doctored).hexdigest()
+        key_name = where.rsplit("/", 1)[1]
+        assert differences(result) == [
+            ("manifest.json", f'{where}: key "{key_name}" appears twice in one object: readers disagree on which '
+                              "value counts; dshreplay writes no key twice"),
+            ("manifest.json", f"the bundle digest is {now}, not the {digest} written down at export"),
+            ("manifest.json.sig", "the signature does not hold: it does not match manifest.json and the key given")]
 
 
 # -- 6. --grown: only log text may be added ---------------------------------------------------------------
@@ -323,7 +325,8 @@ def test_a_zstd_log_that_grew_is_accepted_and_one_that_hides_bytes_is_not(tmp_pa
     log.write_bytes(original + zstd_frames(EXTRA))  # an append batch, as dsh writes it
     result = verify()
     assert result.code == 0 and json.loads(result.stdout)["inputsGrown"] == [
-        {"input": name, "detail": f"lines 65..65 appended ({len(EXTRA)} bytes)"}]
+        {"input": name, "detail": f"lines 65..65 appended ({len(EXTRA)} bytes, 1 events): the bundle does not "
+                                  "cover them"}]
     text = zstandard.ZstdDecompressor().stream_reader(original, read_across_frames=True).read()
     log.write_bytes(zstd_frames(text + EXTRA))  # re-compressed as one frame: the same text, extended
     assert verify().code == 0
