@@ -1,10 +1,16 @@
-"""Time and peak memory of dshreplay commands against a bare orjson parse.
+"""Time and peak memory of dshreplay commands and their peers against a bare orjson parse.
 
-Every figure comes from one run on the same file; each command runs in its
-own process (best of --repeat; export, which takes minutes, once), and ratios
-are to the bare parse.
+Every figure comes from one run on the same file: the commands run in
+interleaved rounds (each round runs every command once, each in its own
+process; export, which takes minutes, in the first round only), and each
+figure is the median (and the minimum) over the rounds of the process's wall
+time and CPU time (user + system, its child processes included), with its
+peak RSS; ratios are to the bare parse's median in the same rounds. The peers
+run in the same rounds: `jq -c .` and dsh's own fold in node
+(`../shared/peers/dsh-fold.mjs` beside the repository: parse + foldSurface +
+message projection), each skipped with a note when it is not there.
 
-    python bench/run.py bench/out/400k.jsonl [--repeat 3]
+    python bench/run.py bench/out/400k.jsonl [--rounds 5]
 """
 
 from __future__ import annotations
@@ -12,10 +18,14 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+DSH_FOLD = REPO.parent / "shared" / "peers" / "dsh-fold.mjs"  # dsh's own fold, bundled (see its README)
 
 BARE_PARSE = ("import orjson, sys\n"
               "loads = orjson.loads\n"
@@ -32,45 +42,84 @@ ZSTD_STREAM_PARSE = ("import io, orjson, sys, zstandard\n"
                      "    orjson.loads(line)\n")
 
 
-def measure(argv: list[str], repeat: int) -> tuple[float, float]:
-    """Best wall time (s) and the peak RSS (MB) of a command, output discarded."""
-    best_time, peak = float("inf"), 0.0
-    for _ in range(repeat):
-        start = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        _, status, usage = os.wait4(proc.pid, 0)
-        elapsed = time.perf_counter() - start
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        err = proc.stderr.read().decode(errors="replace")
-        proc.stderr.close()
-        if proc.returncode not in (0, 1):
-            raise SystemExit(f"{' '.join(argv)} failed ({proc.returncode}): {err.strip()}")
-        best_time = min(best_time, elapsed)
-        peak = max(peak, usage.ru_maxrss / 1024)
-    return best_time, peak
+def run_once(argv: list[str]) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds (user + system, reaped children included) and peak RSS (MB)
+    of one run of a command, its output discarded."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    err = proc.stderr.read().decode(errors="replace")  # (read first: a full pipe would block the child)
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    proc.stderr.close()
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(argv)} failed ({proc.returncode}): {err.strip()[:2000]}")
+    return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
-def commands(log: Path, middle: int | None, scratch: Path | None = None) -> list[tuple[str, list[str]]]:
+def measure_rounds(cmds: list[tuple[str, list[str]]], rounds: int, once: frozenset = frozenset()) -> dict:
+    """Every command once per round, the rounds interleaved (a command in `once`: the
+    first round only). name -> {wall, wall_min, cpu, cpu_min, rss, runs}: medians, minima
+    and the peak RSS over the rounds."""
+    runs: dict[str, list] = {name: [] for name, _ in cmds}
+    for round_ in range(rounds):
+        for name, argv in cmds:
+            if round_ == 0 or name not in once:
+                runs[name].append(run_once(argv))
+    out = {}
+    for name, rows in runs.items():
+        walls, cpus, rss = zip(*rows)
+        out[name] = {"wall": statistics.median(walls), "wall_min": min(walls), "cpu": statistics.median(cpus),
+                     "cpu_min": min(cpus), "rss": max(rss), "runs": len(rows)}
+    return out
+
+
+def peers(log: Path) -> tuple[list[tuple[str, list[str]]], list[str]]:
+    """jq and dsh's own fold on `log`, and a note for each that cannot run here."""
+    cmds, notes = [], []
+    zstd = log.suffix == ".zstd"
+    if zstd:
+        notes.append("jq -c .: not run on a zstd log (jq reads text)")
+    elif shutil.which("jq"):
+        cmds.append(("jq -c .", ["jq", "-c", ".", str(log)]))
+    else:
+        notes.append("jq -c .: skipped, jq is not installed")
+    node = shutil.which("node")
+    if node is None:
+        notes.append("dsh's own fold (node): skipped, node is not installed")
+    elif not DSH_FOLD.is_file():
+        notes.append(f"dsh's own fold (node): skipped, {DSH_FOLD} is not there")
+    elif zstd and not shutil.which("zstd"):
+        notes.append("dsh's own fold (node): skipped on a zstd log, the zstd command is not installed")
+    else:
+        cmds.append(("dsh's own fold (node)", [node, str(DSH_FOLD), str(log), *(["--zstd=cli"] if zstd else [])]))
+    return cmds, notes
+
+
+def commands(log: Path, middle: int | None, scratch: Path | None = None) -> tuple[list, list[str]]:
+    """(name, argv) of every command measured on `log` (the baseline first), and the notes
+    on peers that cannot run."""
     py = sys.executable
-    cmds = [("orjson parse (baseline)", [py, "-c", BARE_PARSE, str(log)])]
     if log.suffix == ".zstd":
         cmds = [("zstandard stream + orjson parse (baseline)", [py, "-c", ZSTD_STREAM_PARSE, str(log)])]
-    elif shutil.which("jq"):
-        cmds.append(("jq -c .", ["sh", "-c", f"jq -c . '{log}' >/dev/null"]))
+    else:
+        cmds = [("orjson parse (baseline)", [py, "-c", BARE_PARSE, str(log)])]
+    others, notes = peers(log)
+    cmds += others
     dsh = [py, "-m", "dshreplay"]
     cmds.append(("dshreplay fold --json", dsh + ["fold", str(log), "--json"]))
     if middle is not None:
         cmds.append(("dshreplay fold --at <middle>", dsh + ["fold", str(log), "--at", str(middle), "--json"]))
         cmds.append(("dshreplay diff <middle> <end>",
                      dsh + ["diff", str(log), "--from", str(middle), "--to", str(2 * middle - 1), "--json"]))
-    cmds.append(("dshreplay validate", dsh + ["validate", str(log)]))
-    cmds.append(("dshreplay validate --jobs 1", dsh + ["validate", "--jobs", "1", str(log)]))
     cmds.append(("dshreplay request --list", dsh + ["request", str(log), "--list", "--json"]))
+    cmds.append(("dshreplay validate --jobs 1", dsh + ["validate", "--jobs", "1", str(log)]))
+    cmds.append(("dshreplay validate", dsh + ["validate", str(log)]))
     if scratch is not None:
         cmds.append(("dshreplay export", dsh + ["export", str(log), "--out", str(scratch / "bundle"), "--force",
                                                 "--timestamp", "2026-01-01T00:00:00Z",
                                                 "--evidence-key", str(scratch / "evidence.key")]))
-    return cmds
+    return cmds, notes
 
 
 def count_events(log: Path) -> int:
@@ -94,36 +143,40 @@ def compile_package() -> None:
 IDENTICAL_UP_TO = 150_000  # logs up to this many events are exported twice, to compare the bundles
 
 
-def run(logs: list[Path], repeat: int, export: bool = True) -> list[dict]:
-    """Measure every command on every log; one dict per (log, command). The export row
-    also gives the bundle's size and, for small logs, whether a second export with the
-    same --timestamp wrote the same bytes."""
+def run(logs: list[Path], rounds: int, export: bool = True) -> tuple[list[dict], list[str]]:
+    """Measure every command on every log; one dict per (log, command), and the notes on
+    peers that could not run. The export row also gives the bundle's size and, for small
+    logs, whether a second export with the same --timestamp wrote the same bytes."""
     import tempfile
     compile_package()
-    results = []
+    results, all_notes = [], []
     for log in logs:
         events = count_events(log)
         with tempfile.TemporaryDirectory(prefix="dshreplay-bench-") as scratch:
             scratch = Path(scratch)
-            measured = [(name, *measure(argv, 1 if name == "dshreplay export" else repeat), argv)
-                        for name, argv in commands(log, events // 2, scratch if export else None)]
+            cmds, notes = commands(log, events // 2, scratch if export else None)
+            all_notes += [f"{log.name}: {note}" for note in notes]
+            measured = measure_rounds(cmds, rounds, frozenset({"dshreplay export"}))
             bundle = scratch / "bundle"
             size = _in_child(TREE_SIZE, bundle) if bundle.exists() else None
             identical = None
             if size is not None and events <= IDENTICAL_UP_TO:
-                argv = next(a for n, _, _, a in measured if n == "dshreplay export")
+                argv = dict(cmds)["dshreplay export"]
                 again = scratch / "again"
                 subprocess.run([*argv[:argv.index("--out") + 1], str(again), *argv[argv.index("--out") + 2:]],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
                 identical = _in_child(TREE_DIGEST, bundle) == _in_child(TREE_DIGEST, again)
-        base_time = measured[0][1]
-        for name, seconds, mem, _ in measured:
-            row = {"log": log.name, "events": events, "mb": log.stat().st_size / 1e6,
-                   "command": name, "seconds": seconds, "ratio": seconds / base_time, "rss": mem}
+        base = measured[cmds[0][0]]
+        for name, _ in cmds:
+            m = measured[name]
+            row = {"log": log.name, "events": events, "mb": log.stat().st_size / 1e6, "command": name,
+                   "seconds": m["wall"], "seconds_min": m["wall_min"], "cpu": m["cpu"], "cpu_min": m["cpu_min"],
+                   "ratio": m["wall"] / base["wall"], "cpu_ratio": m["cpu"] / base["cpu"], "rss": m["rss"],
+                   "runs": m["runs"]}
             if name == "dshreplay export":
                 row.update(bundle_mb=size / 1e6, bundle_ratio=size / log.stat().st_size, identical=identical)
             results.append(row)
-    return results
+    return results, all_notes
 
 
 TREE_SIZE = ("import os, sys\n"
@@ -153,18 +206,27 @@ def bundle_table(results: list[dict]) -> str:
 def table(results: list[dict]) -> str:
     from dshreplay.output.reporters import render_table
     rows = [(r["log"], f"{r['events']:,}", f"{r['mb']:.0f}", r["command"], f"{r['seconds']:.2f}",
-             f"{r['ratio']:.2f}x", f"{r['rss']:.0f}") for r in results]
-    return render_table(rows, ["log", "events", "MB", "command", "seconds", "vs parse", "peak RSS MB"], 10**6)
+             f"{r['seconds_min']:.2f}", f"{r['cpu']:.2f}", f"{r['cpu_min']:.2f}", f"{r['ratio']:.2f}x",
+             f"{r['cpu_ratio']:.2f}x", f"{r['rss']:.0f}") for r in results]
+    return render_table(rows, ["log", "events", "MB", "command", "wall s", "min", "CPU s", "min",
+                               "wall vs parse", "CPU vs parse", "peak RSS MB"], 10**6)
+
+
+def legend(rounds: int, notes: list[str]) -> str:
+    """What the table's figures are, and the peers that did not run."""
+    return "\n".join([f"(medians and minima of {rounds} interleaved rounds, export once; ratios: medians to the "
+                      "bare parse's in the same rounds; CPU includes child processes)", *notes])
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("logs", nargs="+", type=Path)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (medians and minima over them)")
     parser.add_argument("--no-export", action="store_true", help="skip the export measurement")
     args = parser.parse_args(argv)
-    results = run(args.logs, args.repeat, not args.no_export)
+    results, notes = run(args.logs, args.rounds, not args.no_export)
     print(table(results))
+    print(legend(args.rounds, notes))
     if not args.no_export:
         print()
         print(bundle_table(results))

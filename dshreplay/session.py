@@ -21,25 +21,26 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import TYPE_CHECKING, Iterable, Iterator
 
-from dshreplay.analyses.calls import Call, CallTracker, Request
-from dshreplay.analyses.compaction import BracketRecord
-from dshreplay.analyses.health import Health
-from dshreplay.analyses.index import LogIndex, build_index
-from dshreplay.analyses.provenance import MessageProvenance, ShadowRecord, ViewDiff, diff_states, message_provenance
-from dshreplay.analyses.query import EventFilter, EventRow, RawLine, query_events, raw_lines
-from dshreplay.analyses.spills import Spill, Spills, look_up
-from dshreplay.analyses.stats import SessionStats, session_stats
-from dshreplay.analyses.tools import ToolCall
-from dshreplay.analyses.transcript import Entry, transcript
-from dshreplay.analyses.turns import TurnTracker
-from dshreplay.analyses.validate import FileReport, validate_log
 from dshreplay.core.driver import STOP, FoldReport, Observer, Run, fold_report, run_pass, states_at
 from dshreplay.core.surface import SurfaceState
 from dshreplay.errors import DshReplayError, FoldError, LineError, NoViewError, UsageError
 from dshreplay.io.reader import Event, LogSource, PackedRun, TornTail
 from dshreplay.options import DEFAULT, Options
+
+if TYPE_CHECKING:  # each question imports its analyses when asked: `fold` starts without the others
+    from dshreplay.analyses.calls import Call, Request
+    from dshreplay.analyses.compaction import BracketRecord
+    from dshreplay.analyses.health import Health
+    from dshreplay.analyses.index import LogIndex
+    from dshreplay.analyses.provenance import MessageProvenance, ShadowRecord, ViewDiff
+    from dshreplay.analyses.query import EventFilter, EventRow, RawLine
+    from dshreplay.analyses.spills import Spill
+    from dshreplay.analyses.stats import SessionStats
+    from dshreplay.analyses.tools import ToolCall
+    from dshreplay.analyses.transcript import Entry
+    from dshreplay.analyses.validate import FileReport
 
 PREFIX = "prefix"  # answered for the events before the failure; the answer says how far (answeredUpTo)
 NEEDS_VIEW = "needs-view"  # needs the model's view past the failure: no answer (NoViewError, exit 1)
@@ -182,6 +183,7 @@ class Session:
         When the fold fails, the index of the events before the failure (its
         `fold_errors[0]` is the failure)."""
         if self._index is None:
+            from dshreplay.analyses.index import build_index
             self._index = build_index(self.source, [_Torn(self)])
         return self._index
 
@@ -196,6 +198,7 @@ class Session:
             main, auxiliary = self._index.calls, self._index.auxiliary_calls
             rejected = self._index.fold_errors
         else:  # a lighter pass than the index: the calls alone
+            from dshreplay.analyses.calls import CallTracker
             tracker = CallTracker()
             run = self._pass([tracker], on_fold_error=STOP)
             main, auxiliary, rejected = tracker.calls, tracker.auxiliary, run.fold_errors
@@ -207,6 +210,8 @@ class Session:
     def request(self, call: int | None = None, *, at: int | None = None) -> Request:
         """The exact request of main-loop call `call` (from 1), with its outcome; or the one
         built right after seq `at`, with the turn and step in force there."""
+        from dshreplay.analyses.calls import Request
+        from dshreplay.analyses.turns import TurnTracker
         if call is not None:
             calls, stopped = self.call_list()
             if not 1 <= call <= len(calls):
@@ -242,6 +247,7 @@ class Session:
 
     def diff(self, a: int, b: int) -> ViewDiff:
         """The model's view at `a` against `b` (one read)."""
+        from dshreplay.analyses.provenance import diff_states
         states = self.states([a, b])
         return diff_states(states[a], states[b])
 
@@ -271,6 +277,7 @@ class Session:
         `seq` picks one message."""
         if message is not None and seq is not None:
             raise UsageError("give message or seq, not both")
+        from dshreplay.analyses.provenance import message_provenance
         node_messages = self.state(at).node_messages()
         rows = message_provenance(node_messages, self.index(), message=message, seq=seq)
         self.partial = None
@@ -292,6 +299,7 @@ class Session:
     def spills(self, root=None) -> list[Spill]:
         """Every tool result dsh moved out of the model's view (see `analyses.spills`);
         with `root`, whether each stored file is there."""
+        from dshreplay.analyses.spills import Spills, look_up
         observer = Spills()
         run = self._pass([observer], on_fold_error=STOP)
         look_up(observer.spills, Path(root) if root is not None else None)
@@ -301,6 +309,7 @@ class Session:
     def transcript(self, reasoning: bool = False) -> list[Entry]:
         """The conversation as it happened: append-origin messages and replacement markers
         (and a last marker where the fold fails); the model's reasoning only with `reasoning`."""
+        from dshreplay.analyses.transcript import transcript
         entries, failure = transcript(self.source, [_Torn(self)], reasoning)
         self._answered("transcript", failure)
         return entries
@@ -311,6 +320,7 @@ class Session:
         to it as it is found and none is kept (a long log's rows hold records).
         When the fold fails at or before `at`, the events before the failure,
         classified against the view before it."""
+        from dshreplay.analyses.query import EventFilter, query_events
         flt = flt if flt is not None else EventFilter()
         try:
             state = self.state(at)
@@ -325,6 +335,7 @@ class Session:
     def lines(self, first: int, last: int) -> list[RawLine]:
         """Physical lines `first`..`last` (from 1, the header is line 1), as stored,
         readable or not."""
+        from dshreplay.analyses.query import raw_lines
         lines = raw_lines(self.source, first, last)
         self.partial = None
         return lines
@@ -334,16 +345,19 @@ class Session:
         (unknown when the fold fails before the log ends)."""
         index = self.index()
         self._answered("inspect", _failure(index))
+        from dshreplay.analyses.health import Health
         return Health(index)
 
     def stats(self) -> SessionStats:
         """Turns, steps, calls, tools, approvals, compactions, tokens, times."""
+        from dshreplay.analyses.stats import session_stats
         figures = session_stats(self.source)
         self._answered("stats", figures.error)
         return figures
 
     def validate(self) -> FileReport:
         """Every finding of `validate` (with this session's options)."""
+        from dshreplay.analyses.validate import validate_log
         report = validate_log(self.source, self.options)
         self.partial = None
         return report
@@ -351,6 +365,7 @@ class Session:
     def to_records(self, at: int | None = None) -> list[dict]:
         """One flat dict per event, ready for pandas or DuckDB:
         seq, line, time (UTC ISO), type, turn, step, surface, op, callId, tool, text."""
+        from dshreplay.analyses.query import EventFilter
         rows = self.query(EventFilter(), at)
         return [{k: v for k, v in row.to_json().items() if k != "record"} for row in rows]
 
@@ -374,6 +389,14 @@ class EventStream:
 def open_session(source, options: Options = DEFAULT) -> Session:
     """Open a log for questions: `dshreplay.open("session.jsonl.zstd")`."""
     return Session(source, options)
+
+
+def __getattr__(name: str):
+    """`dshreplay.session.LogIndex`, imported when first asked for (as every analysis here)."""
+    if name == "LogIndex":
+        from dshreplay.analyses.index import LogIndex
+        return LogIndex
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = ["Session", "FoldReport", "LogIndex", "open_session", "Path", "WHEN_THE_FOLD_FAILS", "PREFIX",

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import re
 
-from dshreplay.analyses.calls import finish_text
-from dshreplay.analyses.turns import turn_ending
 from dshreplay.jsvalues import as_text, shown
 
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
@@ -172,6 +170,7 @@ def event_text(event, call=None) -> str:
             name = f"{as_text(chunk.get('name'))} " if chunk.get("name") is not None else ""
             return f"{name}{as_text(chunk.get('argumentsDelta', ''))}"
         if ctype == "finish":
+            from dshreplay.analyses.calls import finish_text  # (here: `fold` renders without the trackers)
             return f"finish {finish_text(chunk.get('reason'))}"
         if ctype == "usage":
             usage = chunk.get("usage") if type(chunk.get("usage")) is dict else {}
@@ -196,6 +195,7 @@ def event_text(event, call=None) -> str:
         error = f" error {shown(data['error'], None)}" if "error" in data else ""
         return f"{as_text(data.get('compactionId'))}{error}"
     if kind == "turn/end":
+        from dshreplay.analyses.turns import turn_ending
         return f"turn {as_text(data.get('turn'))} {turn_ending(data.get('reason'))}"
     if kind in ("turn/start", "step/start", "step/end"):
         step = f" step {as_text(data.get('step'))}" if "step" in data else ""

@@ -283,16 +283,21 @@ def duplicate_key(raw: bytes, record: dict) -> tuple[str, str] | None:
     object's JSON pointer; None when there is none. "First": in the object
     that opens first, the key whose second appearance comes first.
 
-    A line of up to 64 KiB that orjson writes back at its own length has none
-    (dsh writes compact JSON, so this rules out almost every line). Any other
-    is scanned once, as bytes, holding only the keys of the objects still
-    open: time linear in the line, memory a fraction of it, at any depth. (A
-    long line is not written back: orjson reserves address space by the
-    element, 1 GB for a list of 4 million numbers, and under an address-space
-    limit it crashes rather than fail.)"""
+    A line of up to 64 KiB that begins with orjson's compact writing of its
+    record has none, exactly: a JSON text ends where its object closes (only
+    whitespace may follow), so the line is that writing, which holds every key
+    once. dsh writes compact JSON, so one serialization and one comparison of
+    bytes clear almost every line. (Comparing lengths would not be exact: a
+    number written shorter than orjson writes it can make up for the bytes of
+    a duplicate, {"k":0,"k":1e6} and {"k":1000000.0}.) Any other line is
+    scanned once, as bytes, holding only the keys of the objects still open:
+    time linear in the line, memory a fraction of it, at any depth. (A long
+    line is not written back: orjson reserves address space by the element,
+    1 GB for a list of 4 million numbers, and under an address-space limit it
+    crashes rather than fail.)"""
     if len(raw) <= COMPACT_CHECK_BYTES:
         try:
-            if len(orjson.dumps(record)) == len(raw.rstrip(b"\r\n")):
+            if raw.startswith(orjson.dumps(record)):
                 return None
         except orjson.JSONEncodeError:
             pass

@@ -12,9 +12,6 @@ from pathlib import Path
 import click
 
 from dshreplay import __version__
-from dshreplay.analyses.findings import ERROR, WARNING
-from dshreplay.analyses.query import EventFilter
-from dshreplay.analyses.validate import validate_log
 from dshreplay.errors import (
     DshReplayError,
     Interrupted,
@@ -321,6 +318,7 @@ def validate(logs: tuple[str, ...], strict: bool, snapshot: bool, select, ignore
             say_error(report.unreadable)
     if any(r.unreadable for r in reports):
         sys.exit(EXIT_UNREADABLE)
+    from dshreplay.analyses.findings import ERROR, WARNING
     failing = (ERROR, WARNING) if strict else (ERROR,)
     if any(r.count(severity) for r in reports for severity in failing):
         sys.exit(EXIT_FINDINGS)
@@ -328,6 +326,7 @@ def validate(logs: tuple[str, ...], strict: bool, snapshot: bool, select, ignore
 
 def _validate_one(item):
     log, options = item
+    from dshreplay.analyses.validate import validate_log
     return validate_log(log, options)
 
 
@@ -535,6 +534,7 @@ def events(log: str, types, start, end, turn, surface, grep, since, until, line_
             raise click.UsageError("--lines goes alone: it shows lines as stored, not events")
         reporter_for(as_json).lines(session.lines(*line_range))
         return
+    from dshreplay.analyses.query import EventFilter
     flt = EventFilter(frozenset(types), start, end, turn, surface, grep, since, until)
     reporter = reporter_for(as_json)
     told: list = []  # (the answer says how far it reaches before its first row)

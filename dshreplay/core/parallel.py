@@ -23,11 +23,13 @@ from __future__ import annotations
 import os
 import pickle
 import sys
-from concurrent.futures import ProcessPoolExecutor
-from typing import Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from dshreplay.jsvalues import nesting_room
 from dshreplay.options import DEFAULT, Options, available_cores
+
+if TYPE_CHECKING:  # (a process pool is imported when one is started: a log read in one process never pays it)
+    from concurrent.futures import ProcessPoolExecutor
 
 MIN_WINDOW_BYTES = 8 * 1024**2  # smaller logs are read in one process: a pool costs more than it saves
 WINDOW_BYTES = 4 * 1024**2  # the largest window
@@ -87,6 +89,7 @@ def landed(shipped: bytes):
 
 
 def _pool(workers: int) -> ProcessPoolExecutor:
+    from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import get_context
     return ProcessPoolExecutor(max_workers=workers, mp_context=get_context(start_method()))
 

@@ -6,22 +6,21 @@ follows one interface, `Reporter`: one method per kind of answer.
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import sys
 from collections import Counter
 from contextlib import contextmanager
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from dshreplay.analyses.calls import outcome_text
-from dshreplay.analyses.findings import ERROR, NOTICE, WARNING
 from dshreplay.analyses.render import clean, json_size, message_text, one_line, role_of
-from dshreplay.analyses.validate import FileReport
-from dshreplay.core.driver import FoldReport
 from dshreplay.core.surface import numbered
 from dshreplay.errors import answered_for, fails_at
 from dshreplay.jsvalues import as_text, json_bytes, shown
+
+if TYPE_CHECKING:  # (validate's machinery is imported by the command that validates, not by every start)
+    from dshreplay.analyses.validate import FileReport
+    from dshreplay.core.driver import FoldReport
 
 WIDTH = 100  # human output reads well at this many columns
 MAX_INDENT = 20  # a tree (lineage) is indented this many levels at most
@@ -514,6 +513,7 @@ class TextReporter(Reporter):
                   f"{len(state.replacements)} replacements at {at}")
 
     def validate(self, reports: list[FileReport]) -> None:
+        from dshreplay.analyses.findings import ERROR, NOTICE, WARNING
         for report in reports:
             counts = ", ".join(f"{report.count(s)} {s}s" for s in (ERROR, WARNING, NOTICE))
             verdict = "UNREADABLE" if report.unreadable else ("ok" if report.ok else "FAILED")
@@ -576,6 +576,7 @@ class TextReporter(Reporter):
             self.line(self._tbl(rows, ["change", "seq", "note"]))
 
     def calls(self, calls) -> None:
+        from dshreplay.analyses.calls import outcome_text
         rows = []
         for c in calls:
             finish = one_line(outcome_text(c.outcome, c.error_code), 30) if c.kind == "main" else "-"
@@ -597,6 +598,7 @@ class TextReporter(Reporter):
                   f"{request.at_seq}; header from seq {_dash(request.header_seq)}")
         if request.call is not None:
             usage = request.usage if type(request.usage) is dict else {}
+            from dshreplay.analyses.calls import outcome_text
             outcome = outcome_text(request.outcome, request.error_code)
             self.line(self._cut(f"outcome: {outcome}; chunks {request.first_chunk_seq}..{request.last_chunk_seq}; "
                                 f"usage in {_dash(usage.get('inputTokens'))} out {_dash(usage.get('outputTokens'))}",
@@ -881,6 +883,7 @@ _PLAIN_MARKER = re.compile(r"\[[A-Za-z0-9 .,:_/-]*\]")
 
 def unified_text_diff(before, after, a: int, b: int) -> str:
     """A unified diff of two rendered model views ([(seq, message)] each)."""
+    import difflib
     def render(node_messages):
         lines = []
         for seq, message in node_messages:

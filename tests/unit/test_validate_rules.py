@@ -504,3 +504,14 @@ def test_a_key_written_twice_is_a_warning_at_its_object(clean, write_log):
     assert (dup.seq, dup.line, dup.pointer, dup.severity) == (0, 2, "/data", "warning")
     assert dup.message.startswith('key "turn" appears twice in one object')
     assert [f.code for f in report.findings if f.severity == "error"] == []  # the last value is the one read
+
+
+def test_a_key_written_twice_is_found_though_a_longer_number_makes_up_its_bytes(clean, write_log):
+    lines = write_log(clean).read_bytes().splitlines(keepends=True)
+    assert lines[1].startswith(b'{"type":"turn/start"') and b'"data":{"turn":1' in lines[1]
+    # orjson writes the 1e9 that is kept as 1000000000.0: nine bytes more, as many as the "turn":0, before it
+    lines[1] = lines[1].replace(b'"data":{"turn":1', b'"data":{"turn":0,"turn":1e9', 1)
+    written = orjson.dumps(orjson.loads(lines[1]))
+    assert len(written) == len(lines[1].rstrip(b"\n")) and written != lines[1].rstrip(b"\n")
+    report = validate_log(write_log(b"".join(lines)), Options(select=frozenset({"DSH-W016"})))
+    assert [(f.code, f.seq, f.line, f.pointer) for f in report.findings] == [("DSH-W016", 0, 2, "/data")]

@@ -1,0 +1,131 @@
+"""Start-up of dshreplay commands on a 10-event log, against a bare `import orjson`.
+
+A script that runs dshreplay over 10,000 small logs pays the start-up each time:
+this measures it. Every command runs in its own process, in interleaved rounds
+(each round runs every command once), and each figure is the median (and the
+minimum) of the process's CPU time (user + system) over the rounds, with the
+ratio to the bare `python -c "import orjson"` of the same rounds. The goal for
+`fold` is 60 ms CPU. With --importtime, `python -X importtime` shows the
+modules each command imported that cost it most.
+
+    python bench/startup.py [--rounds 21] [--importtime 12]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from run import compile_package  # noqa: E402
+
+EVENTS = 10
+
+
+def commands(log: Path, scratch: Path) -> list[tuple[str, list[str]]]:
+    py = sys.executable
+    dsh = [py, "-m", "dshreplay"]
+    return [
+        ("python (no imports)", [py, "-c", "pass"]),
+        ("python -c 'import orjson' (baseline)", [py, "-c", "import orjson"]),
+        ("dshreplay fold", dsh + ["fold", str(log)]),
+        ("dshreplay fold --json", dsh + ["fold", str(log), "--json"]),
+        ("dshreplay validate", dsh + ["validate", str(log)]),
+        ("dshreplay export", dsh + ["export", str(log), "--out", str(scratch / "bundle"), "--force",
+                                    "--timestamp", "2026-01-01T00:00:00Z"]),
+    ]
+
+
+def small_log(path: Path) -> Path:
+    """A 10-event log as bench/make_log.py writes them (in a child: this process stays small)."""
+    script = (f"import sys\nsys.path.insert(0, {str(Path(__file__).resolve().parent)!r})\n"
+              "import make_log\nmake_log.main([sys.argv[1], sys.argv[2]])\n")
+    subprocess.run([sys.executable, "-c", script, str(EVENTS), str(path)], check=True)
+    return path
+
+
+def once(argv: list[str]) -> tuple[float, float]:
+    """(CPU seconds, wall seconds) of one run, output discarded."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    err = proc.stderr.read().decode(errors="replace")
+    proc.stderr.close()
+    code = os.waitstatus_to_exitcode(status)
+    if code not in (0, 1):
+        raise SystemExit(f"{' '.join(argv)} failed ({code}): {err.strip()}")
+    return usage.ru_utime + usage.ru_stime, wall
+
+
+def measure(cmds: list[tuple[str, list[str]]], rounds: int) -> dict[str, dict]:
+    """Every command once per round, the rounds interleaved; medians and minima."""
+    cpu: dict[str, list[float]] = {name: [] for name, _ in cmds}
+    wall: dict[str, list[float]] = {name: [] for name, _ in cmds}
+    for _ in range(rounds):
+        for name, argv in cmds:
+            c, w = once(argv)
+            cpu[name].append(c)
+            wall[name].append(w)
+    return {name: {"cpu": statistics.median(cpu[name]), "cpu_min": min(cpu[name]),
+                   "wall": statistics.median(wall[name]), "wall_min": min(wall[name])} for name, _ in cmds}
+
+
+_IMPORT_LINE = re.compile(r"import time:\s*(\d+) \|\s*(\d+) \|( *)(\S.*)")
+
+
+def top_imports(argv: list[str], top: int) -> list[tuple[int, int, str]]:
+    """(self µs, cumulative µs, module) of the `top` imports with the largest
+    cumulative time that no other measured import contains (the top level)."""
+    proc = subprocess.run([argv[0], "-X", "importtime", *argv[1:]], capture_output=True, text=True)
+    rows = []
+    for line in proc.stderr.splitlines():
+        m = _IMPORT_LINE.match(line)
+        if m and len(m[3]) <= 3:  # a module imported at the top, or directly by one
+            rows.append((int(m[1]), int(m[2]), ("  " if len(m[3]) == 3 else "") + m[4]))
+    return sorted(rows, key=lambda r: -r[1])[:top]
+
+
+def table(results: dict[str, dict]) -> str:
+    base = results["python -c 'import orjson' (baseline)"]["cpu"]
+    rows = [(name, f"{r['cpu'] * 1000:.0f}", f"{r['cpu_min'] * 1000:.0f}", f"{r['cpu'] / base:.2f}x",
+             f"{r['wall'] * 1000:.0f}") for name, r in results.items()]
+    head = ("command (10-event log)", "CPU ms median", "CPU ms min", "vs import orjson", "wall ms median")
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
+    fmt = "  ".join(f"{{:<{widths[0]}}}" if i == 0 else f"{{:>{w}}}" for i, w in enumerate(widths))
+    return "\n".join([fmt.format(*head), fmt.format(*("-" * w for w in widths))] + [fmt.format(*r) for r in rows])
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=21, help="runs of every command, interleaved")
+    parser.add_argument("--importtime", type=int, metavar="N", default=0,
+                        help="also show each dshreplay command's N costliest imports (python -X importtime)")
+    args = parser.parse_args(argv)
+    compile_package()
+    with tempfile.TemporaryDirectory(prefix="dshreplay-startup-") as scratch:
+        scratch = Path(scratch)
+        cmds = commands(small_log(scratch / "session.jsonl"), scratch)
+        load = os.getloadavg()[0]
+        results = measure(cmds, args.rounds)
+        print(table(results))
+        print(f"({args.rounds} interleaved rounds; load average {load:.2f} before, {os.getloadavg()[0]:.2f} after, "
+              f"on {os.cpu_count()} cores: other work on the machine raises every figure, the ratios less)")
+        for name, command in cmds:
+            if args.importtime and name.startswith("dshreplay"):
+                print(f"\n{name}: costliest imports (self µs, cumulative µs)")
+                for own, total, module in top_imports(command, args.importtime):
+                    print(f"  {own:>7} {total:>8}  {module}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,75 @@
+"""A command imports only what it uses.
+
+A script that runs dshreplay over 10,000 small logs pays the start-up 10,000
+times, so `fold` of a plain log starts without the validator and its schemas,
+the export machinery (bundle, redaction and RE2, HTML report, signing), the
+process pool, zstandard, Dask or cryptography; zstandard comes only with a
+zstd log. Checked on the real command in a child process, by the modules
+`python -X importtime` says it imported (what it costs: bench/startup.py).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from dshreplay.testing.samples import zstd_frames
+
+HEAVY = frozenset({
+    "jsonschema", "jsonschema_rs", "referencing", "dask", "distributed", "cryptography", "zstandard",
+    "re2", "_re2", "concurrent.futures", "multiprocessing", "dshreplay.analyses.validate",
+    "dshreplay.analyses.schemas", "dshreplay.analyses.rules", "dshreplay.output.bundle",
+    "dshreplay.output.redact", "dshreplay.output.htmlreport", "dshreplay.output.signing",
+    "dshreplay.output.chain", "dshreplay.core.parallel",
+})
+
+
+def run_importing(*args) -> tuple[subprocess.CompletedProcess, set[str]]:
+    """The command run as a user runs it, and every module it imported."""
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "dshreplay", *map(str, args)],
+                          capture_output=True, text=True, timeout=120)
+    modules = {line.rsplit("|", 1)[1].strip() for line in proc.stderr.splitlines()
+               if line.startswith("import time:")}
+    return proc, modules
+
+
+@pytest.fixture
+def small_log(clean, write_log):
+    """A clean log of about ten events: a user message, a tool round, an answer."""
+    clean.end_step()
+    clean.end_turn()
+    return write_log(clean)
+
+
+@pytest.mark.parametrize("command", [["fold"], ["fold", "--json"], ["request", "--list"],
+                                     ["diff", "--from", "0", "--to", "3"], ["events"]])
+def test_reading_a_plain_log_imports_none_of_the_heavy_machinery(small_log, command):
+    proc, modules = run_importing(command[0], small_log, *command[1:])
+    assert proc.returncode == 0, proc.stderr
+    assert "dshreplay.core.driver" in modules  # (it did run the one pass)
+    assert modules & HEAVY == set()
+
+
+def test_a_zstd_log_brings_zstandard_and_nothing_else_heavy(clean, write_log):
+    path = write_log(zstd_frames(clean.to_bytes()), "session.jsonl.zstd")
+    proc, modules = run_importing("fold", path, "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert modules & HEAVY == {"zstandard"}
+
+
+def test_validate_imports_its_schemas_but_no_export_dask_or_zstandard(small_log):
+    proc, modules = run_importing("validate", small_log)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert {"dshreplay.analyses.validate", "jsonschema_rs"} <= modules
+    assert modules & HEAVY <= {"dshreplay.analyses.validate", "dshreplay.analyses.schemas",
+                               "dshreplay.analyses.rules", "jsonschema_rs", "dshreplay.core.parallel"}
+
+
+def test_export_without_a_key_imports_neither_dask_cryptography_nor_zstandard(small_log, tmp_path):
+    proc, modules = run_importing("export", small_log, "--out", tmp_path / "bundle",
+                                  "--timestamp", "2026-01-01T00:00:00Z")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert {"dshreplay.output.bundle", "re2"} <= modules
+    assert modules & {"dask", "distributed", "cryptography", "zstandard", "multiprocessing"} == set()
