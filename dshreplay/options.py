@@ -49,7 +49,7 @@ class Options:
     max_line    refuse a line longer than this (a line with no end)
     jobs        processes: for many logs at once, or for one large log's
                 per-record checks (None: every available core)
-    progress    show a progress bar on a terminal (many logs)
+    progress    a `core.progress.Meter` told how far long runs get (None: nobody is told)
     snapshot    accept dsh's test-snapshot placeholders ("{{cwd}}") as any value
     select      report only these finding codes or prefixes (None: all)
     ignore      never report these finding codes or prefixes
@@ -61,7 +61,7 @@ class Options:
     max_bytes: int = DEFAULT_MAX_BYTES
     max_line: int = DEFAULT_MAX_LINE
     jobs: int | None = None
-    progress: bool = False
+    progress: object = field(default=None, compare=False)
     snapshot: bool = False
     select: frozenset[str] | None = None
     ignore: frozenset[str] = frozenset()

@@ -68,10 +68,23 @@ def warn_torn_tail(path: str, tail, after: str = "") -> None:
         warn(f"{path}: line {tail.line}: {tail.describe()}{after}")
 
 
-def options_of(**changes) -> Options:
+def options_of(quiet: bool = False, **changes) -> Options:
     """The run's options (built once by the group from the global flags), with
-    this command's own settings."""
-    return click.get_current_context().find_root().obj.with_(**changes)
+    this command's own settings, and a progress bar on a terminal unless the
+    output is JSON or `quiet` (-q)."""
+    ctx = click.get_current_context()
+    return ctx.find_root().obj.with_(progress=None if quiet else _meter(ctx), **changes)
+
+
+def _meter(ctx: click.Context):
+    """The command's one progress meter (None: stderr is no terminal, or the output is JSON)."""
+    meta = ctx.meta
+    if "dshreplay.meter" not in meta:
+        shown = sys.stderr.isatty() and not meta.get("dshreplay.json") and not meta.get("dshreplay.jsonl")
+        if shown:
+            from dshreplay.cli.progress import TerminalMeter
+        meta["dshreplay.meter"] = TerminalMeter() if shown else None
+    return meta["dshreplay.meter"]
 
 
 def open_log(log: str) -> Session:
@@ -309,7 +322,7 @@ def validate(logs: tuple[str, ...], strict: bool, snapshot: bool, select, ignore
     cannot be read at all.
     """
     options = options_of(snapshot=snapshot, select=select, ignore=ignore or frozenset(), jobs=jobs,
-                         progress=not quiet, all_findings=all_findings)
+                         quiet=quiet, all_findings=all_findings)
     from dshreplay.io.store import discover
     reports = mapper_for(options)(_validate_one, [(log, options) for log in discover(logs)])
     reporter_for(as_json).validate(reports)
@@ -632,7 +645,7 @@ def export(logs, out: Path, rules, no_default_redaction: bool, timestamp, force:
     from dshreplay.output.redact import load_redactor
     from dshreplay.output.signing import canonical, manifest_digest
     redactor = load_redactor(rules, defaults=not no_default_redaction)
-    read = options_of(jobs=jobs, progress=not quiet, redactor=redactor, snapshot=snapshot)
+    read = options_of(jobs=jobs, quiet=quiet, redactor=redactor, snapshot=snapshot)
     options = ExportOptions(out, read, rules, timestamp, force, not no_default_redaction, sign_key, evidence_key)
     manifest = write_bundle(discover(logs), options, mapper_for(read))
     reporter_for(as_json).exported(out, manifest, manifest_digest(canonical(manifest)))
@@ -706,7 +719,7 @@ def stats(logs, jobs, quiet, as_json: bool) -> None:
     """
     from dshreplay.analyses.stats import stats_for, totals
     from dshreplay.io.store import discover
-    options = options_of(jobs=jobs, progress=not quiet)
+    options = options_of(jobs=jobs, quiet=quiet)
     results = mapper_for(options)(stats_for, [(log, options) for log in discover(logs)])
     reporter_for(as_json).stats(results, totals(results) if len(results) > 1 else None)
     for result in results:
@@ -737,7 +750,7 @@ def lineage(inputs, jobs, quiet, as_json: bool) -> None:
     no single session ({"kind": "problem", "problem": TEXT}).
     """
     from dshreplay.analyses.lineage import lineage as build
-    options = options_of(jobs=jobs, progress=not quiet)
+    options = options_of(jobs=jobs, quiet=quiet)
     roots, problems = build(inputs, options, mapper_for(options))
     reporter_for(as_json).lineage(roots, problems)
     if problems or any(node.problems for root in roots for _, node in root.walk()):

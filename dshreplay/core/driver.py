@@ -45,6 +45,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
+from dshreplay.core.progress import BYTES
 from dshreplay.core.surface import SurfaceFold, SurfaceState
 from dshreplay.errors import DeriveError, DshReplayError, FoldError, LineError, ReadError, UsageError
 from dshreplay.io.reader import LogSource, TornTail
@@ -257,9 +258,17 @@ def run_pass(source: LogSource, observers: Iterable[Observer] = (), *, on_fold_e
         fold = run.fold
         apply = fold.apply
         then = record._then
+        meter = _meter(source, reader)
+        ticks = 0
         for item in reader.records(damaged):
             if halt:
                 break
+            if meter is not None:
+                ticks += 1
+                if ticks == TICK:  # (how far, in bytes of the log's text: every few thousand records)
+                    ticks = 0
+                    if item.offset is not None:
+                        meter.advance(item.offset, BYTES)
             if record_check is not None and item.count:
                 record_check(item, reader.raw)
             try:
@@ -296,11 +305,37 @@ def run_pass(source: LogSource, observers: Iterable[Observer] = (), *, on_fold_e
                 run.lines = reader.lines
                 run.torn_tail = reader.torn_tail
                 run.final_newline = reader.final_newline
+        if meter is not None:
+            meter.finish(BYTES)
         if not run.complete and on_fold_error == STOP and run.fold_errors:
             run.lines = max(run.fold_errors[0].line - 1, run.header_line)  # the lines before the failure
         for observer in ordered:
             observer.finish(run)
     return run
+
+
+TICK = 4096  # records between two reports to a progress meter
+
+
+def _meter(source: LogSource, reader):
+    """The source's progress meter (Options.progress), started on this pass: the size is the
+    file's (or standard input's) for a plain log, unknown for a zstd one (offsets count its text)."""
+    options = getattr(source, "options", None)
+    meter = getattr(options, "progress", None)
+    if meter is None:
+        return None
+    total = None
+    if reader.encoding != "zstd":
+        total = len(source.data) if source.data is not None else _size(source.file)
+    meter.start(total, BYTES, reader.path)
+    return meter
+
+
+def _size(path) -> int | None:
+    try:
+        return path.stat().st_size
+    except (OSError, AttributeError):
+        return None
 
 
 def _failed(run: Run, error) -> None:

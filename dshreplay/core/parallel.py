@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import os
 import pickle
-import sys
 from typing import TYPE_CHECKING, Callable, Iterable
 
+from dshreplay.core.progress import LOGS
 from dshreplay.jsvalues import nesting_room
 from dshreplay.options import DEFAULT, Options, available_cores
 
@@ -34,25 +34,6 @@ if TYPE_CHECKING:  # (a process pool is imported when one is started: a log read
 MIN_WINDOW_BYTES = 8 * 1024**2  # smaller logs are read in one process: a pool costs more than it saves
 WINDOW_BYTES = 4 * 1024**2  # the largest window
 MIN_WINDOW = 1 << 20  # the smallest window (but the last)
-
-
-class Progress:
-    """A one-line progress bar on stderr, shown only on a terminal."""
-
-    def __init__(self, total: int, enabled: bool) -> None:
-        self.total = total
-        self.done = 0
-        self.enabled = enabled and total > 1 and sys.stderr.isatty()
-
-    def step(self) -> None:
-        self.done += 1
-        if self.enabled:
-            width = 30
-            filled = width * self.done // self.total
-            sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total}")
-            if self.done == self.total:
-                sys.stderr.write("\n")
-            sys.stderr.flush()
 
 
 def start_method() -> str | None:
@@ -101,22 +82,30 @@ def run_map(fn: Callable, items: Iterable, options: Options = DEFAULT) -> list:
     (a worker process cannot start one)."""
     items = list(items)
     jobs = options.processes
-    bar = Progress(len(items), options.progress)
-    out = []
-    if jobs <= 1 or len(items) <= 1 or start_method() is None:
-        for item in items:
-            out.append(fn(item))
-            bar.step()
-        return out
-    workers = min(jobs, len(items))
-    pool = _pool(workers)
+    meter = options.progress if len(items) > 1 else None  # (one log: its pass tells its own bytes)
+    out: list = []
+    if meter is not None:
+        meter.start(len(items), LOGS, "logs")
     try:
-        for result in pool.map(Shipped(fn), items, chunksize=_chunk(len(items), workers)):
-            out.append(landed(result))
-            bar.step()
-    finally:  # (on an error or a signal, the items not started are dropped, not run)
-        pool.shutdown(wait=True, cancel_futures=True)
-    return out
+        if jobs <= 1 or len(items) <= 1 or start_method() is None:
+            for item in items:
+                out.append(fn(item))
+                if meter is not None:
+                    meter.advance(len(out), LOGS)
+            return out
+        workers = min(jobs, len(items))
+        pool = _pool(workers)
+        try:
+            for result in pool.map(Shipped(fn), items, chunksize=_chunk(len(items), workers)):
+                out.append(landed(result))
+                if meter is not None:
+                    meter.advance(len(out), LOGS)
+        finally:  # (on an error or a signal, the items not started are dropped, not run)
+            pool.shutdown(wait=True, cancel_futures=True)
+        return out
+    finally:
+        if meter is not None:
+            meter.finish(LOGS)
 
 
 def _chunk(items: int, workers: int) -> int:
