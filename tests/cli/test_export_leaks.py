@@ -86,7 +86,7 @@ def test_no_planted_secret_reaches_any_file_of_the_bundle(cli, tmp_path, pack):
     assert manifest["redaction"]["replacements"] > len(SECRETS)
     by_rule = manifest["redaction"]["replacementsByRule"]
     assert sum(by_rule.values()) == manifest["redaction"]["replacements"]
-    assert {"tool-call arguments", "secret-named member", "URL credentials", "JSON web token"} <= set(by_rule)
+    assert {"tool-call arguments", "secret-named member", "Basic Auth Credentials", "JSON Web Token"} <= set(by_rule)
     assert log.read_bytes() == raw  # the input is untouched
 
 
