@@ -219,7 +219,8 @@ def test_finding_text_masks_quoted_values_pointer_segments_and_escaped_secrets()
     record = {"type": "x", "data": {"password": "p'w\"1", "sk-abcdefghijklmnop1234": {"note": "x"}}}
     redactor.value(record)
     redactor.counting = False
-    finding = {"code": "DSH-E005", "message": "'p\\'w\"1' and \"p'w\\\"1\" and 'other' and 'Bearer\\tabcdefghijklmnop1'",
+    finding = {"code": "DSH-E005",
+               "message": "'p\\'w\"1' and \"p'w\\\"1\" and 'other' and 'Bearer\\tabcdefghijklmnop1'",
                "pointer": "/data/sk-abcdefghijklmnop1234/note"}
     assert redactor.finding(finding) == {
         "code": "DSH-E005", "message": "'[REDACTED]' and \"[REDACTED]\" and 'other' and 'Bearer\\t[REDACTED]'",
