@@ -43,7 +43,7 @@ from dshreplay.analyses.calls import CallTracker
 from dshreplay.analyses.findings import ERROR, NOTICE, WARNING
 from dshreplay.analyses.index import Indexer
 from dshreplay.analyses.query import CURRENT, LOG_ONLY, SHADOWED
-from dshreplay.analyses.render import clean, message_text, one_line, role_of
+from dshreplay.analyses.render import clean, event_text, message_text, one_line, role_of
 from dshreplay.analyses.schemas import PLACEHOLDER
 from dshreplay.analyses.stats import SessionSummary
 from dshreplay.analyses.tools import ToolTracker
@@ -262,21 +262,21 @@ def export(inputs: list[str], options: ExportOptions, mapper=None) -> dict:
     mapper = mapper or (lambda fn, items: [fn(i) for i in items])
 
     def check_old(path: Path, shown: str) -> None:
-        _check_replaceable(path, shown, _identities(given))
+        _check_replaceable(path, shown, _identities(given, options.redactor))
     return write_folder(options.out, lambda staging: _build(given, staging, options, stamp, mapper),
                         force=options.force, check_old=check_old)
 
 
-def _identities(inputs: list) -> dict:
-    """(st_dev, st_ino) -> the input, for every input file (and standard input when it
-    is a file): what --force must never delete, whatever path names it."""
+def _identities(inputs: list, redactor: Redactor) -> dict:
+    """(st_dev, st_ino) -> the input as messages name it, for every input file (and standard
+    input when it is a file): what --force must never delete, whatever path names it."""
     found = {}
     for given in inputs:
         try:
             info = os.fstat(0) if isinstance(given, LogSource) else os.stat(resolve_log_path(given))
         except (OSError, ReadError):
             continue
-        found[(info.st_dev, info.st_ino)] = _label(given)
+        found[(info.st_dev, info.st_ino)] = _shown_input(given, redactor)
     return found
 
 
@@ -341,6 +341,12 @@ def _source(given, options: Options) -> LogSource:
 def _label(given) -> str:
     """An input as the user gave it: a path, or - for standard input."""
     return "-" if isinstance(given, LogSource) else shown_path(given)
+
+
+def _shown_input(given, redactor: Redactor) -> str:
+    """An input as the bundle and every message name it: its path as given, with the rules
+    applied (a token in a file or folder name is masked like any other text)."""
+    return redactor.text(_label(given))
 
 
 def _log_name(given) -> str:
@@ -465,8 +471,9 @@ def _export_one(given, root: Path, redactor: Redactor, name: str | None, options
         verdict, why = "internal-error", f"internal error: {type(exc).__name__}: {exc} (please report it)"
     if name is not None:
         shutil.rmtree(root / name, ignore_errors=True)
-    result = SessionExport(_label(given))
-    result.entry = {"input": _label(given), "verdict": verdict, "error": redactor.text(why)}
+    label = _shown_input(given, redactor)
+    result = SessionExport(label)
+    result.entry = {"input": label, "verdict": verdict, "error": redactor.text(why)}
     return result
 
 
@@ -477,11 +484,12 @@ def _os_reason(exc: OSError) -> str:
 
 def _export_session(given, root: Path, redactor: Redactor, name: str | None,
                     options: Options) -> SessionExport:
-    label = _label(given)
+    label = _shown_input(given, redactor)
     result = SessionExport(label)
     try:
         plain = _source(given, options)
         facts = _input_facts(given, plain)
+        facts.update({"input": label, **({"file": redactor.text(facts["file"])} if "file" in facts else {})})
         with plain.transformed(redactor.record).reader() as reader:
             header = reader.header
     except (DshReplayError, OSError) as exc:
@@ -522,7 +530,9 @@ def _export_session(given, root: Path, redactor: Redactor, name: str | None,
     result.entry = {**facts, "folder": name, "encoding": index.encoding, "header": head,
                     "events": index.event_count, "verdict": "ok" if report.ok else "errors",
                     "findings": counts, "tornTail": None if index.torn_tail is None else index.torn_tail.to_json(),
-                    "answeredUpTo": None if failure is None else failure["seq"] - 1, "failure": failure}
+                    "answeredUpTo": None if failure is None else failure["seq"] - 1, "failure": failure,
+                    "redactions": {"replacements": redactor.replacements,
+                                   "byRule": dict(sorted(redactor.by_rule.items()))}}
     report_html = render_report(entry=result.entry, index=index, findings=findings, view=view,
                                 transcript=entries)
     write_file(folder / "report.html", report_html.encode())
@@ -604,6 +614,8 @@ class _EventRows(Observer):
                 text = message_text(message, tools=names) if has else ""
             except DeriveError:
                 text = ""
+        elif kind != "assistant/chunk" or _finish_chunk(data):  # (a streamed piece: its message's row shows it)
+            text = event_text(event, call)
         compaction_id = data.get("compactionId") if type(data) is dict else None
         if compaction_id is None and type(data) is dict and type(data.get("source")) is dict:
             compaction_id = data["source"].get("compactionId")
@@ -614,6 +626,12 @@ class _EventRows(Observer):
 
     def finish(self, run: Run) -> None:
         self.csv.close()
+
+
+def _finish_chunk(data) -> bool:
+    """Whether an assistant/chunk's data is the finish of a model call (a provider's error shows there)."""
+    chunk = data.get("chunk") if type(data) is dict else None
+    return type(chunk) is dict and chunk.get("type") == "finish"
 
 
 class _ToolRows(Observer):

@@ -752,8 +752,8 @@ def _base64_runs(text):
     runs = _BASE64_BYTES.finditer(text) if type(text) is bytes else _BASE64_TEXT.finditer(text)
     for run in runs:
         body = run.group()
-        if len(body) > MAX_BASE64:
-            continue
+        if len(body) > MAX_BASE64 or body.islower() or body.isupper():  # (words, names, paths: base64 of text
+            continue  # mixes cases, as its first character of four takes a letter's high bits)
         raw = body if type(body) is bytes else body.encode("ascii")
         core = raw.rstrip(b"=")
         if (b"-" in core or b"_" in core) and (b"+" in core or b"/" in core) or len(core) % 4 == 1:
