@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import binascii
 import bisect
+import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -139,11 +140,7 @@ class Redactor:
         """The edits (start, end, new text, rule) the rules make to a string."""
         head = value[:1] if value[:1] not in " \t\r\n" else value.lstrip()[:1]
         if (head == "{" or head == "[") and len(value) > 1 and depth < MAX_LAYERS:
-            try:
-                inner = orjson.loads(value)
-            except orjson.JSONDecodeError:
-                inner = None
-            if type(inner) is dict or type(inner) is list:
+            if _json_container(value):
                 if self.rules.only_defaults and not self._may_change(_utf8(value)):
                     return []
                 return _JsonText(self, value, depth).edits()
@@ -807,6 +804,19 @@ def _unescape_bytes(match: re.Match) -> bytes:
         return chr(int(match.group(1), 16)).encode("utf-8", "surrogatepass")
     char = match.group(2)
     return _BYTE_ESCAPES.get(char, char)
+
+
+def _json_container(text: str) -> bool:
+    """Whether a text is a JSON object or array (orjson reads most; the standard parser
+    those with integers past 64 bits)."""
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        try:
+            value = json.loads(text)
+        except (ValueError, RecursionError):
+            return False
+    return type(value) is dict or type(value) is list
 
 
 def _secret_value(value: str) -> bool:

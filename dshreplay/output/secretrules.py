@@ -48,9 +48,38 @@ PLUGINS = {
     "SlackDetector": "slack", "SoftlayerDetector": "softlayer", "SquareOAuthDetector": "square_oauth",
     "StripeDetector": "stripe", "TelegramBotTokenDetector": "telegram_token", "TwilioKeyDetector": "twilio",
 }
+# what each plugin's regexes catch, for docs/redaction.md
+PLUGIN_WHAT = {
+    "ArtifactoryDetector": "`AKC...` API tokens and `AP...` encrypted passwords",
+    "AWSKeyDetector": "access key ids (`AKIA`, `ASIA`, `ABIA`, `ACCA`, `A3T.`) and a quoted 40-character secret key "
+                      "after `aws...key`",
+    "AzureStorageKeyDetector": "an 88-character `AccountKey=`",
+    "BasicAuthDetector": "the password of `scheme://user:password@`",
+    "CloudantDetector": "Cloudant passwords and API keys, assigned or in a URL",
+    "DiscordBotTokenDetector": "Discord bot tokens",
+    "GitHubTokenDetector": "`ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_` tokens",
+    "GitLabTokenDetector": "`glpat-`, `gldt-`, `glft-`, `glsoat-`, `glrt-`, `glcbt-`, `glimt-`, `glptt-`, `glagent-`, "
+                           "`gloas-`, `GR1348941` tokens",
+    "IbmCloudIamDetector": "IBM Cloud IAM keys, assigned",
+    "IbmCosHmacDetector": "IBM COS HMAC secret keys, assigned",
+    "JwtTokenDetector": "JSON web tokens (header and payload)",
+    "MailchimpDetector": "Mailchimp API keys",
+    "NpmDetector": "an `_authToken=` of .npmrc",
+    "OpenAIDetector": "OpenAI keys holding `T3BlbkFJ`",
+    "PrivateKeyDetector": "the BEGIN line of DSA, EC, OpenSSH, PGP, PKCS#8, RSA, SSH2 private keys and PuTTY key "
+                          "files (the key itself: our private key and PuTTY rules)",
+    "PypiTokenDetector": "PyPI and TestPyPI upload tokens",
+    "SendGridDetector": "SendGrid API keys (`SG.`)",
+    "SlackDetector": "`xoxb-`-style tokens and incoming webhook URLs",
+    "SoftlayerDetector": "SoftLayer API keys, assigned or in a URL",
+    "SquareOAuthDetector": "Square OAuth secrets (`sq0csp-`)",
+    "StripeDetector": "`sk_live_` and `rk_live_` keys (their first 24 characters: ours take the rest)",
+    "TelegramBotTokenDetector": "Telegram bot tokens",
+    "TwilioKeyDetector": "Twilio account ids (`AC...`) and API keys (`SK...`)",
+}
 # plugins that are no list of regexes: their checks are our rules of these names
 COVERED = {
-    "KeywordDetector": ("password assignment", "key or token assignment"),
+    "KeywordDetector": ("password assignment", "key or token assignment", "password in code"),
 }
 # plugins left out, and why
 LEFT_OUT = {
@@ -72,13 +101,13 @@ PLUGIN_GROUPS = {
 }
 
 _Q = "[\"'`]"  # a quote around a value
-_VALUE = r"(?:\"([^\"\r\n]*)\"|'([^'\r\n]*)'|([^\s\"'`,;\\]+))"  # quoted (spaces and all) or one word
-_LONG_VALUE = r"(?:\"([^\"\r\n]{6,})\"|'([^'\r\n]{6,})'|([^\s\"'`,;\\]{6,}))"
+_VALUE = r"@?(?:\"([^\"\r\n]*)\"|'([^'\r\n]*)'|([^\s\"'`,;\\]+))"  # quoted (spaces and all; @"..." of
+_LONG_VALUE = r"@?(?:\"([^\"\r\n]{6,})\"|'([^'\r\n]{6,})'|([^\s\"'`,;\\]{6,}))"  # Objective-C) or one word
 _NAME_END = r"[\"'\]]{0,2}[ \t]*(?:=|:=|:|=>|==)[ \t]*"  # a name's closing quote or bracket, then = or :
-_PASSWORD_WORDS = r"(?:password|passwd|passphrase|secret|contrase(?:ñ|n)a|(?:db|database|key|admin|root|user)_?pwd)"
-_KEY_WORDS = (r"(?:api[_-]?key|apikey|auth[_-]?key|service[_-]?key|account[_-]?key|db[_-]?key|database[_-]?key|"
-              r"priv[_-]?key|private[_-]?key|client[_-]?key|access[_-]?key|secret[_-]?key|master[_-]?key|"
-              r"signing[_-]?key|encryption[_-]?key|token|key[_-]?pass|db[_-]?pass|database[_-]?pass)")
+# words a secret's name holds, beyond detect-secrets KeywordDetector's DENYLIST (read at load time)
+_MORE_PASSWORD_WORDS = ("passphrase",)
+_MORE_KEY_WORDS = ("access_?key", "secret_?key", "master_?key", "signing_?key", "encryption_?key", "token")
+_NOT_KEYWORDS = frozenset({"pwd"})  # the shell's working directory (`PWD=/home/dev`): evidence, not a secret
 _KEY_BEGIN = r"-{4,5} ?BEGIN[A-Z0-9 ]* PRIVATE KEY(?: BLOCK)? ?-{4,5}"
 _KEY_END = r"-{4,5} ?END[A-Z0-9 ]* PRIVATE KEY(?: BLOCK)? ?-{4,5}"
 _NEWLINE = r"[ \t]*(?:\r?\n|\\r?\\n)(?:[ \t\r\n]|\\r|\\n)*"  # a line end, real or written as \n
@@ -138,14 +167,20 @@ OURS = (
      r"([A-Za-z0-9._~+/=-]{8,})", (1,), None),
     ("bearer token", "the token after `Bearer` (a word, as in \"bearer authentication\", is left alone)",
      r"(?i)\bbearer[\s\v\x1c-\x1f\p{Z}]+([A-Za-z0-9._~+/=-]{12,})", (1,), "word"),
-    ("password assignment", "`password=`, `passwd:`, `secret =`, `passphrase:` ... and any value, short or "
-     "quoted with spaces (detect-secrets' KeywordDetector words; a type name or `$VAR` is left alone)",
-     r"(?i)(?:^|[^A-Za-z0-9])[A-Za-z0-9_.-]*" + _PASSWORD_WORDS + r"[A-Za-z0-9_.-]*" + _NAME_END + _VALUE,
-     (1, 2, 3), "reference"),
-    ("key or token assignment", "`api_key=`, `access_key:`, `private_key_id:`, `GITHUB_TOKEN=`, `token:` ... and a "
-     "value of 6 characters or more that is not a number (`token: 4096000` and `maxTokens: 8192` are left alone)",
-     r"(?i)(?:^|[^A-Za-z0-9])[A-Za-z0-9_.-]*" + _KEY_WORDS + r"(?:[_-]?id)?" + _NAME_END + _LONG_VALUE,
-     (1, 2, 3), "number"),
+    ("password assignment", "`password=`, `passwd:`, `secret =`, `db_pass:`, `passphrase:` ... and any value, "
+     "short or quoted with spaces (the words of detect-secrets' KeywordDetector but `pwd`, the shell's working "
+     "directory; a type name or `$VAR` is left alone)",
+     r"(?i)(?:^|[^A-Za-z0-9])[A-Za-z0-9_.-]*{PASSWORD}[A-Za-z0-9_.-]*" + _NAME_END + _VALUE, (1, 2, 3), "reference"),
+    ("key or token assignment", "`api_key=`, `private_key:`, `private_key_id:`, `GITHUB_TOKEN=`, `token:` ... and a "
+     "value of 6 characters or more that is not a number (KeywordDetector's words, and tokens; `token: 4096000` "
+     "and `maxTokens: 8192` are left alone)",
+     r"(?i)(?:^|[^A-Za-z0-9])[A-Za-z0-9_.-]*{KEY}(?:[_-]?id)?" + _NAME_END + _LONG_VALUE, (1, 2, 3), "number"),
+    ("password in code", "a quoted secret compared with a secret-named variable (`\"x\" == password`), given to "
+     "it (`secret(\"x\")`, `password.assign(\"x\")`) or after it (`private_key \"x\";`): KeywordDetector's "
+     "other forms",
+     r"(?i)[\"'`]([^\"'`\r\n]+)[\"'`][ \t]*[!=]==?[ \t]*[A-Za-z0-9_.]*(?:{PASSWORD}|{KEY})|"
+     r"[A-Za-z0-9_]*(?:{PASSWORD}|{KEY})[A-Za-z0-9_]*(?:\.assign)?\([\"']([^\"'\r\n]+)[\"']|"
+     r"[A-Za-z0-9_]*(?:{PASSWORD}|{KEY})[^\s]{0,50}?[ \t]*[\"']([^\"'\r\n]+)[\"'];", (1, 2, 3), "reference"),
 )
 
 # what a masked text may be and still be no secret, for the rules that name a test
@@ -209,9 +244,22 @@ def default_rules() -> list[DefaultRule]:
             rules.append(DefaultRule(plugin.secret_type, f"detect-secrets {name}",
                                      plugin.secret_type, pattern, PLUGIN_GROUPS.get((name, n), (0,)),
                                      rewritten=rewritten))
-    rules += [DefaultRule(name, "dshreplay", what, pattern, groups, keep)
+    words = _keywords()
+    rules += [DefaultRule(name, "dshreplay", what, pattern.replace("{PASSWORD}", words[0]).replace("{KEY}", words[1]),
+                          groups, keep)
               for name, what, pattern, groups, keep in OURS]
     return rules
+
+
+def _keywords() -> tuple[str, str]:
+    """The words of a password's name and of a key's, as RE2 alternations: detect-secrets
+    KeywordDetector's DENYLIST (`_?` read as `[_-]?`) but _NOT_KEYWORDS, and ours; a word
+    that ends in `key` names a key (its value is masked when 6 characters or more, and no number)."""
+    from detect_secrets.plugins.keyword import DENYLIST
+    words = [w for w in DENYLIST if w not in _NOT_KEYWORDS]
+    keys = [w for w in words if w.endswith("key")] + list(_MORE_KEY_WORDS)
+    passwords = [w for w in words if not w.endswith("key")] + list(_MORE_PASSWORD_WORDS)
+    return tuple("(?:" + "|".join(w.replace("_?", "[_-]?") for w in group) + ")" for group in (passwords, keys))
 
 
 class PluginRuleError(Exception):
@@ -246,3 +294,69 @@ def _re2_form(plugin: str, n: int, regex) -> tuple[str, bool]:
         raise PluginRuleError(f"detect-secrets {plugin} regex {n} cannot run on RE2, even rewritten: "
                               f"{source[:120]!r}") from None
     return pattern, rewritten != source
+
+
+def redaction_doc() -> str:
+    """docs/redaction.md: the default rules, from the rules themselves (a test keeps it current)."""
+    rules = default_rules()
+    lines = [
+        "# Default redaction rules",
+        "",
+        "Generated from `dshreplay/output/secretrules.py` by `python scripts/make_docs.py`; do not edit.",
+        "",
+        "`export` masks every secret these rules find, in every string it writes (message text, tool "
+        "arguments and results, JSON text inside them at any depth, header fields, titles, hook output, "
+        "provider errors, slash commands, todo lists, finding messages, the names of the input's files "
+        "and folders), unless `--no-default-redaction` is given. A `--redact` rules file adds rules of "
+        "its own. The masked text becomes `[REDACTED]` where it stands; nothing else of the string "
+        "changes (JSON text is never re-serialized). A secret written in another form is found too: "
+        "behind backslash escapes (`\\u0067hp_...`), URL-encoded (`%67hp_...`), or in base64 "
+        "(the whole base64 text is then masked). The manifest counts the replacements of each rule, "
+        "for the bundle and for each session.",
+        "",
+        "## Members named like a secret",
+        "",
+        "The text value of an object member whose name ends in `password`, `passwd`, `passphrase`, "
+        "`secret`, `api_key`, `apikey`, `access_key`, `private_key`, `private_key_id`, `auth_key`, "
+        "`authorization`, `credential(s)`, `cookie` (plural too) or `token` (singular: `maxTokens` and "
+        "`inputTokens` are counts) is masked whole, in records and in JSON text alike (counted as "
+        "`secret-named member`); numbers, and the values "
+        + ", ".join(f"`{v}`" for v in sorted(PLAIN_MEMBER_VALUES)) + " (fetch's `credentials`), are kept.",
+        "",
+        "## Rules",
+        "",
+        "| rule (as counted) | from | catches | masks |",
+        "| --- | --- | --- | --- |",
+    ]
+    seen: dict[str, list[DefaultRule]] = {}
+    for rule in rules:
+        seen.setdefault(rule.name, []).append(rule)
+    for name, group in seen.items():
+        rule = group[0]
+        if rule.source == "dshreplay":
+            source, what = "dshreplay", rule.what
+        else:
+            rewritten = sum(r.rewritten for r in group)
+            source = f"detect-secrets `{rule.source.split()[-1]}`"
+            what = PLUGIN_WHAT[rule.source.split()[-1]] + (
+                f" ({rewritten} of its {len(group)} regexes rewritten for RE2: the same matches or more)"
+                if rewritten else "")
+        masks = "the whole match" if all(r.groups == (0,) for r in group) else "the secret, not its name or context"
+        if rule.keep is not None:
+            masks += f" (kept: {_KEEP_DOC[rule.keep]})"
+        lines.append(f"| {name} | {source} | {what} | {masks} |")
+    lines += ["", "## detect-secrets plugins covered by our rules", ""]
+    lines += [f"- `{plugin}`: its checks are the rules " + ", ".join(f"`{n}`" for n in names)
+              for plugin, names in COVERED.items()]
+    lines += ["", "## detect-secrets plugins left out", ""]
+    lines += [f"- `{plugin}`: {why}." for plugin, why in LEFT_OUT.items()]
+    lines += ["", "Every rule runs on RE2 (time linear in the text, whatever it holds). "
+              "`tests/unit/test_secret_rules.py` fails when detect-secrets adds, drops or changes a plugin "
+              "this list does not account for, and checks that what each plugin finds in samples is masked.", ""]
+    return "\n".join(lines)
+
+
+_KEEP_DOC = {"reference": "a type name or a placeholder such as `string`, `$VAR`, `<token>`, `****`",
+             "number": "a number (a count such as `token: 4096000`) or a placeholder",
+             "word": "a word of prose, as in \"bearer authentication\"",
+             "ids": "`uid:gid` digits"}
