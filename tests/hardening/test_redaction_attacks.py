@@ -60,6 +60,15 @@ HOSTILE = {
     "dots as a member name of JSON text": (lambda n: json.dumps({"x." * (n // 2) + " token: abcdefgh": 1}), None),
     "a rule whose DFA has 2**20 states": (lambda n: "".join(random.Random(7).choices("ab", k=n)),
                                           {"text": ["(a|b)*a(a|b){20}c"]}),  # within RE2's memory budget
+    # the rules and decoded views of #22: each match or decoding bounded by its own stretch of text
+    "BEGIN OPENSSH PRIVATE KEY lines without END": (
+        lambda n: "-----BEGIN OPENSSH PRIVATE KEY-----\nAAAA\n" * (n // 42), None),
+    "quoted values compared with password": (lambda n: '"aaaa" == db_password ' * (n // 24), None),
+    "mysql with a far -p": (lambda n: "mysql " + "a " * (n // 2) + "-pX", None),
+    "base64 of password assignments": (
+        lambda n: (__import__("base64").b64encode(b"password=hunter2 " * 40).decode() + " ") * (n // 908), None),
+    "URL-encoded letters before password=": (lambda n: "%41" * (n // 3) + " password%3Dx", None),
+    "backslash escapes before password=": (lambda n: "\\u0041" * (n // 6) + " password=x", None),
 }
 
 
