@@ -374,10 +374,7 @@ def _plan(inputs: list, options: Options) -> list[str | None]:
         except (DshReplayError, OSError):  # the session's job reports why
             folders.append(None)
             continue
-        if type(session_id) is str and PLACEHOLDER.fullmatch(session_id):  # a snapshot's "{{sessionId}}"
-            name = base = folder_name(options.redactor.string(_log_name(given)))
-        else:
-            name = base = folder_name(options.redactor.string(session_id) if type(session_id) is str else session_id)
+        name = base = _folder_base(session_id, given, options.redactor)
         n = 1
         while name in used:
             n += 1
@@ -385,6 +382,15 @@ def _plan(inputs: list, options: Options) -> list[str | None]:
         used.add(name)
         folders.append(name)
     return folders
+
+
+def _folder_base(session_id, given, redactor: Redactor) -> str:
+    """The folder name of a session before it is numbered apart (`~~2`) from the ones before:
+    made from its id with the rules applied (a key in an id never names a folder), or for a
+    snapshot's "{{sessionId}}" from its file's name. No hash of the id as logged is taken."""
+    if type(session_id) is str and PLACEHOLDER.fullmatch(session_id):
+        return folder_name(redactor.string(_log_name(given)))
+    return folder_name(redactor.string(session_id) if type(session_id) is str else session_id)
 
 
 def _job(item) -> SessionExport:

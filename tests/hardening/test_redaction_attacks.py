@@ -236,6 +236,21 @@ def test_finding_text_masks_quoted_values_pointer_segments_and_escaped_secrets()
         "pointer": "/data/[REDACTED]/note"}
 
 
+def test_a_quote_cut_inside_a_secret_is_masked_as_the_value_it_begins():
+    # findings quote values cut short (an object or array at 80 characters: analyses.schemas); a secret
+    # cut before a rule can recognise it (no "@" after a URL's password) is masked because the export's
+    # pass saw the whole value and remembered it as one the rules changed
+    from dshreplay.output.redact import load_redactor
+    redactor = load_redactor(None)
+    redactor.counting = True
+    redactor.value({"data": {"note": "redis://:R3d1sPassw0rdXy@cache:6379", "plain": "redis://cache:6379"}})
+    redactor.counting = False
+    assert redactor.message("""{"note":"redis://:R3d1sPassw... is not of type 'string'""") == \
+        """{"note":"[REDACTED]... is not of type 'string'"""
+    assert redactor.message("""{"plain":"redis://cach... is not of type 'string'""") == \
+        """{"plain":"redis://cach... is not of type 'string'"""
+
+
 # -- what the manifest says of the rules file -------------------------------------------------
 
 def test_the_manifest_lets_no_one_confirm_a_guessed_rules_file(tmp_path):
