@@ -390,7 +390,7 @@ def _folder_base(session_id, given, redactor: Redactor) -> str:
     snapshot's "{{sessionId}}" from its file's name. No hash of the id as logged is taken."""
     if type(session_id) is str and PLACEHOLDER.fullmatch(session_id):
         return folder_name(redactor.string(_log_name(given)))
-    return folder_name(redactor.string(session_id) if type(session_id) is str else session_id)
+    return folder_name(redactor.value(session_id))  # (an id that is no string: its strings redacted too)
 
 
 def _job(item) -> SessionExport:

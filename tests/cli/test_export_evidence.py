@@ -114,7 +114,9 @@ def test_input_paths_and_session_ids_holding_a_secret_are_named_redacted(cli, tm
     secret_dir = tmp_path / "ghp_Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
     secret_dir.mkdir()
     logs = []
-    for n, session_id in enumerate(("xoxb-123456789012-Sl4ckB0tT0kenAbCdEf", "xoxb-123456789012-Oth3rT0kenAbCdEf")):
+    ids = ("xoxb-123456789012-Sl4ckB0tT0kenAbCdEf", "xoxb-123456789012-Oth3rT0kenAbCdEf",
+           {"k": "xoxb-123456789012-Obj3ctT0kenAbCdEf"})  # (an id that is no string: a finding, and exported)
+    for n, session_id in enumerate(ids):
         b = LogBuilder(session_id)
         b.start_turn()
         b.user("hi")
@@ -127,11 +129,12 @@ def test_input_paths_and_session_ids_holding_a_secret_are_named_redacted(cli, tm
     shown = f"{tmp_path}/[REDACTED]"
     assert [(e["input"], e.get("folder")) for e in manifest["sessions"]] == [
         (f"{shown}/[REDACTED].jsonl", "~005BREDACTED~005D"), (f"{shown}/[REDACTED].jsonl", "~005BREDACTED~005D~~2"),
+        (f"{shown}/[REDACTED].jsonl", "~007B~0022k~0022~003A~0022~005BREDACTED~005D~0022~007D"),
         (f"{shown}/[REDACTED].jsonl", None)]
     assert f"dshreplay: unreadable: {shown}/[REDACTED].jsonl: " in result.stderr
     for path in (tmp_path / "b").rglob("*"):
         data = path.read_bytes() if path.is_file() else b""
-        for secret in ("Z9y8X7w6V5", "AKIAQ3EGUX", "Sl4ckB0tT0", "Oth3rT0ken"):
+        for secret in ("Z9y8X7w6V5", "AKIAQ3EGUX", "Sl4ckB0tT0", "Oth3rT0ken", "Obj3ctT0ke"):
             assert secret.encode() not in data and secret not in str(path), (secret, path)
     findings = json.loads((tmp_path / "b" / "~005BREDACTED~005D" / "findings.json").read_bytes())
     assert findings["files"][0]["path"] == f"{shown}/[REDACTED].jsonl"
