@@ -150,8 +150,10 @@ def _id(value) -> str:
 
 def event_text(event, call=None) -> str:
     """What one event says, on one line: a message's text, a tool call's name and arguments, an
-    approval's question or decision, a hook's decision, a compaction's range, a chunk's delta,
-    finish or usage, a turn's ending; the payload as JSON for any other event. `call`: the tool
+    approval's question or decision, a hook's decision (exit code and stderr summary), a
+    compaction's range, a chunk's delta, finish (with the provider's error) or usage, a turn's
+    ending (with its error), a retry and the failure it follows, a title, a slash command and
+    what it said, the todo list; the payload as JSON for any other event. `call`: the tool
     call (tools.ToolCall) the event belongs to, named in a result, a decision or a hook's outcome."""
     record = event.record
     data = record.get("data")
@@ -171,7 +173,8 @@ def event_text(event, call=None) -> str:
             return f"{name}{as_text(chunk.get('argumentsDelta', ''))}"
         if ctype == "finish":
             from dshreplay.analyses.calls import finish_text  # (here: `fold` renders without the trackers)
-            return f"finish {finish_text(chunk.get('reason'))}"
+            reason = chunk.get("reason")
+            return f"finish {finish_text(reason)}{_failure(reason.get('failure') if type(reason) is dict else None)}"
         if ctype == "usage":
             usage = chunk.get("usage") if type(chunk.get("usage")) is dict else {}
             return f"usage in {as_text(usage.get('inputTokens'))} out {as_text(usage.get('outputTokens'))}"
@@ -186,7 +189,27 @@ def event_text(event, call=None) -> str:
         return f"{who}decided {as_text(data.get('outcome'))}"
     if kind == "hook/result":
         what = f" ({_label(call.tool)}{_id(call.call_id)})" if call is not None else ""
-        return f"{as_text(data.get('point'))}: {as_text(data.get('decision'))}{what}"
+        code = f" exit {as_text(data['exitCode'])}" if data.get("exitCode") not in (None, 0) else ""
+        said = f": {as_text(data['stderrSummary'])}" if data.get("stderrSummary") not in (None, "") else ""
+        return f"{as_text(data.get('point'))}: {as_text(data.get('decision'))}{what}{code}{said}"
+    if kind == "llm/retry":
+        limit = f"/{as_text(data['maxRetries'])}" if "maxRetries" in data else ""
+        failure = data.get("failure")
+        after = f" after{_failure(failure, code=True)}" if type(failure) is dict else ""
+        return (f"retry {as_text(data.get('retry'))}{limit} ({as_text(data.get('mode'))}) in "
+                f"{as_text(data.get('delayMs'))} ms{after}")
+    if kind == "session/title":
+        source = data.get("source") if type(data.get("source")) is dict else {}
+        return f"title by {as_text(source.get('kind'))}: {as_text(data.get('title'))}"
+    if kind == "command/run":
+        args = f" {as_text(data['args'])}" if data.get("args") not in (None, "") else ""
+        return f"/{as_text(data.get('name'))}{args}"
+    if kind == "command/done":
+        text = f": {as_text(data['text'])}" if data.get("text") not in (None, "") else ""
+        return f"{as_text(data.get('kind'))}{text}"
+    if kind == "todo/write" and type(data.get("todos")) is list:
+        return "; ".join(f"[{as_text(t.get('status'))}] {as_text(t.get('content'))}" if type(t) is dict
+                         else as_text(t) for t in data["todos"]) or "(empty)"
     if kind in ("compaction/summary", "compaction/prune"):
         span = data.get("shadowedRange") if type(data.get("shadowedRange")) is dict else {}
         summary = content_text(data.get("summary"))  # (content blocks, as a message's)
@@ -196,11 +219,25 @@ def event_text(event, call=None) -> str:
         return f"{as_text(data.get('compactionId'))}{error}"
     if kind == "turn/end":
         from dshreplay.analyses.turns import turn_ending
-        return f"turn {as_text(data.get('turn'))} {turn_ending(data.get('reason'))}"
+        reason = data.get("reason")
+        error = reason.get("error") if type(reason) is dict and reason.get("kind") == "error" else None
+        return f"turn {as_text(data.get('turn'))} {turn_ending(reason)}{_failure(error)}"
     if kind in ("turn/start", "step/start", "step/end"):
         step = f" step {as_text(data.get('step'))}" if "step" in data else ""
         return f"turn {as_text(data.get('turn'))}{step}"
     return shown(data, None) if data else ""
+
+
+def _failure(failure, *, code: bool = False) -> str:
+    """A provider's failure (LlmFailure) after the words of what it ended: its code (when
+    those words do not name it), HTTP status and message ("" for none)."""
+    if type(failure) is not dict:
+        return ""
+    head = [as_text(failure["code"])] if code and "code" in failure else []
+    if "status" in failure:
+        head.append(f"(HTTP {as_text(failure['status'])})")
+    message = as_text(failure.get("message", ""))
+    return "".join(f" {h}" for h in head) + (f": {message}" if message else "")
 
 
 def json_size(value) -> int:

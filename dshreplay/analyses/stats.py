@@ -62,6 +62,8 @@ class SessionStats:
     turn_endings: list = field(default_factory=list)  # how each turn ended (see turns.Span.ending)
     turn_spans: list = field(default_factory=list)  # [{"turn", "startSeq", "endSeq", "ending"}]
     spills: dict = field(default_factory=lambda: {"results": 0, "omittedBytes": 0, "inherited": 0})
+    title: str | None = None  # the last session/title's title
+    failures: list = field(default_factory=list)  # what went wrong, from log-only events (`failure_of`)
     # why the figures are missing (the log cannot be read: answered_up_to None) or stop short
     # (where the fold fails: the figures are those of seqs 0..answered_up_to)
     error: DshReplayError | None = None
@@ -85,12 +87,50 @@ class SessionStats:
                 "times": self.times, "failedCalls": self.failed_calls, "cancelledCalls": self.cancelled_calls,
                 "tokensByModel": self.tokens_by_model,
                 "turnEndings": self.turn_endings, "turnSpans": self.turn_spans, "spills": self.spills,
+                "title": self.title, "failures": self.failures,
                 "tornTail": None if self.torn_tail is None else self.torn_tail.to_json()}
         if self.error is None:  # (figures read past a failure: where the fold fails; else `error` says it)
             failure = self.fold_error
             out["foldError"] = None if failure is None else {
                 "seq": failure.seq, "line": failure.line, "code": failure.code, "message": failure.message}
         return out
+
+
+FAILURE_TYPES = frozenset({"assistant/chunk", "turn/end", "llm/retry", "hook/result", "command/done",
+                           "compaction/end"})
+
+
+def failure_of(event) -> dict | None:
+    """What went wrong at a log-only event, as the session summary lists it (None: nothing):
+    a provider's error that ended a model call (its finish chunk) or a turn, a retry and the
+    failure it follows, a hook that exited non-zero or wrote to stderr, a slash command or a
+    compaction that failed. {seq, type, turn, step, code, status, message}: for a hook, code
+    is its decision and status its exit code."""
+    data = event.record.get("data")
+    if type(data) is not dict:
+        return None
+    kind, failure = event.type, None
+    if kind == "assistant/chunk":
+        chunk = data.get("chunk")
+        reason = chunk.get("reason") if type(chunk) is dict and chunk.get("type") == "finish" else None
+        failure = reason.get("failure") if type(reason) is dict else None
+    elif kind == "turn/end":
+        reason = data.get("reason")
+        failure = reason.get("error") if type(reason) is dict and reason.get("kind") == "error" else None
+    elif kind == "llm/retry":
+        failure = data.get("failure")
+    elif kind == "hook/result":
+        if data.get("exitCode") in (None, 0) and data.get("stderrSummary") in (None, ""):
+            return None
+        failure = {"code": data.get("decision"), "status": data.get("exitCode"), "message": data.get("stderrSummary")}
+    elif kind == "command/done" and data.get("kind") == "error":
+        failure = {"code": "error", "message": data.get("text")}
+    elif kind == "compaction/end" and "error" in data:
+        failure = {"code": "error", "message": data["error"]}
+    if type(failure) is not dict:
+        return None
+    return {"seq": event.seq, "type": kind, "turn": data.get("turn"), "step": data.get("step"),
+            "code": failure.get("code"), "status": failure.get("status"), "message": failure.get("message")}
 
 
 def failed_calls(calls) -> dict:
@@ -130,6 +170,8 @@ class SessionSummary(Observer):
 
     def begin(self, run: Run) -> None:
         self.stats: SessionStats | None = None
+        self.title = None
+        self.failures: list[dict] = []
         self.appended: list[int] = []  # seqs of appended surface events
         self.first_chunk_ms: list = []
         self._previous_time = None
@@ -142,11 +184,18 @@ class SessionSummary(Observer):
             call = record.call
             if call is not None and call.first_chunk_seq == event.seq and timed and self._previous_time is not None:
                 self.first_chunk_ms.append(time - self._previous_time)
+            if event.row is None and (failure := failure_of(event)) is not None:  # (a packed row holds no finish)
+                self.failures.append(failure)
             return  # (chunks do not move the request clock)
         if timed:
             self._previous_time = time
         if kind in SURFACE_TYPES and event.record.get("surfaceOp") == "append":
             self.appended.append(event.seq)
+        elif kind in FAILURE_TYPES and (failure := failure_of(event)) is not None:
+            self.failures.append(failure)
+        elif kind == "session/title":
+            data = event.record.get("data")
+            self.title = data.get("title") if type(data) is dict else None
 
     def finish(self, run: Run) -> None:
         self.stats = self._summary(run)
@@ -218,6 +267,7 @@ class SessionSummary(Observer):
                           for s, ending in zip(spans, endings)]
         out.spills = {"results": len(index.spills), "omittedBytes": sum(s.omitted for s in index.spills),
                       "inherited": sum(s.inherited for s in index.spills)}
+        out.title, out.failures = self.title, self.failures
         return out
 
 

@@ -53,7 +53,7 @@ from dshreplay.analyses.calls import CallTracker
 from dshreplay.analyses.findings import ERROR, NOTICE, WARNING
 from dshreplay.analyses.index import Indexer
 from dshreplay.analyses.query import CURRENT, LOG_ONLY, SHADOWED
-from dshreplay.analyses.render import clean, message_text, one_line, role_of
+from dshreplay.analyses.render import clean, event_text, message_text, one_line, role_of
 from dshreplay.analyses.schemas import PLACEHOLDER
 from dshreplay.analyses.stats import SessionSummary
 from dshreplay.analyses.tools import ToolLedger
@@ -303,21 +303,21 @@ def export(inputs: list[str], options: ExportOptions, mapper=None) -> dict:
     mapper = mapper or (lambda fn, items: [fn(i) for i in items])
 
     def check_old(path: Path, shown: str) -> None:
-        _check_replaceable(path, shown, _identities(given))
+        _check_replaceable(path, shown, _identities(given, options.redactor))
     return write_folder(options.out, lambda staging: _build(given, staging, options, stamp, mapper, seal),
                         force=options.force, check_old=check_old)
 
 
-def _identities(inputs: list) -> dict:
-    """(st_dev, st_ino) -> the input, for every input file (and standard input when it
-    is a file): what --force must never delete, whatever path names it."""
+def _identities(inputs: list, redactor: Redactor) -> dict:
+    """(st_dev, st_ino) -> the input as messages name it, for every input file (and standard
+    input when it is a file): what --force must never delete, whatever path names it."""
     found = {}
     for given in inputs:
         try:
             info = os.fstat(0) if isinstance(given, LogSource) else os.stat(resolve_log_path(given))
         except (OSError, ReadError):
             continue
-        found[(info.st_dev, info.st_ino)] = _label(given)
+        found[(info.st_dev, info.st_ino)] = _shown_input(given, redactor)
     return found
 
 
@@ -386,6 +386,12 @@ def _label(given) -> str:
     return "-" if isinstance(given, LogSource) else shown_path(given)
 
 
+def _shown_input(given, redactor: Redactor) -> str:
+    """An input as the bundle and every message name it: its path as given, with the rules
+    applied (a token in a file or folder name is masked like any other text)."""
+    return redactor.text(_label(given))
+
+
 def _log_name(given) -> str:
     """A log's name without its extension (`a__session` for `a__session.jsonl.zstd`); the
     folder's name for a session store's `session.jsonl`."""
@@ -411,10 +417,7 @@ def _plan(inputs: list, options: Options) -> list[str | None]:
         except (DshReplayError, OSError):  # the session's job reports why
             folders.append(None)
             continue
-        if type(session_id) is str and PLACEHOLDER.fullmatch(session_id):  # a snapshot's "{{sessionId}}"
-            name = base = folder_name(options.redactor.string(_log_name(given)))
-        else:
-            name = base = folder_name(options.redactor.string(session_id) if type(session_id) is str else session_id)
+        name = base = _folder_base(session_id, given, options.redactor)
         n = 1
         while name in used:
             n += 1
@@ -422,6 +425,15 @@ def _plan(inputs: list, options: Options) -> list[str | None]:
         used.add(name)
         folders.append(name)
     return folders
+
+
+def _folder_base(session_id, given, redactor: Redactor) -> str:
+    """The folder name of a session before it is numbered apart (`~~2`) from the ones before:
+    made from its id with the rules applied (a key in an id never names a folder), or for a
+    snapshot's "{{sessionId}}" from its file's name. No hash of the id as logged is taken."""
+    if type(session_id) is str and PLACEHOLDER.fullmatch(session_id):
+        return folder_name(redactor.string(_log_name(given)))
+    return folder_name(redactor.value(session_id))  # (an id that is no string: its strings redacted too)
 
 
 def _job(item) -> SessionExport:
@@ -515,6 +527,9 @@ def _export_one(given, root: Path, redactor: Redactor, name: str | None, options
     its bytes can be read), the other sessions are kept. An error of the output (a full
     disk) is no verdict on the input: it ends the export."""
     facts = _input_facts(given, options, hasher)
+    facts["input"] = _shown_input(given, redactor)  # (a path is redacted like any text the bundle holds)
+    if "file" in facts:
+        facts["file"] = redactor.text(facts["file"])
     try:
         return _export_session(given, root, redactor, name, options, facts, hasher)
     except OutputError:
@@ -525,7 +540,7 @@ def _export_one(given, root: Path, redactor: Redactor, name: str | None, options
         verdict, why = "internal-error", f"internal error: {type(exc).__name__}: {exc} (please report it)"
     if name is not None:
         shutil.rmtree(root / name, ignore_errors=True)
-    result = SessionExport(_label(given))
+    result = SessionExport(facts["input"])
     result.entry = {**facts, "verdict": verdict, "error": redactor.text(why)}
     return result
 
@@ -537,7 +552,7 @@ def _os_reason(exc: OSError) -> str:
 
 def _export_session(given, root: Path, redactor: Redactor, name: str | None,
                     options: Options, facts: dict, hasher: InputHash) -> SessionExport:
-    label = _label(given)
+    label = facts["input"]
     result = SessionExport(label)
     try:
         plain = _source(given, options)
@@ -581,7 +596,9 @@ def _export_session(given, root: Path, redactor: Redactor, name: str | None,
     result.entry = {**facts, "folder": name, "encoding": index.encoding, "header": head,
                     "events": index.event_count, "verdict": "ok" if report.ok else "errors",
                     "findings": counts, "tornTail": None if index.torn_tail is None else index.torn_tail.to_json(),
-                    "answeredUpTo": None if failure is None else failure["seq"] - 1, "failure": failure}
+                    "answeredUpTo": None if failure is None else failure["seq"] - 1, "failure": failure,
+                    "redactions": {"replacements": redactor.replacements,
+                                   "byRule": dict(sorted(redactor.by_rule.items()))}}
     report_html = render_report(entry=result.entry, index=index, findings=findings, view=view,
                                 transcript=entries, input_hash=hasher.name)
     write_file(folder / "report.html", report_html.encode())
@@ -666,6 +683,8 @@ class _EventRows(Observer):
                 text = message_text(message, tools=names) if has else ""
             except DeriveError:
                 text = ""
+        elif kind != "assistant/chunk" or _finish_chunk(data):  # (a streamed piece: its message's row shows it)
+            text = event_text(event, call)
         compaction_id = data.get("compactionId") if type(data) is dict else None
         if compaction_id is None and type(data) is dict and type(data.get("source")) is dict:
             compaction_id = data["source"].get("compactionId")
@@ -676,6 +695,12 @@ class _EventRows(Observer):
 
     def finish(self, run: Run) -> None:
         self.csv.close()
+
+
+def _finish_chunk(data) -> bool:
+    """Whether an assistant/chunk's data is the finish of a model call (a provider's error shows there)."""
+    chunk = data.get("chunk") if type(data) is dict else None
+    return type(chunk) is dict and chunk.get("type") == "finish"
 
 
 class _ToolRows(Observer):

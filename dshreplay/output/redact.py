@@ -4,22 +4,36 @@ A rules file is JSON: {"text": [regex, ...], "pointers": [JSON pointer, ...],
 "keys": [key name, ...]}. `text` patterns (RE2 syntax) are masked in every
 string, object keys included; `pointers` (into each log record, e.g.
 "/data/header/system") and `keys` (any object member of that name, at any
-depth) have their whole value replaced. The default rules mask obvious
-secrets. Redaction applies to what dshreplay writes, never to the log it reads.
+depth) have their whole value replaced. The default rules (`secretrules`:
+detect-secrets' plugins and ours) mask secrets, and the text values of
+members named like one (`password`, `apiKey`, `token`, ...). Redaction
+applies to what dshreplay writes, never to the log it reads.
+
+Masking is in place: a secret is replaced by MASK where it stands, and every
+other character stays as the log wrote it. A string that holds JSON (tool
+arguments, a result) is never parsed and written back: each string of it is
+masked inside its own quotes, so a duplicated key keeps both values, `1.10`
+stays `1.10` and a pretty-printed result stays pretty. A secret written in
+another form is found too: inside base64 (the whole base64 text is masked),
+URL-encoded (`%67hp_...`) or behind backslash escapes (`\\u0067hp_...`).
 
 Every pattern, default or the user's, runs on RE2, an engine whose search time
 grows linearly with the text whatever the pattern (Python's backtracking `re`
 takes exponential time on `(a+)+$` and quadratic time on a default rule over
 `x.x.x...`), within a fixed memory budget. Each rule is compiled and searched
 on its own, so rules cannot interfere (group names and numbers, flags); the
-spans they find in a string are masked together. What RE2 cannot run in
-linear time (backreferences, lookaround, conditionals, `(?x)`...) is a usage
-error naming the rule, never a rule that silently stops matching.
+spans they find in a string are masked together. The default rules are also
+compiled into one pattern that says at once whether any of them matches a
+text (most texts: none). What RE2 cannot run in linear time (backreferences,
+lookaround, conditionals, `(?x)`...) is a usage error naming the rule, never
+a rule that silently stops matching.
 """
 
 from __future__ import annotations
 
+import binascii
 import bisect
+import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -31,45 +45,17 @@ from dshreplay.core.driver import Observer
 from dshreplay.errors import ReadError, UsageError
 from dshreplay.io.reader import read_small_file
 from dshreplay.jsvalues import as_key, json_bytes, parse_count, pointer_parts, shown
+from dshreplay.output.secretrules import KEEP, PLAIN_MEMBER_VALUES, SECRET_MEMBER_IN_JSON, SECRET_MEMBERS
 
 MASK = "[REDACTED]"
 MAX_RULES_BYTES = 1024**2
 RULES_MEMORY = 64 << 20  # RE2 memory for all text rules together (each gets an even share as its max_mem)
-GATE_MEMORY = 1 << 20  # RE2 memory of each word scan that gates the default rules
+GATE_MEMORY = 16 << 20  # RE2 memory of the one pattern of every default rule
+NAME_MEMORY = 1 << 20  # RE2 memory of a member-name pattern
 NUMBERED = "keys numbered apart"  # masked keys that would have collided with another key of their object
-
-_SPACE = r"\s\v\x1c-\x1f\x85\p{Z}"  # what Python's \s matches (str.isspace); RE2's \s is ASCII only
-_WORD = r"\p{L}\p{N}_"  # what Python's \w matches; RE2's is ASCII only
-
-# The default rules: name, the words one of which a string must hold (in any case) for the rule to
-# possibly match (a cheap scan before the rule; the last has a second such group), the pattern and
-# the group it masks (0: the whole match).
-DEFAULT_RULES = (
-    ("private key", (("private key",),),
-     r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----", 0),
-    ("bearer token", (("bearer",),), rf"(?i)\bbearer[{_SPACE}]+[A-Za-z0-9._~+/=-]{{12,}}", 0),
-    ("authorization", (("authorization",),),
-     rf"(?i)\bauthorization[\"']?[{_SPACE}]*[:=][{_SPACE}]*[\"']?(?:basic[{_SPACE}]+|token[{_SPACE}]+)?"
-     r"[A-Za-z0-9._~+/=-]{8,}", 0),
-    ("sk-/pk-/rk- key", (("sk-", "pk-", "rk-"),), r"\b(?:sk|pk|rk)-[A-Za-z0-9_-]{16,}", 0),
-    ("AWS key id", (("akia",),), r"\bAKIA[0-9A-Z]{16}\b", 0),
-    ("GitHub token", (("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),), r"\bgh[pousr]_[A-Za-z0-9]{30,}\b", 0),
-    ("Slack token", (("xox",),), r"\bxox[abprs]-[A-Za-z0-9-]{10,}", 0),
-    ("Google API key", (("aiza",),), r"\bAIza[0-9A-Za-z_-]{35}\b", 0),
-    ("JSON web token", (("eyj",),), r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", 0),
-    ("URL credentials", (("://",),), rf"://([^{_SPACE}/:@\"']+:[^{_SPACE}/@\"']+)@", 1),  # user:password
-    ("curl -u credentials", (("-u", "--user"),),
-     rf"(?:^|[^{_WORD}])((?:-u|--user)[{_SPACE}]+[^{_SPACE}:\"']+:[^{_SPACE}\"']+)", 1),
-    ("secret-named assignment", (("api", "secret", "password", "passwd", "token", "key"), ("=", ":")),
-     r"(?i)\b[A-Z0-9_.-]*(?:api[_-]?key|secret|password|passwd|token|access[_-]?key|private[_-]?key)"
-     rf"\b[\"']?[{_SPACE}]*[=:][{_SPACE}]*[\"']?[^{_SPACE}\"',;]{{6,}}", 0),
-)
-# An object member whose name ends like one of these holds a secret when its value is text
-# (numbers such as `inputTokens` are left alone).
-DEFAULT_SECRET_KEYS = (r"(?i)(?:password|passwd|passphrase|secret|api[_-]?key|access[_-]?key|"
-                       r"private[_-]?key|token|authorization|credentials?|cookie)s?\n?$")
-DEFAULT_KEY_WORDS = ("password", "passwd", "passphrase", "secret", "key", "token", "authorization",
-                     "credential", "cookie")
+BASE64 = "base64 of a secret"  # (counted with the rule that found the secret in the decoded text)
+MAX_LAYERS = 4  # escapes undone in turn to find a secret behind them (JSON text inside JSON text inside ...)
+MAX_BASE64 = 64 * 1024  # base64 runs longer than this (images, archives) are not decoded to look for secrets
 
 
 @dataclass(frozen=True)
@@ -78,28 +64,33 @@ class TextRule:
 
     name: str  # as counted in the manifest: a default rule's name, or "text rule N" of the rules file
     pattern: object  # an RE2 pattern
-    gates: tuple = ()  # RE2 word scans that must each find something before the rule runs
-    group: int = 0  # the group masked (0: the whole match)
+    groups: tuple = (0,)  # the groups masked (0: the whole match)
+    keep: object = None  # a test of a masked text that says it is no secret after all
 
 
 @dataclass(frozen=True)
 class Rules:
     """Everything an export masks, compiled once and shared by every session's redactor."""
 
-    text: tuple[TextRule, ...] = ()
+    defaults: tuple[TextRule, ...] = ()
+    user: tuple[TextRule, ...] = ()  # the rules file's text rules
     pointers: tuple[tuple[str, ...], ...] = ()
     keys: frozenset[str] = frozenset()
-    secret_keys: object = None  # RE2: member names whose text values are masked (the defaults)
-    any_word: object = None  # RE2: any word of a default rule's gates (None: no default rule)
-    key_word: object = None  # RE2: any word a secret member's name holds
+    gate: object = None  # RE2: every default rule at once (None: no default rule)
+    secret_members: object = None  # RE2: member names whose text values are masked (the defaults)
+    member_gate: object = None  # RE2: such a member name as JSON text writes it (`password":`)
     only_defaults: bool = False  # no rules file: a record none of whose bytes a default rule matches is kept
     summary: dict | None = None  # the rules file as the manifest records it: how many rules of each kind
+
+    @property
+    def text(self) -> tuple[TextRule, ...]:
+        return self.defaults + self.user
 
 
 @dataclass
 class Redactor:
     """Masks strings and values with `rules`; while `counting`, counts what it
-    replaced and remembers the values it masked whole (to mask them in findings)."""
+    replaced and remembers the values it masked (to mask them in findings)."""
 
     rules: Rules = field(default_factory=Rules)
     secret_calls: frozenset = frozenset()  # (turn, step, index) of tool calls whose arguments hold a secret
@@ -109,12 +100,12 @@ class Redactor:
 
     def __post_init__(self) -> None:
         self._clean_keys: dict[str, bool] = {}  # member names no rule changes -> whether one names a secret
-        self.masked_values = MaskedValues()  # values masked whole while counting (by pointer, keys, name, as a key)
+        self.masked_values = MaskedValues()  # values masked while counting (whole, or a secret in them)
 
     @property
     def active(self) -> bool:
         rules = self.rules
-        return bool(rules.text or rules.pointers or rules.keys or rules.secret_keys)
+        return bool(rules.text or rules.pointers or rules.keys or rules.secret_members)
 
     @property
     def summary(self) -> dict | None:
@@ -127,44 +118,83 @@ class Redactor:
     # -- strings ---------------------------------------------------------------------------
 
     def string(self, value: str) -> str:
-        """A string with the rules applied; one that holds JSON (tool arguments, results)
-        is read, redacted as a value (keys too), and written back when anything changed."""
-        head = value.lstrip()[:1]
-        if head in ("{", "[") and len(value) > 1:
-            try:
-                inner = orjson.loads(value)
-            except orjson.JSONDecodeError:
-                inner = None
-            if type(inner) is dict or type(inner) is list:
-                redacted = self.value(inner)
-                return value if redacted is inner else json_bytes(redacted).decode()
-        return self.text(value)
+        """A string with the rules applied (the same object when none changes it); in one
+        that holds JSON (tool arguments, results) each string is masked in place, member
+        names too, and the values of members the keys and member-name rules name."""
+        edits = self._edits(value, 0)
+        if not edits:
+            return value
+        self._remember(value)
+        return _apply(value, edits, self._count)
 
     def text(self, value: str) -> str:
         """A string with every span a text rule matches masked (the same object when none does)."""
         if not self.rules.text:
             return value
-        data = value.encode("utf-8", "surrogatepass")
-        spans = self._spans(data)
+        spans = self._text_spans(value, 0)
         if not spans:
             return value
-        for _, _, name in spans:
-            self._count(name)
-        return _masked(data, spans)
+        return _apply(value, [(s, e, MASK, rule) for s, e, rule in spans], self._count)
+
+    def _edits(self, value: str, depth: int) -> list:
+        """The edits (start, end, new text, rule) the rules make to a string."""
+        head = value[:1] if value[:1] not in " \t\r\n" else value.lstrip()[:1]
+        if (head == "{" or head == "[") and len(value) > 1 and depth < MAX_LAYERS:
+            if _json_container(value):
+                if self.rules.only_defaults and not self._may_change(_utf8(value)):
+                    return []
+                return _JsonText(self, value, depth).edits()
+        return [(s, e, MASK, rule) for s, e, rule in self._text_spans(value, depth)]
+
+    def _text_spans(self, text: str, depth: int) -> list[tuple[int, int, str]]:
+        """Where the text rules match `text` (character offsets), as written or once its
+        escapes, URL encoding or base64 are undone: (start, end, rule name)."""
+        data = _utf8(text)
+        spans = _char_spans(text, data, self._spans(data))
+        if not self.rules.defaults or depth >= MAX_LAYERS:
+            return spans
+        for view in _views(text):
+            if self._may_change(_utf8(view.text)):
+                spans += [(*view.original(s, e), rule) for s, e, rule in self._text_spans(view.text, depth + 1)]
+        for start, end, decoded in _base64_runs(text):
+            if self._may_change(_utf8(decoded)):
+                found = self._text_spans(decoded, depth + 1)
+                if found:
+                    spans.append((start, end, found[0][2]))
+        return spans
 
     def _spans(self, data: bytes) -> list[tuple[int, int, str]]:
-        """Where each text rule matches `data` (UTF-8): (start, end, rule name); empty matches left out."""
+        """Where each text rule matches `data` (UTF-8): (start, end, rule name) in bytes;
+        empty matches and texts a rule's `keep` spares left out."""
         rules = self.rules
-        words = rules.any_word is not None and rules.any_word.search(data) is not None
-        spans = []
-        for rule in rules.text:
-            if rule.gates and not (words and all(gate.search(data) is not None for gate in rule.gates)):
-                continue
-            for match in rule.pattern.finditer(data):
-                start, end = match.span(rule.group)
-                if end > start:
-                    spans.append((start, end, rule.name))
+        spans: list = []
+        if rules.gate is not None and rules.gate.search(data) is not None:
+            for rule in rules.defaults:
+                _find(rule, data, spans)
+        for rule in rules.user:
+            _find(rule, data, spans)
         return spans
+
+    def _may_change(self, data: bytes) -> bool:
+        """Whether a default rule may change a text (UTF-8) or a string inside it (the JSON
+        text of a record or of tool arguments): whether it, or it with its escapes undone
+        once, twice..., or URL-decoded or base64-decoded, holds a match of a default rule or
+        a secret member's name. Every string of a JSON text stands in it between quotes
+        (escaped in one more layer for each level of JSON inside a string), and no default
+        rule needs a string's start or end (`secretrules`), so a JSON text for which this
+        says no holds no string a default rule changes."""
+        rules = self.rules
+        for layer in _layers(data):
+            if rules.gate.search(layer) is not None or rules.member_gate.search(layer) is not None:
+                return True
+            if b"%" in layer and _PERCENT.search(layer) is not None:
+                decoded = _PERCENT.sub(lambda m: bytes([int(m.group(1), 16)]), layer)
+                if rules.gate.search(decoded) is not None:
+                    return True
+            for _, _, decoded in _base64_runs(layer):
+                if self._may_change(_utf8(decoded)):
+                    return True
+        return False
 
     def _count(self, rule: str, n: int = 1) -> None:
         if n and self.counting:
@@ -199,7 +229,7 @@ class Redactor:
             t = type(child)
             if frame.keyed:
                 secret_name = self._member(frame, key)
-                if key in keys or (t is str and secret_name and child != MASK):
+                if key in keys or (t is str and secret_name and _secret_value(child)):
                     self._count("keys" if key in keys else "secret-named member")
                     self._remember(child)
                     frame.put(key, MASK)
@@ -216,14 +246,17 @@ class Redactor:
         if known is not None:
             return known
         masked = self.string(key)
-        secret = self.rules.secret_keys is not None and self.rules.secret_keys.search(key) is not None
+        secret = self.secret_name(key)
         if masked is key:
             if len(self._clean_keys) < 4096:
                 self._clean_keys[key] = secret
         else:
-            self._remember(key)
             frame.rename(key, masked)
         return secret
+
+    def secret_name(self, name: str) -> bool:
+        """Whether a member of this name holds a secret when its value is text (the defaults)."""
+        return self.rules.secret_members is not None and self.rules.secret_members.search(_utf8(name)) is not None
 
     def record(self, record, raw: bytes | None = None):
         """One log record with the rules applied (pointers, then keys and text).
@@ -242,21 +275,9 @@ class Redactor:
                 if old is not _ABSENT:
                     self._count("pointers")
                     self._remember(old)
-        if raw is not None and self.rules.only_defaults and self._unmatched(raw):
+        if raw is not None and self.rules.only_defaults and not self._may_change(raw):
             return record
         return self.value(record)
-
-    def _unmatched(self, raw: bytes) -> bool:
-        """Whether no default rule can change the record parsed from `raw`."""
-        rules = self.rules
-        if b"\\u" in raw:  # an escaped letter could spell a word only the parsed string shows
-            return False
-        if rules.any_word.search(raw) is None and rules.key_word.search(raw) is None:
-            return True
-        # no escapes and no other characters: every string of the record (member names too)
-        # stands in `raw` as it is, between quotes, so a rule that matches none of `raw`
-        # matches none of them
-        return raw.isascii() and b"\\" not in raw and rules.key_word.search(raw) is None and not self._spans(raw)
 
     def _mask_arguments(self, record: dict) -> dict:
         """A tool-call delta (or a packed row of them) of a call whose assembled
@@ -273,6 +294,7 @@ class Redactor:
             self._count("tool-call arguments")
             return {**record, "data": {**data, "chunk": {**chunk, "argumentsDelta": MASK}}}
         return record
+
 
     # -- findings --------------------------------------------------------------------------
 
@@ -422,23 +444,6 @@ def _merged(spans) -> list[list[int]]:
     return merged
 
 
-def _masked(data: bytes, spans) -> str:
-    """UTF-8 `data` with each (start, end, _) span replaced by MASK (overlapping spans by one)."""
-    whole = []
-    for start, end, _ in spans:
-        while start > 0 and data[start] & 0xC0 == 0x80:  # (an RE2 \C can end a match inside a character)
-            start -= 1
-        while end < len(data) and data[end] & 0xC0 == 0x80:
-            end += 1
-        whole.append((start, end))
-    pieces, at, mask = [], 0, MASK.encode()
-    for start, end in _merged(whole):
-        pieces += (data[at:start], mask)
-        at = end
-    pieces.append(data[at:])
-    return b"".join(pieces).decode("utf-8", "surrogatepass")
-
-
 def _call_key(data: dict, chunk: dict) -> tuple:
     """Which tool call of its step a delta belongs to: (turn, step, block index)."""
     return tuple(as_key(v) for v in (data.get("turn"), data.get("step"), chunk.get("index")))
@@ -568,10 +573,6 @@ def _compile(pattern: str, max_mem: int):
     return re2.compile(pattern, options)
 
 
-def _words(words) -> object:
-    return _compile("(?i)" + "|".join(re2.escape(w) for w in words), GATE_MEMORY)
-
-
 def _user_rule(n: int, text: str, max_mem: int, where: str) -> TextRule:
     try:
         return TextRule(f"text rule {n}", _compile(text, max_mem))
@@ -600,22 +601,376 @@ def _read_rules(rules_path: str) -> dict:
 
 
 def load_redactor(rules_path: str | None, *, defaults: bool = True) -> Redactor:
-    """The redactor for an export: the rules file (if any) plus the default secret rules."""
+    """The redactor for an export: the rules file (if any) plus the default secret rules
+    (`secretrules`, which imports detect-secrets: only an export pays for it)."""
     user = _read_rules(rules_path) if rules_path is not None else {}
     where = str(rules_path)
     texts = user.get("text", [])
-    max_mem = RULES_MEMORY // max(1, len(texts) + (len(DEFAULT_RULES) if defaults else 0))
-    text_rules = [TextRule(name, _compile(pattern, max_mem), tuple(_words(words) for words in gates), group)
-                  for name, gates, pattern, group in DEFAULT_RULES] if defaults else []
-    text_rules += [_user_rule(n, text, max_mem, where) for n, text in enumerate(texts, 1)]
+    found = _default_rules() if defaults else []
+    max_mem = RULES_MEMORY // max(1, len(texts) + len(found))
+    default_rules = tuple(TextRule(r.name, _compile(r.pattern, max_mem), r.groups, KEEP.get(r.keep)) for r in found)
+    user_rules = tuple(_user_rule(n, text, max_mem, where) for n, text in enumerate(texts, 1))
     pointers = tuple(_pointer(p, where) for p in user.get("pointers", []))
     keys = frozenset(user.get("keys", []))
     summary = None if rules_path is None else {"text": len(texts), "pointers": len(pointers), "keys": len(keys)}
-    gate_words = {w for _, gates, _, _ in DEFAULT_RULES for w in gates[0]}
     return Redactor(Rules(
-        tuple(text_rules), pointers, keys,
-        secret_keys=_compile(DEFAULT_SECRET_KEYS, GATE_MEMORY) if defaults else None,
-        any_word=_words(sorted(gate_words)) if defaults else None,
-        key_word=_words(DEFAULT_KEY_WORDS) if defaults else None,
+        default_rules, user_rules, pointers, keys,
+        gate=_compile("|".join(f"(?:{r.pattern})" for r in found), GATE_MEMORY) if defaults else None,
+        secret_members=_compile(SECRET_MEMBERS, NAME_MEMORY) if defaults else None,
+        member_gate=_compile(SECRET_MEMBER_IN_JSON, NAME_MEMORY) if defaults else None,
         only_defaults=defaults and not texts and not keys,
         summary=summary))
+
+
+def _default_rules() -> list:
+    from dshreplay.output.secretrules import default_rules
+    return default_rules()
+
+
+# -- where text rules match, and undoing escapes, URL encoding and base64 -------------------
+
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
+
+
+def _find(rule: TextRule, data: bytes, spans: list) -> None:
+    """Adds where `rule` matches `data`: the span of each group it masks."""
+    keep = rule.keep
+    for match in rule.pattern.finditer(data):
+        for group in rule.groups:
+            start, end = match.span(group)
+            if end > start and (keep is None or not keep(data[start:end].decode("utf-8", "replace"))):
+                spans.append((start, end, rule.name))
+
+
+def _char_spans(text: str, data: bytes, spans: list) -> list[tuple[int, int, str]]:
+    """Byte spans of `data` (the UTF-8 of `text`) as character spans of `text`, widened to
+    whole characters (an RE2 \\C can end a match inside one)."""
+    if not spans or len(data) == len(text):
+        return spans
+    whole = []
+    for start, end, rule in spans:
+        while start > 0 and data[start] & 0xC0 == 0x80:
+            start -= 1
+        while end < len(data) and data[end] & 0xC0 == 0x80:
+            end += 1
+        whole.append((start, end, rule))
+    offsets = sorted({o for s, e, _ in whole for o in (s, e)})
+    chars, at, count = {}, 0, 0
+    for offset in offsets:
+        count += len(data[at:offset].decode("utf-8", "surrogatepass"))
+        chars[offset], at = count, offset
+    return [(chars[s], chars[e], rule) for s, e, rule in whole]
+
+
+def _apply(text: str, edits, count) -> str:
+    """`text` with each (start, end, new text, rule) edit made (overlapping ones as one: the
+    first's new text), and `count(rule)` called for each edit found."""
+    pieces, at, last = [], 0, None
+    for start, end, new, rule in sorted(edits, key=lambda e: (e[0], -e[1])):
+        for name in (rule,) if type(rule) is str else rule:
+            count(name)
+        if last is not None and start < last[1]:
+            last[1] = max(last[1], end)
+            continue
+        if last is not None:
+            pieces += (text[at:last[0]], last[2])
+            at = last[1]
+        last = [start, end, new]
+    if last is not None:
+        pieces += (text[at:last[0]], last[2])
+        at = last[1]
+    pieces.append(text[at:])
+    return "".join(pieces)
+
+
+class _View:
+    """A text with its escapes undone (each one gives one character), and where each
+    character of it stands in the text: a span found in the view masks the escapes
+    that wrote it."""
+
+    def __init__(self, text: str, escapes, decode) -> None:
+        pieces, at, extra = [], 0, 0
+        self._at: list[int] = []  # where each escape's character stands in the view
+        self._extra: list[int] = []  # the characters escapes take beyond one, up to and with each
+        for match in escapes:
+            pieces += (text[at:match.start()], decode(match))
+            self._at.append(match.start() - extra)
+            extra += match.end() - match.start() - 1
+            self._extra.append(extra)
+            at = match.end()
+        pieces.append(text[at:])
+        self.text = "".join(pieces)
+
+    def original(self, start: int, end: int) -> tuple[int, int]:
+        return start + self._before(start), end + self._before(end)
+
+    def _before(self, offset: int) -> int:
+        n = bisect.bisect_left(self._at, offset)  # the escapes whose characters stand before `offset`
+        return self._extra[n - 1] if n else 0
+
+
+_SIMPLE = {"n": "\n", "r": "\r", "t": "\t", "b": "\b", "f": "\f", "0": "\0", "v": "\v", "a": "\a"}
+_BACKSLASH = re.compile(r"\\(?:u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|[nrtbf0va\"'\\/])")
+_JSON_ESCAPE = re.compile(r"\\(?:u[0-9a-fA-F]{4}|[\"\\/bfnrt])")
+_URL_ESCAPE = re.compile(r"%[0-7][0-9A-Fa-f]")  # (ASCII: what a secret is written in)
+_PERCENT = re.compile(rb"%([0-7][0-9A-Fa-f])")
+
+
+def _unbackslash(match: re.Match) -> str:
+    body = match.group()[1:]
+    return chr(int(body[1:], 16)) if len(body) > 1 else _SIMPLE.get(body, body)
+
+
+def _views(text: str):
+    """The text with its backslash escapes (`\\u0067`, `\\n`, `\\"`) undone, and with its
+    URL encoding (`%67`) undone, when it holds any."""
+    if "\\" in text and _BACKSLASH.search(text) is not None:
+        yield _View(text, _BACKSLASH.finditer(text), _unbackslash)
+    if "%" in text and _URL_ESCAPE.search(text) is not None:
+        yield _View(text, _URL_ESCAPE.finditer(text), lambda m: chr(int(m.group()[1:], 16)))
+
+
+def _json_view(content: str):
+    """The inside of a JSON string token as a view (None when it holds no escape)."""
+    if "\\" not in content:
+        return None
+    return _View(content, _JSON_ESCAPE.finditer(content), _unbackslash)
+
+
+_BASE64_TEXT = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")  # (MIN_BASE64 characters or more)
+_BASE64_BYTES = re.compile(rb"[A-Za-z0-9+/_-]{16,}={0,2}")
+_URLSAFE = bytes.maketrans(b"-_", b"+/")
+
+
+def _base64_runs(text):
+    """The runs of base64 (standard or URL-safe) in a text (str or UTF-8 bytes) that decode
+    to text: (start, end, decoded text). Binary (hashes, images) is left alone."""
+    runs = _BASE64_BYTES.finditer(text) if type(text) is bytes else _BASE64_TEXT.finditer(text)
+    for run in runs:
+        body = run.group()
+        if len(body) > MAX_BASE64 or body.islower() or body.isupper():  # (words, names, paths: base64 of text
+            continue  # mixes cases, as its first character of four takes a letter's high bits)
+        raw = body if type(body) is bytes else body.encode("ascii")
+        core = raw.rstrip(b"=")
+        if (b"-" in core or b"_" in core) and (b"+" in core or b"/" in core) or len(core) % 4 == 1:
+            continue
+        try:
+            decoded = binascii.a2b_base64(core.translate(_URLSAFE) + b"=" * (-len(core) % 4), strict_mode=True)
+            plain = decoded.decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError, ValueError):
+            continue
+        if plain.replace("\n", "").replace("\r", "").replace("\t", "").isprintable():
+            yield run.start(), run.end(), plain
+
+
+_JSON_UNESCAPES = ((b'\\"', b'"'), (b"\\/", b"/"), (b"\\n", b"\n"), (b"\\r", b"\r"), (b"\\t", b"\t"),
+                   (b"\\b", b"\b"), (b"\\f", b"\f"))
+_U_ESCAPE = re.compile(rb"\\u([0-9a-fA-F]{4})")
+
+
+def _layers(data: bytes):
+    """`data`, then `data` with its JSON escapes undone once, twice... while it holds a
+    backslash (at most MAX_LAYERS times): the strings of JSON text inside JSON text stand
+    unescaped in the layer of their depth."""
+    yield data
+    for _ in range(MAX_LAYERS):
+        if b"\\" not in data:
+            return
+        data = _json_unescaped(data)
+        yield data
+
+
+def _json_unescaped(data: bytes) -> bytes:
+    """JSON escapes undone in a text, quickly: escaped backslashes set aside (as NUL,
+    which JSON text never holds raw), the other escapes replaced, then the backslashes back."""
+    if b"\0" in data:  # (NUL from a layer below: undo escapes one by one)
+        return _ESCAPE_BYTES.sub(_unescape_bytes, data)
+    data = data.replace(b"\\\\", b"\0")
+    for escape, char in _JSON_UNESCAPES:
+        if escape in data:
+            data = data.replace(escape, char)
+    if b"\\u" in data:
+        data = _U_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)).encode("utf-8", "surrogatepass"), data)
+    return data.replace(b"\0", b"\\")
+
+
+_ESCAPE_BYTES = re.compile(rb"\\(?:u([0-9a-fA-F]{4})|(.))", re.S)
+_BYTE_ESCAPES = {b"n": b"\n", b"r": b"\r", b"t": b"\t", b"b": b"\b", b"f": b"\f"}
+
+
+def _unescape_bytes(match: re.Match) -> bytes:
+    if match.group(1) is not None:
+        return chr(int(match.group(1), 16)).encode("utf-8", "surrogatepass")
+    char = match.group(2)
+    return _BYTE_ESCAPES.get(char, char)
+
+
+def _json_container(text: str) -> bool:
+    """Whether a text is a JSON object or array (orjson reads most; the standard parser
+    those with integers past 64 bits)."""
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        try:
+            value = json.loads(text)
+        except (ValueError, RecursionError):
+            return False
+    return type(value) is dict or type(value) is list
+
+
+def _secret_value(value: str) -> bool:
+    """Whether the text value of a secret-named member is one to mask (not already masked,
+    not one of the plain values such a member also takes, like fetch's `credentials`)."""
+    return value != MASK and value not in PLAIN_MEMBER_VALUES
+
+
+# -- JSON text, masked in place ------------------------------------------------------------
+
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+_COLON = re.compile(r"[ \t\r\n]*:[ \t\r\n]*")
+_SCALAR = re.compile(r"[^ \t\r\n,\]}]+")
+
+
+def _json_escape(text: str) -> str:
+    """Text as it stands inside a JSON string's quotes."""
+    return json_bytes(text).decode("utf-8", "surrogatepass")[1:-1]
+
+
+class _JsonText:
+    """The edits the rules make to a JSON text, each inside the string it touches: a
+    secret in a string, a member name the text rules change (numbered apart from the
+    object's other names when it would collide), the text value of a secret-named
+    member, the whole value of a member the keys rule names. Nothing else of the text
+    changes. The text is valid JSON (orjson read it)."""
+
+    def __init__(self, redactor: Redactor, text: str, depth: int) -> None:
+        self.redactor, self.text, self.depth = redactor, text, depth
+        self.tokens = [(m.start(), m.end()) for m in _JSON_STRING.finditer(text)]
+        self.edits_: list = []
+        self.names: dict[int, list] = {}  # object -> [(token, name, new name or None)]
+
+    def decoded(self, token: int) -> tuple[str, _View | None]:
+        start, end = self.tokens[token]
+        view = _json_view(self.text[start + 1:end - 1])
+        return (self.text[start + 1:end - 1], None) if view is None else (view.text, view)
+
+    def edits(self) -> list:
+        text, tokens, redactor = self.text, self.tokens, self.redactor
+        keys = redactor.rules.keys
+        stack: list = []  # the open containers: an object's number, or None for an array
+        objects = 0
+        at = i = 0
+        while i < len(tokens):
+            start, end = tokens[i]
+            objects = self._containers(at, start, stack, objects)
+            colon = _COLON.match(text, end)
+            if colon is None or not stack or stack[-1] is None:  # a string value
+                self._string(i)
+                at, i = end, i + 1
+                continue
+            name, _ = self.decoded(i)
+            inner = self._inner(name) if redactor.rules.text else []
+            new = _apply(name, inner, _ignore) if inner else name
+            self.names.setdefault(stack[-1], []).append((i, name, None if new == name else new, _rules(inner)))
+            value = colon.end()
+            if name in keys:
+                close, after = self._value_end(value, i + 1)
+                redactor._remember(orjson.loads(text[value:close]))
+                self.edits_.append((value, close, f'"{MASK}"', "keys"))
+                at, i = close, after
+                continue
+            if redactor.secret_name(name) and i + 1 < len(tokens) and tokens[i + 1][0] == value:
+                secret, _ = self.decoded(i + 1)
+                if _secret_value(secret):
+                    redactor._remember(secret)
+                    self.edits_.append((value + 1, tokens[i + 1][1] - 1, MASK, "secret-named member"))
+                    at, i = tokens[i + 1][1], i + 2
+                    continue
+            at, i = end, i + 1
+        self._rename()
+        return self.edits_
+
+    def _string(self, token: int) -> None:
+        """The edits inside one string (JSON text in it, masked in place in turn)."""
+        value, view = self.decoded(token)
+        self.edits_ += [(*self._place(token, view, s, e), _json_escape(new), rule)
+                        for s, e, new, rule in self.redactor._edits(value, self.depth + 1)]
+
+    def _inner(self, value: str) -> list:
+        return self.redactor._edits(value, self.depth + 1)
+
+    def _place(self, token: int, view: _View | None, start: int, end: int) -> tuple[int, int]:
+        """A span of a string token's decoded text as a span of the JSON text."""
+        if view is not None:
+            start, end = view.original(start, end)
+        base = self.tokens[token][0] + 1
+        return base + start, base + end
+
+    def _containers(self, at: int, end: int, stack: list, objects: int) -> int:
+        """Opens and closes the containers whose brackets stand between two strings."""
+        segment = self.text[at:end]
+        if "{" in segment or "[" in segment or "}" in segment or "]" in segment:
+            for char in segment:
+                if char == "{":
+                    objects += 1
+                    stack.append(objects)
+                elif char == "[":
+                    stack.append(None)
+                elif char == "}" or char == "]":
+                    stack.pop()
+        return objects
+
+    def _value_end(self, value: int, token: int) -> tuple[int, int]:
+        """Where the value starting at `value` ends, and the first string token after it."""
+        text, tokens = self.text, self.tokens
+        if text[value] == '"':
+            return tokens[token][1], token + 1
+        if text[value] not in "{[":
+            return _SCALAR.match(text, value).end(), token
+        depth, at = 0, value
+        while True:
+            stop = tokens[token][0] if token < len(tokens) else len(text)
+            for k in range(at, stop):
+                char = text[k]
+                if char == "{" or char == "[":
+                    depth += 1
+                elif (char == "}" or char == "]") and depth == 1:
+                    return k + 1, token
+                elif char == "}" or char == "]":
+                    depth -= 1
+            at, token = tokens[token][1], token + 1
+
+    def _rename(self) -> None:
+        """Member names the text rules changed: written in place, numbered apart (`#2`)
+        from the names their object keeps and from each other."""
+        for members in self.names.values():
+            if not any(new is not None for _, _, new, _ in members):
+                continue
+            taken = {name for _, name, new, _ in members if new is None}
+            given: set[str] = set()
+            last: dict[str, int] = {}
+            for token, _, new, rules in members:
+                if new is None:
+                    continue
+                final = new
+                if new in taken or new in given:
+                    n = last.get(new, 2)
+                    while f"{new}#{n}" in taken or f"{new}#{n}" in given:
+                        n += 1
+                    last[new] = n
+                    final = f"{new}#{n}"
+                given.add(final)
+                if final != new:
+                    rules += (NUMBERED,)
+                start, end = self.tokens[token]
+                self.edits_.append((start + 1, end - 1, _json_escape(final), rules))
+
+
+def _rules(edits) -> tuple[str, ...]:
+    """The rule names of edits (an edit of a renamed member name may carry several)."""
+    return tuple(name for *_, rule in edits for name in ((rule,) if type(rule) is str else rule))
+
+
+def _ignore(rule: str, n: int = 1) -> None:
+    """(counting nothing: what a name's edits count is counted once it is renamed)"""

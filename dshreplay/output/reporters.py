@@ -776,9 +776,10 @@ class TextReporter(Reporter):
         self.line(f"{result.bundle}: {_verdict(result)}")
 
     def exported(self, out, manifest, digest: str) -> None:
-        rows = [(e.get("input", ""), e.get("folder") or "-", e.get("verdict"), e.get("events", "-"))
+        rows = [(e.get("input", ""), e.get("folder") or "-", e.get("verdict"), e.get("events", "-"),
+                 _redactions(e.get("redactions")))
                 for e in manifest["sessions"]]
-        self.line(self._tbl(rows, ["input", "folder", "verdict", "events"]))
+        self.line(self._tbl(rows, ["input", "folder", "verdict", "events", "redactions"]))
         red = manifest["redaction"]
         signed = type(manifest.get("integrity")) is dict and manifest["integrity"].get("signature") is not None
         self.para(f"wrote {len(manifest['files']) + 1 + signed} files to {out}; {red['replacements']} redactions; "
@@ -806,6 +807,16 @@ def _verdict(result) -> str:
     if not inputs:
         return f"verified: every file matches the manifest, and the manifest its {by}; no input checked"
     return f"verified: every file matches the manifest, the manifest its {by}, and {told}"
+
+
+def _redactions(counts) -> str:
+    """A session's replacements, with the rules that made the most: "12 (GitHub Token 9, password
+    assignment 3)"; "-" when it was not exported."""
+    if type(counts) is not dict:
+        return "-"
+    top = sorted(counts["byRule"].items(), key=lambda kv: (-kv[1], kv[0]))
+    rules = ", ".join(f"{rule} {n}" for rule, n in top[:3]) + (", ..." if len(top) > 3 else "")
+    return f"{counts['replacements']} ({rules})" if rules else str(counts["replacements"])
 
 
 def _last_turn(h: dict) -> str:

@@ -1,10 +1,18 @@
 """No secret of a kind the default rules name reaches an export bundle, wherever
-the log holds it: plain text, JSON text inside strings (tool arguments, tool
-results), tool arguments split across streamed deltas (plain chunk events and
-packed rows), tool names, titles, error messages, hook output, the header.
+the log holds it.
 
-Each secret is planted, the bundle is written, and every byte of every file
-of the bundle is searched for it.
+Each of the 34 kinds of issue #22 (the 22 that leaked, then the 12 already
+caught) and the edge cases of named kinds is planted, one kind at a time, in
+every field that reaches the bundle: message text and reasoning, tool names,
+arguments and results (plain, JSON, JSON inside JSON), the system prompt,
+titles, slash commands and what they answered, todo lists, approval reasons,
+hook stderr, retry details, provider errors (a call's finish, a turn's end),
+a finding's quote cut short, the header (session id, cwd, parentSession,
+agentPreset, origin, an unknown field) and the input's file and folder names
+(for the kinds a file name can hold: no `/`), readable or not. The bundle is
+written, and every byte of every file, every file and folder name, and what
+the command printed are searched for each secret's distinctive parts, and for
+their first 10 characters (a quote cut short must not leak a prefix).
 """
 
 from __future__ import annotations
@@ -12,82 +20,195 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from dshreplay.testing.samples import LogBuilder
 
-# the distinctive part of each secret (what must not appear) and how it is planted
-SECRETS = {
-    "hunter2": "curl -u admin:hunter2 https://example.com",
-    "correcthorsebattery": None,  # a "password" member of JSON arguments
-    "sk-proj-abcdefghijklmnopqrstu": "key sk-proj-abcdefghijklmnopqrstu here",
-    "ghp_abcdefghijklmnopqrstuvwxyz0123456789": "token ghp_abcdefghijklmnopqrstuvwxyz0123456789",
-    "AKIAIOSFODNN7EXAMPLE": "aws AKIAIOSFODNN7EXAMPLE",
-    "xoxb-1234567890-abcdefghij": "slack xoxb-1234567890-abcdefghij",
-    "eyJzdWIiOiIxMjM0NTY3ODkwIn0": "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3",
-    "Zm9vYmFyYmF6cXV4": "Authorization: Bearer Zm9vYmFyYmF6cXV4",
-    "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC": ("-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n"
-                                         "-----END PRIVATE KEY-----"),
-    "s3cretpass": "git clone https://deploy:s3cretpass@example.com/repo.git",
-    "supersecretvalue": "DB_PASSWORD=supersecretvalue",
-    "basicauthvalue99": "authorization: basicauthvalue99",
+# kind -> (the text as planted, its distinctive parts: none of them, nor their first 10 characters, may
+# appear anywhere in the bundle)
+LEAKED = {  # the 22 kinds that came out verbatim before
+    "Stripe sk_live_": ("charge with sk_live_4eC39HqLyjWDarjtT1zdp7dc9Z8Yx7W6AbCdEfGh",
+                        ["4eC39HqLyjWDarjtT1zd", "9Z8Yx7W6AbCdEfGh"]),
+    "Stripe rk_live_": ("restricted rk_live_51Hx9Qk2eZvKYlo2C8xYz3RlmNopQrStUvWx",
+                        ["51Hx9Qk2eZvKYlo2", "RlmNopQrStUvWx"]),
+    "GitLab glpat-": ("GL=glpat-xR7k9Qm2Vw4Zt8Ln3Bp6", ["xR7k9Qm2Vw4Zt8Ln3Bp6"]),
+    "npm npm_": ("npm_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8", ["a1B2c3D4e5F6g7H8i9J0", "k1L2m3N4o5P6q7R8"]),
+    "Hugging Face hf_": ("use hf_QwErTyUiOpAsDfGhJkLzXcVbNm12345678", ["QwErTyUiOpAsDfGhJkLz"]),
+    "GitHub github_pat_": ("github_pat_11ABCDEFG0Fin3Gr41nedT0kenAbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcdef",
+                           ["Fin3Gr41nedT0kenAbCd", "OpQrStUvWxYz0123456789"]),
+    "Slack xapp-": ("xapp-1-A0123456789-1234567890123-Sl4ckAppT0kenAbCdEf0123456789", ["Sl4ckAppT0kenAbCdEf"]),
+    "Slack webhook URL": ("post to https://hooks.slack.com/services/T0A1/B0B2/W3bh00kS3cr3tAbCdEfGhIj",
+                          ["W3bh00kS3cr3tAbCdEf"]),
+    "SendGrid SG.": ("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",
+                     ["bTnFDxPscOdt1VThe92OsR", "gRPletsjInycZbRTogQ"]),
+    "Azure AccountKey=": ("DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=Az5t0rageK3yAbCdEfGhIjKl+/Mn0123"
+                          "==;EndpointSuffix=core.windows.net", ["Az5t0rageK3yAbCdEf"]),
+    "Azure SAS sig=": ("https://acct.blob.core.windows.net/c/b.txt?sv=2021-08-06&sr=b&sig=S4sS1gn4tur3ValueAbCd%2B%3D"
+                       "&se=2030-01-01", ["S4sS1gn4tur3ValueAbCd"]),
+    "redis://:pw@": ("redis://:R3d1sPassw0rdXy@cache.internal:6379/0", ["R3d1sPassw0rdXy"]),
+    "URL password holding /": ("postgres://app:Pg9Pa55w0rdSl4sh/S3c0ndH4lfOfPw@db.internal:5432/app",
+                               ["Pg9Pa55w0rdSl4sh", "S3c0ndH4lfOfPw"]),
+    "short password= value": ("run with password=Qz9x!", ["Qz9x!"]),
+    "mysql -pPW": ("mysql -u root -pMy5qlPassw0rd app", ["My5qlPassw0rd"]),
+    "docker login --password / -p": ("docker login --password D0ck3rPassw0rdA reg.example.com && docker login -u bob "
+                                     "-p D0ck3rPassw0rdB reg", ["D0ck3rPassw0rdA", "D0ck3rPassw0rdB"]),
+    "Cookie: header": ("curl -H 'Cookie: session_id=C00k1eSess10nVal; theme=dark' https://x", ["C00k1eSess10nVal"]),
+    "OpenSSH key cut before END": ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAE\n"
+                                   "AAAAMwAAAAtzc2gtZWQyNTUxOQAAACBvYWJjZGVmZ2hpamts",
+                                   ["b3BlbnNzaC1rZXktdjEAAAAABG5vbmU", "AAAAMwAAAAtzc2gtZWQyNTUx"]),
+    "PGP private key block": ("-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBGRwZ1BHUHNlY3JldEtleUJvZHlMaW5lMTIz\n"
+                              "=Ab12\n-----END PGP PRIVATE KEY BLOCK-----", ["lQOYBGRwZ1BHUHNlY3Jld"]),
+    "base64-encoded credentials": ("echo Z2hwXzJIZnRoSWxTcnYyZWV1RXB0Vzl5SDB6bVE4SEJMZ1dvRVZHSw== | base64 -d",
+                                   ["Z2hwXzJIZnRoSWxTcnYy"]),
+    "URL-encoded credentials": ("GET /login?next=%2Fhome&q=password%3DUrlEnc0dedPw99%21", ["UrlEnc0dedPw99"]),
+    "GCP private_key_id": ('{"type": "service_account", "project_id": "demo", '
+                           '"private_key_id": "3f2a9c8b7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a"}', ["3f2a9c8b7d6e5f4a3b2c"]),
 }
+EDGES = {  # edge cases of named kinds that leaked, and the kinds the issue's list of ours adds
+    "AIza key ending in -": ("maps key AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6-", ["SyA1b2C3d4E5f6G7h8I9"]),
+    "token glued to a word": ("GITHUB_TOKEN_ghp_G1uedT0kenAbCdEfGhIjKlMnOpQrStUvWx", ["G1uedT0kenAbCdEfGh"]),
+    "Anthropic sk-ant-": ("sk-ant-api03-AnThR0p1cK3yAbCdEfGhIjKlMnOpQrStUvWxYz-_0123", ["AnThR0p1cK3yAbCdEf"]),
+    "secret behind \\u escapes": ("printf '\\u0067hp_EsCaPeDT0kenAbCdEfGhIjKlMnOpQrStUvW'", ["EsCaPeDT0kenAbCdEf"]),
+}
+CAUGHT = {  # the 12 kinds already caught
+    "AWS access key id": ("aws AKIAQ3EGUXDVB7JNS4TQ", ["Q3EGUXDVB7JNS4TQ"]),
+    "GitHub ghp_": ("token ghp_Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2", ["Z9y8X7w6V5u4T3s2R1q0"]),
+    "OpenAI sk-": ("key sk-proj-Op3nA1KeyAbCdEfGhIjKlMnOpQrStUvWxYz0123456789", ["Op3nA1KeyAbCdEfGhIj"]),
+    "JWT": ("jwt eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJsZWFrdGVzdC0yMiJ9.SflKxwRJSMeKKF2QT4fwpMeJf36POk6y",
+            ["eyJzdWIiOiJsZWFrdGVzdC0yMiJ9", "SflKxwRJSMeKKF2QT4fw"]),
+    "Slack xoxb-": ("slack xoxb-123456789012-1234567890123-Sl4ckB0tT0kenAbCdEfGh", ["Sl4ckB0tT0kenAbCdEf"]),
+    "Bearer header": ("Authorization: Bearer Be4rerT0kenValue.xyz123", ["Be4rerT0kenValue"]),
+    "PEM private key": ("-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA0Z3VS5JJcds3xfnKQIDAQAB\n"
+                        "-----END RSA PRIVATE KEY-----", ["MIIEpAIBAAKCAQEA0Z3VS5JJ"]),
+    "basic-auth URL": ("git clone https://deploy:Ba51cAuthPassw0rd@git.example.com/repo.git", ["Ba51cAuthPassw0rd"]),
+    "Twilio": ("twilio ACa1b2c3d4e5f60718293a4b5c6d7e8f90 SKf1e2d3c4b5a60718293a4b5c6d7e8f91",
+               ["a1b2c3d4e5f60718293a4b5c6d7e8f90", "f1e2d3c4b5a60718293a4b5c6d7e8f91"]),
+    "Google AIza": ("maps AIzaSyB1c2D3e4F5g6H7i8J9k0L1m2N3o4P5q6R", ["SyB1c2D3e4F5g6H7i8J9"]),
+    "curl -u user:password": ("curl -u admin:CurlPassw0rdXy https://api.example.com", ["CurlPassw0rdXy"]),
+    "secret-named assignment": ("DB_PASSWORD=Ass1gnedSecretValue", ["Ass1gnedSecretValue"]),
+}
+KINDS = {**LEAKED, **CAUGHT, **EDGES}
+assert len(LEAKED) == 22 and len(CAUGHT) == 12
+STAMP = "2026-01-01T00:00:00Z"
+WIDTH = 80  # a finding quotes an object or array cut to this many characters ("..." included)
 
 
-def text_of(secret: str) -> str:
-    return SECRETS[secret] or f"password {secret}"
+def probes(kind: str) -> list[str]:
+    """What must appear nowhere: each distinctive part, and its first 10 characters."""
+    return [p for marker in KINDS[kind][1] for p in (marker, marker[:10])]
 
 
-def build(pack: bool) -> LogBuilder:
-    b = LogBuilder(f"leaky-{'packed' if pack else 'plain'}", cwd="/home/u/DB_PASSWORD=supersecretvalue")
+def cut_quote(text: str, marker: str) -> dict:
+    """An object whose quote in a finding is cut 10 characters into `marker`: `text` after
+    padding (from a space, `;`, `&` or `?` before the marker when all of it does not fit)."""
+    for start in [0] + [n + 1 for n in range(text.index(marker)) if text[n] in " ;&?"]:
+        escaped = json.dumps(text[start:])[1:-1]
+        shown = escaped.index(marker) + min(10, len(marker))  # characters of the text the quote keeps
+        pad = (WIDTH - 3) - len('{"pad":"","v":"') - shown
+        if pad >= 0:
+            return {"pad": "x" * pad, "v": text[start:]}
+    raise AssertionError(f"no cut fits {text!r}")
+
+
+def plant(b: LogBuilder, n: int, text: str, marker: str) -> None:
+    """One turn holding `text` in every field an event can give the bundle."""
     b.start_turn()
-    b.add("session/title", {"title": "deploy with " + SECRETS["AKIAIOSFODNN7EXAMPLE"]})
-    b.request_header(system="system prompt: " + SECRETS["sk-proj-abcdefghijklmnopqrstu"])
+    b.add("session/title", {"title": f"title {text}", "messageSeqs": [], "source": {"kind": "user"}})
+    b.add("command/run", {"commandId": f"cmd{n}", "name": "deploy", "args": text, "source": {"kind": "user"}})
+    b.add("command/done", {"commandId": f"cmd{n}", "kind": "error", "text": f"failed: {text}"})
+    b.add("todo/write", {"todos": [{"content": f"rotate {text}", "status": "pending"}]})
+    b.request_header(reason="change", system=f"system prompt {text}")
     b.start_step()
-    b.user("please run " + SECRETS["hunter2"] + " and " + SECRETS["s3cretpass"])
-    arguments = json.dumps({"command": SECRETS["hunter2"], "password": "correcthorsebattery",
-                            "env": SECRETS["supersecretvalue"], "header": SECRETS["basicauthvalue99"]})
-    b.tool_round("bash", arguments, "done: " + SECRETS["ghp_abcdefghijklmnopqrstuvwxyz0123456789"],
-                 text="running " + SECRETS["xoxb-1234567890-abcdefghij"])
+    b.user(f"please use {text} now")
+    arguments = json.dumps({"command": text, "note": f"x {text}"})
+    b.tool_round("bash", arguments, f"output: {text}", text=f"running {text}", reasoning=f"thinking {text}")
     b.end_step()
     b.start_step()
-    result = json.dumps({"stdout": SECRETS["eyJzdWIiOiIxMjM0NTY3ODkwIn0"], "token": "plainvalue123"})
+    result = json.dumps({"stdout": text, "inner": json.dumps({"deep": text})}, indent=2)
     call_id = b.new_id("call")
-    b.assistant("reading", calls=[(call_id, "read " + SECRETS["AKIAIOSFODNN7EXAMPLE"], '{"path": "/x"}')])
-    call = b.tool_call(call_id, "read " + SECRETS["AKIAIOSFODNN7EXAMPLE"], '{"path": "/x"}')
+    b.assistant("", calls=[(call_id, f"tool {text}", json.dumps({"path": text}))])
+    b.approval(call_id, f"tool {text}", reason=f"approve {text}")
+    call = b.tool_call(call_id, f"tool {text}", json.dumps({"path": text}))
     b.tool_result(call_id, result, cites=call, is_error=True)
-    b.add("hook/invoked", {"turn": b.turn, "id": "hook-1", "hook": "pre", "event": "x"})
-    b.add("hook/result", {"turn": b.turn, "id": "hook-1", "output": SECRETS["MIIEvQIBADANBgkqhkiG9w0BAQEFAASC"],
-                          "message": SECRETS["Zm9vYmFyYmF6cXV4"]})
-    b.assistant("the key was " + SECRETS["Zm9vYmFyYmF6cXV4"])
+    b.hook_invoked("PostToolUse", f"h{n}")
+    b.add("hook/result", {"turn": b.turn, "point": "PostToolUse", "handlerId": f"h{n}", "decision": "block",
+                          "exitCode": 2, "stderrSummary": f"blocked: {text}", "durationMs": 1})
     b.end_step()
-    b.end_turn()
+    b.start_step()
+    b.add("llm/retry", {"mode": "normal", "retryId": f"r{n}", "turn": b.turn, "step": b.step, "provider": "p",
+                        "policyKey": "k", "retry": 1, "maxRetries": 3, "delayMs": 10,
+                        "failure": {"code": "RATE_LIMIT", "status": 429, "message": f"rate limited: {text}"}})
+    b.assistant("", finish={"kind": "error", "failure": {"code": "PROVIDER", "message": f"provider said: {text}"}})
+    b.add("session/title", {"title": cut_quote(text, marker), "messageSeqs": [], "source": {"kind": "user"}})
+    b.end_step()
+    b.turn_open = False
+    b.add("turn/end", {"turn": b.turn, "reason": {"kind": "error", "error": {"code": "PROVIDER",
+                                                                             "message": f"turn failed: {text}"}}})
+
+
+def main_log() -> LogBuilder:
+    b = LogBuilder("leaky-session")
+    for n, (text, markers) in enumerate(KINDS.values()):
+        plant(b, n, text, markers[0])
     return b
 
 
-@pytest.mark.parametrize("pack", [False, True], ids=["plain-deltas", "packed-rows"])
-def test_no_planted_secret_reaches_any_file_of_the_bundle(cli, tmp_path, pack):
-    log = build(pack).write(tmp_path / "leaky.jsonl", pack=pack)
-    raw = log.read_bytes()
-    for secret in SECRETS:
-        assert secret.encode() in raw.replace(b"\\n", b"\n"), secret  # planted
+def header_logs(root: Path) -> list[Path]:
+    """For each kind, a log whose header holds it (session id, cwd, parentSession, agentPreset
+    quoted cut short, origin, an unknown field) in a folder and a file named with it (when a file
+    name can hold it), and an unreadable input beside it."""
+    inputs = []
+    for n, (text, markers) in enumerate(KINDS.values()):
+        name = text if "/" not in text else f"kind{n}"
+        folder = root / f"k{n} {name}"
+        folder.mkdir(parents=True)
+        b = LogBuilder(text, cwd=f"/home/{text}", parentSession=text, agentPreset=cut_quote(text, markers[0]),
+                       origin=text, title=text)
+        b.start_turn()
+        b.user("hello")
+        b.end_turn()
+        inputs.append(b.write(folder / f"{name}.jsonl"))
+        broken = folder / f"{name}.broken.jsonl"
+        broken.write_bytes(b"not a log\n")
+        inputs.append(broken)
+    return inputs
+
+
+def search(out: Path, printed: str, kinds) -> list[str]:
+    """Every place a probe of `kinds` shows: bundle files' bytes, file and folder names, printed text."""
+    found = []
+    places = [(p.relative_to(out).as_posix(), p.read_bytes() if p.is_file() else b"") for p in out.rglob("*")]
+    for kind in kinds:
+        for probe in probes(kind):
+            needle = probe.encode()
+            found += [f"{kind}: {probe!r} in {rel}" for rel, data in places if needle in data]
+            found += [f"{kind}: {probe!r} in the name {rel}" for rel, _ in places if probe in rel]
+            found += [f"{kind}: {probe!r} printed" for _ in [0] if probe in printed]
+    return found
+
+
+def test_no_kind_of_secret_reaches_any_byte_or_name_of_the_bundle(cli, tmp_path):
+    log = main_log().write(tmp_path / "main.jsonl")
+    inputs = [log, *header_logs(tmp_path / "in")]
+    raw = b"".join(p.read_bytes() for p in inputs)
+    for kind in KINDS:  # planted
+        assert all(m.encode() in raw for m in KINDS[kind][1]), kind
+    validated = cli("validate", log, "--json", "--all-findings", expect=1).stdout
+    for _, markers in KINDS.values():  # the quotes cut short show the first 10 characters of each secret
+        assert markers[0][:10] in validated, markers[0]
     out = tmp_path / "bundle"
-    cli("export", log, "--out", out, "--timestamp", "2026-01-01T00:00:00Z", expect=None)
-    files = [p for p in out.rglob("*") if p.is_file()]
-    assert any(p.name == "events.csv" for p in files) and any(p.parent.name == "calls" for p in files)
-    for path in files:
-        data = path.read_bytes()
-        for secret in SECRETS:
-            assert secret.encode() not in data, f"{secret} in {path.relative_to(out)}"
-        for name in (p.name for p in files):
-            for secret in SECRETS:
-                assert secret not in name
+    result = cli("export", *inputs, "--out", out, "--timestamp", STAMP, expect=2)  # (the unreadable inputs)
+    assert search(out, result.stdout + result.stderr, KINDS) == []
     manifest = json.loads((out / "manifest.json").read_bytes())
-    assert manifest["redaction"]["replacements"] > len(SECRETS)
-    by_rule = manifest["redaction"]["replacementsByRule"]
-    assert sum(by_rule.values()) == manifest["redaction"]["replacements"]
-    assert {"tool-call arguments", "secret-named member", "URL credentials", "JSON web token"} <= set(by_rule)
-    assert log.read_bytes() == raw  # the input is untouched
+    assert [e["verdict"] for e in manifest["sessions"]] == ["errors"] + ["errors", "unreadable"] * len(KINDS)
+    assert all(p.read_bytes() for p in inputs)  # the inputs are untouched
+    assert raw == b"".join(p.read_bytes() for p in inputs)
+
+
+def test_no_kind_of_secret_reaches_the_bundle_of_a_log_with_packed_rows(cli, tmp_path):
+    log = main_log().write(tmp_path / "packed.jsonl", pack=True)
+    assert b"text-chunks" in log.read_bytes()
+    out = tmp_path / "bundle"
+    result = cli("export", log, "--out", out, "--timestamp", STAMP, "--json", expect=1)
+    assert search(out, result.stdout + result.stderr, KINDS) == []
 
 
 def test_a_password_member_in_json_arguments_is_masked_and_the_arguments_stay_json():
@@ -114,14 +235,18 @@ def test_a_keys_rule_reaches_members_of_json_text_inside_strings(tmp_path):
 def test_secret_calls_are_found_only_once_their_deltas_are_put_together(tmp_path):
     from dshreplay.analyses.validate import validate_log
     from dshreplay.output.redact import ArgumentDeltas, load_redactor
-    b = build(False)
+    b = LogBuilder("deltas")
+    b.start_turn()
+    b.start_step()
+    b.tool_round("bash", json.dumps({"command": "ls", "password": "correcthorsebattery"}), "done")
+    b.end_turn()
     log = b.write(tmp_path / "l.jsonl")
     deltas = ArgumentDeltas()
     validate_log(log, observers=[deltas])
     redactor = load_redactor(None)
     pieces = [p for parts in deltas.parts.values() for p in parts]
     assert not any("correcthorsebattery" in p for p in pieces)  # no single delta holds the whole secret
-    assert deltas.secret_calls(redactor) == {(1, 1, 1)}  # turn 1, step 1, block 1: the bash call
+    assert deltas.secret_calls(redactor) == {(1, 1, 0)}  # turn 1, step 1, block 0: the bash call
 
 
 def test_findings_are_computed_on_the_original_and_written_redacted(cli, tmp_path):

@@ -319,7 +319,8 @@ def test_events_grep_searches_the_whole_record_and_since_until_filter_by_time(cl
     hooks = cli("events", corpus_dir / "upstream" / "acp-agent__hook-cc-posttool-block__session.jsonl",
                 "--type", "hook/result", "--json").json()
     assert [(r["text"], r["callId"]) for r in hooks] == [  # (each hook ran for the one call then in progress)
-        ("PostToolUse: block (bash call_00_VAByyMjsct4c7P6k1ysX9256)", "call_00_VAByyMjsct4c7P6k1ysX9256"),
+        ("PostToolUse: block (bash call_00_VAByyMjsct4c7P6k1ysX9256) exit 2: tool output rejected by policy: retry "
+         "once", "call_00_VAByyMjsct4c7P6k1ysX9256"),  # (its exit code and stderr summary)
         ("PostToolUse: pass (bash call_00_tDV4j1p5eAeHTtQhXOfn6856)", "call_00_tDV4j1p5eAeHTtQhXOfn6856")]
 
 

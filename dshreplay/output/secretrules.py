@@ -1,0 +1,362 @@
+"""The default secret rules: the regexes of detect-secrets' plugins, run on RE2, and ours.
+
+detect-secrets (Yelp's secret scanner) is the maintained source of what a
+secret looks like: every plugin listed in PLUGINS gives its regexes as they
+are, at load time, so an upgrade of the library brings its new or corrected
+patterns with it. Our own rules (OURS) add what it lacks or catches only in
+part (a Stripe key cut after 24 characters, a JWT without its signature, a
+private key's header without its body, a password in a URL with an empty user
+or a `/`, CLI password flags, cookies, Hugging Face and Anthropic keys...).
+Redaction masks the union of what all of them find.
+
+Every pattern runs on RE2 (linear time on any text). A plugin regex RE2
+cannot compile is rewritten by `_re2_form`, a few textual rewrites of the
+constructs detect-secrets uses (a lookbehind for "starts a word", a lookahead
+for "ends a word", a repetition past RE2's bound of 1,000), each giving the
+same matches or more; a regex none of them fixes is an error naming the
+plugin (a bug of ours to fix, never a rule that silently stops matching).
+`tests/unit/test_secret_rules.py` checks that the plugins detect-secrets
+ships are exactly those used here and those left out with a reason, and that
+for each plugin, what it finds in samples is masked.
+
+Each rule is (name, what it catches, pattern, groups masked, keep): `groups`
+are the capture groups whose text is masked (0: the whole match), `keep`
+names a test of a masked text that says it is no secret after all (a type
+name after `password:`, a token count after `token:`). A rule never uses `^`
+or `$` alone: a match inside a string must also be a match inside the JSON
+line holding it, where a quote stands before and after the string (so a
+line that no rule matches can be kept as it is).
+
+The detect-secrets library is imported only here, and only when an export
+loads the default rules: `fold` and `validate` never pay for it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from dataclasses import dataclass
+
+# detect-secrets' plugins whose regexes are used as they are (or rewritten for RE2), by class -> module
+PLUGINS = {
+    "ArtifactoryDetector": "artifactory", "AWSKeyDetector": "aws", "AzureStorageKeyDetector": "azure_storage_key",
+    "BasicAuthDetector": "basic_auth", "CloudantDetector": "cloudant", "DiscordBotTokenDetector": "discord",
+    "GitHubTokenDetector": "github_token", "GitLabTokenDetector": "gitlab_token",
+    "IbmCloudIamDetector": "ibm_cloud_iam", "IbmCosHmacDetector": "ibm_cos_hmac", "JwtTokenDetector": "jwt",
+    "MailchimpDetector": "mailchimp", "NpmDetector": "npm", "OpenAIDetector": "openai",
+    "PrivateKeyDetector": "private_key", "PypiTokenDetector": "pypi_token", "SendGridDetector": "sendgrid",
+    "SlackDetector": "slack", "SoftlayerDetector": "softlayer", "SquareOAuthDetector": "square_oauth",
+    "StripeDetector": "stripe", "TelegramBotTokenDetector": "telegram_token", "TwilioKeyDetector": "twilio",
+}
+# what each plugin's regexes catch, for docs/redaction.md
+PLUGIN_WHAT = {
+    "ArtifactoryDetector": "`AKC...` API tokens and `AP...` encrypted passwords",
+    "AWSKeyDetector": "access key ids (`AKIA`, `ASIA`, `ABIA`, `ACCA`, `A3T.`) and a quoted 40-character secret key "
+                      "after `aws...key`",
+    "AzureStorageKeyDetector": "an 88-character `AccountKey=`",
+    "BasicAuthDetector": "the password of `scheme://user:password@`",
+    "CloudantDetector": "Cloudant passwords and API keys, assigned or in a URL",
+    "DiscordBotTokenDetector": "Discord bot tokens",
+    "GitHubTokenDetector": "`ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_` tokens",
+    "GitLabTokenDetector": "`glpat-`, `gldt-`, `glft-`, `glsoat-`, `glrt-`, `glcbt-`, `glimt-`, `glptt-`, `glagent-`, "
+                           "`gloas-`, `GR1348941` tokens",
+    "IbmCloudIamDetector": "IBM Cloud IAM keys, assigned",
+    "IbmCosHmacDetector": "IBM COS HMAC secret keys, assigned",
+    "JwtTokenDetector": "JSON web tokens (header and payload)",
+    "MailchimpDetector": "Mailchimp API keys",
+    "NpmDetector": "an `_authToken=` of .npmrc",
+    "OpenAIDetector": "OpenAI keys holding `T3BlbkFJ`",
+    "PrivateKeyDetector": "the BEGIN line of DSA, EC, OpenSSH, PGP, PKCS#8, RSA, SSH2 private keys and PuTTY key "
+                          "files (the key itself: our private key and PuTTY rules)",
+    "PypiTokenDetector": "PyPI and TestPyPI upload tokens",
+    "SendGridDetector": "SendGrid API keys (`SG.`)",
+    "SlackDetector": "`xoxb-`-style tokens and incoming webhook URLs",
+    "SoftlayerDetector": "SoftLayer API keys, assigned or in a URL",
+    "SquareOAuthDetector": "Square OAuth secrets (`sq0csp-`)",
+    "StripeDetector": "`sk_live_` and `rk_live_` keys (their first 24 characters: ours take the rest)",
+    "TelegramBotTokenDetector": "Telegram bot tokens",
+    "TwilioKeyDetector": "Twilio account ids (`AC...`) and API keys (`SK...`)",
+}
+# plugins that are no list of regexes: their checks are our rules of these names
+COVERED = {
+    "KeywordDetector": ("password assignment", "key or token assignment", "password in code"),
+}
+# plugins left out, and why
+LEFT_OUT = {
+    "Base64HighEntropyString": "flags every quoted base64 string of high entropy: message ids, request ids, "
+                               "the bundle's own SHA-256 references, image data; a random secret is masked when a "
+                               "secret-like name or a known prefix stands next to it (the assignment rules, "
+                               "secret-named members)",
+    "HexHighEntropyString": "flags every quoted hex string: git commit ids, SHA-256 digests, UUIDs, all of them "
+                            "evidence; a hex secret is masked by its name (the assignment rules, secret-named "
+                            "members, `private_key_id`)",
+    "IPPublicDetector": "a public IP address is no credential, and it is evidence of where a session connected",
+}
+# the capture group masked of a plugin regex that has one (else the whole match): the secret, not its context
+PLUGIN_GROUPS = {
+    ("AWSKeyDetector", 1): (1,), ("BasicAuthDetector", 0): (1,), ("CloudantDetector", 0): (1,),
+    ("CloudantDetector", 1): (1,), ("CloudantDetector", 2): (1,), ("CloudantDetector", 3): (1,),
+    ("IbmCloudIamDetector", 0): (1,), ("IbmCosHmacDetector", 0): (1,), ("NpmDetector", 0): (1,),
+    ("SoftlayerDetector", 0): (1,), ("SoftlayerDetector", 1): (1,),
+}
+
+_Q = "[\"'`]"  # a quote around a value
+_VALUE = r"@?(?:\"([^\"\r\n]*)\"|'([^'\r\n]*)'|([^\s\"'`,;\\]+))"  # quoted (spaces and all; @"..." of
+_LONG_VALUE = r"@?(?:\"([^\"\r\n]{6,})\"|'([^'\r\n]{6,})'|([^\s\"'`,;\\]{6,}))"  # Objective-C) or one word
+_NAME_END = r"[\"'\]]{0,2}[ \t]*(?:=|:=|:|=>|==)[ \t]*"  # a name's closing quote or bracket, then = or :
+# words a secret's name holds, beyond detect-secrets KeywordDetector's DENYLIST (read at load time)
+_MORE_PASSWORD_WORDS = ("passphrase",)
+_MORE_KEY_WORDS = ("access_?key", "secret_?key", "master_?key", "signing_?key", "encryption_?key", "token")
+_NOT_KEYWORDS = frozenset({"pwd"})  # the shell's working directory (`PWD=/home/dev`): evidence, not a secret
+_KEY_BEGIN = r"-{4,5} ?BEGIN[A-Z0-9 ]* PRIVATE KEY(?: BLOCK)? ?-{4,5}"
+_KEY_END = r"-{4,5} ?END[A-Z0-9 ]* PRIVATE KEY(?: BLOCK)? ?-{4,5}"
+_NEWLINE = r"[ \t]*(?:\r?\n|\\r?\\n)(?:[ \t\r\n]|\\r|\\n)*"  # a line end, real or written as \n
+
+# name, what it catches, pattern, groups masked, keep
+OURS = (
+    ("private key block", "a PEM, OpenSSH or PGP private key with its END line (any line breaks)",
+     _KEY_BEGIN + r"[\s\S]*?" + _KEY_END, (0,), None),
+    ("private key without END", "a private key cut before its END line: the header, its `Name: value` lines "
+     "and the base64 lines after it",
+     _KEY_BEGIN + r"(?:[ \t]+[A-Za-z0-9+/=]{16,})?(?:" + _NEWLINE
+     + r"(?:[A-Za-z0-9+/=]+|[A-Za-z][A-Za-z0-9-]*: ?[^\r\n\\]*))*", (0,), None),
+    ("PuTTY key", "a PuTTY private key file: its header, `Name: value` and base64 lines",
+     r"PuTTY-User-Key-File-[0-9]+:[^\r\n\\]*(?:" + _NEWLINE + r"(?:[A-Za-z-]+: ?[^\r\n\\]*|[A-Za-z0-9+/=]+))*",
+     (0,), None),
+    ("Hugging Face token", "`hf_` user tokens and `api_org_` organization tokens",
+     r"(?:hf|api_org)_[A-Za-z0-9]{30,}", (0,), None),
+    ("Anthropic key", "`sk-ant-` API and admin keys", r"sk-ant-[A-Za-z0-9_-]{20,}", (0,), None),
+    ("sk- key", "`sk-` keys of OpenAI (`sk-proj-`...), DeepSeek and others: `sk-` then a run of 20 letters or "
+     "digits (a branch named `sk-cleanup` is left alone), also glued to `_` or a digit",
+     r"(?:^|[^A-Za-z])(sk-[A-Za-z0-9_-]*?[A-Za-z0-9]{20}[A-Za-z0-9_-]*)", (1,), None),
+    ("GitHub token, any length", "`ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_` tokens of 30 characters or more, also glued "
+     "to a word (`TOKEN_ghp_...`)", r"gh[pousr]_[A-Za-z0-9]{30,}", (0,), None),
+    ("GitHub fine-grained token", "`github_pat_` tokens", r"github_pat_[A-Za-z0-9_]{22,}", (0,), None),
+    ("npm token anywhere", "`npm_` access tokens anywhere (not only in .npmrc)", r"npm_[A-Za-z0-9]{30,}", (0,), None),
+    ("Slack token, any shape", "`xoxb-`, `xoxp-`, `xoxa-`, `xoxo-`, `xoxs-`, `xoxr-`, `xoxe-` tokens of any shape",
+     r"xox[abposre](?:\.[A-Za-z0-9]+)?-[A-Za-z0-9-]{10,}", (0,), None),
+    ("Slack app token", "`xapp-` app-level tokens", r"xapp-[0-9]+-[A-Za-z0-9-]{10,}", (0,), None),
+    ("Stripe key, any length", "`sk_live_`, `rk_live_` (and `_test_`) keys, however long",
+     r"[rs]k_(?:live|test)_[0-9a-zA-Z]{10,}", (0,), None),
+    ("Google API key", "`AIza` keys (ending in `-` or `_` too)", r"AIza[0-9A-Za-z_-]{35}", (0,), None),
+    ("JSON web token with signature", "a JWT with its signature",
+     r"eyJ[A-Za-z0-9_=-]{8,}\.[A-Za-z0-9_=-]{4,}(?:\.[A-Za-z0-9_+/=-]*)?", (0,), None),
+    ("Azure storage key", "`AccountKey=` and `SharedAccessKey=` of any length in connection strings",
+     r"(?i)(?:AccountKey|SharedAccessKey)=([^;\"'\s\\]{8,})", (1,), None),
+    ("Azure SAS signature", "the `sig=` of a shared access signature URL",
+     r"(?:^|[?&;\s\"'])sig=([A-Za-z0-9%+/=_-]{10,})", (1,), None),
+    ("URL password", "the password of `scheme://user:password@host`: an empty user (`redis://:pw@`), a "
+     "password holding `/`; a port (`host:3000/@scope`) is left alone",
+     r"[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:\"'<>\\]*:((?:[^\s@/0-9\"'<>\\][^\s@\"'<>\\]*|[0-9]+[^\s@/0-9\"'<>\\]"
+     r"[^\s@\"'<>\\]*|[0-9]+))@", (1,), None),
+    ("password flag", "the value of `--password`, `--passwd`, `--pass`, `--token`, `--api-key`, `--secret`, "
+     "`--cookie` (`--password-stdin` is no value)",
+     r"(?:^|[\s\"'])--(?:password|passwd|pass|token|api-key|apikey|secret|cookie)(?:=|[ \t]+)[\"']?([^\s\"'\\]+)",
+     (1,), "reference"),
+    ("mysql -p password", "the password glued to `-p` in a mysql, mysqldump, mysqladmin or mariadb command",
+     r"\b(?:mysql|mariadb)[a-z]*\b[^\n;&|]*?\s-p[\"']?([^\s\"'\\-][^\s\"'\\]*)", (1,), None),
+    ("docker login -p", "the password after `-p` of `docker login`",
+     r"\bdocker[ \t]+login\b[^\n;&|]*?\s-p(?:=|[ \t]+)[\"']?([^\s\"'\\]+)", (1,), None),
+    ("sshpass -p", "the password of `sshpass -p`", r"\bsshpass[ \t]+-p[ \t]*[\"']?([^\s\"'\\]+)", (1,), None),
+    ("curl -u credentials", "`user:password` after `-u`/`--user` of curl (`docker run -u 1000:1000` is left alone)",
+     r"\bcurl\b[^\n;&|]*?\s(?:-u|--user)(?:=|[ \t]*)[\"']?([^\s:\"'\\]+:[^\s\"'\\]+)", (1,), "ids"),
+    ("cookie header", "the value of a `Cookie:` or `Set-Cookie:` header, to the end of its line",
+     r"(?i)\b(?:set-)?cookie[ \t]*:[ \t]*([^\r\n\"'\\]+)", (1,), None),
+    ("authorization header", "the credential of an `Authorization:` header or field (Basic, Bearer, Token, "
+     "Digest or bare)", r"(?i)\bauthorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:(?:basic|bearer|token|digest)[ \t]+)?"
+     r"([A-Za-z0-9._~+/=-]{8,})", (1,), None),
+    ("bearer token", "the token after `Bearer` (a word, as in \"bearer authentication\", is left alone)",
+     r"(?i)\bbearer[\s\v\x1c-\x1f\p{Z}]+([A-Za-z0-9._~+/=-]{12,})", (1,), "word"),
+    ("password assignment", "`password=`, `passwd:`, `secret =`, `db_pass:`, `passphrase:` ... and any value, "
+     "short or quoted with spaces (the words of detect-secrets' KeywordDetector but `pwd`, the shell's working "
+     "directory; a type name or `$VAR` is left alone)",
+     r"(?i)(?:^|[^A-Za-z0-9])[A-Za-z0-9_.-]*{PASSWORD}[A-Za-z0-9_.-]*" + _NAME_END + _VALUE, (1, 2, 3), "reference"),
+    ("key or token assignment", "`api_key=`, `private_key:`, `private_key_id:`, `GITHUB_TOKEN=`, `token:` ... and a "
+     "value of 6 characters or more that is not a number (KeywordDetector's words, and tokens; `token: 4096000` "
+     "and `maxTokens: 8192` are left alone)",
+     r"(?i)(?:^|[^A-Za-z0-9])[A-Za-z0-9_.-]*{KEY}(?:[_-]?id)?" + _NAME_END + _LONG_VALUE, (1, 2, 3), "number"),
+    ("password in code", "a quoted secret compared with a secret-named variable (`\"x\" == password`), given to "
+     "it (`secret(\"x\")`, `password.assign(\"x\")`) or after it (`private_key \"x\";`): KeywordDetector's "
+     "other forms",
+     r"(?i)[\"'`]([^\"'`\r\n]+)[\"'`][ \t]*[!=]==?[ \t]*[A-Za-z0-9_.]*(?:{PASSWORD}|{KEY})|"
+     r"[A-Za-z0-9_]*(?:{PASSWORD}|{KEY})[A-Za-z0-9_]*(?:\.assign)?\([\"']([^\"'\r\n]+)[\"']|"
+     r"[A-Za-z0-9_]*(?:{PASSWORD}|{KEY})[^\s]{0,50}?[ \t]*[\"']([^\"'\r\n]+)[\"'];", (1, 2, 3), "reference"),
+)
+
+# what a masked text may be and still be no secret, for the rules that name a test
+_TYPE_WORDS = frozenset({"string", "str", "none", "null", "nil", "true", "false", "undefined", "number", "int",
+                         "integer", "bool", "boolean", "required", "optional", "object", "any", "inherit",
+                         "[redacted]", "redacted", "<redacted>", "<password>", "<token>", "secret", "password",
+                         "your_password", "your-password", "changeme"})
+_REFERENCE = re.compile(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\*+|x+|\.+|<[^<>]*>|\{\{[^{}]*\}\}|%[A-Za-z_]+%")
+_IDS = re.compile(r"[0-9]+:[0-9]+")
+
+def _reference(text: str) -> bool:
+    """A type name or a placeholder (`string`, `$DB_PASSWORD`, `<token>`, `****`): no secret."""
+    return text.lower() in _TYPE_WORDS or _REFERENCE.fullmatch(text) is not None
+
+
+def _number(text: str) -> bool:
+    """A count (`token: 4096000`) or a placeholder: no secret."""
+    return _reference(text) or text.replace(".", "").replace("_", "").isdigit()
+
+
+def _word(text: str) -> bool:
+    """A word of prose ("bearer authentication"): no token."""
+    return text.isalpha()
+
+
+def _ids(text: str) -> bool:
+    """`uid:gid` (`-u 1000:1000`): no credentials."""
+    return _IDS.fullmatch(text) is not None
+
+
+KEEP = {"reference": _reference, "number": _number, "word": _word, "ids": _ids}  # (functions: a rule pickles)
+
+# member names whose text values are secrets (in records and in JSON text), and values that still are not
+_MEMBER_WORDS = (r"(?:password|passwd|passphrase|secret|api[_-]?key|apikey|access[_-]?key|private[_-]?key"
+                 r"(?:[_-]?id)?|auth[_-]?key|authorization|credentials?|cookie)s?|token")  # (`maxTokens`: a count)
+SECRET_MEMBERS = rf"(?i)(?:{_MEMBER_WORDS})\n?$"
+SECRET_MEMBER_IN_JSON = rf"(?i)(?:{_MEMBER_WORDS})\"[ \t\r\n]*:"  # such a name as JSON text writes it
+PLAIN_MEMBER_VALUES = frozenset({"omit", "same-origin", "include"})  # fetch's `credentials` option
+
+
+@dataclass(frozen=True)
+class DefaultRule:
+    """One default rule, before it is compiled: where it comes from and what it catches."""
+
+    name: str  # as counted in the manifest
+    source: str  # "detect-secrets ClassName" or "dshreplay"
+    what: str
+    pattern: str  # RE2 syntax
+    groups: tuple[int, ...] = (0,)
+    keep: str | None = None  # a KEEP test
+    rewritten: bool = False  # a plugin regex rewritten for RE2
+
+
+def default_rules() -> list[DefaultRule]:
+    """Every default rule: detect-secrets' plugins in PLUGINS order, then ours."""
+    rules = []
+    for name, module in PLUGINS.items():
+        plugin = getattr(importlib.import_module(f"detect_secrets.plugins.{module}"), name)
+        for n, regex in enumerate(plugin.denylist):
+            pattern, rewritten = _re2_form(name, n, regex)
+            rules.append(DefaultRule(plugin.secret_type, f"detect-secrets {name}",
+                                     plugin.secret_type, pattern, PLUGIN_GROUPS.get((name, n), (0,)),
+                                     rewritten=rewritten))
+    words = _keywords()
+    rules += [DefaultRule(name, "dshreplay", what, pattern.replace("{PASSWORD}", words[0]).replace("{KEY}", words[1]),
+                          groups, keep)
+              for name, what, pattern, groups, keep in OURS]
+    return rules
+
+
+def _keywords() -> tuple[str, str]:
+    """The words of a password's name and of a key's, as RE2 alternations: detect-secrets
+    KeywordDetector's DENYLIST (`_?` read as `[_-]?`) but _NOT_KEYWORDS, and ours; a word
+    that ends in `key` names a key (its value is masked when 6 characters or more, and no number)."""
+    from detect_secrets.plugins.keyword import DENYLIST
+    words = [w for w in DENYLIST if w not in _NOT_KEYWORDS]
+    keys = [w for w in words if w.endswith("key")] + list(_MORE_KEY_WORDS)
+    passwords = [w for w in words if not w.endswith("key")] + list(_MORE_PASSWORD_WORDS)
+    return tuple("(?:" + "|".join(w.replace("_?", "[_-]?") for w in group) + ")" for group in (passwords, keys))
+
+
+class PluginRuleError(Exception):
+    """A detect-secrets regex that RE2 cannot run even rewritten: the rules need a new rewrite."""
+
+
+# Python constructs of detect-secrets' regexes that RE2 lacks, and an RE2 form that finds the same or more
+_STARTS_WORD = "(?:(?<=\\W)|(?<=^))"  # build_assignment_regex's start: consume the character before instead
+_ENDS_WORD = re.compile(r"\{([0-9]+)(?:,[0-9]+)?\}(?:\(\?!\\w\)|\(\?!\[[^\]]*\]\))")  # {n,m}(?!\w): any longer
+_LONG_REPEAT = re.compile(r"\{([0-9]+),([0-9]{4,})\}")  # RE2 repeats at most 1,000 times: unbounded instead
+
+
+def _re2_form(plugin: str, n: int, regex) -> tuple[str, bool]:
+    """A plugin regex as an RE2 pattern (its flags written inline), and whether it had to be rewritten.
+    Raises PluginRuleError when it cannot be run as it is or rewritten."""
+    import re2
+    flags = ("i" if regex.flags & re.IGNORECASE else "") + ("s" if regex.flags & re.DOTALL else "") \
+        + ("m" if regex.flags & re.MULTILINE else "")
+    source = regex.pattern
+    if regex.flags & re.VERBOSE:  # (a verbose pattern without spaces or comments reads the same)
+        if re.search(r"\s|#", source):
+            raise PluginRuleError(f"detect-secrets {plugin} regex {n} is verbose: {source[:80]!r}")
+    rewritten = source.replace(_STARTS_WORD, "(?:^|[^0-9A-Za-z_])")
+    rewritten = _ENDS_WORD.sub(lambda m: "{" + m.group(1) + ",}", rewritten)
+    rewritten = _LONG_REPEAT.sub(lambda m: "{" + m.group(1) + ",}", rewritten)
+    options = re2.Options()
+    options.log_errors = False
+    pattern = (f"(?{flags})" if flags else "") + rewritten
+    try:
+        re2.compile(pattern, options)
+    except re2.error:
+        raise PluginRuleError(f"detect-secrets {plugin} regex {n} cannot run on RE2, even rewritten: "
+                              f"{source[:120]!r}") from None
+    return pattern, rewritten != source
+
+
+def redaction_doc() -> str:
+    """docs/redaction.md: the default rules, from the rules themselves (a test keeps it current)."""
+    rules = default_rules()
+    lines = [
+        "# Default redaction rules",
+        "",
+        "Generated from `dshreplay/output/secretrules.py` by `python scripts/make_docs.py`; do not edit.",
+        "",
+        "`export` masks every secret these rules find, in every string it writes (message text, tool "
+        "arguments and results, JSON text inside them at any depth, header fields, titles, hook output, "
+        "provider errors, slash commands, todo lists, finding messages, the names of the input's files "
+        "and folders), unless `--no-default-redaction` is given. A `--redact` rules file adds rules of "
+        "its own. The masked text becomes `[REDACTED]` where it stands; nothing else of the string "
+        "changes (JSON text is never re-serialized). A secret written in another form is found too: "
+        "behind backslash escapes (`\\u0067hp_...`), URL-encoded (`%67hp_...`), or in base64 "
+        "(the whole base64 text is then masked). The manifest counts the replacements of each rule, "
+        "for the bundle and for each session.",
+        "",
+        "## Members named like a secret",
+        "",
+        "The text value of an object member whose name ends in `password`, `passwd`, `passphrase`, "
+        "`secret`, `api_key`, `apikey`, `access_key`, `private_key`, `private_key_id`, `auth_key`, "
+        "`authorization`, `credential(s)`, `cookie` (plural too) or `token` (singular: `maxTokens` and "
+        "`inputTokens` are counts) is masked whole, in records and in JSON text alike (counted as "
+        "`secret-named member`); numbers, and the values "
+        + ", ".join(f"`{v}`" for v in sorted(PLAIN_MEMBER_VALUES)) + " (fetch's `credentials`), are kept.",
+        "",
+        "## Rules",
+        "",
+        "| rule (as counted) | from | catches | masks |",
+        "| --- | --- | --- | --- |",
+    ]
+    seen: dict[str, list[DefaultRule]] = {}
+    for rule in rules:
+        seen.setdefault(rule.name, []).append(rule)
+    for name, group in seen.items():
+        rule = group[0]
+        if rule.source == "dshreplay":
+            source, what = "dshreplay", rule.what
+        else:
+            rewritten = sum(r.rewritten for r in group)
+            source = f"detect-secrets `{rule.source.split()[-1]}`"
+            what = PLUGIN_WHAT[rule.source.split()[-1]] + (
+                f" ({rewritten} of its {len(group)} regexes rewritten for RE2: the same matches or more)"
+                if rewritten else "")
+        masks = "the whole match" if all(r.groups == (0,) for r in group) else "the secret, not its name or context"
+        if rule.keep is not None:
+            masks += f" (kept: {_KEEP_DOC[rule.keep]})"
+        lines.append(f"| {name} | {source} | {what} | {masks} |")
+    lines += ["", "## detect-secrets plugins covered by our rules", ""]
+    lines += [f"- `{plugin}`: its checks are the rules " + ", ".join(f"`{n}`" for n in names)
+              for plugin, names in COVERED.items()]
+    lines += ["", "## detect-secrets plugins left out", ""]
+    lines += [f"- `{plugin}`: {why}." for plugin, why in LEFT_OUT.items()]
+    lines += ["", "Every rule runs on RE2 (time linear in the text, whatever it holds). "
+              "`tests/unit/test_secret_rules.py` fails when detect-secrets adds, drops or changes a plugin "
+              "this list does not account for, and checks that what each plugin finds in samples is masked.", ""]
+    return "\n".join(lines)
+
+
+_KEEP_DOC = {"reference": "a type name or a placeholder such as `string`, `$VAR`, `<token>`, `****`",
+             "number": "a number (a count such as `token: 4096000`) or a placeholder",
+             "word": "a word of prose, as in \"bearer authentication\"",
+             "ids": "`uid:gid` digits"}
