@@ -72,4 +72,5 @@ def test_export_without_a_key_imports_neither_dask_cryptography_nor_zstandard(sm
                                   "--timestamp", "2026-01-01T00:00:00Z")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert {"dshreplay.output.bundle", "re2"} <= modules
-    assert modules & {"dask", "distributed", "cryptography", "zstandard", "multiprocessing"} == set()
+    # (multiprocessing comes with detect-secrets, the source of export's default rules, which imports it)
+    assert modules & {"dask", "distributed", "cryptography", "zstandard"} == set()
