@@ -6,7 +6,7 @@ returns one row per session, turn, model call, tool call, approval,
 replacement, compaction bracket and finding (and, when asked, per message).
 Every row names its log (the key of the session), the session id, and the
 seq and line it stands for, so that it can be traced back to the log with
-`dshreplay events LOG --lines N..N`.
+`dshreplay events LOG --lines N`.
 
 Rows are built from what the trackers computed; nothing of the log format is
 decided here. Text written from the log goes through the export's redaction
@@ -63,7 +63,7 @@ KEY = _cols(
     ("log", "VARCHAR", "The log file, as an absolute path: the key of the session in every table."),
     ("session_id", "VARCHAR", "The session id of the log's header."),
     ("seq", "BIGINT", "The seq of the event the row stands for (`dshreplay events LOG --start SEQ --end SEQ`)."),
-    ("line", "BIGINT", "Its physical line in the log, from 1 (the header is line 1; `events LOG --lines N..N`)."),
+    ("line", "BIGINT", "Its physical line in the log, from 1 (the header is line 1; `events LOG --lines N`)."),
 )
 
 TABLES: dict[str, tuple[Column, ...]] = {
@@ -90,7 +90,7 @@ TABLES: dict[str, tuple[Column, ...]] = {
         ("parent_session", "VARCHAR", "The header's parentSession: the session this one was forked or spawned from."),
         ("seed_length", "BIGINT", "The header's seedLength: how many leading events repeat the parent's (a fork's "
                                   "seed); NULL when none or not a non-negative safe integer."),
-        ("turns", "BIGINT", "Turns started."),
+        ("turns", "BIGINT", "Turns started (the counts, like `stats`'s, include a fork's seed)."),
         ("steps", "BIGINT", "Steps started."),
         ("model_calls", "BIGINT", "Main-loop model calls."),
         ("auxiliary_calls", "BIGINT", "Auxiliary model calls (compaction summaries, titles, web search)."),
@@ -149,6 +149,8 @@ TABLES: dict[str, tuple[Column, ...]] = {
         ("last_chunk_at", "TIMESTAMP", "Its last chunk's time (UTC)."),
         ("latency_ms", "DOUBLE", "Time to first chunk: from the event before its first chunk to that chunk."),
         ("duration_ms", "DOUBLE", "From its first chunk to its last."),
+        ("inherited", "BOOLEAN", "In a fork's seed (seq < the session's seed_length): the parent's, repeated here, "
+                                 "not this session's own (leave it out of counts and costs)."),
     ),
     "tool_calls": KEY + _cols(
         ("call_id", "VARCHAR", "The call id (seq and line: its first mention: the model's ask, else its tool/call)."),
@@ -177,6 +179,8 @@ TABLES: dict[str, tuple[Column, ...]] = {
         ("hooks", "VARCHAR", "The hook runs for it, `point:decision` each, space-separated."),
         ("hook_count", "BIGINT", "How many hook runs belong (or may belong) to it."),
         ("spilled_bytes", "BIGINT", "Bytes of its result dsh kept out of the model's view (NULL: none)."),
+        ("inherited", "BOOLEAN", "In a fork's seed (seq < the session's seed_length): the parent's, repeated here, "
+                                 "not this session's own (leave it out of counts and costs)."),
     ),
     "approvals": KEY + _cols(
         ("id", "VARCHAR", "The approval id (seq and line: its approval/asked, else its approval/decided)."),
@@ -190,6 +194,8 @@ TABLES: dict[str, tuple[Column, ...]] = {
         ("decided_seq", "BIGINT", "Its approval/decided."),
         ("decided_at", "TIMESTAMP", "approval/decided's time (UTC)."),
         ("arguments", "VARCHAR", "The arguments of the call it was asked for (JSON text, redacted)."),
+        ("inherited", "BOOLEAN", "In a fork's seed (seq < the session's seed_length): the parent's, repeated here, "
+                                 "not this session's own (leave it out of counts and costs)."),
     ),
     "replacements": KEY + _cols(
         ("kind", "VARCHAR", "`summary` (a compaction), `prune`, `tool-result-rewrite` or `other` (seq and line: "
@@ -384,6 +390,11 @@ class RowWriter:
         self.redactor = redactor
         self.session_id = self.text(rows.header.get("id"))
         self.line_of = rows.line_of
+        self.seed = seed_length(rows.header) or 0
+
+    def inherited(self, seq) -> bool:
+        """Whether the event at `seq` is in a fork's seed (the parent's, repeated)."""
+        return type(seq) is int and seq < self.seed
 
     def text(self, value):
         """A log value as a VARCHAR cell: a string redacted (a JSON one read, redacted, written back),
@@ -458,7 +469,8 @@ class RowWriter:
                 _int(usage.get("reasoningTokens")), call.last_chunk_seq, call.header_seq, call.message_count,
                 call.chunks if call.kind == "main" else None,
                 _time(call.first_chunk_time),
-                _time(call.last_chunk_time), call.latency_ms, call.duration_ms))
+                _time(call.last_chunk_time), call.latency_ms, call.duration_ms,
+                self.inherited(call.first_chunk_seq)))
         return out
 
     def tools(self) -> list:
@@ -479,7 +491,7 @@ class RowWriter:
                 None if a is None else _time(a.asked_time), None if a is None else self.text(a.outcome),
                 None if a is None else a.decided_seq, None if a is None else _time(a.decided_time),
                 " ".join(h.label() for h in call.hooks) if call.hooks else None, len(call.hooks),
-                sum(s.omitted for s in spills) if spills else None))
+                sum(s.omitted for s in spills) if spills else None, self.inherited(first)))
         return out
 
     def approvals(self) -> list:
@@ -488,7 +500,7 @@ class RowWriter:
             seq = a.asked_seq if a.asked_seq is not None else a.decided_seq
             out.append(self.keyed(seq, self.text(a.id), self.text(a.call_id), self.text(a.tool), self.text(a.reason),
                                   self.text(a.outcome), a.flag, a.asked_seq, _time(a.asked_time), a.decided_seq,
-                                  _time(a.decided_time), self.text(a.arguments)))
+                                  _time(a.decided_time), self.text(a.arguments), self.inherited(seq)))
         return out
 
     def replacements(self) -> list:
