@@ -786,6 +786,45 @@ def sql(db: Path, query: str, as_csv: bool, as_json: bool) -> None:
     (CsvReporter() if as_csv else reporter_for(as_json)).query(columns, rows)
 
 
+@cli.command()
+@click.argument("paths", nargs=-1, metavar="[PATH...]")
+@click.option("--db", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="Read an index database (`dshreplay index`) instead of logs.")
+@click.option("--by", type=click.Choice(["day", "week", "month", "session", "model"]), default="day",
+              show_default=True, help="Group by UTC day, ISO week, month, session or provider/model.")
+@click.option("--prices", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Per-model prices per million tokens, TOML or JSON (docs/prices.example.toml): adds costs.")
+@click.option("--since", callback=_moment, metavar="ISO", help="Only calls at or after this time (UTC unless "
+              "it says otherwise).")
+@click.option("--until", callback=_moment, metavar="ISO", help="Only calls at or before this time.")
+@jobs_options
+@output_options
+def usage(paths, db, by: str, prices, since, until, jobs, quiet, as_json: bool) -> None:
+    """Tokens (input, output, cache read and write), model calls, failed calls
+    by error code, retries, compactions and, with --prices, cost: by day,
+    week, month, session or model, over logs (PATHs: files, session
+    folders, store roots) or an index database (--db). A fork's seed is
+    counted once, in its parent. Exit 2 when a log cannot be read (the
+    others are counted).
+    """
+    from dshreplay.io.store import discover
+    from dshreplay.output.usage import load_prices, rows_from_db, rows_from_logs, usage_report
+    if bool(paths) == (db is not None):
+        raise UsageError("give logs (PATH...) or an index (--db FILE), not both")
+    price_list = load_prices(prices) if prices is not None else None
+    unreadable: list = []
+    if db is not None:
+        calls, compactions = rows_from_db(db)
+    else:
+        options = options_of(jobs=jobs, progress=not quiet)
+        calls, compactions, unreadable = rows_from_logs(discover(paths), options, mapper_for(options))
+    reporter_for(as_json).usage(usage_report(calls, compactions, by, since=since, until=until, prices=price_list))
+    for log, why in unreadable:
+        click.echo(f"dshreplay: unreadable: {_safe(log)}: {_safe(why or '')}", err=True)
+    if unreadable:
+        sys.exit(EXIT_UNREADABLE)
+
+
 @cli.group()
 def fleet() -> None:
     """Run validate, stats, export or index over many sessions on a Dask cluster.

@@ -367,6 +367,10 @@ class Reporter:
         """What one run of `index` did (`sqlindex.IndexReport`)."""
         raise NotImplementedError
 
+    def usage(self, report) -> None:
+        """Tokens, calls, failures, retries, compactions and cost by period, session or model (`usage.UsageReport`)."""
+        raise NotImplementedError
+
 
 class JsonReporter(Reporter):
     def __init__(self, out: TextIO | None = None) -> None:
@@ -465,6 +469,9 @@ class JsonReporter(Reporter):
         self.emit([dict(zip(columns, map(cell_json, row))) for row in rows])
 
     def indexed(self, report) -> None:
+        self.emit(report.to_json())
+
+    def usage(self, report) -> None:
         self.emit(report.to_json())
 
 
@@ -837,6 +844,26 @@ class TextReporter(Reporter):
                   f"{len(report.unreadable)} unreadable")
         if report.parquet is not None:
             self.line(f"Parquet partitions in {whole(report.parquet)}")
+
+    def usage(self, report) -> None:
+        def cells(row) -> list:
+            failed = sum(row.failed.values())
+            codes = ", ".join(f"{code} {n}" for code, n in sorted(row.failed.items()))
+            tokens = row.tokens
+            out = [row.key, len(row.sessions), row.calls, f"{failed} ({codes})" if failed else 0, row.retries,
+                   row.compactions if report.by != "model" else "-", tokens["input"], tokens["output"],
+                   tokens["cache_read"], tokens["cache_write"]]
+            if report.priced:
+                out.append("-" if row.cost is None else f"{row.cost:.4f}")
+            return out
+        headers = [report.by, "sessions", "calls", "failed", "retries", "compactions", "input", "output",
+                   "cacheRead", "cacheWrite"] + (["cost"] if report.priced else [])
+        if report.rows:
+            self.line(self._tbl([cells(r) for r in report.rows] + [cells(report.total)], headers))
+        else:
+            self.line("no model calls")
+        if report.unpriced:
+            self.line("no price for: " + ", ".join(report.unpriced))
 
     def exported(self, out, manifest, digest: str) -> None:
         rows = [(e.get("input", ""), e.get("folder") or "-", e.get("verdict"), e.get("events", "-"))

@@ -222,6 +222,8 @@ TABLES: dict[str, tuple[Column, ...]] = {
         ("replacement_seq", "BIGINT", "The replacement (checkpoint) it made: join `replacements` on `seq`."),
         ("error", "VARCHAR", "The error its compaction/end carries (JSON text)."),
         ("anomalies", "VARCHAR", "What is wrong with the bracket, `; `-separated."),
+        ("inherited", "BOOLEAN", "In a fork's seed (seq < the session's seed_length): the parent's, repeated here, "
+                                 "not this session's own (leave it out of counts and costs)."),
     ),
     "findings": KEY + _cols(
         ("code", "VARCHAR", "The finding code (docs/findings.md); seq and line: where it is (NULL: file-wide)."),
@@ -514,7 +516,7 @@ class RowWriter:
             first = next((s for s in (b.start, b.summary_seq, b.replacement_seq, b.end) if s is not None), None)
             out.append(self.keyed(first, self.text(b.compaction_id), b.status, _int(b.turn), b.start, b.end,
                                   _time(b.start_time), b.summary_seq, b.replacement_seq, self.json(b.error),
-                                  self.text("; ".join(b.anomalies)) if b.anomalies else None))
+                                  self.text("; ".join(b.anomalies)) if b.anomalies else None, self.inherited(first)))
         return out
 
     def findings(self, report) -> list:
