@@ -839,7 +839,8 @@ class TextReporter(Reporter):
 
     def indexed(self, report) -> None:
         self.line(f"{whole(report.db)}: {report.sessions} sessions; this run: {len(report.new)} new, "
-                  f"{len(report.appended)} grown, {len(report.rewritten)} rewritten (indexed again whole), "
+                  f"{len(report.appended)} grown ({report.resumed} read from where they were indexed), "
+                  f"{len(report.rewritten)} rewritten (indexed again whole), "
                   f"{report.unchanged} unchanged, {len(report.vanished)} vanished, "
                   f"{len(report.unreadable)} unreadable")
         if report.parquet is not None:

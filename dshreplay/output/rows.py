@@ -37,6 +37,7 @@ from dshreplay.analyses.tools import ToolLedger
 from dshreplay.analyses.turns import TurnSpans
 from dshreplay.analyses.validate import validate_log
 from dshreplay.core.driver import Observer, Run
+from dshreplay.core.passstate import dump_state, load_state
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
 from dshreplay.errors import DeriveError, DshReplayError
 from dshreplay.io.reader import LogSource, open_regular, resolve_log_path, seed_length, shown_path
@@ -254,6 +255,8 @@ class Indexed:
     facts: dict = field(default_factory=dict)  # size, sha256, encoding, chain (as the export records them)
     tables: dict = field(default_factory=dict)  # table -> list of row tuples (in TABLES' column order)
     error: str | None = None
+    state: bytes | None = None  # the pass kept where the log ended (None: it did not end cleanly)
+    resumed: bool = False  # read on from a kept state (only the lines appended since were parsed)
 
 
 def log_key(path) -> str:
@@ -274,15 +277,31 @@ def input_facts(source: LogSource) -> dict:
     return {"size": size, "sha256": digest.hexdigest()}
 
 
-def index_log(path, options: Options = DEFAULT, redactor: Redactor | None = None, messages: bool = False) -> Indexed:
-    """One log's rows, in one pass (validate's, with the trackers as observers), and its facts."""
+def index_log(path, options: Options = DEFAULT, redactor: Redactor | None = None, messages: bool = False,
+              resume: bytes | None = None, keep: bool = False) -> Indexed:
+    """One log's rows, in one pass (validate's, with the trackers as observers), and its facts.
+
+    keep    also return the pass's state where the log ends (`Indexed.state`), when it ends cleanly
+    resume  such a state of the log's first lines, proved unchanged by the caller: only the lines
+            after them are read (StateError when the state cannot be loaded)
+    """
     key = log_key(path)
     redactor = redactor or Redactor()
+    kept: list = []
+
+    def checkpoint(state) -> None:
+        kept[:] = [dump_state(state)]
+
     try:
         source = LogSource(path, options)
         facts = input_facts(source)
-        rows, ends = IndexRows(messages), TurnEndLines()
-        report = validate_log(source, options, observers=[rows, ends])
+        if resume is not None:
+            state = load_state(resume)
+            rows, ends = state.get(IndexRows), state.get(TurnEndLines)
+        else:
+            state, rows, ends = None, IndexRows(messages), TurnEndLines()
+        report = validate_log(source, options, observers=[rows, ends], resume=state,
+                              checkpoint=checkpoint if keep else None)
         if report.unreadable is not None:
             raise report.unreadable
         facts["encoding"] = rows.encoding
@@ -295,7 +314,7 @@ def index_log(path, options: Options = DEFAULT, redactor: Redactor | None = None
         tables = RowWriter(key, rows, redactor).tables(report, facts)
     finally:
         redactor.counting = False
-    return Indexed(key, "indexed", facts, tables)
+    return Indexed(key, "indexed", facts, tables, state=kept[0] if kept else None, resumed=resume is not None)
 
 
 def unreadable_row(key: str, error: str, facts: dict | None = None) -> tuple:

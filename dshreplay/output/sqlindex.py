@@ -33,6 +33,7 @@ from pathlib import Path
 
 import orjson
 
+from dshreplay.core.passstate import StateError
 from dshreplay.errors import DshReplayError, OutputError, UsageError
 from dshreplay.io.reader import LogSource, read_small_file, shown_path
 from dshreplay.io.store import discover
@@ -83,6 +84,7 @@ class IndexReport:
     db: str
     new: list = field(default_factory=list)
     appended: list = field(default_factory=list)  # (log, what grew)
+    resumed: int = 0  # grown logs read on from where they had been indexed (the others were read whole)
     rewritten: list = field(default_factory=list)  # (log, how it changed): indexed again whole
     unchanged: int = 0
     vanished: list = field(default_factory=list)
@@ -92,7 +94,7 @@ class IndexReport:
 
     def to_json(self) -> dict:
         return {"db": self.db, "sessions": self.sessions, "new": self.new,
-                "appended": [{"log": log, "detail": d} for log, d in self.appended],
+                "appended": [{"log": log, "detail": d} for log, d in self.appended], "resumed": self.resumed,
                 "rewritten": [{"log": log, "detail": d} for log, d in self.rewritten],
                 "unchanged": self.unchanged, "vanished": self.vanished,
                 "unreadable": [{"log": log, "error": e} for log, e in self.unreadable], "parquet": self.parquet}
@@ -104,6 +106,7 @@ class _Job:
     key: str
     known: dict | None
     options: IndexOptions
+    state: bytes | None = None  # the pass kept where the log ended when it was indexed
 
 
 @dataclass
@@ -114,8 +117,9 @@ class _Done:
 
 
 def _index_job(job: _Job) -> _Done:
-    """One log: its growth checked against what the last run indexed, then indexed if it changed."""
-    change, detail = "new", ""
+    """One log: its growth checked against what the last run indexed, then indexed if it changed:
+    a log that only grew is read on from the pass kept where it ended, when there is one."""
+    change, detail, state = "new", "", None
     if job.known is not None:
         try:
             source = LogSource(job.path, job.options.read)
@@ -128,8 +132,15 @@ def _index_job(job: _Job) -> _Done:
                 return _Done(None, "unchanged")
             change = "appended" if growth.status == "grew" else "rewritten"
             detail = growth.detail
-    redactor = job.options.read.redactor or Redactor()
-    indexed = index_log(job.path, job.options.read, redactor.for_calls(()), job.options.messages)
+            state = job.state if growth.status == "grew" else None
+    redactor = (job.options.read.redactor or Redactor()).for_calls(())
+    if state is not None:
+        try:
+            return _Done(index_log(job.path, job.options.read, redactor, job.options.messages, resume=state,
+                                   keep=True), change, detail)
+        except StateError:
+            redactor = redactor.for_calls(())  # (then read the log whole)
+    indexed = index_log(job.path, job.options.read, redactor, job.options.messages, keep=True)
     return _Done(indexed, change, detail)
 
 
@@ -155,6 +166,7 @@ def update_index(inputs, db: Path, options: IndexOptions, mapper=None) -> IndexR
         touched: set = set()
         for start in range(0, len(jobs), BATCH):
             batch = jobs[start:start + BATCH]
+            _states(con, batch)
             results = mapper(_index_job, batch)
             _store(con, batch, results, report, touched)
         _mark_vanished(con, inputs, set(seen), known, report, touched)
@@ -169,6 +181,17 @@ def update_index(inputs, db: Path, options: IndexOptions, mapper=None) -> IndexR
     finally:
         con.close()
     return report
+
+
+def _states(con, batch: list[_Job]) -> None:
+    """The kept passes of the known logs of a batch (read a batch at a time: a state weighs about
+    what its log's surface does)."""
+    keys = [job.key for job in batch if job.known is not None]
+    if keys:
+        found = dict(con.execute("SELECT log, state FROM _inputs WHERE log IN (SELECT unnest(?)) "
+                                 "AND state IS NOT NULL", [keys]).fetchall())
+        for job in batch:
+            job.state = found.get(job.key)
 
 
 def _one_line(exc: Exception) -> str:
@@ -187,7 +210,7 @@ def _prepare(con, settings: dict, shown: str) -> None:
         raise UsageError(f"the index was built with other settings: {diff}; index into a new --db", path=shown)
     if row is None:
         con.execute("INSERT INTO _meta VALUES ('settings', ?)", [wanted])
-    con.execute("CREATE TABLE IF NOT EXISTS _inputs (log VARCHAR PRIMARY KEY, facts VARCHAR)")
+    con.execute("CREATE TABLE IF NOT EXISTS _inputs (log VARCHAR PRIMARY KEY, facts VARCHAR, state BLOB)")
     con.execute("CREATE TABLE IF NOT EXISTS _parquet_pending (day DATE)")
     con.execute("CREATE TABLE IF NOT EXISTS _parquet_written (dir VARCHAR PRIMARY KEY)")
     for name, columns in TABLES.items():
@@ -243,7 +266,8 @@ def _store(con, batch: list[_Job], results: list[_Done], report: IndexReport, to
             continue
         for name in tables:
             rows[name].extend(indexed.tables.get(name, ()))
-        facts.append((job.key, orjson.dumps(indexed.facts).decode()))
+        facts.append((job.key, orjson.dumps(indexed.facts).decode(), indexed.state))
+        report.resumed += indexed.resumed
         if done.change == "new":
             report.new.append(job.key)
         elif done.change == "appended":
@@ -257,7 +281,7 @@ def _store(con, batch: list[_Job], results: list[_Done], report: IndexReport, to
             con.execute(f"INSERT INTO {name} SELECT * FROM _incoming")
             con.unregister("_incoming")
     if facts:
-        con.executemany("INSERT INTO _inputs VALUES (?, ?)", facts)
+        con.executemany("INSERT INTO _inputs VALUES (?, ?, ?)", facts)
     touched |= _days(con, keys)
 
 

@@ -118,7 +118,8 @@ def test_two_runs_over_the_same_files_give_the_same_tables(cli, store, tmp_path)
     cli("index", store, "--db", first, "--messages", "-j", 1)
     before = dump(first)
     result = cli("index", store, "--db", first, "--messages", "-j", 1)
-    assert "0 new, 0 grown, 0 rewritten (indexed again whole), 4 unchanged" in result.stdout
+    assert result.stdout == (f"{first}: 4 sessions; this run: 0 new, 0 grown (0 read from where they were "
+                             "indexed), 0 rewritten (indexed again whole), 4 unchanged, 0 vanished, 0 unreadable\n")
     assert dump(first) == before
     cli("index", store, "--db", second, "--messages", "-j", 2)
     assert dump(second) == before
@@ -139,9 +140,77 @@ def test_a_log_that_grew_is_indexed_again_and_the_others_are_not_read(cli, store
     result = cli("index", store, "--db", db, "-j", 1, "--json")
     report = result.json()
     assert report["appended"] == [{"log": str(log), "detail": "lines 38..38 appended (78 bytes)"}]
-    assert (report["new"], report["rewritten"], report["unchanged"]) == ([], [], 3)
+    assert (report["new"], report["rewritten"], report["unchanged"], report["resumed"]) == ([], [], 3, 1)
     assert rows(cli, db, "SELECT turn, seq, line, ending FROM turns WHERE session_id = 'beta' ORDER BY seq") == [
         [1, 0, 2, "completed"], [2, 36, 38, "interrupted"]]
+    fresh = tmp_path / "fresh.duckdb"
+    cli("index", store, "--db", fresh, "-j", 1)
+    assert dump(db) == dump(fresh)
+
+
+def test_a_grown_log_is_read_on_from_where_it_was_indexed_and_gives_the_rows_of_a_whole_read(cli, tmp_path):
+    from dshreplay.testing.samples import LogBuilder
+    # a log that grows turn by turn, through the open calls, approvals, brackets and messages a pass
+    # carries across the cut: each run reads on from the last and gives a fresh index's tables
+    b = LogBuilder("growing")
+    log = tmp_path / "logs" / "session.jsonl"
+    log.parent.mkdir()
+    log.write_bytes(b.to_bytes()[:b.to_bytes().index(b"\n") + 1])
+    db, steps = tmp_path / "index.duckdb", []
+    b.start_turn()
+    b.request_header()
+    b.start_step()
+    b.user("first")
+    steps.append(b.drain())
+    call = b.new_id("call")
+    b.assistant("", calls=[(call, "bash", '{"command": "curl x"}')])
+    b.approval(call, "bash", None)  # (asked, decided in the next part)
+    steps.append(b.drain())
+    b.add("approval/decided", {"id": "approval-0004", "outcome": "allowed-once"})
+    seq = b.tool_call(call, "bash", '{"command": "curl x"}')
+    steps.append(b.drain())
+    b.tool_result(call, "ok", cites=seq)
+    b.end_turn()
+    b.start_turn()
+    b.start_step()
+    nodes = b.surface()
+    b.compaction(nodes[0], nodes[2], "summary")
+    b.assistant("done")
+    steps.append(b.drain(pack=True))
+    b.end_turn()
+    steps.append(b.drain())
+    for n, part in enumerate(steps):
+        with open(log, "ab") as fh:
+            fh.write(part)
+        report = cli("index", log.parent, "--db", db, "--messages", "--json").json()
+        assert (len(report["new"]), len(report["appended"]), report["resumed"]) == ((1, 0, 0) if n == 0 else (0, 1, 1))
+        fresh = tmp_path / f"fresh{n}.duckdb"
+        cli("index", log.parent, "--db", fresh, "--messages")
+        assert dump(db) == dump(fresh), n
+    assert rows(cli, db, "SELECT approval_outcome, outcome FROM tool_calls") == [["allowed-once", "completed"]]
+    assert rows(cli, db, "SELECT status FROM compactions") == [["closed"]]
+
+
+def test_a_kept_state_that_does_not_load_means_the_log_is_read_whole(cli, store, tmp_path):
+    db = tmp_path / "index.duckdb"
+    cli("index", store, "--db", db, "-j", 1)
+    import pickle
+
+    from dshreplay.core.passstate import StateError, load_state
+    con = duckdb.connect(str(db))
+    [[state]] = con.execute("SELECT state FROM _inputs WHERE log LIKE '%beta%'").fetchall()
+    assert load_state(state).run.header["id"] == "beta"
+    import zstandard
+    evil = zstandard.ZstdCompressor().compress(pickle.dumps(__import__("os").system))  # (names os.system)
+    with pytest.raises(StateError, match="a pass's state holds no posix.system"):
+        load_state(evil)
+    con.execute("UPDATE _inputs SET state = ? WHERE log LIKE '%beta%'", [evil])
+    con.close()
+    log = store / "project" / "beta" / "session.jsonl"
+    log.write_bytes(log.read_bytes() + json.dumps(
+        {"type": "turn/start", "seq": 36, "time": 1783438565999, "data": {"turn": 2}}).encode() + b"\n")
+    report = cli("index", store, "--db", db, "-j", 1, "--json").json()
+    assert (len(report["appended"]), report["resumed"]) == (1, 0)
     fresh = tmp_path / "fresh.duckdb"
     cli("index", store, "--db", fresh, "-j", 1)
     assert dump(db) == dump(fresh)
