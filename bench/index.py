@@ -64,7 +64,7 @@ def cpu(argv: list[str]) -> tuple[float, float, int]:
     proc = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if proc.returncode not in (0, 1):
+    if proc.returncode != 0:
         raise SystemExit(f"{' '.join(map(str, argv[:4]))}... failed ({proc.returncode}): {proc.stderr.decode()[-500:]}")
     used = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return used, wall, proc.returncode
