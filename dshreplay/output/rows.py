@@ -12,7 +12,7 @@ Rows are built from what the trackers computed; nothing of the log format is
 decided here. Text written from the log goes through the export's redaction
 rules (`Redactor`): text and key rules on every string and JSON value
 written, findings as the export redacts them. (Pointer rules name places in a
-record; the index writes values, not records, so they do not apply here.)
+record; the index writes values, not records: `index` refuses them.)
 
 Memory is bounded per session: a worker holds one session's trackers and
 rows at a time, never the store's.
@@ -361,7 +361,7 @@ class IndexRows(Observer):
         self.header_line = run.header_line
         self.encoding = run.encoding
         self.line_of = LineMap()
-        self.nodes: list = []  # (seq, line, role, type, op, text) of each surface node
+        self.nodes: list = []  # (seq, line, role, type, op, message) of each surface node
 
     def observe(self, record) -> None:
         item = record.item
@@ -374,7 +374,7 @@ class IndexRows(Observer):
             except DeriveError:
                 has, message = False, None
             self.nodes.append((item.seq, item.line, role_of(item.type, message), item.type, op,
-                               message_text(message) if has else ""))
+                               message if has else None))
 
     def finish(self, run: Run) -> None:
         self.run = run
@@ -551,8 +551,9 @@ class RowWriter:
         for r in self.run.get(ShadowTracker).shadows:
             for seq in r.shadowed_seqs:
                 until.setdefault(seq, r.seq)
-        return [(self.key, self.session_id, seq, line, role, kind, op, self.redactor.text(text), seq, until.get(seq))
-                for seq, line, role, kind, op, text in self.rows.nodes]
+        return [(self.key, self.session_id, seq, line, role, kind, op,
+                 "" if message is None else message_text(self.redactor.value(message)), seq, until.get(seq))
+                for seq, line, role, kind, op, message in self.rows.nodes]
 
 
 

@@ -248,6 +248,10 @@ def _store(con, batch: list[_Job], results: list[_Done], report: IndexReport, to
     """Replace the rows of the changed logs of a batch, and record their facts."""
     changed = [(job, done) for job, done in zip(batch, results) if done.indexed is not None]
     report.unchanged += len(results) - len(changed)
+    back = [job.key for job, done in zip(batch, results) if done.indexed is None]
+    if back:  # (a log marked vanished is there again, unchanged)
+        con.execute("UPDATE sessions SET status = 'indexed' WHERE status = 'vanished' AND log IN (SELECT unnest(?))",
+                    [back])
     if not changed:
         return
     keys = [job.key for job, _ in changed]
@@ -395,6 +399,9 @@ def index_options(read: Options, *, messages: bool, rules: str | None, defaults:
                   parquet: Path | None) -> IndexOptions:
     """The options of one index run, the redaction rules loaded into `read`."""
     redactor = load_redactor(rules, defaults=defaults)
+    if redactor.rules.pointers:
+        raise UsageError("the index writes values, not records: its redaction takes text and keys rules; "
+                         "pointer rules would not apply (mask those members by name with keys)", path=rules)
     return IndexOptions(read.with_(redactor=redactor), messages, rules, defaults, parquet)
 
 

@@ -243,6 +243,9 @@ def test_a_log_that_vanished_is_marked_and_its_rows_kept(cli, store, tmp_path):
     assert rows(cli, db, "SELECT session_id, status FROM sessions ORDER BY session_id") == [
         ["alpha", "indexed"], ["beta", "indexed"], ["fork-1", "indexed"], ["fork-2", "vanished"]]
     assert rows(cli, db, "SELECT count(*) FROM model_calls WHERE session_id = 'fork-2'") == [[4]]
+    log.write_bytes(b"".join(b.to_bytes() for b in [audit_store(tmp_path / "again")["fork-2"]]))
+    cli("index", store, "--db", db, "-j", 1)  # (back, unchanged)
+    assert rows(cli, db, "SELECT status FROM sessions WHERE session_id = 'fork-2'") == [["indexed"]]
 
 
 def test_an_unreadable_log_is_a_row_saying_why_and_exit_2(cli, store, tmp_path):
@@ -292,6 +295,36 @@ def test_text_from_the_logs_is_redacted_as_export_redacts_it(cli, tmp_path):
     assert "[REDACTED]" in rows(cli, tmp_path / "masked.duckdb", "SELECT arguments FROM tool_calls")[0][0]
     cli("index", log, "--db", tmp_path / "plain.duckdb", "--messages", "--no-default-redaction")
     assert found(tmp_path / "plain.duckdb") == ["tool_calls", "messages"]
+
+
+def test_pointer_rules_are_refused_by_index(cli, store, tmp_path):
+    rules = tmp_path / "rules.json"
+    rules.write_text('{"pointers": ["/data/arguments"]}')
+    result = cli("index", store, "--db", tmp_path / "x.duckdb", "--redact", rules, expect=2)
+    assert result.stderr == (f"dshreplay: usage error: {rules}: the index writes values, not records: its "
+                             "redaction takes text and keys rules; pointer rules would not apply (mask those "
+                             "members by name with keys)\n")
+    assert not (tmp_path / "x.duckdb").exists()
+
+
+def test_keys_rules_mask_members_in_arguments_and_messages(cli, tmp_path):
+    from dshreplay.testing.samples import LogBuilder
+
+    from stores import run_tool
+    b = LogBuilder("keyed")
+    b.start_turn()
+    b.request_header()
+    b.start_step()
+    run_tool(b, '{"command": "deploy", "target": "prod-cluster-7"}', "ok", usage={"inputTokens": 1, "outputTokens": 1})
+    b.end_turn()
+    log = b.write(tmp_path / "keyed.jsonl")
+    rules = tmp_path / "rules.json"
+    rules.write_text('{"keys": ["target"]}')
+    db = tmp_path / "x.duckdb"
+    cli("index", log, "--db", db, "--messages", "--redact", rules)
+    assert rows(cli, db, "SELECT arguments FROM tool_calls") == [['{"command":"deploy","target":"[REDACTED]"}']]
+    assert rows(cli, db, "SELECT text FROM messages WHERE role = 'assistant'") == [
+        ['[call bash call-0001] {"command":"deploy","target":"[REDACTED]"}']]
 
 
 # -- Parquet -----------------------------------------------------------------------------------------
