@@ -225,3 +225,14 @@ def test_no_state_is_kept_of_a_log_that_does_not_end_cleanly(write_log):
         run = run_pass(LogSource(write_log(broken)), [], checkpoint=kept.append)
         assert run.complete
     assert kept == []  # (no final newline, a torn tail, a fold error)
+
+
+def test_a_kept_state_holds_its_findings():
+    import pickle
+
+    from dshreplay.analyses.findings import FindingList, finding
+    found = FindingList(1)
+    for code in ("DSH-W012", "DSH-W012", "DSH-N009"):
+        found.append(finding(code, "x"))
+    again = pickle.loads(pickle.dumps(found))
+    assert (list(again), again.cap, again.omitted) == (list(found), 1, {"DSH-W012": 1})
