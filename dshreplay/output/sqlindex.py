@@ -5,7 +5,7 @@ inputs. Per input it keeps what the export records to prove growth (size,
 SHA-256, encoding and the line chain, `output.chain`), so that a later run
 checks each known log with `check_growth` before reading it as a log:
 
-- unchanged: nothing is read but the bytes the chain hashes; its rows stay;
+- unchanged (the same size and SHA-256): its rows stay;
 - grown (lines only appended): the log is indexed again and its rows replaced;
 - rewritten inside the indexed prefix (or shorter, or re-encoded): indexed
   again whole, and reported;
@@ -40,7 +40,16 @@ from dshreplay.io.store import discover
 from dshreplay.options import Options
 from dshreplay.output.chain import EntryError, Exported, check_growth
 from dshreplay.output.redact import Redactor, load_redactor
-from dshreplay.output.rows import INDEX_FORMAT, OPTIONAL, TABLES, Indexed, index_log, log_key, unreadable_row
+from dshreplay.output.rows import (
+    INDEX_FORMAT,
+    OPTIONAL,
+    TABLES,
+    Indexed,
+    index_log,
+    input_facts,
+    log_key,
+    unreadable_row,
+)
 
 SQL_EXTRA = "needs the sql extra (DuckDB and pyarrow): pip install 'dshreplay[sql]'"
 BATCH = 256  # logs whose rows are built and written at a time (memory: a batch of sessions, never the store)
@@ -123,6 +132,8 @@ def _index_job(job: _Job) -> _Done:
     if job.known is not None:
         try:
             source = LogSource(job.path, job.options.read)
+            if input_facts(source) == {"size": job.known.get("size"), "sha256": job.known.get("sha256")}:
+                return _Done(None, "unchanged")  # (the same bytes: one streaming hash, no line read)
             growth = check_growth(Path(source.file), Exported.of(job.known, ""), options=job.options.read)
         except (DshReplayError, OSError, EntryError) as exc:
             growth = None
