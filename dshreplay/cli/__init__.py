@@ -743,12 +743,14 @@ def index(paths, db: Path, messages: bool, rules, no_default_redaction: bool, pa
     and finding (and message, with --messages), each with its log, session
     id, seq and line. Tables: docs/sql.md. Needs the sql extra.
 
-    Incremental: a log indexed before is checked against the line chain
-    kept for it; unchanged, it is not read again; grown, its rows are
-    rebuilt; rewritten inside what was indexed, it is indexed again whole
-    and reported; gone, its session is marked vanished (its rows kept).
-    Redaction applies as in export. Exit 1 when a log was rewritten or
-    vanished, 2 when one cannot be read (the others are indexed).
+    Incremental: a log indexed before is checked against the size, SHA-256
+    and line chain kept for it; unchanged, its rows stay; grown, only the
+    lines appended are read (on from the pass kept where it ended) and its
+    rows replaced; rewritten inside what was indexed, it is indexed again
+    whole and reported; gone, its session is marked vanished (its rows
+    kept). Redaction applies as in export (text and keys rules). Exit 1
+    when a log was rewritten or vanished, 2 when one cannot be read (the
+    others are indexed).
     """
     from dshreplay.output.sqlindex import duckdb_module, index_options, update_index
     duckdb_module()

@@ -91,11 +91,16 @@ UTC `TIMESTAMP`s; JSON values are JSON text (`json_extract_string(arguments,
 (`--redact FILE`, the default secret rules unless `--no-default-redaction`);
 findings are validate's, redacted as in the bundle.
 
-Running `index` again reads only the logs that changed: each log's size,
-SHA-256 and line chain (as `export` records them for `verify-export --grown`)
-prove its indexed lines unchanged. A log that grew has its rows rebuilt; one
-rewritten inside the indexed lines is indexed again whole and reported (exit
-1); one that vanished keeps its rows, its session marked `vanished` (exit 1).
+Running `index` again reads only what changed: a log with the size and SHA-256
+it had is not read line by line; for one that grew, the line chain (as `export`
+records it for `verify-export --grown`) proves the indexed lines unchanged, and
+only the lines appended are parsed: the pass goes on from the state it was in
+where the log ended (kept in the database), so its rows are those of a whole
+read. A log rewritten inside the indexed lines is indexed again whole and
+reported (exit 1); one that vanished keeps its rows, its session marked
+`vanished` (exit 1). The kept states are Python pickles, loaded only with the
+classes a pass is made of (anything else is refused and the log read whole):
+still, index into databases you keep, not ones you were sent.
 Two runs over the same files give the same tables. An index remembers the
 settings it was built with (`--messages`, the redaction rules): another run
 with other settings is refused (index into a new `--db`).
