@@ -112,9 +112,10 @@ def main(argv=None) -> int:
     bare_all = parse_cpu([str(p) for p in paths])
     bare_grown = parse_cpu([str(p) for p in grown])
     bare_tail = parse_cpu(offsets, BARE_PARSE_TAIL)
-    rows.append(("re-index, 10% grown", again, bare_all, "the whole store (every log's chain is checked)"))
-    rows.append(("  (same run)", again, bare_grown, "the grown logs, whole (what is parsed again)"))
-    rows.append(("  (same run)", again, bare_tail, f"the appended bytes only ({appended / 1e6:.1f} MB)"))
+    rows.append(("re-index, 10% grown", again, bare_all, "the whole store (every log is hashed)"))
+    rows.append(("  (same run)", again, bare_grown, "the grown logs, whole (their chains are checked)"))
+    rows.append(("  (same run)", again, bare_tail, f"the appended bytes only ({appended / 1e6:.1f} MB: what is "
+                                                   "parsed)"))
     usage_db = cpu([*dshreplay, "usage", "--db", str(db), "--by", "day"])
     rows.append(("usage --by day --db", usage_db, bare_all, "the whole store"))
     usage_logs = cpu([*dshreplay, "usage", str(store), "--by", "day", "-j", str(args.jobs), "-q"])
@@ -122,7 +123,9 @@ def main(argv=None) -> int:
     print(f"{'step':24} {'CPU s':>8} {'wall s':>8} {'bare parse CPU s':>17} {'ratio':>7}  bare parse of")
     for name, (used, wall, _), base, what in rows:
         print(f"{name:24} {used:8.1f} {wall:8.1f} {base:17.2f} {used / base:7.1f}  {what}")
-    print(f"index database: {db.stat().st_size / 1e6:.0f} MB; jobs: {args.jobs}")
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    print(f"index database: {db.stat().st_size / 1e6:.0f} MB; jobs: {args.jobs}; the largest process's peak "
+          f"RSS: {peak:.0f} MB")
     return 0
 
 
