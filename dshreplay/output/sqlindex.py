@@ -13,11 +13,11 @@ checks each known log with `check_growth` before reading it as a log:
   marked `vanished`, its rows are kept, and it is reported;
 - new: indexed.
 
-A session's rows are replaced together, in one transaction with the rest of
-the run: a run that fails or is interrupted leaves the database as it was.
-Rows are built in worker processes (`--jobs`, or Dask for `fleet index`),
-a batch of logs at a time, so that memory is bounded by a batch of sessions
-whatever the store's size.
+Rows are built in worker processes (`--jobs`, or Dask for `fleet index`), a
+batch of logs at a time, and each batch is written in one transaction, so
+that memory is bounded by a batch of sessions whatever the store's size: a
+run that fails or is interrupted leaves every session's rows as one run or
+the other wrote them, never a mix, and the next run goes on from there.
 
 DuckDB and pyarrow are the `sql` extra, imported only by the commands that
 use them.
@@ -53,6 +53,7 @@ from dshreplay.output.rows import (
 
 SQL_EXTRA = "needs the sql extra (DuckDB and pyarrow): pip install 'dshreplay[sql]'"
 BATCH = 256  # logs whose rows are built and written at a time (memory: a batch of sessions, never the store)
+DUCKDB_MEMORY = "512MB"  # DuckDB's cache of the database while it is written (it spills past that)
 ARROW_TYPES = {"VARCHAR": "string", "BIGINT": "int64", "DOUBLE": "float64", "BOOLEAN": "bool_"}
 
 
@@ -162,24 +163,29 @@ def update_index(inputs, db: Path, options: IndexOptions, mapper=None) -> IndexR
     settings = options.settings()
     report = IndexReport(shown_path(db))
     try:
-        con = duckdb.connect(str(db))
+        con = duckdb.connect(str(db), config={"memory_limit": DUCKDB_MEMORY})
     except duckdb.Error as exc:
         raise UsageError(f"cannot open the index database: {_one_line(exc)}", path=shown_path(db)) from None
     try:
         _prepare(con, settings, shown_path(db))
-        known = {log: orjson.loads(facts) for log, facts in con.execute("SELECT log, facts FROM _inputs").fetchall()}
+        known = {log for (log,) in con.execute("SELECT log FROM _inputs").fetchall()}
         paths = discover(inputs)
         seen: dict[str, str] = {}
         for path in paths:
             seen.setdefault(log_key(path), path)
-        jobs = [_Job(path, key, known.get(key), options) for key, path in seen.items()]
-        con.execute("BEGIN TRANSACTION")
-        touched: set = set()
-        for start in range(0, len(jobs), BATCH):
+        jobs = [_Job(path, key, None, options) for key, path in seen.items()]
+        for start in range(0, len(jobs), BATCH):  # (a batch at a time: memory is a batch's, never the store's)
             batch = jobs[start:start + BATCH]
-            _states(con, batch)
+            _known(con, batch)
             results = mapper(_index_job, batch)
+            touched: set = set()
+            con.execute("BEGIN TRANSACTION")
             _store(con, batch, results, report, touched)
+            _pend(con, touched)
+            con.execute("COMMIT")
+            del results, batch
+        touched = set()
+        con.execute("BEGIN TRANSACTION")
         _mark_vanished(con, inputs, set(seen), known, report, touched)
         _pend(con, touched)
         con.execute("COMMIT")
@@ -194,15 +200,15 @@ def update_index(inputs, db: Path, options: IndexOptions, mapper=None) -> IndexR
     return report
 
 
-def _states(con, batch: list[_Job]) -> None:
-    """The kept passes of the known logs of a batch (read a batch at a time: a state weighs about
-    what its log's surface does)."""
-    keys = [job.key for job in batch if job.known is not None]
-    if keys:
-        found = dict(con.execute("SELECT log, state FROM _inputs WHERE log IN (SELECT unnest(?)) "
-                                 "AND state IS NOT NULL", [keys]).fetchall())
-        for job in batch:
-            job.state = found.get(job.key)
+def _known(con, batch: list[_Job]) -> None:
+    """What the last runs kept of the logs of a batch: their facts and kept passes (read a batch at
+    a time: a state weighs about what its log's surface does)."""
+    rows = con.execute("SELECT log, facts, state FROM _inputs WHERE log IN (SELECT unnest(?))",
+                       [[job.key for job in batch]]).fetchall()
+    found = {log: (facts, state) for log, facts, state in rows}
+    for job in batch:
+        facts, job.state = found.get(job.key, (None, None))
+        job.known = None if facts is None else orjson.loads(facts)
 
 
 def _one_line(exc: Exception) -> str:
@@ -300,7 +306,7 @@ def _store(con, batch: list[_Job], results: list[_Done], report: IndexReport, to
     touched |= _days(con, keys)
 
 
-def _mark_vanished(con, inputs, found: set, known: dict, report: IndexReport, touched: set) -> None:
+def _mark_vanished(con, inputs, found: set, known: set, report: IndexReport, touched: set) -> None:
     """Known logs under the inputs that are gone: marked `vanished`, their rows kept."""
     roots = [os.path.abspath(i) for i in inputs]
     gone = []
