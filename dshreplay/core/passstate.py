@@ -1,18 +1,26 @@
 """A resumable pass kept between runs: `PassState` as bytes, and back.
 
-The bytes are a pickle (compressed with zstd). A pickle can name any function
-to call when it is loaded, so `load_state` loads only what a pass's state is
-made of: classes of the reading and analysing layers (io, core, analyses) and
-of the index's rows, the builtin containers, `collections.Counter` and
-`array.array`, and methods of those classes (dumped as (object, method name),
-never as `getattr`, so that loading never reaches a function of another
-module). Anything else is refused (`StateError`), and the caller reads the log
-whole instead. A state is no secret-free summary: it holds the log's values,
-as the log does.
+A state holds the log's values as the log does (unredacted), so it is kept
+sealed with a key only the log itself gives: `state_key` of the bytes the pass
+read (SHA-256 of a fixed tag and those bytes, never stored). Whoever holds the
+index but not the log learns nothing from a state, and a state changed by
+anyone without the log fails to open (AES-GCM, `cryptography`). Sealing is
+deterministic (the nonce comes from the key: one key seals one log prefix's
+state), so the same log kept twice gives the same bytes.
+
+Inside the seal the bytes are a pickle (compressed with zstd). A pickle can
+name any function to call when it is loaded, so `load_state` also loads only
+what a pass's state is made of: classes of the reading and analysing layers
+(io, core, analyses) and of the index's rows, the builtin containers,
+`collections.Counter` and `array.array`, and methods of those classes (dumped
+as (object, method name), never as `getattr`, so that loading never reaches a
+function of another module). Anything else is refused (`StateError`), and the
+caller reads the log whole instead.
 """
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import io
 import pickle
@@ -67,19 +75,40 @@ class _Unpickler(pickle.Unpickler):
         raise StateError(f"a pass's state holds no {module}.{name}")
 
 
-def dump_state(state: PassState) -> bytes:
-    """The state as compressed bytes."""
+KEY_TAG = b"dshreplay pass state v1\n"
+
+
+def state_key():
+    """A hash whose digest, once it has been fed the bytes a pass read, seals that pass's state."""
+    return hashlib.sha256(KEY_TAG)
+
+
+def _cipher(key: bytes):
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+    return AESGCM(key), hashlib.sha256(key + b"nonce").digest()[:12]
+
+
+def dump_state(state: PassState, key: bytes) -> bytes:
+    """The state as sealed, compressed bytes (`key`: the digest of `state_key` over the log read)."""
     import zstandard
     buffer = io.BytesIO()
     from dshreplay.jsvalues import nesting_room
     with nesting_room():
         _Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(state)
-    return zstandard.ZstdCompressor(level=LEVEL).compress(buffer.getvalue())
+    cipher, nonce = _cipher(key)
+    return cipher.encrypt(nonce, zstandard.ZstdCompressor(level=LEVEL).compress(buffer.getvalue()), None)
 
 
-def load_state(data: bytes) -> PassState:
-    """A state `dump_state` made; StateError when the bytes are not one."""
+def load_state(data: bytes, key: bytes) -> PassState:
+    """A state `dump_state` sealed with `key`; StateError when the bytes are not one."""
     import zstandard
+    from cryptography.exceptions import InvalidTag
+    cipher, nonce = _cipher(key)
+    try:
+        data = cipher.decrypt(nonce, data, None)
+    except (InvalidTag, ValueError, TypeError):
+        raise StateError("the kept state does not open with this log's key (it was made of other bytes, "
+                         "or changed)") from None
     try:
         raw = zstandard.ZstdDecompressor().decompress(data, max_output_size=1 << 34)
         state = _Unpickler(io.BytesIO(raw)).load()

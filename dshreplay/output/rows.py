@@ -37,7 +37,7 @@ from dshreplay.analyses.tools import ToolLedger
 from dshreplay.analyses.turns import TurnSpans
 from dshreplay.analyses.validate import validate_log
 from dshreplay.core.driver import Observer, Run
-from dshreplay.core.passstate import dump_state, load_state
+from dshreplay.core.passstate import StateError, dump_state, load_state, state_key
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
 from dshreplay.errors import DeriveError, DshReplayError
 from dshreplay.io.reader import LogSource, open_regular, resolve_log_path, seed_length, shown_path
@@ -267,36 +267,50 @@ def log_key(path) -> str:
         return shown_path(os.path.abspath(path))
 
 
-def input_facts(source: LogSource) -> dict:
-    """The size and SHA-256 of a log file, read as every input is (`open_regular`)."""
-    digest, size = hashlib.sha256(), 0
+def input_facts(source: LogSource, prefix: int | None = None) -> tuple[dict, bytes, bytes | None]:
+    """The size and SHA-256 of a log file, read as every input is (`open_regular`), and the keys
+    that seal the state of a pass over the whole file and over its first `prefix` bytes
+    (`passstate.state_key`: never stored; None when the file is shorter)."""
+    digest, sealing, size, prefix_key = hashlib.sha256(), state_key(), 0, None
     with open_regular(source.file, source.path) as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
+            if prefix is not None and prefix_key is None and size + len(block) >= prefix:
+                sealing.update(block[:prefix - size])
+                prefix_key = sealing.digest()
+                sealing.update(block[prefix - size:])
+            else:
+                sealing.update(block)
             digest.update(block)
             size += len(block)
-    return {"size": size, "sha256": digest.hexdigest()}
+    return {"size": size, "sha256": digest.hexdigest()}, sealing.digest(), prefix_key
 
 
 def index_log(path, options: Options = DEFAULT, redactor: Redactor | None = None, messages: bool = False,
               resume: bytes | None = None, keep: bool = False) -> Indexed:
     """One log's rows, in one pass (validate's, with the trackers as observers), and its facts.
 
-    keep    also return the pass's state where the log ends (`Indexed.state`), when it ends cleanly
-    resume  such a state of the log's first lines, proved unchanged by the caller: only the lines
-            after them are read (StateError when the state cannot be loaded)
+    keep    also return the pass's state where the log ends (`Indexed.state`, sealed with a key of
+            the log's bytes), when it ends cleanly
+    resume  (bytes, state, lines): such a state of the log's first `bytes` bytes, its first `lines`
+            lines proved unchanged by the caller: only the lines after them are read (StateError when
+            it does not open, or read other lines)
     """
     key = log_key(path)
     redactor = redactor or Redactor()
     kept: list = []
 
     def checkpoint(state) -> None:
-        kept[:] = [dump_state(state)]
+        kept[:] = [dump_state(state, sealing)]
 
     try:
         source = LogSource(path, options)
-        facts = input_facts(source)
+        facts, sealing, opening = input_facts(source, None if resume is None else resume[0])
         if resume is not None:
-            state = load_state(resume)
+            if opening is None:
+                raise StateError("the log is shorter than the bytes its kept state was made of")
+            state = load_state(resume[1], opening)
+            if state.run.lines != resume[2]:  # (the log grew while it was indexed: read it whole)
+                raise StateError(f"the kept state read {state.run.lines} lines, the chain proves {resume[2]}")
             rows, ends = state.get(IndexRows), state.get(TurnEndLines)
         else:
             state, rows, ends = None, IndexRows(messages), TurnEndLines()

@@ -51,7 +51,7 @@ from dshreplay.output.rows import (
     unreadable_row,
 )
 
-SQL_EXTRA = "needs the sql extra (DuckDB and pyarrow): pip install 'dshreplay[sql]'"
+SQL_EXTRA = "needs the sql extra (DuckDB, pyarrow, cryptography): pip install 'dshreplay[sql]'"
 BATCH = 256  # logs whose rows are built and written at a time (memory: a batch of sessions, never the store)
 DUCKDB_MEMORY = "512MB"  # DuckDB's cache of the database while it is written (it spills past that)
 ARROW_TYPES = {"VARCHAR": "string", "BIGINT": "int64", "DOUBLE": "float64", "BOOLEAN": "bool_"}
@@ -60,6 +60,7 @@ ARROW_TYPES = {"VARCHAR": "string", "BIGINT": "int64", "DOUBLE": "float64", "BOO
 def duckdb_module():
     """DuckDB, or a UsageError saying how to install it (one line, exit 2)."""
     try:
+        import cryptography  # noqa: F401 - (kept passes are sealed)
         import duckdb
         import pyarrow  # noqa: F401 - (rows reach DuckDB as Arrow tables)
     except ImportError:
@@ -133,7 +134,7 @@ def _index_job(job: _Job) -> _Done:
     if job.known is not None:
         try:
             source = LogSource(job.path, job.options.read)
-            if input_facts(source) == {"size": job.known.get("size"), "sha256": job.known.get("sha256")}:
+            if input_facts(source)[0] == {"size": job.known.get("size"), "sha256": job.known.get("sha256")}:
                 return _Done(None, "unchanged")  # (the same bytes: one streaming hash, no line read)
             growth = check_growth(Path(source.file), Exported.of(job.known, ""), options=job.options.read)
         except (DshReplayError, OSError, EntryError) as exc:
@@ -148,8 +149,9 @@ def _index_job(job: _Job) -> _Done:
     redactor = (job.options.read.redactor or Redactor()).for_calls(())
     if state is not None:
         try:
-            return _Done(index_log(job.path, job.options.read, redactor, job.options.messages, resume=state,
-                                   keep=True), change, detail)
+            return _Done(index_log(job.path, job.options.read, redactor, job.options.messages,
+                                   resume=(job.known["size"], state, job.known["chain"]["lines"]), keep=True),
+                         change, detail)
         except StateError:
             redactor = redactor.for_calls(())  # (then read the log whole)
     indexed = index_log(job.path, job.options.read, redactor, job.options.messages, keep=True)

@@ -191,26 +191,39 @@ def test_a_grown_log_is_read_on_from_where_it_was_indexed_and_gives_the_rows_of_
     assert rows(cli, db, "SELECT status FROM compactions") == [["closed"]]
 
 
-def test_a_kept_state_that_does_not_load_means_the_log_is_read_whole(cli, store, tmp_path):
-    db = tmp_path / "index.duckdb"
-    cli("index", store, "--db", db, "-j", 1)
+def test_a_kept_state_opens_only_with_its_log_and_loads_only_a_pass(cli, store, tmp_path):
+    import hashlib
     import pickle
 
-    from dshreplay.core.passstate import StateError, load_state
-    con = duckdb.connect(str(db))
-    [[state]] = con.execute("SELECT state FROM _inputs WHERE log LIKE '%beta%'").fetchall()
-    assert load_state(state).run.header["id"] == "beta"
     import zstandard
-    evil = zstandard.ZstdCompressor().compress(pickle.dumps(__import__("os").system))  # (names os.system)
-    with pytest.raises(StateError, match="a pass's state holds no posix.system"):
-        load_state(evil)
-    con.execute("UPDATE _inputs SET state = ? WHERE log LIKE '%beta%'", [evil])
-    con.close()
+
+    from dshreplay.core.passstate import KEY_TAG, StateError, dump_state, load_state
+    db = tmp_path / "index.duckdb"
+    cli("index", store, "--db", db, "-j", 1)
     log = store / "project" / "beta" / "session.jsonl"
+    key = hashlib.sha256(KEY_TAG + log.read_bytes()).digest()  # (the log's bytes are the key: the index has none)
+    con = duckdb.connect(str(db))
+    [[kept]] = con.execute("SELECT state FROM _inputs WHERE log = ?", [str(log)]).fetchall()
+    state = load_state(kept, key)
+    assert state.run.header["id"] == "beta"
+    assert b"Summarize the whole repository" not in kept  # (the log's text is sealed)
+    with pytest.raises(StateError, match="does not open with this log's key"):
+        load_state(kept, hashlib.sha256(KEY_TAG + log.read_bytes()[:-1]).digest())
+    with pytest.raises(StateError, match="does not open"):
+        load_state(kept[:-1] + bytes([kept[-1] ^ 1]), key)
+    # sealed with the right key, a pickle that names anything but a pass's classes is refused
+    from dshreplay.core import passstate
+    cipher, nonce = passstate._cipher(key)
+    evil = cipher.encrypt(nonce, zstandard.ZstdCompressor().compress(pickle.dumps(__import__("os").system)), None)
+    with pytest.raises(StateError, match="a pass's state holds no posix.system"):
+        load_state(evil, key)
+    assert dump_state(state, key) == dump_state(load_state(kept, key), key)  # (sealing is deterministic)
+    con.execute("UPDATE _inputs SET state = ? WHERE log = ?", [evil, str(log)])
+    con.close()
     log.write_bytes(log.read_bytes() + json.dumps(
         {"type": "turn/start", "seq": 36, "time": 1783438565999, "data": {"turn": 2}}).encode() + b"\n")
     report = cli("index", store, "--db", db, "-j", 1, "--json").json()
-    assert (len(report["appended"]), report["resumed"]) == (1, 0)
+    assert (len(report["appended"]), report["resumed"]) == (1, 0)  # (read whole instead)
     fresh = tmp_path / "fresh.duckdb"
     cli("index", store, "--db", fresh, "-j", 1)
     assert dump(db) == dump(fresh)
@@ -293,6 +306,11 @@ def test_text_from_the_logs_is_redacted_as_export_redacts_it(cli, tmp_path):
     cli("index", log, "--db", tmp_path / "masked.duckdb", "--messages")
     assert found(tmp_path / "masked.duckdb") == []
     assert "[REDACTED]" in rows(cli, tmp_path / "masked.duckdb", "SELECT arguments FROM tool_calls")[0][0]
+    con = duckdb.connect(str(tmp_path / "masked.duckdb"), read_only=True)
+    facts, state = con.execute("SELECT facts, state FROM _inputs").fetchone()
+    con.close()
+    assert SECRET not in facts and SECRET.encode() not in state  # (the kept pass is sealed)
+    assert SECRET.encode() not in (tmp_path / "masked.duckdb").read_bytes()
     cli("index", log, "--db", tmp_path / "plain.duckdb", "--messages", "--no-default-redaction")
     assert found(tmp_path / "plain.duckdb") == ["tool_calls", "messages"]
 
@@ -393,6 +411,6 @@ def test_without_the_sql_extra_a_one_line_error_and_exit_2(cli, store, tmp_path,
     monkeypatch.setitem(sys.modules, "duckdb", None)  # (import duckdb raises ImportError)
     for args in (["index", store, "--db", tmp_path / "x.duckdb"], ["sql", tmp_path / "x.duckdb", "SELECT 1"]):
         result = cli(*args, expect=2)
-        assert result.stderr == ("dshreplay: usage error: this command needs the sql extra (DuckDB and pyarrow): "
-                                 "pip install 'dshreplay[sql]'\n")
+        assert result.stderr == ("dshreplay: usage error: this command needs the sql extra (DuckDB, pyarrow, "
+                                 "cryptography): pip install 'dshreplay[sql]'\n")
     assert not (tmp_path / "x.duckdb").exists()

@@ -204,12 +204,12 @@ def test_a_pass_resumed_on_the_lines_appended_ends_as_a_pass_over_the_whole_log(
     kept: list = []
 
     def keep(state) -> None:
-        kept[:] = [dump_state(state)]  # (as kept between runs: dumped before `finish` runs)
+        kept[:] = [dump_state(state, b"k" * 32)]  # (as kept between runs: dumped before `finish` runs)
     for cut in (2, 20, len(lines) // 2, len(lines) - 1):  # (inside turns, steps, a stream, a bracket)
         log.write_bytes(b"".join(lines[:cut]))
         run_pass(LogSource(log), [SessionSummary()], checkpoint=keep)
         log.write_bytes(data)
-        state = load_state(kept[0])
+        state = load_state(kept[0], b"k" * 32)
         seen = Record([], "new")  # (an observer given with a state is not the state's: the state's go on)
         run = run_pass(LogSource(log), [seen], resume=state)
         assert (run.complete, run.lines, run.event_count) == (True, len(lines), session_stats(LogSource(log)).events)
