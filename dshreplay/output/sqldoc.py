@@ -98,9 +98,11 @@ only the lines appended are parsed: the pass goes on from the state it was in
 where the log ended (kept in the database), so its rows are those of a whole
 read. A log rewritten inside the indexed lines is indexed again whole and
 reported (exit 1); one that vanished keeps its rows, its session marked
-`vanished` (exit 1). The kept states are Python pickles, loaded only with the
-classes a pass is made of (anything else is refused and the log read whole):
-still, index into databases you keep, not ones you were sent.
+`vanished` (exit 1). A kept pass holds its log's content unredacted, so it is
+sealed with a key only the log itself gives (AES-GCM over a SHA-256 of the
+log's bytes, a key never stored): the database alone reveals none of it, and a
+state that does not open, or holds anything but a pass's objects, is refused
+and the log read whole.
 Two runs over the same files give the same tables. An index remembers the
 settings it was built with (`--messages`, the redaction rules): another run
 with other settings is refused (index into a new `--db`).
