@@ -148,7 +148,8 @@ TABLES: dict[str, tuple[Column, ...]] = {
         ("chunks", "BIGINT", "Its chunk events."),
         ("first_chunk_at", "TIMESTAMP", "Its first chunk's time (UTC)."),
         ("last_chunk_at", "TIMESTAMP", "Its last chunk's time (UTC)."),
-        ("latency_ms", "DOUBLE", "Time to first chunk: from the event before its first chunk to that chunk."),
+        ("latency_ms", "DOUBLE", "Time to first chunk: from the event right before its first chunk (when timed, "
+                                 "and not a chunk) to that chunk."),
         ("duration_ms", "DOUBLE", "From its first chunk to its last."),
         ("inherited", "BOOLEAN", "In a fork's seed (seq < the session's seed_length): the parent's, repeated here, "
                                  "not this session's own (leave it out of counts and costs)."),

@@ -130,7 +130,7 @@ def test_two_runs_over_the_same_files_give_the_same_tables(cli, store, tmp_path)
         "messages": 6 + 5 + (3 + 3) + (6 + 1)}
 
 
-def test_a_log_that_grew_is_indexed_again_and_the_others_are_not_read(cli, store, tmp_path):
+def test_a_log_that_grew_is_read_on_and_the_others_are_left_as_they_are(cli, store, tmp_path):
     db = tmp_path / "index.duckdb"
     cli("index", store, "--db", db, "-j", 1)
     log = store / "project" / "beta" / "session.jsonl"
