@@ -268,14 +268,16 @@ def log_key(path) -> str:
         return shown_path(os.path.abspath(path))
 
 
-def input_facts(source: LogSource, prefix: int | None = None) -> tuple[dict, bytes, bytes | None]:
-    """The size and SHA-256 of a log file, read as every input is (`open_regular`), and the keys
-    that seal the state of a pass over the whole file and over its first `prefix` bytes
-    (`passstate.state_key`: never stored; None when the file is shorter)."""
-    digest, sealing, size, prefix_key = hashlib.sha256(), state_key(), 0, None
+def input_facts(source: LogSource, prefix: int | None = None, *, seal: bool = True) -> tuple[dict, bytes, bytes | None]:
+    """The size and SHA-256 of a log file, read as every input is (`open_regular`), and (with
+    `seal`) the keys that seal the state of a pass over the whole file and over its first `prefix`
+    bytes (`passstate.state_key`: never stored; None when the file is shorter)."""
+    digest, sealing, size, prefix_key = hashlib.sha256(), state_key() if seal else None, 0, None
     with open_regular(source.file, source.path) as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
-            if prefix is not None and prefix_key is None and size + len(block) >= prefix:
+            if sealing is None:
+                pass
+            elif prefix is not None and prefix_key is None and size + len(block) >= prefix:
                 sealing.update(block[:prefix - size])
                 prefix_key = sealing.digest()
                 sealing.update(block[prefix - size:])
@@ -283,7 +285,7 @@ def input_facts(source: LogSource, prefix: int | None = None) -> tuple[dict, byt
                 sealing.update(block)
             digest.update(block)
             size += len(block)
-    return {"size": size, "sha256": digest.hexdigest()}, sealing.digest(), prefix_key
+    return {"size": size, "sha256": digest.hexdigest()}, None if sealing is None else sealing.digest(), prefix_key
 
 
 def index_log(path, options: Options = DEFAULT, redactor: Redactor | None = None, messages: bool = False,
@@ -305,7 +307,8 @@ def index_log(path, options: Options = DEFAULT, redactor: Redactor | None = None
 
     try:
         source = LogSource(path, options)
-        facts, sealing, opening = input_facts(source, None if resume is None else resume[0])
+        facts, sealing, opening = input_facts(source, None if resume is None else resume[0],
+                                              seal=keep or resume is not None)
         if resume is not None:
             if opening is None:
                 raise StateError("the log is shorter than the bytes its kept state was made of")

@@ -134,7 +134,7 @@ def _index_job(job: _Job) -> _Done:
     if job.known is not None:
         try:
             source = LogSource(job.path, job.options.read)
-            if input_facts(source)[0] == {"size": job.known.get("size"), "sha256": job.known.get("sha256")}:
+            if input_facts(source, seal=False)[0] == {"size": job.known.get("size"), "sha256": job.known.get("sha256")}:
                 return _Done(None, "unchanged")  # (the same bytes: one streaming hash, no line read)
             growth = check_growth(Path(source.file), Exported.of(job.known, ""), options=job.options.read)
         except (DshReplayError, OSError, EntryError) as exc:
