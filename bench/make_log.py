@@ -25,10 +25,11 @@ def text(rng: random.Random, n: int) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(n))
 
 
-def generate(events: int, seed: int = 7):
-    """Yield chunks of JSONL text (header first) until about `events` events exist."""
+def generate(events: int, seed: int = 7, session_id: str = "bench-session", **header):
+    """Yield chunks of JSONL text (header first) until about `events` events exist, a turn at a
+    time: a run to more events with the same seed starts with every byte of a shorter one."""
     rng = random.Random(seed)
-    b = LogBuilder("bench-session", cwd="/srv/work/project")
+    b = LogBuilder(session_id, cwd="/srv/work/project", **header)
     yield b.to_bytes()[: b.to_bytes().index(b"\n") + 1]
     since_compaction = 0
     while b.next_seq < events:

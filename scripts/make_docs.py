@@ -1,4 +1,4 @@
-"""Regenerate the generated docs: docs/cli.md (from --help), docs/findings.md and docs/redaction.md.
+"""Regenerate the generated docs: docs/cli.md (from --help), docs/findings.md, docs/redaction.md and docs/sql.md.
 
 Run: python scripts/make_docs.py   (a test fails when either is stale)
 """
@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from dshreplay.analyses.findings import findings_doc
 from dshreplay.cli import cli
 from dshreplay.output.secretrules import redaction_doc
+from dshreplay.output.sqldoc import sql_doc
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
@@ -34,7 +35,8 @@ def reference() -> str:
 
 
 def generated() -> dict[Path, str]:
-    return {DOCS / "cli.md": reference(), DOCS / "findings.md": findings_doc(), DOCS / "redaction.md": redaction_doc()}
+    return {DOCS / "cli.md": reference(), DOCS / "findings.md": findings_doc(), DOCS / "redaction.md": redaction_doc(),
+            DOCS / "sql.md": sql_doc()}
 
 
 def main() -> int:

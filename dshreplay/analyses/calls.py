@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from dshreplay.core.driver import Observer, Run
 from dshreplay.core.surface import SURFACE_TYPES, has_message
 from dshreplay.errors import DeriveError
-from dshreplay.jsvalues import as_key, as_text
+from dshreplay.jsvalues import as_key, as_text, is_time
 from dshreplay.jsvalues import dig as _get
 
 CANCELLED = "cancelled"  # a call's outcome when an abort cut its stream short
@@ -48,6 +48,21 @@ class Call:
     chunks: int = 0
     cancelled: bool = False  # cut short by an abort (no finish chunk)
     finish_seq: int | None = None  # the finish chunk's seq (None: the stream never finished)
+    first_chunk_time: object = None  # its first chunk's time, as logged (epoch ms)
+    last_chunk_time: object = None  # its last chunk's time so far
+    requested_at: object = None  # the time of the event right before its first chunk, when timed (not a chunk)
+
+    @property
+    def latency_ms(self):
+        """Time to first chunk: from the event before the call's first chunk to that chunk (None: untimed)."""
+        first, before = self.first_chunk_time, self.requested_at
+        return first - before if is_time(first) and is_time(before) else None
+
+    @property
+    def duration_ms(self):
+        """From its first chunk to its last (None: untimed)."""
+        first, last = self.first_chunk_time, self.last_chunk_time
+        return last - first if is_time(first) and is_time(last) else None
 
     @property
     def outcome(self):
@@ -136,10 +151,14 @@ class CallTracker(Observer):
             if call is None:
                 call = self._open(event, data)
                 self.open[key] = call
+                previous = record.previous
+                if previous is not None and previous.type != "assistant/chunk" and is_time(previous.time):
+                    call.requested_at = previous.time
             if record.call is not call:
                 record.call = call
             call.chunks += event.count
             call.last_chunk_seq = event.seq + event.count - 1
+            call.last_chunk_time = event.time if event.row is None else event.time0 + sum(event.row_data["dt"])
             if chunk_type == "usage":
                 call.usage = _get(chunk, "usage")
             elif chunk_type == "finish":
@@ -167,7 +186,8 @@ class CallTracker(Observer):
                 return
             self.auxiliary.append(Call(None, AUXILIARY[kind], first_chunk_seq=event.seq,
                                        last_chunk_seq=event.seq, provider=_get(data, "provider"),
-                                       model=_get(data, "model"), usage=_get(data, "usage")))
+                                       model=_get(data, "model"), usage=_get(data, "usage"),
+                                       first_chunk_time=event.time, last_chunk_time=event.time))
 
     def _cancel(self, key) -> None:
         call = self.open.pop(key, None)
@@ -178,7 +198,7 @@ class CallTracker(Observer):
         config = _get(self.header, "config")
         call = Call(len(self.calls) + 1, "main", _get(data, "turn"), _get(data, "step"), event.seq, None,
                     self.header_seq, _get(config, "provider"), _get(config, "model"),
-                    message_count=self.count_messages())
+                    message_count=self.count_messages(), first_chunk_time=event.time)
         self.calls.append(call)
         return call
 
@@ -194,12 +214,17 @@ def failed(finish) -> bool:
     return type(finish) is dict and (finish.get("kind") == "error" or type(finish.get("failure")) is dict)
 
 
+def retries(calls: list[Call]) -> list[Call]:
+    """The main-loop calls issued again in the same step after a call that failed:
+    after an `llm/retry`, or after a compaction that recovered from an overflow."""
+    return [after for before, after in zip(calls, calls[1:])
+            if failed(before.finish) and (as_key(before.turn), as_key(before.step))
+            == (as_key(after.turn), as_key(after.step))]
+
+
 def retried_calls(calls: list[Call]) -> int:
-    """How many main-loop calls were issued again in the same step after a call that
-    failed: after an `llm/retry`, or after a compaction that recovered from an overflow."""
-    return sum(1 for before, after in zip(calls, calls[1:])
-               if failed(before.finish) and (as_key(before.turn), as_key(before.step))
-               == (as_key(after.turn), as_key(after.step)))
+    """How many main-loop calls are retries (see `retries`)."""
+    return len(retries(calls))
 
 
 def finish_kind(finish) -> object:

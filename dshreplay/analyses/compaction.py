@@ -31,6 +31,7 @@ class BracketRecord:
     compaction_id: object
     start: int | None = None
     end: int | None = None
+    start_time: object = None  # its compaction/start's time, as logged
     status: str = "open"  # closed | failed | open | abandoned | unbracketed (a replacement with no bracket)
     turn: object = None
     summary_seq: int | None = None
@@ -107,7 +108,7 @@ class CompactionTracker(Observer):
             if found.start is not None:
                 found.anomalies.append(f"started twice (seq {found.start} and seq {event.seq})")
             else:
-                found.start, found.turn = event.seq, owner
+                found.start, found.turn, found.start_time = event.seq, owner, event.time
         elif kind == "session/end-seed":
             if opened is not None:
                 self.record_for(opened.cid).status = "abandoned"

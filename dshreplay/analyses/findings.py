@@ -226,6 +226,10 @@ class FindingList(list):
         for f in findings:
             self.append(f)
 
+    def __reduce__(self):
+        # (a kept pass is pickled: the cap must be set before the findings are appended again)
+        return FindingList, (self.cap,), {"omitted": self.omitted, "_kept": self._kept}, iter(self)
+
 
 def cap_findings(findings: list[Finding], cap: int | None) -> tuple[list[Finding], Counter, int]:
     """The findings to list (in the given order), what is left out per code, and

@@ -29,7 +29,7 @@ from dshreplay.analyses.findings import (
 )
 from dshreplay.analyses.rules import Relations, RuleFindings
 from dshreplay.analyses.schemas import SchemaSet, count_placeholders, event_schema_name
-from dshreplay.core.driver import SKIP, Observer, Run, run_pass
+from dshreplay.core.driver import SKIP, Observer, PassState, Run, run_pass
 from dshreplay.core.parallel import window_jobs
 from dshreplay.core.surface import NO_MESSAGE, NOT_CONTIGUOUS, SURFACE_TYPES, has_message
 from dshreplay.errors import DeriveError, DshReplayError, FoldError, LineError, ReadError
@@ -72,12 +72,16 @@ class FileReport:
         return body
 
 
-def validate_log(source, options: Options = DEFAULT, observers=()) -> FileReport:
+def validate_log(source, options: Options = DEFAULT, observers=(), *, resume: PassState | None = None,
+                 checkpoint=None) -> FileReport:
     """Validate one log (a path, "-", bytes or a LogSource). Never raises for a
     defect of the log: see `FileReport`.
 
     A large log file has its per-record checks run on other processes while
     this one runs the pass (see `core.parallel`); the findings are the same.
+    `checkpoint` and `resume` are run_pass's: a pass kept after a clean log is
+    resumed on the lines appended since (its observers are the state's:
+    `resume.get(cls)`); the report is the one of a pass over the whole log.
     """
     try:
         log = source if isinstance(source, LogSource) else LogSource(source, options)
@@ -85,7 +89,8 @@ def validate_log(source, options: Options = DEFAULT, observers=()) -> FileReport
             reader.header  # noqa: B018 - a log without a header is unreadable
     except DshReplayError as exc:
         return _unreadable(FileReport(exc.path or str(source)), exc)
-    report = _validate(log, options, parallel=True, observers=observers)
+    report = _validate(log, options, parallel=resume is None and checkpoint is None, observers=observers,
+                       resume=resume, checkpoint=checkpoint)
     report.findings = [f for f in report.findings if _wanted(f.code, options)]
     report.findings.sort(key=_order)
     report.findings, capped, records = cap_findings(report.findings, None if options.all_findings else DEFAULT_CAP)
@@ -99,21 +104,32 @@ def validate_log(source, options: Options = DEFAULT, observers=()) -> FileReport
     return report
 
 
-def _validate(log: LogSource, options: Options, parallel: bool, observers=()) -> FileReport:
+def _validate(log: LogSource, options: Options, parallel: bool, observers=(), resume: PassState | None = None,
+              checkpoint=None) -> FileReport:
     """(`observers` share the pass: each must start afresh in `begin`, as a pass may be read twice.)"""
     cap = None if options.all_findings else DEFAULT_CAP
-    checks = RecordChecks(options.snapshot, cap)
+    if resume is None:
+        checks = RecordChecks(options.snapshot, cap)
+        read_errors = FindingList(cap)  # lines the reader skipped
+        validation = Validation(checks, options.snapshot)
+        rules = RuleFindings(cap)
+    else:  # (what the pass kept with its state)
+        checks, read_errors = resume.extra
+        validation, rules = resume.get(Validation), resume.get(RuleFindings)
     jobs = window_jobs(log, _WindowChecks(options.snapshot, cap), options) if parallel else None
-    read_errors = FindingList(cap)  # lines the reader skipped
 
     def unreadable_line(error: LineError) -> None:
         read_errors.append(finding(error.code, f"{error.message} (line skipped)", seq=error.seq, line=error.line))
 
-    validation = Validation(checks, options.snapshot)
+    def keep(state: PassState) -> None:
+        state.extra = (checks, read_errors)
+        checkpoint(state)
+
     later: list[Finding] = []
     try:
-        run = run_pass(log, [RuleFindings(cap), validation, *observers], on_fold_error=SKIP, recover=unreadable_line,
-                       record_check=None if jobs is not None else checks.record)
+        run = run_pass(log, [rules, validation, *observers], on_fold_error=SKIP, recover=unreadable_line,
+                       record_check=None if jobs is not None else checks.record, resume=resume,
+                       checkpoint=None if checkpoint is None else keep)
     except ReadError as exc:
         if jobs is not None:
             jobs.close()

@@ -758,9 +758,114 @@ def lineage(inputs, jobs, quiet, as_json: bool) -> None:
         sys.exit(EXIT_FINDINGS)
 
 
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
+@click.option("--db", required=True, type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="The DuckDB database to build or bring up to date.")
+@click.option("--messages", is_flag=True, help="Also write one row per model message (its text, redacted).")
+@click.option("--redact", "rules", type=click.Path(dir_okay=False),
+              help='A JSON rules file, as export takes: {"text": [RE2 regex], "keys": [name]}.')
+@click.option("--no-default-redaction", is_flag=True,
+              help="Do not mask API keys, bearer tokens and private keys by default.")
+@click.option("--parquet", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+              help="Also write the tables as Parquet: DIR/TABLE/day=YYYY-MM-DD/data.parquet (the days that "
+                   "changed).")
+@jobs_options
+@output_options
+def index(paths, db: Path, messages: bool, rules, no_default_redaction: bool, parquet, jobs, quiet,
+          as_json: bool) -> None:
+    """Build or update an SQL index (DuckDB) of many sessions: one row per
+    session, turn, model call, tool call, approval, replacement, compaction
+    and finding (and message, with --messages), each with its log, session
+    id, seq and line. Tables: docs/sql.md. Needs the sql extra.
+
+    Incremental: a log indexed before is checked against the size, SHA-256
+    and line chain kept for it; unchanged, its rows stay; grown, only the
+    lines appended are read (on from the pass kept where it ended) and its
+    rows replaced; rewritten inside what was indexed, it is indexed again
+    whole and reported; gone, its session is marked vanished (its rows
+    kept). Redaction applies as in export (text and keys rules). Exit 1
+    when a log was rewritten or vanished, 2 when one cannot be read (the
+    others are indexed).
+    """
+    from dshreplay.output.sqlindex import duckdb_module, index_options, update_index
+    duckdb_module()
+    read = options_of(jobs=jobs, progress=not quiet)
+    options = index_options(read, messages=messages, rules=rules, defaults=not no_default_redaction,
+                            parquet=parquet)
+    report = update_index(paths, db, options, mapper_for(options.read))
+    reporter_for(as_json).indexed(report)
+    for log, detail in report.rewritten:
+        warn(f"{log}: rewritten since it was indexed ({detail}): indexed again whole")
+    for log in report.vanished:
+        warn(f"{log}: vanished since it was indexed: marked vanished, its rows kept")
+    for log, why in report.unreadable:
+        click.echo(f"dshreplay: unreadable: {_safe(log)}: {_safe(why or '')}", err=True)
+    if report.unreadable:
+        sys.exit(EXIT_UNREADABLE)
+    if report.rewritten or report.vanished:
+        sys.exit(EXIT_FINDINGS)
+
+
+@cli.command()
+@click.argument("db", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE")
+@click.argument("query", metavar="QUERY")
+@click.option("--csv", "as_csv", is_flag=True, help="Print CSV with a header row.")
+@output_options
+def sql(db: Path, query: str, as_csv: bool, as_json: bool) -> None:
+    """Run an SQL query on an index database (`dshreplay index`) and print
+    its rows: a table fitted to the terminal, --json (an array of objects),
+    --jsonl (one object per line) or --csv. The database is opened read-only
+    and the query can read no other file. Example queries: docs/sql.md.
+    """
+    from dshreplay.output.reporters import CsvReporter
+    from dshreplay.output.sqlindex import run_query
+    columns, rows = run_query(db, query)
+    (CsvReporter() if as_csv else reporter_for(as_json)).query(columns, rows)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, metavar="[PATH...]")
+@click.option("--db", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="Read an index database (`dshreplay index`) instead of logs.")
+@click.option("--by", type=click.Choice(["day", "week", "month", "session", "model"]), default="day",
+              show_default=True, help="Group by UTC day, ISO week, month, session or provider/model.")
+@click.option("--prices", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Per-model prices per million tokens, TOML or JSON (docs/prices.example.toml): adds costs.")
+@click.option("--since", callback=_moment, metavar="ISO", help="Only calls at or after this time (UTC unless "
+              "it says otherwise).")
+@click.option("--until", callback=_moment, metavar="ISO", help="Only calls at or before this time.")
+@jobs_options
+@output_options
+def usage(paths, db, by: str, prices, since, until, jobs, quiet, as_json: bool) -> None:
+    """Tokens (input, output, cache read and write), model calls, failed calls
+    by error code, retries, compactions and, with --prices, cost: by day,
+    week, month, session or model, over logs (PATHs: files, session
+    folders, store roots) or an index database (--db). A fork's seed is
+    counted once, in its parent. Exit 2 when a log cannot be read (the
+    others are counted).
+    """
+    from dshreplay.io.store import discover
+    from dshreplay.output.usage import load_prices, rows_from_db, rows_from_logs, usage_report
+    if bool(paths) == (db is not None):
+        raise UsageError("give logs (PATH...) or an index (--db FILE), not both")
+    price_list = load_prices(prices) if prices is not None else None
+    unreadable: list = []
+    if db is not None:
+        calls, compactions = rows_from_db(db)
+    else:
+        options = options_of(jobs=jobs, progress=not quiet)
+        calls, compactions, unreadable = rows_from_logs(discover(paths), options, mapper_for(options))
+    reporter_for(as_json).usage(usage_report(calls, compactions, by, since=since, until=until, prices=price_list))
+    for log, why in unreadable:
+        click.echo(f"dshreplay: unreadable: {_safe(log)}: {_safe(why or '')}", err=True)
+    if unreadable:
+        sys.exit(EXIT_UNREADABLE)
+
+
 @cli.group()
 def fleet() -> None:
-    """Run validate, stats or export over many sessions on a Dask cluster.
+    """Run validate, stats, export or index over many sessions on a Dask cluster.
 
     Same options and outputs as the local commands, plus --scheduler
     ADDRESS (default: start a LocalCluster with --workers processes). Needs
@@ -787,7 +892,7 @@ def _fleet_variant(command: click.Command) -> click.Command:
                          short_help=command.get_short_help_str(limit=70))
 
 
-for _command in (validate, stats, export):
+for _command in (validate, stats, export, index):
     fleet.add_command(_fleet_variant(_command))
 
 

@@ -38,6 +38,13 @@ on from the next readable line's seq), and `recover`, when given, hears of
 it. `Run.failure` is the first of them: every answer reaches up to the seq
 before it (`Run.answered_up_to`). The driver never raises for a defect of an
 event or a line; other reading errors (`ReadError`) propagate.
+
+A pass can be resumed: `checkpoint(state)` is handed a `PassState` (the
+run, the observers and the record, before any `finish`) when the pass read a
+whole log that ended cleanly (no defect, no torn tail, a final newline);
+`run_pass(source, resume=state)` then reads only the lines after that prefix
+and goes on with those observers, as if it had read the whole log (see
+`core.passstate` for keeping a state between processes).
 """
 
 from __future__ import annotations
@@ -81,6 +88,14 @@ class Record:
         turn/end still belongs to its turn), or learns what followed it. (`fn`
         itself registers nothing.)"""
         self._then.append(fn)
+
+    def __getstate__(self):
+        return {name: getattr(self, name) for name in self.__slots__ if name != "_reader"}
+
+    def __setstate__(self, state) -> None:
+        self._reader = None
+        for name, value in state.items():
+            setattr(self, name, value)
 
     @property
     def raw(self) -> bytes | None:
@@ -137,6 +152,9 @@ class Run:
     failure_view: SurfaceState | None = field(default=None, repr=False)  # the view before `failure`
     last_item: object = None  # the last record read (set when complete)
     observers: dict = field(default_factory=dict, repr=False)  # class -> the pass's observer of it
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "reader": None}  # (a reader is an open file: a resumed pass gives its own)
 
     @property
     def last_seq(self) -> int | None:
@@ -223,22 +241,47 @@ def _most_derived(cls: type, wanted: set) -> type:
     return last[0]
 
 
+@dataclass
+class PassState:
+    """A pass that read a whole clean log, as it stood before `finish`: resumable on the
+    lines appended since (`run_pass(resume=...)`). `extra` is what the caller keeps with it."""
+
+    run: Run
+    ordered: list
+    record: Record
+    extra: object = None
+
+    def get(self, cls: type):
+        """The state's observer of class `cls`."""
+        return self.run.get(cls)
+
+
 def run_pass(source: LogSource, observers: Iterable[Observer] = (), *, on_fold_error: str = SKIP,
              until: int | None = None, recover: Callable[[ReadError], None] | None = None,
-             record_check: Callable | None = None) -> Run:
+             record_check: Callable | None = None, resume: PassState | None = None,
+             checkpoint: Callable[[PassState], None] | None = None) -> Run:
     """Read `source` once, fold it, feed `observers` (and what they require).
 
     until         stop once the event with this seq has been folded
     recover       handed each line that cannot be read (see LogReader.records)
     record_check  called with each record and its raw line (None for a packed row) before
                   the fold (validate's per-record checks)
+    resume        go on from this state (its observers, not `observers`), reading only the
+                  lines after the ones it read (the caller proved them unchanged)
+    checkpoint    handed the state of a pass that read a whole clean log, before `finish`
     """
     if on_fold_error not in (STOP, SKIP):
         raise ValueError(f"on_fold_error must be {STOP!r} or {SKIP!r}")
-    ordered, by_class = arrange(observers)
     with source.reader() as reader:
-        run = Run(reader.path, reader.header, reader.header_line, reader.encoding, SurfaceFold(), reader=reader,
-                  observers=by_class)
+        if resume is None:
+            ordered, by_class = arrange(observers)
+            run = Run(reader.path, reader.header, reader.header_line, reader.encoding, SurfaceFold(), reader=reader,
+                      observers=by_class)
+            record = Record(reader)
+        else:
+            run, ordered, record = resume.run, resume.ordered, resume.record
+            reader.resume(run.header, run.header_line, run.lines, run.fold.next_seq)
+            run.path, run.reader, run.complete, record._reader = reader.path, reader, False, reader
         halt: list = []  # (STOP) a line that cannot be read: the pass ends before the next record
 
         def damaged(error: LineError) -> None:
@@ -249,12 +292,12 @@ def run_pass(source: LogSource, observers: Iterable[Observer] = (), *, on_fold_e
             if recover is not None:
                 recover(error)
 
-        for observer in ordered:
-            observer.begin(run)
+        if resume is None:
+            for observer in ordered:
+                observer.begin(run)
         dispatch = _Dispatch(o for o in ordered if o.handlers or type(o).observe is not Observer.observe)
         readers = dispatch.readers
 
-        record = Record(reader)
         fold = run.fold
         apply = fold.apply
         then = record._then
@@ -305,6 +348,9 @@ def run_pass(source: LogSource, observers: Iterable[Observer] = (), *, on_fold_e
                 run.lines = reader.lines
                 run.torn_tail = reader.torn_tail
                 run.final_newline = reader.final_newline
+                if checkpoint is not None and not run.fold_errors and run.torn_tail is None \
+                        and run.final_newline and until is None:
+                    checkpoint(PassState(run, ordered, record))
         if meter is not None:
             meter.finish(BYTES)
         if not run.complete and on_fold_error == STOP and run.fold_errors:

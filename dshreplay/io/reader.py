@@ -553,6 +553,21 @@ class LogReader:
             raise ReadError(f"no complete header: {self.torn_tail.describe()}", path=self.path)
         raise ReadError("empty log: no session header", path=self.path)
 
+    def resume(self, header: dict, header_line: int, lines: int, seq: int) -> None:
+        """Read on after line `lines`, a prefix read before (whose header is `header`, on
+        `header_line`, and which held events 0..seq-1): its lines are passed over unparsed,
+        and `records()` gives the records after it, from seq `seq`. (The caller has proved the
+        prefix unchanged: `output.chain.check_growth`.) ReadError when the log is shorter."""
+        if self._started or self._header is not None:
+            raise RuntimeError("resume() starts a fresh reader")
+        reached = 0
+        for reached, _, _ in self._lines:
+            if reached == lines:
+                break
+        if reached != lines:
+            raise ReadError(f"the log has {reached} lines, fewer than the {lines} read before", path=self.path)
+        self._header, self._header_line, self._first_seq = header, header_line, seq
+
     def events(self, recover: Callable[[ReadError], None] | None = None) -> Iterator[Event]:
         """Yield every event in seq order, packed rows expanded into their members.
 

@@ -226,6 +226,50 @@ def _dash(value) -> str:
 _C1 = re.compile("[\x80-\x9f]")  # C1 controls: a terminal may act on them, so JSON shows them escaped
 
 
+def cell_json(value):
+    """A query result's cell as JSON: a time as ISO 8601 UTC text ("2026-07-06T15:36:05.190Z"),
+    a day as "2026-07-06", a decimal as a number; lists and maps as they are."""
+    import datetime
+    import decimal
+    if isinstance(value, datetime.datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+        return value.isoformat(timespec="milliseconds") + "Z"
+    if isinstance(value, (datetime.date, datetime.time)):
+        return value.isoformat()
+    if isinstance(value, decimal.Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, datetime.timedelta):
+        return value.total_seconds() * 1000
+    if isinstance(value, (list, tuple)):
+        return [cell_json(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): cell_json(v) for k, v in value.items()}
+    if isinstance(value, (bytes, bytearray)):
+        return value.hex()
+    return value
+
+
+def cell_text(value) -> str:
+    """A query result's cell in a table or CSV: as JSON gives it, text as it is, "-" for NULL."""
+    value = cell_json(value)
+    return "-" if value is None else value if type(value) is str else json_text(value)
+
+
+class CsvReporter:
+    """Query results as CSV (RFC 4180, a header row; NULL as an empty cell)."""
+
+    def __init__(self, out: TextIO | None = None) -> None:
+        self.out = out or sys.stdout
+
+    def query(self, columns: list[str], rows: list) -> None:
+        import csv
+        writer = csv.writer(self.out, lineterminator="\n")
+        writer.writerow(columns)
+        for row in rows:
+            writer.writerow(["" if v is None else cell_text(v) for v in row])
+
+
 def json_text(value) -> str:
     """Compact JSON on one line: C1 control characters escaped, and text that
     is not UTF-8 (a path's undecodable bytes) shown as \\xNN."""
@@ -312,6 +356,18 @@ class Reporter:
 
     def exported(self, out, manifest, digest: str) -> None:
         """What `export` wrote, and the bundle digest."""
+        raise NotImplementedError
+
+    def query(self, columns: list[str], rows: list) -> None:
+        """The result of an SQL query on the index (`sqlindex.run_query`)."""
+        raise NotImplementedError
+
+    def indexed(self, report) -> None:
+        """What one run of `index` did (`sqlindex.IndexReport`)."""
+        raise NotImplementedError
+
+    def usage(self, report) -> None:
+        """Tokens, calls, failures, retries, compactions and cost by period, session or model (`usage.UsageReport`)."""
         raise NotImplementedError
 
 
@@ -411,6 +467,15 @@ class JsonReporter(Reporter):
     def exported(self, out, manifest, digest: str) -> None:
         self.emit({"out": str(out), "sessions": manifest["sessions"],
                    "redaction": manifest["redaction"], "files": len(manifest["files"]), "digest": digest})
+
+    def query(self, columns: list[str], rows: list) -> None:
+        self.emit([dict(zip(columns, map(cell_json, row))) for row in rows])
+
+    def indexed(self, report) -> None:
+        self.emit(report.to_json())
+
+    def usage(self, report) -> None:
+        self.emit(report.to_json())
 
 
 class JsonLinesReporter(JsonReporter):
@@ -774,6 +839,41 @@ class TextReporter(Reporter):
         for what in result.not_checked:
             self.line(f"not checked: {what}")
         self.line(f"{result.bundle}: {_verdict(result)}")
+
+    def query(self, columns: list[str], rows: list) -> None:
+        if columns:
+            cells = [[cell_text(v) for v in row] for row in rows]
+            self.line(self._tbl(cells, columns) if cells else "  ".join(columns))
+        self.line(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
+
+    def indexed(self, report) -> None:
+        self.line(f"{whole(report.db)}: {report.sessions} sessions; this run: {len(report.new)} new, "
+                  f"{len(report.appended)} grown ({report.resumed} read from where they were indexed), "
+                  f"{len(report.rewritten)} rewritten (indexed again whole), "
+                  f"{report.unchanged} unchanged, {len(report.vanished)} vanished, "
+                  f"{len(report.unreadable)} unreadable")
+        if report.parquet is not None:
+            self.line(f"Parquet partitions in {whole(report.parquet)}")
+
+    def usage(self, report) -> None:
+        def cells(row) -> list:
+            failed = sum(row.failed.values())
+            codes = ", ".join(f"{code} {n}" for code, n in sorted(row.failed.items()))
+            tokens = row.tokens
+            out = [row.key, len(row.sessions), row.calls, f"{failed} ({codes})" if failed else 0, row.retries,
+                   row.compactions if report.by != "model" else "-", tokens["input"], tokens["output"],
+                   tokens["cache_read"], tokens["cache_write"]]
+            if report.priced:
+                out.append("-" if row.cost is None else f"{row.cost:.4f}")
+            return out
+        headers = [report.by, "sessions", "calls", "failed", "retries", "compactions", "input", "output",
+                   "cacheRead", "cacheWrite"] + (["cost"] if report.priced else [])
+        if report.rows:
+            self.line(self._tbl([cells(r) for r in report.rows] + [cells(report.total)], headers))
+        else:
+            self.line("no model calls")
+        if report.unpriced:
+            self.line("no price for: " + ", ".join(report.unpriced))
 
     def exported(self, out, manifest, digest: str) -> None:
         rows = [(e.get("input", ""), e.get("folder") or "-", e.get("verdict"), e.get("events", "-"),

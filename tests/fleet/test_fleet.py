@@ -83,3 +83,19 @@ def test_fleet_export_refuses_a_pipe_given_by_name_at_once(tmp_path):
     assert result.stderr == (f"dshreplay: unreadable: {fifo}: is a pipe, not a regular file "
                              "(use - to read standard input)\n")
     assert (tmp_path / "b" / "sample-prune" / "events.csv").is_file()
+
+
+def test_fleet_index_gives_the_tables_of_a_local_index(cli, store, tmp_path):
+    duckdb = pytest.importorskip("duckdb", reason="the sql extra (duckdb) is not installed")
+    cli("index", store, "--db", tmp_path / "local.duckdb", "-j", 2)
+    cli("fleet", "index", store, "--db", tmp_path / "fleet.duckdb", "--workers", 2)
+
+    def tables(db) -> dict:
+        con = duckdb.connect(str(db), read_only=True)
+        names = [r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() ORDER BY 1").fetchall()]
+        return {n: sorted(con.execute(f"SELECT * FROM {n}").fetchall(), key=repr) for n in names}
+    local = tables(tmp_path / "local.duckdb")
+    assert tables(tmp_path / "fleet.duckdb") == local
+    assert len(local["sessions"]) == 50
+    broken = str(store / "project-3" / "s07" / "session.jsonl")
+    assert [r[0] for r in local["sessions"] if r[10] == "errors"] == [broken]  # (verdict)

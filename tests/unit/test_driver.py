@@ -192,3 +192,47 @@ def test_two_unrelated_subclasses_of_one_required_class_are_refused():
 
     with pytest.raises(ValueError, match="Base is required as Left and as Right"):
         arrange([NeedsLeft(), NeedsRight(), NeedsBase()])
+
+
+def test_a_pass_resumed_on_the_lines_appended_ends_as_a_pass_over_the_whole_log(tmp_path):
+    from dshreplay.analyses.stats import SessionSummary, session_stats
+    from dshreplay.core.passstate import dump_state, load_state
+    from dshreplay.testing.samples import compacted
+    data = compacted().to_bytes(pack=True)
+    lines = data.splitlines(keepends=True)
+    log = tmp_path / "log.jsonl"
+    kept: list = []
+
+    def keep(state) -> None:
+        kept[:] = [dump_state(state, b"k" * 32)]  # (as kept between runs: dumped before `finish` runs)
+    for cut in (2, 20, len(lines) // 2, len(lines) - 1):  # (inside turns, steps, a stream, a bracket)
+        log.write_bytes(b"".join(lines[:cut]))
+        run_pass(LogSource(log), [SessionSummary()], checkpoint=keep)
+        log.write_bytes(data)
+        state = load_state(kept[0], b"k" * 32)
+        seen = Record([], "new")  # (an observer given with a state is not the state's: the state's go on)
+        run = run_pass(LogSource(log), [seen], resume=state)
+        assert (run.complete, run.lines, run.event_count) == (True, len(lines), session_stats(LogSource(log)).events)
+        assert state.get(SessionSummary).stats.to_json() == session_stats(LogSource(log)).to_json(), cut
+        assert seen.log == []
+
+
+def test_no_state_is_kept_of_a_log_that_does_not_end_cleanly(write_log):
+    from dshreplay.testing.samples import multi_turn
+    data = multi_turn().to_bytes()
+    kept: list = []
+    for broken in (data[:-1], data + b'{"type": "turn/st', data.replace(b'"seq":5,', b'"seq":7,', 1)):
+        run = run_pass(LogSource(write_log(broken)), [], checkpoint=kept.append)
+        assert run.complete
+    assert kept == []  # (no final newline, a torn tail, a fold error)
+
+
+def test_a_kept_state_holds_its_findings():
+    import pickle
+
+    from dshreplay.analyses.findings import FindingList, finding
+    found = FindingList(1)
+    for code in ("DSH-W012", "DSH-W012", "DSH-N009"):
+        found.append(finding(code, "x"))
+    again = pickle.loads(pickle.dumps(found))
+    assert (list(again), again.cap, again.omitted) == (list(found), 1, {"DSH-W012": 1})

@@ -14,8 +14,9 @@ ANSWERS = sorted(name for name, _ in inspect.getmembers(Reporter, inspect.isfunc
 
 
 def test_the_interface_names_every_kind_of_answer_and_documents_each():
-    assert ANSWERS == ["brackets", "calls", "diff", "event_rows", "exported", "fold", "inspect", "lineage", "lines",
-                       "provenance", "request", "shadows", "spills", "stats", "transcript", "validate", "verify"]
+    assert ANSWERS == ["brackets", "calls", "diff", "event_rows", "exported", "fold", "indexed", "inspect", "lineage",
+                       "lines", "provenance", "query", "request", "shadows", "spills", "stats", "transcript", "usage",
+                       "validate", "verify"]
     assert all(getattr(Reporter, name).__doc__ for name in ANSWERS)
 
 

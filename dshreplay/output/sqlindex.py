@@ -1,0 +1,426 @@
+"""The SQL index: a DuckDB database of many sessions' rows, kept current incrementally.
+
+`update_index` brings the database up to date with the logs found in the
+inputs. Per input it keeps what the export records to prove growth (size,
+SHA-256, encoding and the line chain, `output.chain`), so that a later run
+checks each known log with `check_growth` before reading it as a log:
+
+- unchanged (the same size and SHA-256): its rows stay;
+- grown (lines only appended): the log is indexed again and its rows replaced;
+- rewritten inside the indexed prefix (or shorter, or re-encoded): indexed
+  again whole, and reported;
+- vanished (known, under an input, no longer there): its sessions row is
+  marked `vanished`, its rows are kept, and it is reported;
+- new: indexed.
+
+Rows are built in worker processes (`--jobs`, or Dask for `fleet index`), a
+batch of logs at a time, and each batch is written in one transaction, so
+that memory is bounded by a batch of sessions whatever the store's size: a
+run that fails or is interrupted leaves every session's rows as one run or
+the other wrote them, never a mix, and the next run goes on from there.
+
+DuckDB and pyarrow are the `sql` extra, imported only by the commands that
+use them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+
+from dshreplay.core.passstate import StateError
+from dshreplay.errors import DshReplayError, OutputError, UsageError
+from dshreplay.io.reader import LogSource, read_small_file, shown_path
+from dshreplay.io.store import discover
+from dshreplay.options import Options
+from dshreplay.output.chain import EntryError, Exported, check_growth
+from dshreplay.output.redact import Redactor, load_redactor
+from dshreplay.output.rows import (
+    INDEX_FORMAT,
+    OPTIONAL,
+    TABLES,
+    Indexed,
+    index_log,
+    input_facts,
+    log_key,
+    unreadable_row,
+)
+
+SQL_EXTRA = "needs the sql extra (DuckDB, pyarrow, cryptography): pip install 'dshreplay[sql]'"
+BATCH = 256  # logs whose rows are built and written at a time (memory: a batch of sessions, never the store)
+DUCKDB_MEMORY = "512MB"  # DuckDB's cache of the database while it is written (it spills past that)
+ARROW_TYPES = {"VARCHAR": "string", "BIGINT": "int64", "DOUBLE": "float64", "BOOLEAN": "bool_"}
+
+
+def duckdb_module():
+    """DuckDB, or a UsageError saying how to install it (one line, exit 2)."""
+    try:
+        import cryptography  # noqa: F401 - (kept passes are sealed)
+        import duckdb
+        import pyarrow  # noqa: F401 - (rows reach DuckDB as Arrow tables)
+    except ImportError:
+        raise UsageError(f"this command {SQL_EXTRA}") from None
+    return duckdb
+
+
+@dataclass(frozen=True)
+class IndexOptions:
+    """How to index: the run's settings (`read`, with the redaction rules), whether
+    to keep messages, and the rules' identity (an index is never mixed across rules)."""
+
+    read: Options
+    messages: bool = False
+    rules: str | None = None  # the --redact file
+    defaults: bool = True  # the default secret rules are on
+    parquet: Path | None = None
+
+    def settings(self) -> dict:
+        """What the rows depend on: a database built with other settings is not updated with these."""
+        rules = None
+        if self.rules is not None:
+            rules = hashlib.sha256(read_small_file(self.rules, 1 << 20, "the redaction rules file")).hexdigest()
+        return {"format": INDEX_FORMAT, "messages": self.messages, "defaultRules": self.defaults,
+                "rulesSha256": rules}
+
+
+@dataclass
+class IndexReport:
+    """What one run of `index` did, log by log."""
+
+    db: str
+    new: list = field(default_factory=list)
+    appended: list = field(default_factory=list)  # (log, what grew)
+    resumed: int = 0  # grown logs read on from where they had been indexed (the others were read whole)
+    rewritten: list = field(default_factory=list)  # (log, how it changed): indexed again whole
+    unchanged: int = 0
+    vanished: list = field(default_factory=list)
+    unreadable: list = field(default_factory=list)  # (log, why)
+    sessions: int = 0  # sessions in the database after the run
+    parquet: str | None = None
+
+    def to_json(self) -> dict:
+        return {"db": self.db, "sessions": self.sessions, "new": self.new,
+                "appended": [{"log": log, "detail": d} for log, d in self.appended], "resumed": self.resumed,
+                "rewritten": [{"log": log, "detail": d} for log, d in self.rewritten],
+                "unchanged": self.unchanged, "vanished": self.vanished,
+                "unreadable": [{"log": log, "error": e} for log, e in self.unreadable], "parquet": self.parquet}
+
+
+@dataclass
+class _Job:
+    path: str
+    key: str
+    known: dict | None
+    options: IndexOptions
+    state: bytes | None = None  # the pass kept where the log ended when it was indexed
+
+
+@dataclass
+class _Done:
+    indexed: Indexed | None  # None: unchanged
+    change: str  # "new", "appended", "rewritten", "unchanged"
+    detail: str = ""
+
+
+def _index_job(job: _Job) -> _Done:
+    """One log: its growth checked against what the last run indexed, then indexed if it changed:
+    a log that only grew is read on from the pass kept where it ended, when there is one."""
+    change, detail, state = "new", "", None
+    if job.known is not None:
+        try:
+            source = LogSource(job.path, job.options.read)
+            if input_facts(source, seal=False)[0] == {"size": job.known.get("size"), "sha256": job.known.get("sha256")}:
+                return _Done(None, "unchanged")  # (the same bytes: one streaming hash, no line read)
+            growth = check_growth(Path(source.file), Exported.of(job.known, ""), options=job.options.read)
+        except (DshReplayError, OSError, EntryError) as exc:
+            growth = None
+            change, detail = "rewritten", f"cannot be checked: {exc}"
+        if growth is not None:
+            if growth.status == "same":
+                return _Done(None, "unchanged")
+            change = "appended" if growth.status == "grew" else "rewritten"
+            detail = growth.detail
+            state = job.state if growth.status == "grew" else None
+    redactor = (job.options.read.redactor or Redactor()).for_calls(())
+    if state is not None:
+        try:
+            return _Done(index_log(job.path, job.options.read, redactor, job.options.messages,
+                                   resume=(job.known["size"], state, job.known["chain"]["lines"]), keep=True),
+                         change, detail)
+        except StateError:
+            redactor = redactor.for_calls(())  # (then read the log whole)
+    indexed = index_log(job.path, job.options.read, redactor, job.options.messages, keep=True)
+    return _Done(indexed, change, detail)
+
+
+def update_index(inputs, db: Path, options: IndexOptions, mapper=None) -> IndexReport:
+    """Bring the database `db` up to date with the logs found in `inputs` (see the module)."""
+    duckdb = duckdb_module()
+    mapper = mapper or (lambda fn, items: [fn(i) for i in items])
+    settings = options.settings()
+    report = IndexReport(shown_path(db))
+    try:
+        con = duckdb.connect(str(db), config={"memory_limit": DUCKDB_MEMORY})
+    except duckdb.Error as exc:
+        raise UsageError(f"cannot open the index database: {_one_line(exc)}", path=shown_path(db)) from None
+    try:
+        _prepare(con, settings, shown_path(db))
+        known = {log for (log,) in con.execute("SELECT log FROM _inputs").fetchall()}
+        paths = discover(inputs)
+        seen: dict[str, str] = {}
+        for path in paths:
+            seen.setdefault(log_key(path), path)
+        jobs = [_Job(path, key, None, options) for key, path in seen.items()]
+        for start in range(0, len(jobs), BATCH):  # (a batch at a time: memory is a batch's, never the store's)
+            batch = jobs[start:start + BATCH]
+            _known(con, batch)
+            results = mapper(_index_job, batch)
+            touched: set = set()
+            con.execute("BEGIN TRANSACTION")
+            _store(con, batch, results, report, touched)
+            _pend(con, touched)
+            con.execute("COMMIT")
+            del results, batch
+        touched = set()
+        con.execute("BEGIN TRANSACTION")
+        _mark_vanished(con, inputs, set(seen), known, report, touched)
+        _pend(con, touched)
+        con.execute("COMMIT")
+        if options.parquet is not None:
+            report.parquet = shown_path(options.parquet)
+            write_parquet(con, options.parquet)
+        report.sessions = con.execute("SELECT count(*) FROM sessions").fetchone()[0]
+    except duckdb.Error as exc:
+        raise OutputError(f"cannot update the index database: {_one_line(exc)}", path=shown_path(db)) from None
+    finally:
+        con.close()
+    return report
+
+
+def _known(con, batch: list[_Job]) -> None:
+    """What the last runs kept of the logs of a batch: their facts and kept passes (read a batch at
+    a time: a state weighs about what its log's surface does)."""
+    rows = con.execute("SELECT log, facts, state FROM _inputs WHERE log IN (SELECT unnest(?))",
+                       [[job.key for job in batch]]).fetchall()
+    found = {log: (facts, state) for log, facts, state in rows}
+    for job in batch:
+        facts, job.state = found.get(job.key, (None, None))
+        job.known = None if facts is None else orjson.loads(facts)
+
+
+def _one_line(exc: Exception) -> str:
+    return " ".join(str(exc).split())
+
+
+def _prepare(con, settings: dict, shown: str) -> None:
+    """The tables (made when absent), and the settings the database was built with checked."""
+    con.execute("CREATE TABLE IF NOT EXISTS _meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
+    row = con.execute("SELECT value FROM _meta WHERE key = 'settings'").fetchone()
+    wanted = orjson.dumps(settings, option=orjson.OPT_SORT_KEYS).decode()
+    if row is not None and row[0] != wanted:
+        have = orjson.loads(row[0])
+        diff = ", ".join(f"{k} {have.get(k)!r} (now {settings.get(k)!r})" for k in sorted(settings)
+                         if have.get(k) != settings.get(k))
+        raise UsageError(f"the index was built with other settings: {diff}; index into a new --db", path=shown)
+    if row is None:
+        con.execute("INSERT INTO _meta VALUES ('settings', ?)", [wanted])
+    con.execute("CREATE TABLE IF NOT EXISTS _inputs (log VARCHAR PRIMARY KEY, facts VARCHAR, state BLOB)")
+    con.execute("CREATE TABLE IF NOT EXISTS _parquet_pending (day DATE)")
+    con.execute("CREATE TABLE IF NOT EXISTS _parquet_written (dir VARCHAR PRIMARY KEY)")
+    for name, columns in TABLES.items():
+        if name in OPTIONAL and not settings["messages"]:
+            continue
+        spec = ", ".join(f"{c.name} {c.type}" for c in columns)
+        con.execute(f"CREATE TABLE IF NOT EXISTS {name} ({spec})")
+
+
+def _tables(con) -> list[str]:
+    present = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+    return [name for name in TABLES if name in present]
+
+
+def _arrow(name: str, rows: list):
+    """Rows of table `name` as an Arrow table of its columns' types."""
+    import pyarrow as pa
+    types = {"TIMESTAMP": pa.timestamp("ms"), "DATE": pa.date32(), "BIGINT[]": pa.list_(pa.int64())}
+    columns = TABLES[name]
+    arrays = []
+    for n, column in enumerate(columns):
+        kind = types.get(column.type) or getattr(pa, ARROW_TYPES[column.type])()
+        arrays.append(pa.array([row[n] for row in rows], type=kind))
+    return pa.Table.from_arrays(arrays, names=[c.name for c in columns])
+
+
+def _days(con, keys: list[str]) -> set:
+    if not keys:
+        return set()
+    return {r[0] for r in con.execute("SELECT DISTINCT day FROM sessions WHERE log IN (SELECT unnest(?))",
+                                      [keys]).fetchall()}
+
+
+def _store(con, batch: list[_Job], results: list[_Done], report: IndexReport, touched: set) -> None:
+    """Replace the rows of the changed logs of a batch, and record their facts."""
+    changed = [(job, done) for job, done in zip(batch, results) if done.indexed is not None]
+    report.unchanged += len(results) - len(changed)
+    back = [job.key for job, done in zip(batch, results) if done.indexed is None]
+    if back:  # (a log marked vanished is there again, unchanged)
+        con.execute("UPDATE sessions SET status = 'indexed' WHERE status = 'vanished' AND log IN (SELECT unnest(?))",
+                    [back])
+    if not changed:
+        return
+    keys = [job.key for job, _ in changed]
+    touched |= _days(con, keys)
+    tables = _tables(con)
+    for name in tables:
+        con.execute(f"DELETE FROM {name} WHERE log IN (SELECT unnest(?))", [keys])
+    con.execute("DELETE FROM _inputs WHERE log IN (SELECT unnest(?))", [keys])
+    rows: dict = {name: [] for name in tables}
+    facts = []
+    for job, done in changed:
+        indexed = done.indexed
+        if indexed.status == "unreadable":
+            report.unreadable.append((job.key, indexed.error))
+            rows["sessions"].append(unreadable_row(job.key, indexed.error))
+            continue
+        for name in tables:
+            rows[name].extend(indexed.tables.get(name, ()))
+        facts.append((job.key, orjson.dumps(indexed.facts).decode(), indexed.state))
+        report.resumed += indexed.resumed
+        if done.change == "new":
+            report.new.append(job.key)
+        elif done.change == "appended":
+            report.appended.append((job.key, done.detail))
+        else:
+            report.rewritten.append((job.key, done.detail))
+    for name in tables:
+        if rows[name]:
+            table = _arrow(name, rows[name])
+            con.register("_incoming", table)
+            con.execute(f"INSERT INTO {name} SELECT * FROM _incoming")
+            con.unregister("_incoming")
+    if facts:
+        con.executemany("INSERT INTO _inputs VALUES (?, ?, ?)", facts)
+    touched |= _days(con, keys)
+
+
+def _mark_vanished(con, inputs, found: set, known: set, report: IndexReport, touched: set) -> None:
+    """Known logs under the inputs that are gone: marked `vanished`, their rows kept."""
+    roots = [os.path.abspath(i) for i in inputs]
+    gone = []
+    for log in sorted(known):
+        if log in found or os.path.exists(log):
+            continue
+        if any(log == root or log.startswith(root.rstrip(os.sep) + os.sep) for root in roots):
+            gone.append(log)
+    if gone:
+        con.execute("UPDATE sessions SET status = 'vanished' WHERE log IN (SELECT unnest(?))", [gone])
+        report.vanished = gone
+        touched |= _days(con, gone)
+
+
+def _pend(con, days: set) -> None:
+    """Days whose Parquet partitions are out of date (written at the next --parquet run)."""
+    for day in days:
+        con.execute("INSERT INTO _parquet_pending VALUES (?)", [day])
+
+
+HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
+
+
+def write_parquet(con, out: Path) -> None:
+    """Write the days of partitions that changed (all of them the first time for `out`): one
+    folder per table, `day=YYYY-MM-DD/data.parquet` inside, each file replaced whole
+    (written aside, then renamed); a day left with no rows loses its file."""
+    out.mkdir(parents=True, exist_ok=True)
+    where = str(out.resolve())
+    first = con.execute("SELECT count(*) FROM _parquet_written WHERE dir = ?", [where]).fetchone()[0] == 0
+    if first:
+        days = {r[0] for r in con.execute("SELECT DISTINCT day FROM sessions").fetchall()}
+    else:
+        days = {r[0] for r in con.execute("SELECT DISTINCT day FROM _parquet_pending").fetchall()}
+    for name in _tables(con):
+        folder = out / name
+        folder.mkdir(exist_ok=True)
+        if first:  # (another index's partitions, or ours from before an error: none is kept)
+            for old in folder.glob("day=*"):
+                shutil.rmtree(old, ignore_errors=True)
+        for day in sorted(days, key=lambda d: (d is None, d)):
+            _write_day(con, name, folder, day)
+    con.execute("BEGIN TRANSACTION")
+    con.execute("DELETE FROM _parquet_pending")
+    con.execute("INSERT OR IGNORE INTO _parquet_written VALUES (?)", [where])
+    con.execute("COMMIT")
+
+
+def _write_day(con, name: str, folder: Path, day) -> None:
+    part = folder / f"day={HIVE_NULL if day is None else day.isoformat()}"
+    match = "s.day IS NULL" if day is None else "s.day = ?"
+    params = [] if day is None else [day]
+    if name == "sessions":
+        query = f"SELECT * EXCLUDE (day) FROM sessions s WHERE {match} ORDER BY log"
+    else:
+        query = (f"SELECT t.* FROM {name} t JOIN sessions s ON t.log = s.log WHERE {match} "
+                 "ORDER BY t.log, t.seq NULLS FIRST")
+    count = con.execute(f"SELECT count(*) FROM ({query})", params).fetchone()[0]
+    target = part / "data.parquet"
+    if not count:
+        if part.exists():
+            shutil.rmtree(part)
+        return
+    part.mkdir(exist_ok=True)
+    aside = part / ".data.parquet.tmp"
+    con.execute(f"COPY ({query}) TO '{_sql_text(str(aside))}' (FORMAT parquet)", params)
+    os.replace(aside, target)
+
+
+def _sql_text(text: str) -> str:
+    return text.replace("'", "''")
+
+
+# -- reading -------------------------------------------------------------------
+
+def open_index(db: Path):
+    """A read-only connection to an index database, with no access to other files (a query
+    cannot read or write anything but the index); UsageError when it cannot be opened."""
+    duckdb = duckdb_module()
+    if not Path(db).is_file():
+        raise UsageError("no index database there (build one with `dshreplay index PATH... --db FILE`)",
+                         path=shown_path(db))
+    try:
+        return duckdb.connect(str(db), read_only=True,
+                              config={"enable_external_access": False, "autoinstall_known_extensions": False,
+                                      "autoload_known_extensions": False})
+    except duckdb.Error as exc:
+        raise UsageError(f"cannot open the index database: {_one_line(exc)}", path=shown_path(db)) from None
+
+
+def run_query(db: Path, query: str) -> tuple[list[str], list[tuple]]:
+    """(column names, rows) of `query` on the index; UsageError names what DuckDB refused."""
+    duckdb = duckdb_module()
+    con = open_index(db)
+    try:
+        cursor = con.execute(query)
+        if cursor.description is None:
+            return [], []
+        return [d[0] for d in cursor.description], cursor.fetchall()
+    except duckdb.Error as exc:
+        raise UsageError(f"the query failed: {_one_line(exc)}") from None
+    finally:
+        con.close()
+
+
+def index_options(read: Options, *, messages: bool, rules: str | None, defaults: bool,
+                  parquet: Path | None) -> IndexOptions:
+    """The options of one index run, the redaction rules loaded into `read`."""
+    redactor = load_redactor(rules, defaults=defaults)
+    if redactor.rules.pointers:
+        raise UsageError("the index writes values, not records: its redaction takes text and keys rules; "
+                         "pointer rules would not apply (mask those members by name with keys)", path=rules)
+    return IndexOptions(read.with_(redactor=redactor), messages, rules, defaults, parquet)
+
+

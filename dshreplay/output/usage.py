@@ -1,0 +1,246 @@
+"""`usage`: tokens, calls, failures, retries, compactions and cost, by day, week, month, session or model.
+
+The figures come from the index's rows (`model_calls`, `compactions`): read
+from an index database, or built from the logs by the same row builder
+(`rows.index_log`); either way `usage_report` adds them up, so both give the
+same figures. A fork's seed (rows marked `inherited`) is its parent's usage,
+counted once, in the parent.
+
+Prices (`--prices FILE`, TOML or JSON) are per million tokens, per model:
+
+    [models."deepseek-v4-flash"]
+    input = 0.27        # input tokens not read from the cache
+    output = 1.10
+    cache_read = 0.07
+    cache_write = 0.27
+
+A model is looked up as "provider/model", then as "model"; the usage of a
+model with no price has no cost (and is listed as unpriced).
+"""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass, field
+
+import orjson
+
+from dshreplay.errors import UsageError
+from dshreplay.io.reader import read_small_file
+from dshreplay.jsvalues import as_text, is_number, shown
+from dshreplay.output.redact import Redactor
+from dshreplay.output.rows import TABLES, index_log
+
+GROUPINGS = ("day", "week", "month", "session", "model")
+TOKENS = ("input", "output", "cache_read", "cache_write", "reasoning")
+PRICED = ("input", "output", "cache_read", "cache_write")
+NO_TIME = "(no time)"
+CALL_COLUMNS = ("log", "session_id", "seq", "kind", "provider", "model", "failed", "error_code", "retry",
+                "first_chunk_at", *(f"{t}_tokens" for t in TOKENS), "inherited")
+COMPACTION_COLUMNS = ("log", "session_id", "seq", "started_at", "inherited")
+
+
+@dataclass
+class UsageRow:
+    """One group's figures."""
+
+    key: str
+    sessions: set = field(default_factory=set)
+    calls: int = 0
+    failed: dict = field(default_factory=dict)  # error code -> failed main-loop calls
+    retries: int = 0
+    compactions: int = 0
+    tokens: dict = field(default_factory=lambda: dict.fromkeys(TOKENS, 0))
+    cost: float | None = 0.0  # None: some of its usage has no price (or no prices were given)
+    log: str | None = None  # (--by session) the session's log
+
+    def to_json(self) -> dict:
+        out = {"key": self.key, "sessions": len(self.sessions), "calls": self.calls,
+               "failedCalls": sum(self.failed.values()), "failedByCode": dict(sorted(self.failed.items())),
+               "retries": self.retries, "compactions": self.compactions,
+               "tokens": {"input": self.tokens["input"], "output": self.tokens["output"],
+                          "cacheRead": self.tokens["cache_read"], "cacheWrite": self.tokens["cache_write"],
+                          "reasoning": self.tokens["reasoning"]},
+               "cost": None if self.cost is None else round(self.cost, 6)}
+        if self.log is not None:
+            out["log"] = self.log
+        return out
+
+
+@dataclass
+class UsageReport:
+    by: str
+    rows: list[UsageRow]
+    total: UsageRow
+    priced: bool  # prices were given
+    unpriced: list[str]  # models used with no price
+
+    def to_json(self) -> dict:
+        return {"by": self.by, "rows": [r.to_json() for r in self.rows], "total": self.total.to_json(),
+                "unpricedModels": self.unpriced}
+
+
+# -- prices ---------------------------------------------------------------------
+
+def load_prices(path: str) -> dict:
+    """model -> {input, output, cache_read, cache_write} in money per million tokens (TOML or JSON)."""
+    raw = read_small_file(path, 1 << 20, "the prices file")
+    if path.endswith(".toml"):
+        try:
+            import tomllib
+        except ImportError:  # (Python 3.10)
+            raise UsageError("TOML prices need Python 3.11 or later: give them as JSON", path=path) from None
+        try:
+            value = tomllib.loads(raw.decode("utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise UsageError(f"the prices file is not valid TOML: {exc}", path=path) from None
+    else:
+        try:
+            value = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            raise UsageError(f"the prices file is not valid JSON: {exc}", path=path) from None
+    models = value.get("models") if type(value) is dict else None
+    if type(models) is not dict:
+        raise UsageError('the prices file must hold "models": {MODEL: {"input": N, "output": N, ...}}', path=path)
+    out = {}
+    for model, price in models.items():
+        if type(price) is not dict or not set(price) <= set(PRICED) or not all(
+                is_number(v) and v >= 0 for v in price.values()):
+            raise UsageError(f"/models/{model}: expected {{{', '.join(PRICED)}}} as non-negative numbers "
+                             f"(per million tokens), got {shown(price, 80)}", path=path)
+        out[model] = {k: float(price.get(k, 0)) for k in PRICED}
+    return out
+
+
+def _price(prices: dict | None, provider, model):
+    if prices is None:
+        return None
+    return prices.get(f"{as_text(provider)}/{as_text(model)}") or prices.get(as_text(model))
+
+
+# -- the figures -----------------------------------------------------------------
+
+def _key(by: str, call: dict) -> str:
+    if by == "session":
+        return as_text(call["session_id"]) if call["session_id"] is not None else call["log"]
+    if by == "model":
+        return f"{as_text(call['provider'])}/{as_text(call['model'])}"
+    return period(by, call["first_chunk_at"])
+
+
+def period(by: str, ms) -> str:
+    """The day ("2026-07-06"), ISO week ("2026-W28") or month ("2026-07") of a time in epoch ms (UTC)."""
+    if ms is None:
+        return NO_TIME
+    moment = datetime.datetime(1970, 1, 1) + datetime.timedelta(milliseconds=ms)
+    if by == "day":
+        return moment.date().isoformat()
+    if by == "week":
+        year, week, _ = moment.isocalendar()
+        return f"{year}-W{week:02d}"
+    return f"{moment.year:04d}-{moment.month:02d}"
+
+
+def usage_report(calls, compactions, by: str, *, since: int | None = None, until: int | None = None,
+                 prices: dict | None = None) -> UsageReport:
+    """Add up call and compaction rows (dicts of CALL_COLUMNS and COMPACTION_COLUMNS) by `by`,
+    within since..until (epoch ms, on each call's first chunk and each compaction's start)."""
+    groups: dict[str, UsageRow] = {}
+    total = UsageRow("(total)")
+    unpriced: set = set()
+
+    def inside(ms) -> bool:
+        return (since is None or (ms is not None and ms >= since)) and (until is None or (ms is not None
+                                                                                         and ms <= until))
+
+    for call in calls:
+        if call["inherited"] or not inside(call["first_chunk_at"]):
+            continue
+        key = _key(by, call)
+        row = groups.get(key)
+        if row is None:
+            row = groups[key] = UsageRow(key, log=call["log"] if by == "session" else None)
+        price = _price(prices, call["provider"], call["model"])
+        if prices is not None and price is None:
+            unpriced.add(f"{as_text(call['provider'])}/{as_text(call['model'])}")
+        for target in (row, total):
+            _add(target, call, price)
+    if by != "model":
+        for bracket in compactions:
+            if bracket["inherited"] or not inside(bracket["started_at"]):
+                continue
+            call = {"session_id": bracket["session_id"], "log": bracket["log"], "first_chunk_at": bracket["started_at"]}
+            key = _key(by, call)
+            row = groups.get(key)
+            if row is None:
+                row = groups[key] = UsageRow(key, log=bracket["log"] if by == "session" else None)
+            row.compactions += 1
+            total.compactions += 1
+    if prices is None:
+        for row in (*groups.values(), total):
+            row.cost = None
+    rows = [groups[k] for k in sorted(groups, key=lambda k: (k == NO_TIME, k))]
+    return UsageReport(by, rows, total, prices is not None, sorted(unpriced))
+
+
+def _add(row: UsageRow, call: dict, price) -> None:
+    row.sessions.add(call["log"])
+    row.calls += 1
+    if call["failed"]:
+        code = as_text(call["error_code"])
+        row.failed[code] = row.failed.get(code, 0) + 1
+    row.retries += bool(call["retry"])
+    for name in TOKENS:
+        row.tokens[name] += call[f"{name}_tokens"] or 0
+    if price is None:
+        row.cost = None
+    elif row.cost is not None:
+        row.cost += sum((call[f"{name}_tokens"] or 0) * price[name] for name in PRICED) / 1e6
+
+
+# -- where the rows come from ----------------------------------------------------------
+
+def rows_from_db(db) -> tuple[list[dict], list[dict]]:
+    """The call and compaction rows of an index database."""
+    from dshreplay.output.sqlindex import open_index
+    con = open_index(db)
+    try:
+        calls = _dicts(con, "model_calls", CALL_COLUMNS, ("first_chunk_at",))
+        compactions = _dicts(con, "compactions", COMPACTION_COLUMNS, ("started_at",))
+    finally:
+        con.close()
+    return calls, compactions
+
+
+def _dicts(con, table: str, columns: tuple, times: tuple) -> list[dict]:
+    shown_columns = ", ".join(f"epoch_ms({c})" if c in times else c for c in columns)
+    rows = con.execute(f"SELECT {shown_columns} FROM {table} ORDER BY log, seq").fetchall()
+    return [dict(zip(columns, row)) for row in rows]
+
+
+def _usage_rows(item) -> tuple[list[dict], list[dict], str | None, str]:
+    """(call rows, compaction rows, why the log cannot be read, its key) of one log, by the index's row builder."""
+    path, options = item
+    indexed = index_log(path, options, Redactor())
+    if indexed.status != "indexed":
+        return [], [], indexed.error, indexed.log
+    return (_pick(indexed.tables["model_calls"], "model_calls", CALL_COLUMNS),
+            _pick(indexed.tables["compactions"], "compactions", COMPACTION_COLUMNS), None, indexed.log)
+
+
+def _pick(rows: list, table: str, columns: tuple) -> list[dict]:
+    names = [c.name for c in TABLES[table]]
+    where = [names.index(c) for c in columns]
+    return [{c: row[i] for c, i in zip(columns, where)} for row in rows]
+
+
+def rows_from_logs(paths: list[str], options, mapper) -> tuple[list[dict], list[dict], list[tuple]]:
+    """The call and compaction rows of logs, built as `index` builds them; and (log, why) of those
+    that cannot be read."""
+    calls, compactions, unreadable = [], [], []
+    for got_calls, got_compactions, error, key in mapper(_usage_rows, [(p, options) for p in paths]):
+        calls += got_calls
+        compactions += got_compactions
+        if error is not None:
+            unreadable.append((key, error))
+    return calls, compactions, unreadable

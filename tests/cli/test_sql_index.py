@@ -1,0 +1,416 @@
+"""`index`, `sql`: the SQL index of many sessions, kept current incrementally, and queried.
+
+DuckDB is the `sql` extra: without it these tests skip (and .ci/run, which
+installs it, runs them). The store is written by our own builder
+(tests/stores.py `audit_store`); every expected row was worked out by hand
+from the builder's calls (seqs, lines, usages).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+duckdb = pytest.importorskip("duckdb", reason="the sql extra (duckdb) is not installed")
+pytest.importorskip("pyarrow", reason="the sql extra (pyarrow) is not installed")
+
+from dshreplay.output.rows import TABLES  # noqa: E402
+from dshreplay.output.sqldoc import example  # noqa: E402
+
+from stores import audit_store  # noqa: E402
+
+
+@pytest.fixture
+def store(tmp_path):
+    root = tmp_path / "store"
+    audit_store(root)
+    return root
+
+
+@pytest.fixture
+def indexed(cli, store, tmp_path):
+    db = tmp_path / "index.duckdb"
+    cli("index", store, "--db", db, "--messages", "-j", 1)
+    return db
+
+
+def dump(db) -> dict:
+    """Every table's rows, sorted (a table's row order means nothing)."""
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        present = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+        return {name: sorted(con.execute(f"SELECT * FROM {name}").fetchall(), key=repr)
+                for name in TABLES if name in present}
+    finally:
+        con.close()
+
+
+def rows(cli, db, query: str) -> list:
+    return [list(r.values()) for r in cli("sql", db, query, "--json").json()]
+
+
+# -- the documented example queries, against the fixture store -----------------------------------
+
+def test_tool_calls_running_rm_rf_or_curl_without_an_approval(cli, indexed):
+    # alpha asks for `rm -rf build` at seq 13 (turn/start, request/header, step/start, user, 9 chunks:
+    # line 15, the header being line 1) and runs it with no approval; its curl was allowed. fork-1
+    # repeats alpha's first turn (seed of 18: not its own) and runs curl at seq 31 with no approval;
+    # beta's curl was rejected and never ran.
+    assert rows(cli, indexed, example("unapproved-commands").sql) == [
+        ["alpha", 13, 15, "call-0002", "rm -rf build", None, "completed"],
+        ["fork-1", 31, 33, "call-0002", "curl -s https://example.com/CHANGES", None, "completed"]]
+
+
+def test_sessions_hitting_the_context_window_and_what_the_compaction_dropped(cli, indexed):
+    # beta: two user messages (seqs 3, 4), the failed call's usage and finish chunks (5, 6), then
+    # compaction/start 7, its summary 8 (120000 tokens) and the checkpoint at 9 replacing 3..4.
+    assert rows(cli, indexed, example("context-window").sql) == [
+        ["beta", 5, 7, 9, 120000, 3, "user", "Summarize the whole repository."],
+        ["beta", 5, 7, 9, 120000, 4, "user", "Include every file."]]
+
+
+def test_tokens_and_failed_calls_per_model_per_day(cli, indexed):
+    # day 1, flash: alpha's three calls (1000+1100+1200 in, 10+20+5 out, 500 cached) and one of each
+    # fork's own (300/7 and 400/8; their seeds' copies of alpha's calls left out); day 2, pro: beta's
+    # failed call (131000/0), then 2000/40/1500 and 2100/60/1900.
+    assert rows(cli, indexed, example("tokens-per-model-per-day").sql) == [
+        ["2026-07-06", "deepseek-v4-flash", 5, 4000, 50, 500, 0, None],
+        ["2026-07-07", "deepseek-v4-pro", 3, 135100, 100, 3400, 1, "CONTEXT_WINDOW_EXCEEDED"]]
+
+
+def test_sessions_sharing_a_seed_with_a_fork(cli, indexed, store):
+    got = rows(cli, indexed, example("shared-seed").sql)
+    assert got == [["alpha", str(store / "project" / "alpha" / "session.jsonl"), "parent", 18],
+                   ["fork-2", str(store / "project" / "fork-2" / "session.jsonl"), "sibling", 18]]
+
+
+def test_the_reference_documents_every_table_and_column():
+    from conftest import ROOT
+    doc = (ROOT / "docs" / "sql.md").read_text()
+    for name, columns in TABLES.items():
+        assert f"### {name}" in doc
+        for column in columns:
+            assert f"| `{column.name}` | {column.type} |" in doc, (name, column.name)
+
+
+# -- rows trace back to the log -------------------------------------------------------------------
+
+def test_each_row_names_its_seq_and_line(cli, indexed, store):
+    [[log, seq, line]] = rows(cli, indexed, "SELECT log, seq, line FROM approvals WHERE session_id = 'beta'")
+    [shown] = cli("events", log, "--lines", line, "--json").json()
+    record = json.loads(shown["text"])
+    assert (record["seq"], record["type"]) == (seq, "approval/asked") == (21, "approval/asked")
+    assert rows(cli, indexed, "SELECT session_id, status, verdict, turns, model_calls, failed_calls, retries, "
+                              "tool_calls, compactions, input_tokens, cache_read_tokens, seed_length "
+                              "FROM sessions ORDER BY session_id") == [
+        ["alpha", "indexed", "ok", 2, 3, 0, 0, 2, 0, 3300, 500, None],
+        ["beta", "indexed", "ok", 1, 3, 1, 1, 1, 1, 135100, 3400, None],
+        ["fork-1", "indexed", "ok", 2, 2, 0, 0, 2, 0, 1300, 0, 18],
+        ["fork-2", "indexed", "ok", 3, 4, 0, 0, 2, 0, 3700, 500, 46]]  # (a fork's seed counted, as stats does)
+
+
+# -- incremental and safe -------------------------------------------------------------------------
+
+def test_two_runs_over_the_same_files_give_the_same_tables(cli, store, tmp_path):
+    first, second = tmp_path / "a.duckdb", tmp_path / "b.duckdb"
+    cli("index", store, "--db", first, "--messages", "-j", 1)
+    before = dump(first)
+    result = cli("index", store, "--db", first, "--messages", "-j", 1)
+    assert result.stdout == (f"{first}: 4 sessions; this run: 0 new, 0 grown (0 read from where they were "
+                             "indexed), 0 rewritten (indexed again whole), 4 unchanged, 0 vanished, 0 unreadable\n")
+    assert dump(first) == before
+    cli("index", store, "--db", second, "--messages", "-j", 2)
+    assert dump(second) == before
+    assert {name: len(r) for name, r in before.items()} == {
+        # (fork-1 repeats alpha's first turn: 1 call, 1 tool call, 3 messages; fork-2 all of alpha)
+        "sessions": 4, "turns": 8, "model_calls": 3 + 3 + (1 + 1) + (3 + 1), "tool_calls": 2 + 1 + (1 + 1) + 2,
+        "approvals": 1 + 1 + 0 + 1, "replacements": 1, "compactions": 1, "findings": 0,
+        "messages": 6 + 5 + (3 + 3) + (6 + 1)}
+
+
+def test_a_log_that_grew_is_read_on_and_the_others_are_left_as_they_are(cli, store, tmp_path):
+    db = tmp_path / "index.duckdb"
+    cli("index", store, "--db", db, "-j", 1)
+    log = store / "project" / "beta" / "session.jsonl"
+    lines = log.read_bytes()
+    turn = {"type": "turn/start", "seq": 36, "time": 1783438565999, "data": {"turn": 2}}
+    log.write_bytes(lines + json.dumps(turn).encode() + b"\n")
+    result = cli("index", store, "--db", db, "-j", 1, "--json")
+    report = result.json()
+    assert report["appended"] == [{"log": str(log), "detail": "lines 38..38 appended (78 bytes)"}]
+    assert (report["new"], report["rewritten"], report["unchanged"], report["resumed"]) == ([], [], 3, 1)
+    assert rows(cli, db, "SELECT turn, seq, line, ending FROM turns WHERE session_id = 'beta' ORDER BY seq") == [
+        [1, 0, 2, "completed"], [2, 36, 38, "interrupted"]]
+    fresh = tmp_path / "fresh.duckdb"
+    cli("index", store, "--db", fresh, "-j", 1)
+    assert dump(db) == dump(fresh)
+
+
+def test_a_grown_log_is_read_on_from_where_it_was_indexed_and_gives_the_rows_of_a_whole_read(cli, tmp_path):
+    from dshreplay.testing.samples import LogBuilder
+    # a log that grows turn by turn, through the open calls, approvals, brackets and messages a pass
+    # carries across the cut: each run reads on from the last and gives a fresh index's tables
+    b = LogBuilder("growing")
+    log = tmp_path / "logs" / "session.jsonl"
+    log.parent.mkdir()
+    log.write_bytes(b.to_bytes()[:b.to_bytes().index(b"\n") + 1])
+    db, steps = tmp_path / "index.duckdb", []
+    b.start_turn()
+    b.request_header()
+    b.start_step()
+    b.user("first")
+    steps.append(b.drain())
+    call = b.new_id("call")
+    b.assistant("", calls=[(call, "bash", '{"command": "curl x"}')])
+    b.approval(call, "bash", None)  # (asked, decided in the next part)
+    steps.append(b.drain())
+    b.add("approval/decided", {"id": "approval-0004", "outcome": "allowed-once"})
+    seq = b.tool_call(call, "bash", '{"command": "curl x"}')
+    steps.append(b.drain())
+    b.tool_result(call, "ok", cites=seq)
+    b.end_turn()
+    b.start_turn()
+    b.start_step()
+    nodes = b.surface()
+    b.compaction(nodes[0], nodes[2], "summary")
+    b.assistant("done")
+    steps.append(b.drain(pack=True))
+    b.end_turn()
+    steps.append(b.drain())
+    for n, part in enumerate(steps):
+        with open(log, "ab") as fh:
+            fh.write(part)
+        report = cli("index", log.parent, "--db", db, "--messages", "--json").json()
+        assert (len(report["new"]), len(report["appended"]), report["resumed"]) == ((1, 0, 0) if n == 0 else (0, 1, 1))
+        fresh = tmp_path / f"fresh{n}.duckdb"
+        cli("index", log.parent, "--db", fresh, "--messages")
+        assert dump(db) == dump(fresh), n
+    assert rows(cli, db, "SELECT approval_outcome, outcome FROM tool_calls") == [["allowed-once", "completed"]]
+    assert rows(cli, db, "SELECT status FROM compactions") == [["closed"]]
+
+
+def test_a_kept_state_opens_only_with_its_log_and_loads_only_a_pass(cli, store, tmp_path):
+    import hashlib
+    import pickle
+
+    import zstandard
+
+    from dshreplay.core.passstate import KEY_TAG, StateError, dump_state, load_state
+    db = tmp_path / "index.duckdb"
+    cli("index", store, "--db", db, "-j", 1)
+    log = store / "project" / "beta" / "session.jsonl"
+    key = hashlib.sha256(KEY_TAG + log.read_bytes()).digest()  # (the log's bytes are the key: the index has none)
+    con = duckdb.connect(str(db))
+    [[kept]] = con.execute("SELECT state FROM _inputs WHERE log = ?", [str(log)]).fetchall()
+    state = load_state(kept, key)
+    assert state.run.header["id"] == "beta"
+    assert b"Summarize the whole repository" not in kept  # (the log's text is sealed)
+    with pytest.raises(StateError, match="does not open with this log's key"):
+        load_state(kept, hashlib.sha256(KEY_TAG + log.read_bytes()[:-1]).digest())
+    with pytest.raises(StateError, match="does not open"):
+        load_state(kept[:-1] + bytes([kept[-1] ^ 1]), key)
+    # sealed with the right key, a pickle that names anything but a pass's classes is refused
+    from dshreplay.core import passstate
+    cipher, nonce = passstate._cipher(key)
+    evil = cipher.encrypt(nonce, zstandard.ZstdCompressor().compress(pickle.dumps(__import__("os").system)), None)
+    with pytest.raises(StateError, match="a pass's state holds no posix.system"):
+        load_state(evil, key)
+    assert dump_state(state, key) == dump_state(load_state(kept, key), key)  # (sealing is deterministic)
+    con.execute("UPDATE _inputs SET state = ? WHERE log = ?", [evil, str(log)])
+    con.close()
+    log.write_bytes(log.read_bytes() + json.dumps(
+        {"type": "turn/start", "seq": 36, "time": 1783438565999, "data": {"turn": 2}}).encode() + b"\n")
+    report = cli("index", store, "--db", db, "-j", 1, "--json").json()
+    assert (len(report["appended"]), report["resumed"]) == (1, 0)  # (read whole instead)
+    fresh = tmp_path / "fresh.duckdb"
+    cli("index", store, "--db", fresh, "-j", 1)
+    assert dump(db) == dump(fresh)
+
+
+def test_a_log_rewritten_inside_what_was_indexed_is_indexed_again_whole_and_reported(cli, store, tmp_path):
+    db = tmp_path / "index.duckdb"
+    cli("index", store, "--db", db, "-j", 1)
+    log = store / "project" / "alpha" / "session.jsonl"
+    log.write_bytes(log.read_bytes().replace(b"rm -rf build", b"rm -rf /tmp"))
+    result = cli("index", store, "--db", db, "-j", 1, expect=1)
+    assert result.stderr.splitlines() == [
+        f"dshreplay: warning: {log}: rewritten since it was indexed (rewritten inside the exported prefix, "
+        "within lines 1..19): indexed again whole"]  # (checkpoints: every turn end; line 15 changed)
+    assert rows(cli, db, "SELECT arguments FROM tool_calls WHERE session_id = 'alpha' ORDER BY seq")[0] == \
+        ['{"command": "rm -rf /tmp"}']
+    fresh = tmp_path / "fresh.duckdb"
+    cli("index", store, "--db", fresh, "-j", 1)
+    assert dump(db) == dump(fresh)
+
+
+def test_a_log_that_vanished_is_marked_and_its_rows_kept(cli, store, tmp_path):
+    db = tmp_path / "index.duckdb"
+    cli("index", store, "--db", db, "-j", 1)
+    log = store / "project" / "fork-2" / "session.jsonl"
+    log.unlink()
+    result = cli("index", store, "--db", db, "-j", 1, expect=1)
+    assert result.stderr.splitlines() == [
+        f"dshreplay: warning: {log}: vanished since it was indexed: marked vanished, its rows kept"]
+    assert rows(cli, db, "SELECT session_id, status FROM sessions ORDER BY session_id") == [
+        ["alpha", "indexed"], ["beta", "indexed"], ["fork-1", "indexed"], ["fork-2", "vanished"]]
+    assert rows(cli, db, "SELECT count(*) FROM model_calls WHERE session_id = 'fork-2'") == [[4]]
+    log.write_bytes(b"".join(b.to_bytes() for b in [audit_store(tmp_path / "again")["fork-2"]]))
+    cli("index", store, "--db", db, "-j", 1)  # (back, unchanged)
+    assert rows(cli, db, "SELECT status FROM sessions WHERE session_id = 'fork-2'") == [["indexed"]]
+
+
+def test_an_unreadable_log_is_a_row_saying_why_and_exit_2(cli, store, tmp_path):
+    (store / "project" / "broken").mkdir()
+    (store / "project" / "broken" / "session.jsonl").write_bytes(b'{"type": "turn/start"}\n')
+    db = tmp_path / "index.duckdb"
+    result = cli("index", store, "--db", db, "-j", 1, expect=2)
+    assert result.stderr.splitlines() == [
+        f"dshreplay: unreadable: {store}/project/broken/session.jsonl: first record must be the session "
+        'header (type "session"), got type "turn/start"']
+    assert rows(cli, db, "SELECT status, verdict, error IS NOT NULL FROM sessions WHERE session_id IS NULL") == [
+        ["unreadable", "unreadable", True]]
+    assert rows(cli, db, "SELECT count(*) FROM sessions WHERE status = 'indexed'") == [[4]]
+
+
+def test_an_index_built_with_other_settings_is_refused(cli, store, tmp_path):
+    db = tmp_path / "index.duckdb"
+    cli("index", store, "--db", db, "-j", 1)
+    result = cli("index", store, "--db", db, "--messages", "-j", 1, expect=2)
+    assert result.stderr == (f"dshreplay: usage error: {db}: the index was built with other settings: "
+                             "messages False (now True); index into a new --db\n")
+
+
+# -- redaction --------------------------------------------------------------------------------------
+
+SECRET = "sk-live-abcdefghijklmnop0123"
+
+
+def test_text_from_the_logs_is_redacted_as_export_redacts_it(cli, tmp_path):
+    from dshreplay.testing.samples import LogBuilder
+
+    from stores import run_tool
+    b = LogBuilder("secretive")
+    b.start_turn()
+    b.request_header()
+    b.start_step()
+    b.user(f"use the key {SECRET}")
+    run_tool(b, json.dumps({"command": f"curl -H 'Authorization: Bearer {SECRET}' x"}), f"echo {SECRET}",
+             usage={"inputTokens": 1, "outputTokens": 1})
+    b.end_turn()
+    log = b.write(tmp_path / "secret.jsonl")
+
+    def found(db) -> list:
+        return [name for name in TABLES if SECRET in json.dumps(rows(cli, db, f"SELECT * FROM {name}"))]
+    cli("index", log, "--db", tmp_path / "masked.duckdb", "--messages")
+    assert found(tmp_path / "masked.duckdb") == []
+    assert "[REDACTED]" in rows(cli, tmp_path / "masked.duckdb", "SELECT arguments FROM tool_calls")[0][0]
+    con = duckdb.connect(str(tmp_path / "masked.duckdb"), read_only=True)
+    facts, state = con.execute("SELECT facts, state FROM _inputs").fetchone()
+    con.close()
+    assert SECRET not in facts and SECRET.encode() not in state  # (the kept pass is sealed)
+    assert SECRET.encode() not in (tmp_path / "masked.duckdb").read_bytes()
+    cli("index", log, "--db", tmp_path / "plain.duckdb", "--messages", "--no-default-redaction")
+    assert found(tmp_path / "plain.duckdb") == ["tool_calls", "messages"]
+
+
+def test_pointer_rules_are_refused_by_index(cli, store, tmp_path):
+    rules = tmp_path / "rules.json"
+    rules.write_text('{"pointers": ["/data/arguments"]}')
+    result = cli("index", store, "--db", tmp_path / "x.duckdb", "--redact", rules, expect=2)
+    assert result.stderr == (f"dshreplay: usage error: {rules}: the index writes values, not records: its "
+                             "redaction takes text and keys rules; pointer rules would not apply (mask those "
+                             "members by name with keys)\n")
+    assert not (tmp_path / "x.duckdb").exists()
+
+
+def test_keys_rules_mask_members_in_arguments_and_messages(cli, tmp_path):
+    from dshreplay.testing.samples import LogBuilder
+
+    from stores import run_tool
+    b = LogBuilder("keyed")
+    b.start_turn()
+    b.request_header()
+    b.start_step()
+    run_tool(b, '{"command": "deploy", "target": "prod-cluster-7"}', "ok", usage={"inputTokens": 1, "outputTokens": 1})
+    b.end_turn()
+    log = b.write(tmp_path / "keyed.jsonl")
+    rules = tmp_path / "rules.json"
+    rules.write_text('{"keys": ["target"]}')
+    db = tmp_path / "x.duckdb"
+    cli("index", log, "--db", db, "--messages", "--redact", rules)
+    assert rows(cli, db, "SELECT arguments FROM tool_calls") == [['{"command":"deploy","target":"[REDACTED]"}']]
+    assert rows(cli, db, "SELECT text FROM messages WHERE role = 'assistant'") == [
+        ['[call bash call-0001] {"command":"deploy","target":"[REDACTED]"}']]
+
+
+# -- Parquet -----------------------------------------------------------------------------------------
+
+def test_parquet_partitions_read_back_as_the_tables(cli, store, tmp_path):
+    db, out = tmp_path / "index.duckdb", tmp_path / "parquet"
+    cli("index", store, "--db", db, "--parquet", out, "-j", 1)
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*.parquet") if "tool_calls" in str(p)) == [
+        "tool_calls/day=2026-07-06/data.parquet", "tool_calls/day=2026-07-07/data.parquet"]
+    tables = dump(db)
+    con = duckdb.connect()
+    for name in (name for name, r in tables.items() if r):  # (a table with no rows has no file)
+        read = con.execute(f"SELECT * EXCLUDE (day) FROM read_parquet('{out}/{name}/*/*.parquet', "
+                           "hive_partitioning = true)").fetchall()
+        days = con.execute(f"SELECT DISTINCT day FROM read_parquet('{out}/{name}/*/*.parquet', "
+                           "hive_partitioning = true)").fetchall()
+        if name == "sessions":
+            want = sorted((r[:17] + r[18:] for r in tables[name]), key=repr)  # (day is the partition)
+        else:
+            want = tables[name]
+        assert sorted(read, key=repr) == want, name
+        assert all(type(d[0]).__name__ == "date" for d in days)
+    # a later run rewrites the days that changed, and only those
+    old = {p: p.stat().st_mtime_ns for p in out.rglob("*.parquet")}
+    log = store / "project" / "beta" / "session.jsonl"
+    log.write_bytes(log.read_bytes() + json.dumps(
+        {"type": "turn/start", "seq": 36, "time": 1783438565999, "data": {"turn": 2}}).encode() + b"\n")
+    cli("index", store, "--db", db, "--parquet", out, "-j", 1)
+    changed = sorted(p.relative_to(out).parent.name for p in out.rglob("*.parquet")
+                     if p.stat().st_mtime_ns != old.get(p))
+    assert set(changed) == {"day=2026-07-07"}
+    assert con.execute(f"SELECT count(*) FROM read_parquet('{out}/turns/*/*.parquet')").fetchone() == (9,)
+
+
+# -- sql ----------------------------------------------------------------------------------------------
+
+def test_sql_prints_a_table_json_lines_or_csv(cli, indexed):
+    query = "SELECT session_id, turns, started_at FROM sessions WHERE session_id IN ('alpha', 'beta') ORDER BY 1"
+    assert cli("sql", indexed, query).stdout == (
+        "session_id    turns    started_at\n"
+        "------------  -------  ------------------------\n"
+        "alpha         2        2026-07-06T15:36:05.197Z\n"
+        "beta          1        2026-07-07T15:36:05.197Z\n"
+        "(2 rows)\n")
+    assert cli("sql", indexed, query, "--jsonl").stdout == (
+        '{"session_id":"alpha","turns":2,"started_at":"2026-07-06T15:36:05.197Z"}\n'
+        '{"session_id":"beta","turns":1,"started_at":"2026-07-07T15:36:05.197Z"}\n')
+    assert cli("sql", indexed, query, "--csv").stdout == (
+        "session_id,turns,started_at\nalpha,2,2026-07-06T15:36:05.197Z\nbeta,1,2026-07-07T15:36:05.197Z\n")
+
+
+def test_sql_errors_are_one_line_and_exit_2(cli, indexed, tmp_path):
+    result = cli("sql", indexed, "SELECT nope FROM sessions", expect=2)
+    assert result.stderr.startswith("dshreplay: usage error: the query failed: Binder Error: ")
+    assert len(result.stderr.splitlines()) == 1
+    result = cli("sql", indexed, "DELETE FROM sessions", expect=2)  # (read-only)
+    assert "read-only" in result.stderr and len(result.stderr.splitlines()) == 1
+    result = cli("sql", indexed, f"SELECT * FROM read_csv('{indexed}')", expect=2)  # (no other file)
+    assert len(result.stderr.splitlines()) == 1
+    result = cli("sql", tmp_path / "none.duckdb", "SELECT 1", expect=2)
+    assert result.stderr == (f"dshreplay: usage error: {tmp_path / 'none.duckdb'}: no index database there "
+                             "(build one with `dshreplay index PATH... --db FILE`)\n")
+
+
+def test_without_the_sql_extra_a_one_line_error_and_exit_2(cli, store, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "duckdb", None)  # (import duckdb raises ImportError)
+    for args in (["index", store, "--db", tmp_path / "x.duckdb"], ["sql", tmp_path / "x.duckdb", "SELECT 1"]):
+        result = cli(*args, expect=2)
+        assert result.stderr == ("dshreplay: usage error: this command needs the sql extra (DuckDB, pyarrow, "
+                                 "cryptography): pip install 'dshreplay[sql]'\n")
+    assert not (tmp_path / "x.duckdb").exists()

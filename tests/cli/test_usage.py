@@ -1,0 +1,90 @@
+"""`usage`: tokens, calls, failures, retries, compactions and cost, from logs or from the index.
+
+Both read the rows of the one row builder: the same figures either way. Expected
+figures are worked out by hand from tests/stores.py `audit_store` (every call's
+usage is written there) and docs/prices.example.toml.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import ROOT
+from stores import audit_store
+
+PRICES = ROOT / "docs" / "prices.example.toml"
+
+
+@pytest.fixture
+def store(tmp_path):
+    audit_store(tmp_path / "store")
+    return tmp_path / "store"
+
+
+def test_usage_by_day_from_the_logs_with_prices(cli, store):
+    report = cli("usage", store, "--by", "day", "--prices", PRICES, "--json", "-j", 1).json()
+    # day 1 (flash): alpha 1000+1100+1200 in, 10+20+5 out, 500 cached; fork-1 300/7, fork-2 400/8 (their
+    # seeds are alpha's, counted in alpha): 4000 in, 50 out, 500 cached -> (4000*0.27 + 50*1.10 + 500*0.07)/1e6
+    # day 2 (pro): beta 131000+2000+2100 in, 0+40+60 out, 1500+1900 cached -> (135100*0.55 + 100*2.19 + 3400*0.14)/1e6
+    assert [(r["key"], r["sessions"], r["calls"], r["failedByCode"], r["retries"], r["compactions"],
+             r["tokens"]["input"], r["tokens"]["output"], r["tokens"]["cacheRead"], r["cost"])
+            for r in report["rows"] + [report["total"]]] == [
+        ("2026-07-06", 3, 5, {}, 0, 0, 4000, 50, 500, 0.00117),
+        ("2026-07-07", 1, 3, {"CONTEXT_WINDOW_EXCEEDED": 1}, 1, 1, 135100, 100, 3400, 0.075),
+        ("(total)", 4, 8, {"CONTEXT_WINDOW_EXCEEDED": 1}, 1, 1, 139100, 150, 3900, 0.07617)]
+    assert report["unpricedModels"] == []
+
+
+def test_the_index_gives_the_same_figures_as_the_logs(cli, store, tmp_path):
+    pytest.importorskip("duckdb", reason="the sql extra (duckdb) is not installed")
+    db = tmp_path / "index.duckdb"
+    cli("index", store, "--db", db, "-j", 1)
+    for by in ("day", "week", "month", "session", "model"):
+        from_logs = cli("usage", store, "--by", by, "--prices", PRICES, "--json", "-j", 1).stdout
+        assert cli("usage", "--db", db, "--by", by, "--prices", PRICES, "--json").stdout == from_logs, by
+
+
+def test_usage_by_week_month_model_and_session(cli, store):
+    def keys(by, *more):
+        return [(r["key"], r["calls"]) for r in cli("usage", store, "--by", by, "--json", *more).json()["rows"]]
+    assert keys("week") == [("2026-W28", 8)]  # (2026-07-06 is a Monday)
+    assert keys("month") == [("2026-07", 8)]
+    assert keys("model") == [("deepseek-official/deepseek-v4-flash", 5), ("deepseek-official/deepseek-v4-pro", 3)]
+    assert keys("session") == [("alpha", 3), ("beta", 3), ("fork-1", 1), ("fork-2", 1)]
+    assert keys("day", "--since", "2026-07-07") == [("2026-07-07", 3)]
+    assert keys("day", "--until", "2026-07-06T23:59:59Z") == [("2026-07-06", 5)]
+
+
+def test_usage_as_a_table(cli, store):
+    out = cli("usage", store, "--by", "model", "--prices", PRICES, "--wide").stdout
+    assert [line.split() for line in out.splitlines()[2:]] == [
+        ["deepseek-official/deepseek-v4-flash", "3", "5", "0", "0", "-", "4000", "50", "500", "0", "0.0012"],
+        ["deepseek-official/deepseek-v4-pro", "1", "3", "1", "(CONTEXT_WINDOW_EXCEEDED", "1)", "1", "-", "135100",
+         "100", "3400", "0", "0.0750"],
+        ["(total)", "4", "8", "1", "(CONTEXT_WINDOW_EXCEEDED", "1)", "1", "-", "139100", "150", "3900", "0",
+         "0.0762"]]
+    assert out.splitlines()[0].split() == ["model", "sessions", "calls", "failed", "retries", "compactions",
+                                           "input", "output", "cacheRead", "cacheWrite", "cost"]
+
+
+def test_unpriced_models_have_no_cost(cli, store, tmp_path):
+    prices = tmp_path / "prices.json"
+    prices.write_text('{"models": {"deepseek-v4-flash": {"input": 1, "output": 2}}}')
+    report = cli("usage", store, "--by", "model", "--prices", prices, "--json").json()
+    assert [r["cost"] for r in report["rows"]] == [(4000 * 1 + 50 * 2) / 1e6, None]
+    assert report["total"]["cost"] is None
+    assert report["unpricedModels"] == ["deepseek-official/deepseek-v4-pro"]
+
+
+def test_bad_usage_is_one_line_and_exit_2(cli, store, tmp_path):
+    prices = tmp_path / "prices.json"
+    prices.write_text('{"models": {"m": {"input": -1}}}')
+    assert cli("usage", store, "--prices", prices, expect=2).stderr == (
+        f"dshreplay: usage error: {prices}: /models/m: expected {{input, output, cache_read, cache_write}} as "
+        "non-negative numbers (per million tokens), got {\"input\":-1}\n")
+    assert cli("usage", store, "--db", tmp_path / "x.duckdb", expect=2).stderr == (
+        "dshreplay: usage error: give logs (PATH...) or an index (--db FILE), not both\n")
+    (store / "broken.jsonl").write_bytes(b"not json\n")
+    result = cli("usage", store, "--json", expect=2)
+    assert result.json()["total"]["calls"] == 8
+    assert result.stderr.startswith(f"dshreplay: unreadable: {store}/broken.jsonl: ")
