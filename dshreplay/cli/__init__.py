@@ -790,7 +790,7 @@ def index(paths, db: Path, messages: bool, rules, no_default_redaction: bool, pa
     """
     from dshreplay.output.sqlindex import duckdb_module, index_options, update_index
     duckdb_module()
-    read = options_of(jobs=jobs, progress=not quiet)
+    read = options_of(jobs=jobs, quiet=quiet)
     options = index_options(read, messages=messages, rules=rules, defaults=not no_default_redaction,
                             parquet=parquet)
     report = update_index(paths, db, options, mapper_for(options.read))
@@ -854,7 +854,7 @@ def usage(paths, db, by: str, prices, since, until, jobs, quiet, as_json: bool) 
     if db is not None:
         calls, compactions = rows_from_db(db)
     else:
-        options = options_of(jobs=jobs, progress=not quiet)
+        options = options_of(jobs=jobs, quiet=quiet)
         calls, compactions, unreadable = rows_from_logs(discover(paths), options, mapper_for(options))
     reporter_for(as_json).usage(usage_report(calls, compactions, by, since=since, until=until, prices=price_list))
     for log, why in unreadable:

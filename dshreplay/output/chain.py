@@ -159,7 +159,7 @@ class Appended:
             what = f"lines {first}..{last}"
         else:
             what = f"the rest of line {first}" + (f" and lines {first + 1}..{last}" if last > first else "")
-        return f"{what} appended ({self.size} bytes, {self.events} events)"
+        return f"{what} appended ({self.size} bytes, {self.events} event{'' if self.events == 1 else 's'})"
 
     def to_json(self) -> dict:
         return {"fromByte": self.offset, "fromLine": self.first_line, "lines": self.lines, "bytes": self.size,
@@ -240,7 +240,7 @@ def _follow_chain(reader: LogReader, exported: Exported, hasher: InputHash) -> G
         return Growth("same", "unchanged")
     appended = Appended(exported.text_bytes, total if inside_line else total + 1, new_lines, new_bytes,
                         max(new_events, 0), inside_line)
-    return Growth("grew", appended.describe() + ": the bundle does not cover them", appended=appended)
+    return Growth("grew", appended.describe(), appended=appended)
 def _hidden(reader: LogReader) -> str:
     """What a zstd log holds that decodes to no log text ("" when nothing)."""
     if reader.textless_frame is not None:

@@ -413,7 +413,8 @@ def _check_input(target: Path, given: str, entry: dict, where: str, size: int, s
         if not growth.accepted:
             return differs(growth.detail)
         appended = None if growth.appended is None else growth.appended.to_json()
-        return InputCheck(given, size, "grew" if appended else "matches", growth.detail, appended)
+        detail = growth.detail + ": the bundle does not cover them" if appended else growth.detail
+        return InputCheck(given, size, "grew" if appended else "matches", detail, appended)
     except (OSError, DshReplayError) as exc:
         reason = exc.message if isinstance(exc, DshReplayError) else (exc.strerror or str(exc))
         return differs(f"input cannot be read: {reason}")

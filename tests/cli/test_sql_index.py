@@ -139,7 +139,7 @@ def test_a_log_that_grew_is_read_on_and_the_others_are_left_as_they_are(cli, sto
     log.write_bytes(lines + json.dumps(turn).encode() + b"\n")
     result = cli("index", store, "--db", db, "-j", 1, "--json")
     report = result.json()
-    assert report["appended"] == [{"log": str(log), "detail": "lines 38..38 appended (78 bytes)"}]
+    assert report["appended"] == [{"log": str(log), "detail": "lines 38..38 appended (78 bytes, 1 event)"}]
     assert (report["new"], report["rewritten"], report["unchanged"], report["resumed"]) == ([], [], 3, 1)
     assert rows(cli, db, "SELECT turn, seq, line, ending FROM turns WHERE session_id = 'beta' ORDER BY seq") == [
         [1, 0, 2, "completed"], [2, 36, 38, "interrupted"]]
@@ -340,9 +340,10 @@ def test_keys_rules_mask_members_in_arguments_and_messages(cli, tmp_path):
     rules.write_text('{"keys": ["target"]}')
     db = tmp_path / "x.duckdb"
     cli("index", log, "--db", db, "--messages", "--redact", rules)
-    assert rows(cli, db, "SELECT arguments FROM tool_calls") == [['{"command":"deploy","target":"[REDACTED]"}']]
+    # (masked in place: every byte outside the masked value as the model wrote it)
+    assert rows(cli, db, "SELECT arguments FROM tool_calls") == [['{"command": "deploy", "target": "[REDACTED]"}']]
     assert rows(cli, db, "SELECT text FROM messages WHERE role = 'assistant'") == [
-        ['[call bash call-0001] {"command":"deploy","target":"[REDACTED]"}']]
+        ['[call bash call-0001] {"command": "deploy", "target": "[REDACTED]"}']]
 
 
 # -- Parquet -----------------------------------------------------------------------------------------

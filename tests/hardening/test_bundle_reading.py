@@ -325,7 +325,7 @@ def test_a_zstd_log_that_grew_is_accepted_and_one_that_hides_bytes_is_not(tmp_pa
     log.write_bytes(original + zstd_frames(EXTRA))  # an append batch, as dsh writes it
     result = verify()
     assert result.code == 0 and json.loads(result.stdout)["inputsGrown"] == [
-        {"input": name, "detail": f"lines 65..65 appended ({len(EXTRA)} bytes, 1 events): the bundle does not "
+        {"input": name, "detail": f"lines 65..65 appended ({len(EXTRA)} bytes, 1 event): the bundle does not "
                                   "cover them"}]
     text = zstandard.ZstdDecompressor().stream_reader(original, read_across_frames=True).read()
     log.write_bytes(zstd_frames(text + EXTRA))  # re-compressed as one frame: the same text, extended
