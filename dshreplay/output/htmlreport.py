@@ -174,7 +174,7 @@ def _calls(view: dict, index) -> str:
                      f"</p>{items}</details>")
     if len(index.calls) > len(view["calls"]):
         parts.append(f"<p class=\"meta\">Model views of the first {len(view['calls'])} calls are shown; "
-                     "every call's full request is in calls/.</p>")
+                     "every call's full request is in calls.jsonl.</p>")
     parts.append("</section>")
     return "".join(parts)
 

@@ -74,7 +74,7 @@ def test_no_planted_secret_reaches_any_file_of_the_bundle(cli, tmp_path, pack):
     out = tmp_path / "bundle"
     cli("export", log, "--out", out, "--timestamp", "2026-01-01T00:00:00Z", expect=None)
     files = [p for p in out.rglob("*") if p.is_file()]
-    assert any(p.name == "events.csv" for p in files) and any(p.parent.name == "calls" for p in files)
+    assert any(p.name == "events.csv" for p in files) and any(p.name == "calls.jsonl" for p in files)
     for path in files:
         data = path.read_bytes()
         for secret in SECRETS:

@@ -38,7 +38,7 @@ def test_the_digest_is_the_sha256_of_the_canonical_manifest(exported):
     bundle, _, digest = exported
     manifest = json.loads((bundle / "manifest.json").read_bytes())
     assert digest == "sha256:" + hashlib.sha256(json_bytes(manifest, sort_keys=True)).hexdigest()
-    assert manifest["format"] == 2
+    assert manifest["format"] == 3
 
 
 def test_a_file_edited_with_its_manifest_entry_passes_alone_but_not_against_the_digest(cli, exported):
