@@ -90,11 +90,6 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def canonical_sha256(value) -> str:
-    """SHA-256 of a JSON value's canonical form (sorted keys, no spaces)."""
-    return hashlib.sha256(json_bytes(value, sort_keys=True)).hexdigest()
-
-
 INDEX, MANIFEST, SIGNATURE = "index.html", "manifest.json", "manifest.sig"  # (signature: when signed)
 ROOT_FILES = frozenset({INDEX, MANIFEST, SIGNATURE})  # the files of a bundle's root: no folder takes their names
 UNLISTED = (MANIFEST, SIGNATURE)  # the files the manifest cannot list: itself, and the signature of its digest
@@ -170,18 +165,24 @@ def generated_at(timestamp: str | None) -> str:
 
 
 _FORMULA_START = ("=", "+", "-", "@", "\t")
+_RISKY_START = frozenset("=+-@\t \ufeff")  # (a spreadsheet skips leading spaces and a BOM)
 
 
-def csv_cell(value) -> str:
+def csv_cell(value) -> str | int:
     """A CSV cell that a spreadsheet will not run as a formula."""
-    if type(value) is str and value.isprintable():  # the common case: nothing to replace or strip
+    t = type(value)
+    if t is str and value.isprintable():  # the common case: nothing to replace or strip
         text = value
-    elif type(value) is int:
+    elif value is None:
+        return ""
+    elif t is int:
+        if value >= 0:
+            return value
         text = str(value)
     else:
-        text = "" if value is None else (value if type(value) is str else json_bytes(value).decode())
+        text = value if t is str else json_bytes(value).decode()
         text = clean(text.replace("\r", " ").replace("\n", " "))
-    if text.lstrip(" \ufeff")[:1] in _FORMULA_START:  # (a spreadsheet skips leading spaces and a BOM)
+    if text and text[0] in _RISKY_START and text.lstrip(" \ufeff")[:1] in _FORMULA_START:
         text = "'" + text
     return text
 
@@ -193,9 +194,21 @@ class CsvFile:
         self.fh = create(path, text=True, newline="")
         self.writer = csv.writer(self.fh, lineterminator="\n")
         self.writer.writerow(header)
+        self.cells: dict = {}  # short log strings met before -> their cells
 
     def row(self, values) -> None:
         self.writer.writerow([csv_cell(v) for v in values])
+
+    def cell(self, value):
+        """`csv_cell(value)`, remembered for the short strings a column repeats (types, ops, ids)."""
+        if type(value) is not str:
+            return csv_cell(value)
+        known = self.cells.get(value)
+        if known is None:
+            known = csv_cell(value)
+            if len(value) <= 64 and len(self.cells) < 4096:
+                self.cells[value] = known
+        return known
 
     def close(self) -> None:
         self.fh.close()
@@ -558,7 +571,7 @@ class _EventRows(Observer):
     """events.csv, one row per event (packed rows expanded)."""
 
     HEADER = ["seq", "line", "time", "type", "turn", "step", "surface", "op", "callId", "tool", "compactionId",
-              "preview", "sha256", "rawSha256"]
+              "preview", "rawSha256"]
     requires = (TurnTracker, ToolTracker)
 
     def __init__(self, path: Path, final_nodes: set, unknown_from: int | None) -> None:
@@ -568,6 +581,7 @@ class _EventRows(Observer):
 
     def begin(self, run: Run) -> None:
         self.csv = CsvFile(self.path, self.HEADER)
+        self.write = self.csv.writer.writerow  # (every cell of a row below is a csv_cell, or a number or time)
         self.tools = run.get(ToolTracker).by_seq
         self.hashed = None  # the line whose hash was written
 
@@ -576,8 +590,22 @@ class _EventRows(Observer):
         # the line's hash is on the row of its first event (`sed -n LINEp LOG | sha256sum`)
         raw_sha256 = hashlib.sha256(raw).hexdigest() if raw is not None and item.line != self.hashed else ""
         self.hashed = item.line
-        for event in item.members() if item.row is not None else (item,):
-            self._row(event, raw_sha256, record.turn, record.step)
+        cell = self.csv.cell
+        turn, step = cell(record.turn), cell(record.step)
+        if item.row is not None:
+            self._packed(item, raw_sha256, turn, step)
+        else:
+            self._row(item, raw_sha256, turn, step)
+
+    def _packed(self, run, raw_sha256: str, turn, step) -> None:
+        """The events of a packed row: chunks, alike but for their seq and time (no surface op,
+        no call, no compaction, no preview)."""
+        kind, line, write, seq = self.csv.cell(run.type), run.line, self.write, run.seq
+        unknown_from = self.unknown_from if self.unknown_from is not None else seq + run.count
+        times = run.times
+        for k in range(run.count):
+            write((seq + k, line, utc_time(times[k]), kind, turn, step, LOG_ONLY if seq + k < unknown_from else "",
+                   "", "", "", "", "", raw_sha256))
             raw_sha256 = ""
 
     def _row(self, event, raw_sha256: str, turn, step) -> None:
@@ -587,7 +615,7 @@ class _EventRows(Observer):
         status = (CURRENT if event.seq in self.final_nodes else SHADOWED) if kind in SURFACE_TYPES else LOG_ONLY
         if self.unknown_from is not None and event.seq >= self.unknown_from:
             status = ""
-        call = self.tools.get(event.seq) if event.row is None else None
+        call = self.tools.get(event.seq)
         text = ""
         if kind in SURFACE_TYPES:
             try:
@@ -596,13 +624,16 @@ class _EventRows(Observer):
                 text = message_text(message, tools=names) if has else ""
             except DeriveError:
                 text = ""
-        compaction_id = data.get("compactionId") if type(data) is dict else None
-        if compaction_id is None and type(data) is dict and type(data.get("source")) is dict:
-            compaction_id = data["source"].get("compactionId")
-        self.csv.row([event.seq, event.line, utc_time(event.time), kind, turn, step, status, record.get("surfaceOp"),
-                      None if call is None else call.call_id, None if call is None else call.tool,
-                      compaction_id, one_line(text, 120),
-                      canonical_sha256(record), raw_sha256])
+        compaction_id = None
+        if type(data) is dict:
+            compaction_id = data.get("compactionId")
+            if compaction_id is None and type(data.get("source")) is dict:
+                compaction_id = data["source"].get("compactionId")
+        cell = self.csv.cell
+        self.write((event.seq, event.line, utc_time(event.time), cell(kind), turn, step, status,
+                    cell(record.get("surfaceOp")), "" if call is None else cell(call.call_id),
+                    "" if call is None else cell(call.tool), cell(compaction_id),
+                    csv_cell(one_line(text, 120)) if text else "", raw_sha256))
 
     def finish(self, run: Run) -> None:
         self.csv.close()

@@ -55,7 +55,7 @@ def test_bundle_contents_per_session(cli, tmp_path):
     request = cli("request", SAMPLES / "audit-demo.jsonl", "--call", 3, "--json").json()
     assert cli("request", "--bundle", folder, "--call", 3).json() == request  # (redaction changed nothing here)
     events = (folder / "events.csv").read_text().splitlines()
-    assert events[0] == "seq,line,time,type,turn,step,surface,op,callId,tool,compactionId,preview,sha256,rawSha256"
+    assert events[0] == "seq,line,time,type,turn,step,surface,op,callId,tool,compactionId,preview,rawSha256"
     assert len(events) == 1 + 131
     approvals = (folder / "approvals.csv").read_text().splitlines()
     assert approvals[1].split(",")[5:8] == ["allowed-once", "deploys to a shared environment", ""]
