@@ -31,6 +31,7 @@ from __future__ import annotations
 import csv
 import datetime
 import hashlib
+import io
 import os
 import shutil
 from dataclasses import dataclass, field
@@ -212,6 +213,13 @@ class CsvFile:
 
     def close(self) -> None:
         self.fh.close()
+
+
+def _csv_text(cells) -> str:
+    """Cells (each a csv_cell) as the CSV text of part of a row, quoted as the csv module quotes them."""
+    out = io.StringIO()
+    csv.writer(out, lineterminator="").writerow(cells)
+    return out.getvalue()
 
 
 def write_csv(path: Path, header: list[str], rows) -> None:
@@ -582,6 +590,7 @@ class _EventRows(Observer):
     def begin(self, run: Run) -> None:
         self.csv = CsvFile(self.path, self.HEADER)
         self.write = self.csv.writer.writerow  # (every cell of a row below is a csv_cell, or a number or time)
+        self.shared: dict = {}  # (type, turn, step) cells -> the CSV text of a packed row's shared cells
         self.tools = run.get(ToolTracker).by_seq
         self.hashed = None  # the line whose hash was written
 
@@ -599,23 +608,36 @@ class _EventRows(Observer):
 
     def _packed(self, run, raw_sha256: str, turn, step) -> None:
         """The events of a packed row: chunks, alike but for their seq and time (no surface op,
-        no call, no compaction, no preview)."""
-        kind, line, write, seq = self.csv.cell(run.type), run.line, self.write, run.seq
-        unknown_from = self.unknown_from if self.unknown_from is not None else seq + run.count
-        times = run.times
-        for k in range(run.count):
-            write((seq + k, line, utc_time(times[k]), kind, turn, step, LOG_ONLY if seq + k < unknown_from else "",
-                   "", "", "", "", "", raw_sha256))
-            raw_sha256 = ""
+        no call, no compaction, no preview): the cells they share are put in CSV form once."""
+        seq, count, line, times = run.seq, run.count, run.line, run.times
+        kind, unknown_from = self.csv.cell(run.type), self.unknown_from
+        if unknown_from is not None and unknown_from < seq + count:  # (the fold fails inside the row)
+            for k in range(count):
+                self.write((seq + k, line, utc_time(times[k]), kind, turn, step,
+                            LOG_ONLY if seq + k < unknown_from else "", "", "", "", "", "", "" if k else raw_sha256))
+            return
+        shared = self.shared.get((kind, turn, step))
+        if shared is None:
+            if len(self.shared) >= 4096:
+                self.shared.clear()
+            shared = self.shared[(kind, turn, step)] = _csv_text((kind, turn, step, LOG_ONLY, "", "", "", "", ""))
+        rows = [f"{seq},{line},{utc_time(times[0]) or ''},{shared},{raw_sha256}\n"]
+        rows += [f"{seq + k},{line},{utc_time(times[k]) or ''},{shared},\n" for k in range(1, count)]
+        self.csv.fh.write("".join(rows))
 
     def _row(self, event, raw_sha256: str, turn, step) -> None:
         kind = event.type
         record = event.record
         data = record.get("data")
-        status = (CURRENT if event.seq in self.final_nodes else SHADOWED) if kind in SURFACE_TYPES else LOG_ONLY
-        if self.unknown_from is not None and event.seq >= self.unknown_from:
+        cell = self.csv.cell
+        seq = event.seq
+        if kind in SURFACE_TYPES:
+            status = CURRENT if seq in self.final_nodes else SHADOWED
+        else:
+            status = LOG_ONLY
+        if self.unknown_from is not None and seq >= self.unknown_from:
             status = ""
-        call = self.tools.get(event.seq)
+        call = self.tools.get(seq)
         text = ""
         if kind in SURFACE_TYPES:
             try:
@@ -629,10 +651,10 @@ class _EventRows(Observer):
             compaction_id = data.get("compactionId")
             if compaction_id is None and type(data.get("source")) is dict:
                 compaction_id = data["source"].get("compactionId")
-        cell = self.csv.cell
-        self.write((event.seq, event.line, utc_time(event.time), cell(kind), turn, step, status,
-                    cell(record.get("surfaceOp")), "" if call is None else cell(call.call_id),
-                    "" if call is None else cell(call.tool), cell(compaction_id),
+        op = record.get("surfaceOp")
+        self.write((seq, event.line, utc_time(event.time), cell(kind), turn, step, status,
+                    "" if op is None else cell(op), "" if call is None else cell(call.call_id),
+                    "" if call is None else cell(call.tool), "" if compaction_id is None else cell(compaction_id),
                     csv_cell(one_line(text, 120)) if text else "", raw_sha256))
 
     def finish(self, run: Run) -> None:
