@@ -1,6 +1,7 @@
 """Export against its goals on a generated log: the bundle's files per session, its size
 against the log's, its CPU time against a bare orjson parse of the same file in the same
-run (user and system time, worker processes included), and peak RSS. The goals: at most
+run (user and system time, worker processes included), and peak RSS; with the default
+redaction rules and without them (`--no-default-redaction`). The goals: at most
 30 files per session, a bundle at most 1.5x the log, CPU at most 15x the parse, peak RSS
 at most 400 MB.
 
@@ -31,7 +32,7 @@ def main(argv=None) -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--write", action="store_true", help=f"write the table to {DOC.relative_to(HERE.parent)}")
     args = parser.parse_args(argv)
-    results = run.run(args.logs, args.repeat, only=("dshreplay export",))
+    results = run.run(args.logs, args.repeat, only=("dshreplay export", "dshreplay export --no-default-redaction"))
     text = run.table(results) + "\n\n" + run.bundle_table(results)
     print(text)
     if args.write:

@@ -73,6 +73,9 @@ def commands(log: Path, middle: int | None, scratch: Path | None = None) -> list
     if scratch is not None:
         cmds.append(("dshreplay export", dsh + ["export", str(log), "--out", str(scratch / "bundle"), "--force",
                                                 "--timestamp", "2026-01-01T00:00:00Z"]))
+        cmds.append(("dshreplay export --no-default-redaction",
+                     dsh + ["export", str(log), "--out", str(scratch / "plain-bundle"), "--force",
+                            "--timestamp", "2026-01-01T00:00:00Z", "--no-default-redaction"]))
     return cmds
 
 
@@ -110,7 +113,7 @@ def run(logs: list[Path], repeat: int, export: bool = True, only: tuple[str, ...
             scratch = Path(scratch)
             wanted = commands(log, events // 2, scratch if export else None)
             wanted = [c for k, c in enumerate(wanted) if k == 0 or only is None or c[0] in only]
-            measured = [(name, *measure(argv, 1 if name == "dshreplay export" else repeat), argv)
+            measured = [(name, *measure(argv, 1 if name.startswith("dshreplay export") else repeat), argv)
                         for name, argv in wanted]
             bundle = scratch / "bundle"
             size = _in_child(TREE_SIZE, bundle) if bundle.exists() else None

@@ -99,11 +99,14 @@ class CallRecords(Observer):
         self.digests: dict[int, str | None] = {}  # surface node -> its message's digest (None: no message)
         self.previous: list[str] = []  # the previous call's request message ids
         self.previews: dict[str, tuple] = {}  # message id -> (role, preview), for the report's views
+        self.header: tuple = (None, None)  # the request header last stored, and its id
 
     def _head(self, call, header) -> dict:
+        if header is not self.header[0]:  # (a header stays in force for many calls: stored once, hashed once)
+            self.header = (header, None if header is None else self.store.put(header))
         return {"call": call.call, "turn": call.turn, "step": call.step, "provider": None, "model": None,
                 "firstChunkSeq": call.first_chunk_seq, "atSeq": call.first_chunk_seq - 1,
-                "headerSeq": call.header_seq, "header": None if header is None else self.store.put(header)}
+                "headerSeq": call.header_seq, "header": self.header[1]}
 
     def opened(self, call, header) -> None:
         if self.failure is not None and call.first_chunk_seq - 1 >= self.failure["seq"]:

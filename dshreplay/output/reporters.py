@@ -192,7 +192,10 @@ _C1 = re.compile("[\x80-\x9f]")  # C1 controls: a terminal may act on them, so J
 def json_text(value) -> str:
     """Compact JSON on one line: C1 control characters escaped, and text that
     is not UTF-8 (a path's undecodable bytes) shown as \\xNN."""
-    text = json_bytes(value).decode()
+    data = json_bytes(value)
+    text = data.decode()
+    if b"\xc2" not in data:  # (every C1 character is \xc2\x80 to \xc2\x9f in UTF-8: most text is checked at once)
+        return text
     return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text) if _C1.search(text) else text
 
 
