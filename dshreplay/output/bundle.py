@@ -195,20 +195,26 @@ class CsvFile:
         self.fh = create(path, text=True, newline="")
         self.writer = csv.writer(self.fh, lineterminator="\n")
         self.writer.writerow(header)
-        self.cells: dict = {}  # short log strings met before -> their cells
+        self.texts: dict = {}  # short log strings met before -> their cells' CSV text
 
     def row(self, values) -> None:
         self.writer.writerow([csv_cell(v) for v in values])
 
-    def cell(self, value):
-        """`csv_cell(value)`, remembered for the short strings a column repeats (types, ops, ids)."""
-        if type(value) is not str:
-            return csv_cell(value)
-        known = self.cells.get(value)
+    def text(self, value) -> str:
+        """The CSV text of `csv_cell(value)` inside a row, as `row` writes it (quoted when it
+        holds a comma, a quote or a line end); remembered for the short strings a column
+        repeats (types, ops, ids). A row of such texts joined by commas is what `row` writes,
+        without a list of cells to make and collect."""
+        if value is None:
+            return ""
+        if type(value) is int and value >= 0:
+            return str(value)
+        known = self.texts.get(value) if type(value) is str else None
         if known is None:
-            known = csv_cell(value)
-            if len(value) <= 64 and len(self.cells) < 4096:
-                self.cells[value] = known
+            cell = csv_cell(value)
+            known = _csv_text((cell,)) if cell != "" else ""
+            if type(value) is str and len(value) <= 64 and len(self.texts) < 4096:
+                self.texts[value] = known
         return known
 
     def close(self) -> None:
@@ -502,9 +508,12 @@ def _export_session(given, root: Path, redactor: Redactor, name: str | None,
         message = exc.message if isinstance(exc, DshReplayError) else _os_reason(exc)
         result.entry = {"input": label, "verdict": "unreadable", "error": redactor.text(message)}
         return result
-    # the findings and the surface column of events.csv are the original's (findings redacted when written)
+    # the findings and the surface column of events.csv are the original's (findings redacted when written);
+    # validated in this process alone: window workers would parse the log once more for the per-record checks,
+    # a third of validate's time, while the bundle's own pass below takes most of export's (many logs are
+    # exported in parallel by the mapper instead)
     deltas, ends, final = ArgumentDeltas(), TurnEndLines(), _FinalNodes()
-    report = validate_log(plain, options, observers=[deltas, ends, final])
+    report = validate_log(plain, options.with_(jobs=1), observers=[deltas, ends, final])
     if report.unreadable is not None or name is None:
         message = report.unreadable.message if report.unreadable is not None else "unreadable header"
         result.entry = {**facts, "verdict": "unreadable", "error": redactor.text(message)}
@@ -576,7 +585,9 @@ class _TranscriptFile(TranscriptBuilder):
 
 
 class _EventRows(Observer):
-    """events.csv, one row per event (packed rows expanded)."""
+    """events.csv, one row per event (packed rows expanded). Each row is written as one
+    string of its cells' CSV texts (`CsvFile.text`): a million rows make no lists or tuples
+    for the garbage collector to walk."""
 
     HEADER = ["seq", "line", "time", "type", "turn", "step", "surface", "op", "callId", "tool", "compactionId",
               "preview", "rawSha256"]
@@ -589,8 +600,7 @@ class _EventRows(Observer):
 
     def begin(self, run: Run) -> None:
         self.csv = CsvFile(self.path, self.HEADER)
-        self.write = self.csv.writer.writerow  # (every cell of a row below is a csv_cell, or a number or time)
-        self.shared: dict = {}  # (type, turn, step) cells -> the CSV text of a packed row's shared cells
+        self.write = self.csv.fh.write
         self.tools = run.get(ToolTracker).by_seq
         self.hashed = None  # the line whose hash was written
 
@@ -599,63 +609,51 @@ class _EventRows(Observer):
         # the line's hash is on the row of its first event (`sed -n LINEp LOG | sha256sum`)
         raw_sha256 = hashlib.sha256(raw).hexdigest() if raw is not None and item.line != self.hashed else ""
         self.hashed = item.line
-        cell = self.csv.cell
-        turn, step = cell(record.turn), cell(record.step)
+        text = self.csv.text
+        turn, step = text(record.turn), text(record.step)
         if item.row is not None:
             self._packed(item, raw_sha256, turn, step)
         else:
             self._row(item, raw_sha256, turn, step)
 
-    def _packed(self, run, raw_sha256: str, turn, step) -> None:
+    def _packed(self, run, raw_sha256: str, turn: str, step: str) -> None:
         """The events of a packed row: chunks, alike but for their seq and time (no surface op,
-        no call, no compaction, no preview): the cells they share are put in CSV form once."""
+        no call, no compaction, no preview)."""
         seq, count, line, times = run.seq, run.count, run.line, run.times
-        kind, unknown_from = self.csv.cell(run.type), self.unknown_from
-        if unknown_from is not None and unknown_from < seq + count:  # (the fold fails inside the row)
-            for k in range(count):
-                self.write((seq + k, line, utc_time(times[k]), kind, turn, step,
-                            LOG_ONLY if seq + k < unknown_from else "", "", "", "", "", "", "" if k else raw_sha256))
-            return
-        shared = self.shared.get((kind, turn, step))
-        if shared is None:
-            if len(self.shared) >= 4096:
-                self.shared.clear()
-            shared = self.shared[(kind, turn, step)] = _csv_text((kind, turn, step, LOG_ONLY, "", "", "", "", ""))
-        rows = [f"{seq},{line},{utc_time(times[0]) or ''},{shared},{raw_sha256}\n"]
-        rows += [f"{seq + k},{line},{utc_time(times[k]) or ''},{shared},\n" for k in range(1, count)]
-        self.csv.fh.write("".join(rows))
+        unknown_from = self.unknown_from if self.unknown_from is not None else seq + count
+        shared = f"{self.csv.text(run.type)},{turn},{step}"
+        self.write("".join([f"{seq + k},{line},{utc_time(times[k]) or ''},{shared},"
+                            f"{LOG_ONLY if seq + k < unknown_from else ''},,,,,,{'' if k else raw_sha256}\n"
+                            for k in range(count)]))
 
-    def _row(self, event, raw_sha256: str, turn, step) -> None:
+    def _row(self, event, raw_sha256: str, turn: str, step: str) -> None:
         kind = event.type
         record = event.record
         data = record.get("data")
-        cell = self.csv.cell
+        text = self.csv.text
         seq = event.seq
-        if kind in SURFACE_TYPES:
-            status = CURRENT if seq in self.final_nodes else SHADOWED
-        else:
-            status = LOG_ONLY
+        status = (CURRENT if seq in self.final_nodes else SHADOWED) if kind in SURFACE_TYPES else LOG_ONLY
         if self.unknown_from is not None and seq >= self.unknown_from:
             status = ""
         call = self.tools.get(seq)
-        text = ""
+        preview = ""
         if kind in SURFACE_TYPES:
             try:
                 has, message = derive_message(event)
                 names = {call.call_id: call.tool} if call is not None and type(call.call_id) is str else None
-                text = message_text(message, tools=names) if has else ""
+                preview = message_text(message, tools=names) if has else ""
             except DeriveError:
-                text = ""
+                preview = ""
+            if preview:
+                preview = _csv_text((csv_cell(one_line(preview, 120)),))
         compaction_id = None
         if type(data) is dict:
             compaction_id = data.get("compactionId")
             if compaction_id is None and type(data.get("source")) is dict:
                 compaction_id = data["source"].get("compactionId")
-        op = record.get("surfaceOp")
-        self.write((seq, event.line, utc_time(event.time), cell(kind), turn, step, status,
-                    "" if op is None else cell(op), "" if call is None else cell(call.call_id),
-                    "" if call is None else cell(call.tool), "" if compaction_id is None else cell(compaction_id),
-                    csv_cell(one_line(text, 120)) if text else "", raw_sha256))
+        called = "," if call is None else f"{text(call.call_id)},{text(call.tool)}"
+        self.write(f"{seq},{event.line},{utc_time(event.time) or ''},{text(kind)},{turn},{step},{status},"
+                   f"{text(record.get('surfaceOp'))},{called},{text(compaction_id)},{preview},{raw_sha256}\n")
 
     def finish(self, run: Run) -> None:
         self.csv.close()

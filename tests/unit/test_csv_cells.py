@@ -16,8 +16,17 @@ def test_a_cell_never_starts_a_formula(value, cell):
     assert csv_cell(value) == cell
 
 
-def test_a_remembered_cell_is_the_cell(tmp_path):
+def test_a_cell_s_csv_text_is_what_the_csv_module_writes_in_a_row(tmp_path):
+    import csv
+    import io
     sheet = CsvFile(tmp_path / "x.csv", ["a"])
-    assert [sheet.cell(v) for v in ("-x", "-x", "y", -1, None)] == ["'-x", "'-x", "y", "'-1", ""]
-    assert sheet.cells == {"-x": "'-x", "y": "y"}
+    values = ["-x", "-x", "y", -1, None, 3, "", 'say "hi", then', "a,b", "=1,2", {"k": [1, 2]}, "x\ny"]
+    texts = [sheet.text(v) for v in values]
+    assert texts == ["'-x", "'-x", "y", "'-1", "", "3", "", '"say ""hi"", then"', '"a,b"', '"\'=1,2"',
+                     '"{""k"":[1,2]}"', "x y"]
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerow([csv_cell(v) for v in values])
+    assert ",".join(texts) + "\n" == out.getvalue()
+    assert sheet.texts == {"-x": "'-x", "y": "y", "": "", 'say "hi", then': '"say ""hi"", then"', "a,b": '"a,b"',
+                           "=1,2": '"\'=1,2"', "x\ny": "x y"}
     sheet.close()
