@@ -65,7 +65,7 @@ from dshreplay.jsvalues import (
 )
 from dshreplay.options import Options
 from dshreplay.output.bundlejson import read_bundle_json
-from dshreplay.output.callrecords import PREVIEW, CallRecords, elapsed_ms
+from dshreplay.output.callrecords import MESSAGES, PREVIEW, CallRecords, MessageStore, elapsed_ms
 from dshreplay.output.chain import TurnEndLines, line_chain
 from dshreplay.output.htmlreport import MAX_TRANSCRIPT, render_index, render_report
 from dshreplay.output.outfolder import create, make_folder, output_error, write_file, write_folder
@@ -552,12 +552,19 @@ def _export_session(given, root: Path, redactor: Redactor, name: str | None,
     return result
 
 
-class _TranscriptFile(TranscriptBuilder):
-    """transcript.md written entry by entry; the report keeps only its first entries."""
+TRANSCRIPT_QUOTE = 1000  # characters of a tool result transcript.md quotes; its whole message is in messages.jsonl
 
-    def __init__(self, path: Path, title: str) -> None:
+
+class _TranscriptFile(TranscriptBuilder):
+    """transcript.md written entry by entry; the report keeps only its first entries.
+
+    A tool result longer than TRANSCRIPT_QUOTE characters is quoted that far, with a note
+    naming its message in messages.jsonl (stored there if no call sent it): the bundle
+    holds each message once, and tool output is most of a session's bytes."""
+
+    def __init__(self, path: Path, title: str, store: MessageStore) -> None:
         super().__init__()
-        self.path, self.title = path, title
+        self.path, self.title, self.store = path, title, store
 
     def begin(self, run: Run) -> None:
         super().begin(run)
@@ -578,10 +585,17 @@ class _TranscriptFile(TranscriptBuilder):
 
     def _flush(self) -> None:
         for entry in self.entries:
-            self.reporter.transcript([entry], markdown=True)
+            self.reporter.transcript([entry], markdown=True, quote=self._quote)
             if len(self.kept) < MAX_TRANSCRIPT:
                 self.kept.append(entry)
         self.entries.clear()
+
+    def _quote(self, entry, text: str) -> tuple[str, str | None]:
+        if entry.type != "tool/result" or len(text) <= TRANSCRIPT_QUOTE:
+            return text, None
+        key = self.store.put(entry.message)  # (a tool result has no reasoning: the message a request sends)
+        return text[:TRANSCRIPT_QUOTE], (f"[{len(text) - TRANSCRIPT_QUOTE:,} more characters: the whole tool result "
+                                         f"is the message {key} of messages.jsonl]")
 
 
 class _EventRows(Observer):
@@ -721,12 +735,16 @@ def _stream(source: LogSource, folder: Path, header: dict, final_nodes: frozense
     and what the report draws. `failure` (redacted): where the fold fails."""
     indexer = Indexer()
     unknown_from = None if failure is None else failure["seq"]
-    records = CallRecords(folder, failure)
-    transcript = _TranscriptFile(folder / "transcript.md", as_text(header.get("id")))
+    store = MessageStore(folder / MESSAGES)
+    records = CallRecords(folder, store, failure)
+    transcript = _TranscriptFile(folder / "transcript.md", as_text(header.get("id")), store)
     summary = SessionSummary()
     observers = [indexer, summary, transcript, records, _EventRows(folder / "events.csv", final_nodes, unknown_from),
                  _ToolRows(folder / "tools.csv")]
-    run = run_pass(source, observers, on_fold_error=SKIP)
+    try:
+        run = run_pass(source, observers, on_fold_error=SKIP)
+    finally:
+        store.close()
     index = indexer.index
     turns = run.get(TurnTracker)
     session = {k: v for k, v in summary.stats.to_json().items() if k not in ("path", "error")}

@@ -81,13 +81,12 @@ class CallRecords(Observer):
 
     requires = (CallTracker,)
 
-    def __init__(self, folder: Path, failure: dict | None = None) -> None:
-        self.folder = folder
+    def __init__(self, folder: Path, store: MessageStore, failure: dict | None = None) -> None:
+        self.folder, self.store = folder, store  # (the store is the session's: the transcript stores in it too)
         self.failure = failure  # where the fold fails: calls sent after it get no model view
 
     def begin(self, run: Run) -> None:
         self.calls = run.get(CallTracker)
-        self.store = MessageStore(self.folder / MESSAGES)
         self.fh = create(self.folder / CALLS)
         self.order: deque = deque()  # call numbers in the order their records are written
         self.done: dict[int, bytes] = {}  # call number -> its complete record's line, not yet written
@@ -212,7 +211,6 @@ class CallRecords(Observer):
             self._complete(call, record)
         self.pending.clear()
         self.fh.close()
-        self.store.close()
 
 
 def elapsed_ms(later, earlier):

@@ -578,17 +578,24 @@ class TextReporter(Reporter):
             self.line(self._tbl(rows, ["#", "role", "text"], text_col=2))
         self.line(f"{len(request.messages)} messages")
 
-    def transcript(self, entries, markdown: bool = False) -> None:
+    def transcript(self, entries, markdown: bool = False, quote=None) -> None:
         """The conversation as text; with `markdown`, as Markdown that reads as
-        plain text: log text only inside fences and code spans, never escaped."""
+        plain text: log text only inside fences and code spans, never escaped.
+        `quote(entry, text)`, when given, says how much of a message's text to show
+        and a note to add after it (None: none), as (text, note)."""
         for e in entries:
             if e.entry == "message":
                 when = f" · {e.time}" if e.time else ""
                 text = clean(e.text()).rstrip()
+                note = None
+                if quote is not None:
+                    text, note = quote(e, text)
                 if markdown:
                     self.line(f"### {markdown_label(self._cut(e.role or '?', 40))} · seq {e.seq}{when}")
                     self.line()
                     self.line(_fenced(text))
+                    if note is not None:
+                        self.line(f"> {markdown_marker(note)}")
                 else:
                     self.line(f"── {clean(e.role or '?')} · seq {e.seq}{when} ──")
                     self.line(text)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 import subprocess
 
@@ -248,3 +249,34 @@ def test_every_hundredth_call_record_lists_its_whole_request(cli, tmp_path):
     for n in (100, 150, 205):
         expected = cli("request", log, "--call", n, "--json").stdout
         assert cli("request", "--bundle", folder, "--call", n).stdout == expected, n
+
+
+def test_transcript_md_quotes_a_long_tool_result_and_names_its_whole_message(cli, tmp_path):
+    """The bundle holds each message once: transcript.md quotes a tool result to 1,000 characters
+    and names the message in messages.jsonl that holds it whole, sent to the model or not."""
+    from dshreplay.testing.samples import LogBuilder
+    b = LogBuilder("quotes")
+    b.start_turn()
+    b.request_header()
+    b.start_step()
+    b.user("go")
+    output = "".join(f"line {n:04d} of the output\n" for n in range(100))  # 2,400 characters
+    b.tool_round("bash", '{"command": "seq 100"}', output)
+    _, rewritten = b.tool_round("bash", '{"command": "seq 100"}', output.replace("line", "LINE"))
+    b.rewrite_tool_result(rewritten, "[output trimmed]")  # (before any call sent it)
+    b.end_step()
+    b.start_step()
+    b.assistant("done")
+    b.end_turn()
+    folder = _export_one(cli, b.write(tmp_path / "quotes.jsonl"), tmp_path)
+    transcript = (folder / "transcript.md").read_text()
+    stored = stored_messages(folder)
+    # the text is "[result bash call-000N] " and the output, 24 + 2,399 characters (its last newline left out)
+    notes = re.findall(r"^> \[1,423 more characters: the whole tool result is the message ([0-9a-f]{64}) of "
+                       r"messages\.jsonl\]$", transcript, re.M)
+    assert len(notes) == 2
+    for key, lines in zip(notes, ("line", "LINE")):
+        assert f"{lines} 0099 of the output" in json.dumps(stored[key])
+        assert f"] {lines} 0000 of the output\n" in transcript and f"{lines} 0099" not in transcript
+    sent = {d for r in call_records(folder) for d in r["messages"]}
+    assert notes[0] in sent and notes[1] not in sent  # (the rewritten one no call sent: stored for the transcript)
