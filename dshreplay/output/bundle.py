@@ -508,12 +508,9 @@ def _export_session(given, root: Path, redactor: Redactor, name: str | None,
         message = exc.message if isinstance(exc, DshReplayError) else _os_reason(exc)
         result.entry = {"input": label, "verdict": "unreadable", "error": redactor.text(message)}
         return result
-    # the findings and the surface column of events.csv are the original's (findings redacted when written);
-    # validated in this process alone: window workers would parse the log once more for the per-record checks,
-    # a third of validate's time, while the bundle's own pass below takes most of export's (many logs are
-    # exported in parallel by the mapper instead)
+    # the findings and the surface column of events.csv are the original's (findings redacted when written)
     deltas, ends, final = ArgumentDeltas(), TurnEndLines(), _FinalNodes()
-    report = validate_log(plain, options.with_(jobs=1), observers=[deltas, ends, final])
+    report = validate_log(plain, options, observers=[deltas, ends, final])
     if report.unreadable is not None or name is None:
         message = report.unreadable.message if report.unreadable is not None else "unreadable header"
         result.entry = {**facts, "verdict": "unreadable", "error": redactor.text(message)}
