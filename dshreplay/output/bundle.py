@@ -604,8 +604,9 @@ class _EventRows(Observer):
               "preview", "rawSha256"]
     requires = (TurnTracker, ToolTracker)
 
-    def __init__(self, path: Path, final_nodes: set, unknown_from: int | None) -> None:
+    def __init__(self, path: Path, final_nodes: set, unknown_from: int | None, line_hash=None) -> None:
         self.path = path
+        self.line_hash = line_hash or (lambda raw: hashlib.sha256(raw).hexdigest())  # a raw line's hash, in hex
         self.final_nodes = final_nodes
         self.unknown_from = unknown_from  # where the fold fails: no surface status from there on
 
@@ -618,7 +619,7 @@ class _EventRows(Observer):
     def observe(self, record) -> None:
         item, raw = record.item, record.raw
         # the line's hash is on the row of its first event (`sed -n LINEp LOG | sha256sum`)
-        raw_sha256 = hashlib.sha256(raw).hexdigest() if raw is not None and item.line != self.hashed else ""
+        raw_sha256 = self.line_hash(raw) if raw is not None and item.line != self.hashed else ""
         self.hashed = item.line
         text = self.csv.text
         turn, step = text(record.turn), text(record.step)
