@@ -280,3 +280,21 @@ def test_transcript_md_quotes_a_long_tool_result_and_names_its_whole_message(cli
         assert f"] {lines} 0000 of the output\n" in transcript and f"{lines} 0099" not in transcript
     sent = {d for r in call_records(folder) for d in r["messages"]}
     assert notes[0] in sent and notes[1] not in sent  # (the rewritten one no call sent: stored for the transcript)
+
+
+def test_a_request_reads_only_the_lines_it_needs(cli, bundle, tmp_path):
+    """--call N reads calls.jsonl up to call N (its records from the last full one) and
+    messages.jsonl up to the last message it names: damage past them is not read; --list
+    reads every record, and says where the damage is."""
+    out, _ = bundle
+    shutil.copytree(out / "sample-compaction", tmp_path / "s")
+    folder = tmp_path / "s"
+    expected = cli("request", "--bundle", folder, "--call", 1).stdout
+    with open(folder / "calls.jsonl", "ab") as fh:
+        fh.write(b"not a record\n")
+    with open(folder / "messages.jsonl", "ab") as fh:
+        fh.write(b"not a stored message\n")
+    assert cli("request", "--bundle", folder, "--call", 1).stdout == expected
+    damaged = cli("request", "--bundle", folder, "--list", expect=2)
+    assert damaged.stderr.startswith(f"dshreplay: read error: {folder / 'calls.jsonl'}: line 7: a call record is "
+                                     "not valid JSON: ")  # (then orjson's words)
