@@ -97,6 +97,7 @@ class CallRecords(Observer):
         self.request_time = None  # the time of the last event before a call's first chunk
         self.digests: dict[int, str | None] = {}  # surface node -> its message's digest (None: no message)
         self.previous: list[str] = []  # the previous call's request message ids
+        self.nodes: list[int] = []  # the surface nodes it was sent
         self.previews: dict[str, tuple] = {}  # message id -> (role, preview), for the report's views
         self.header: tuple = (None, None)  # the request header last stored, and its id
 
@@ -111,22 +112,16 @@ class CallRecords(Observer):
         if self.failure is not None and call.first_chunk_seq - 1 >= self.failure["seq"]:
             self._no_view(call, header)
             return
-        fold = self.fold  # (at the call's first chunk, a log-only event: the surface it was sent)
-        digests = {}
-        for seq in fold.nodes:  # a node's message never changes: each is encoded and hashed once
-            digest = self.digests.get(seq, MISSING)
-            if digest is MISSING:
-                try:
-                    has, message = derive_message(fold.events[seq])
-                except DeriveError:  # the fold keeps it, the request skips it (as `request` does)
-                    has, message = False, None
-                digest = self.store.put(message) if has else None
-                if digest is not None and len(self.views) < MAX_CALL_VIEWS:
-                    self.previews[digest] = (role_of("", message), one_line(message_text(message, False), PREVIEW))
-            digests[seq] = digest
-        self.digests = digests
-        ids = [d for d in digests.values() if d is not None]
-        kept = _common_prefix(self.previous, ids)
+        nodes = self.fold.nodes  # (at the call's first chunk, a log-only event: the surface it was sent)
+        before = self.nodes
+        if before and len(nodes) >= len(before) and nodes[:len(before)] == before:  # (the surface only grew)
+            ids = self.previous + self._ids(nodes[len(before):])
+            kept = len(self.previous)
+        else:
+            self.digests = {seq: self.digests[seq] for seq in nodes if seq in self.digests}  # (those still there)
+            ids = self._ids(nodes)
+            kept = _common_prefix(self.previous, ids)
+        self.nodes = nodes
         full = kept == 0 or call.call % FULL_REQUEST_EVERY == 1
         record = {**self._head(call, header), "messageCount": len(ids),
                   "messagesFrom": None if full else {"call": call.call - 1, "first": kept},
@@ -141,12 +136,30 @@ class CallRecords(Observer):
         if len(self.views) >= MAX_CALL_VIEWS:
             self.previews.clear()
 
+    def _ids(self, nodes: list) -> list[str]:
+        """The stored messages of surface nodes (a node's message never changes: each is
+        encoded, hashed and stored once; a node that yields no message has none)."""
+        ids, digests, events = [], self.digests, self.fold.events
+        for seq in nodes:
+            digest = digests.get(seq, MISSING)
+            if digest is MISSING:
+                try:
+                    has, message = derive_message(events[seq])
+                except DeriveError:  # the fold keeps it, the request skips it (as `request` does)
+                    has, message = False, None
+                digest = digests[seq] = self.store.put(message) if has else None
+                if digest is not None and len(self.views) < MAX_CALL_VIEWS:
+                    self.previews[digest] = (role_of("", message), one_line(message_text(message, False), PREVIEW))
+            if digest is not None:
+                ids.append(digest)
+        return ids
+
     def _no_view(self, call, header) -> None:
         """A call sent after the point where the fold fails: its request has no known view."""
         reason = f"{fails_at(self.failure)}: no model view past seq {self.failure['seq'] - 1}"
         record = {**self._head(call, header), "view": None, "reason": reason, "failure": self.failure,
                   "response": {}}
-        self.previous = []
+        self.previous, self.nodes = [], []
         self._opened(call, record)
         if len(self.views) < MAX_CALL_VIEWS:
             self.views.append({"call": call.call, "turn": call.turn, "step": call.step,
