@@ -298,3 +298,15 @@ def test_a_request_reads_only_the_lines_it_needs(cli, bundle, tmp_path):
     damaged = cli("request", "--bundle", folder, "--list", expect=2)
     assert damaged.stderr.startswith(f"dshreplay: read error: {folder / 'calls.jsonl'}: line 7: a call record is "
                                      "not valid JSON: ")  # (then orjson's words)
+
+
+def test_a_stored_message_s_key_is_checked_with_standard_tools(bundle):
+    """What the documentation tells a third party: the key is the SHA-256 of the line from its
+    88th byte to the byte before its closing brace."""
+    folder = bundle[0] / "sample-compaction"
+    for n in (1, 5):
+        line = subprocess.run(["sed", "-n", f"{n}p", str(folder / "messages.jsonl")], capture_output=True,
+                              check=True).stdout
+        body = subprocess.run("cut -c88- | sed 's/}$//' | tr -d '\\n' | sha256sum", shell=True, input=line,
+                              capture_output=True, check=True).stdout.split()[0].decode()
+        assert body == json.loads(line)["sha256"]
