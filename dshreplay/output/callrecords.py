@@ -4,8 +4,9 @@ export in two JSON Lines files per session, read back by `request --bundle`.
     calls.jsonl     one call record per line, in call order (each line starts `{"call":N,`)
     messages.jsonl  every message and request header the calls use (and every tool result
                     transcript.md quotes), once each, in the order first used:
-                    `{"sha256":"<hex>","message":<JSON>}`, where <hex> is the SHA-256 of the bytes of <JSON> as they stand in the line (from
-                    byte 88 of the line to the byte before its closing `}`)
+                    `{"sha256":"<hex>","message":<JSON>}`, where <hex> is the SHA-256 of
+                    the bytes of <JSON> as they stand in the line (from byte 88 of the
+                    line to the byte before its closing `}`)
 
 A call record: `call`, `turn`, `step`, `provider`, `model`, `firstChunkSeq`, `atSeq` (the
 seq its messages are as of), `headerSeq` and `header` (the SHA-256 of the request header
