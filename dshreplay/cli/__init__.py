@@ -459,7 +459,8 @@ def request(log: str | None, listing: bool, include_all: bool, call: int | None,
     there. --bundle DIR --call N rebuilds it from an export bundle's session
     folder, byte for byte what `request LOG --call N --json` prints for the
     (redacted) log; --bundle DIR --list lists its calls as `--list --json`
-    does (without the finish reason's object).
+    does (without the finish reason's object; a call after the point where
+    the fold fails has no message count).
     """
     if sum(x is not None and x is not False for x in (listing or None, call, at)) != 1:
         raise click.UsageError("give exactly one of --list, --call N, --at S")

@@ -272,7 +272,9 @@ LISTED = ("call", "turn", "step", "firstChunkSeq", "lastChunkSeq", "provider", "
 
 def calls_from_bundle(folder: Path) -> list[dict]:
     """Every main-loop call of a bundle's session folder, as `request LOG --list --json` lists
-    it (without the finish reason's object): each record checked as `request_from_bundle` does."""
+    it (without the finish reason's object): each record checked as `request_from_bundle` does.
+    A call sent after the point where the fold fails is listed too, its `messageCount` null
+    (the log's listing stops at that point and says where)."""
     listed = []
     for record in _records(folder, None).every():
         response = record["response"]
