@@ -119,6 +119,9 @@ def commands(log: Path, middle: int | None, scratch: Path | None = None) -> tupl
         cmds.append(("dshreplay export", dsh + ["export", str(log), "--out", str(scratch / "bundle"), "--force",
                                                 "--timestamp", "2026-01-01T00:00:00Z",
                                                 "--evidence-key", str(scratch / "evidence.key")]))
+        cmds.append(("dshreplay export --no-default-redaction",
+                     dsh + ["export", str(log), "--out", str(scratch / "plain-bundle"), "--force",
+                            "--timestamp", "2026-01-01T00:00:00Z", "--no-default-redaction"]))
     return cmds, notes
 
 
@@ -143,7 +146,8 @@ def compile_package() -> None:
 IDENTICAL_UP_TO = 150_000  # logs up to this many events are exported twice, to compare the bundles
 
 
-def run(logs: list[Path], rounds: int, export: bool = True) -> tuple[list[dict], list[str]]:
+def run(logs: list[Path], rounds: int, export: bool = True, only: tuple[str, ...] | None = None
+        ) -> tuple[list[dict], list[str]]:
     """Measure every command on every log; one dict per (log, command), and the notes on
     peers that could not run. The export row also gives the bundle's size and, for small
     logs, whether a second export with the same --timestamp wrote the same bytes."""
@@ -155,10 +159,13 @@ def run(logs: list[Path], rounds: int, export: bool = True) -> tuple[list[dict],
         with tempfile.TemporaryDirectory(prefix="dshreplay-bench-") as scratch:
             scratch = Path(scratch)
             cmds, notes = commands(log, events // 2, scratch if export else None)
+            cmds = [c for k, c in enumerate(cmds) if k == 0 or only is None or c[0] in only]  # (0: the parse)
             all_notes += [f"{log.name}: {note}" for note in notes]
-            measured = measure_rounds(cmds, rounds, frozenset({"dshreplay export"}))
+            once = frozenset({"dshreplay export", "dshreplay export --no-default-redaction"})
+            measured = measure_rounds(cmds, rounds, once)
             bundle = scratch / "bundle"
             size = _in_child(TREE_SIZE, bundle) if bundle.exists() else None
+            per_session = _in_child(MOST_FILES, bundle) if bundle.exists() else None
             identical = None
             if size is not None and events <= IDENTICAL_UP_TO:
                 argv = dict(cmds)["dshreplay export"]
@@ -174,13 +181,17 @@ def run(logs: list[Path], rounds: int, export: bool = True) -> tuple[list[dict],
                    "ratio": m["wall"] / base["wall"], "cpu_ratio": m["cpu"] / base["cpu"], "rss": m["rss"],
                    "runs": m["runs"]}
             if name == "dshreplay export":
-                row.update(bundle_mb=size / 1e6, bundle_ratio=size / log.stat().st_size, identical=identical)
+                row.update(bundle_mb=size / 1e6, bundle_ratio=size / log.stat().st_size, identical=identical,
+                           files_per_session=per_session)
             results.append(row)
     return results, all_notes
 
 
 TREE_SIZE = ("import os, sys\n"
              "print(sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(sys.argv[1]) for f in fs))\n")
+MOST_FILES = ("import os, sys\n"  # the most files a session's folder holds (a bundle's root holds two more)
+              "print(max([sum(len(fs) for _, _, fs in os.walk(e.path)) for e in os.scandir(sys.argv[1]) "
+              "if e.is_dir()] or [0]))\n")
 TREE_DIGEST = ("import hashlib, os, sys\n"  # one digest of every file's path and bytes, in path order
                "h = hashlib.sha256()\n"
                "for path in sorted(os.path.join(d, f) for d, _, fs in os.walk(sys.argv[1]) for f in fs):\n"
@@ -197,10 +208,14 @@ def _in_child(script: str, path: Path):
 
 
 def bundle_table(results: list[dict]) -> str:
+    """Export against its goals (at most 30 files per session, a bundle at most 1.5x the log,
+    CPU time at most 15x the bare parse's, peak RSS at most 400 MB)."""
     from dshreplay.output.reporters import render_table
     rows = [(r["log"], f"{r['mb']:.0f}", f"{r['bundle_mb']:.0f}", f"{r['bundle_ratio']:.2f}x",
+             str(r["files_per_session"]), f"{r['cpu_ratio']:.1f}x", f"{r['ratio']:.1f}x", f"{r['rss']:.0f}",
              {True: "yes", False: "NO", None: "-"}[r["identical"]]) for r in results if "bundle_mb" in r]
-    return render_table(rows, ["log", "log MB", "bundle MB", "bundle / log", "byte-identical rerun"], 10**6)
+    return render_table(rows, ["log", "log MB", "bundle MB", "bundle / log", "files / session", "CPU vs parse",
+                               "wall vs parse", "peak RSS MB", "byte-identical rerun"], 10**6)
 
 
 def table(results: list[dict]) -> str:

@@ -61,10 +61,12 @@ def is_time(value: object) -> bool:
 def utc_time(ms) -> str | None:
     """Epoch milliseconds as an ISO 8601 UTC time, to the millisecond
     ("2026-07-06T15:36:05.492Z"); None for a value that is no usable time (`is_time`)."""
+    if type(ms) is int:  # exactly, whatever its size (ms / 1000 can round the last digit)
+        if not 0 < ms <= MAX_TIME:  # (is_time, for an int: an event's time is one, once per row of events.csv)
+            return None
+        return f"{_second_text(ms // 1000)}.{ms % 1000:03d}Z"  # (events of one second share the second's text)
     if not is_time(ms):
         return None
-    if type(ms) is int:  # exactly, whatever its size (ms / 1000 can round the last digit)
-        return f"{_second_text(ms // 1000)}.{ms % 1000:03d}Z"  # (events of one second share the second's text)
     moment = _EPOCH + datetime.timedelta(milliseconds=ms)
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 

@@ -68,7 +68,7 @@ WHEN_THE_FOLD_FAILS: dict[str, str] = {
     "export findings.json": EVERY_LINE,
     "export events.csv": EVERY_LINE,  # every event; its surface column only up to the failure (then empty)
     "export tools.csv, approvals.csv, session.json, spills.json, brackets.json": EVERY_LINE,
-    "export calls/NNNN.json": NEEDS_VIEW,  # every call listed; after the failure "view": null and the reason
+    "export calls.jsonl": NEEDS_VIEW,  # every call listed; after the failure "view": null and the reason
     "export shadows.json": PREFIX,
     "export transcript.md": PREFIX,  # as `transcript`
 }

@@ -18,8 +18,8 @@ _OPEN = re.compile(r"\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*)?\Z")  # an escape seq
 
 def clean(text: str) -> str:
     """Strip ANSI escapes and control characters (newlines and tabs stay)."""
-    if text.isprintable():  # the common case: nothing to strip
-        return text
+    if text.isprintable() or text.replace("\n", "").replace("\t", "").isprintable():
+        return text  # the common case: nothing to strip (an escape, every _CONTROL character is unprintable)
     return _CONTROL.sub("", _ANSI.sub("", text))
 
 
@@ -40,7 +40,7 @@ def one_line(text: str, width: int) -> str:
     size, limit = 4 * width + 64, 64 * width + 4096
     while True:
         head = _head(text, size)
-        flat = _SPACE.sub(" ", clean(head)).strip()
+        flat = " ".join(clean(head).split())  # (str.split's whitespace is the \\s of a str pattern)
         if head is text or len(flat) > width or size >= limit:
             break
         size = min(4 * size, limit)

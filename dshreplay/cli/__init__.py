@@ -455,7 +455,7 @@ def diff(log: str, a: int, b: int, as_text: bool, as_json: bool) -> None:
 @click.option("--call", "call", type=int, metavar="N", help="The full request of main-loop call N.")
 @click.option("--at", "at", type=int, metavar="S", help="The request the harness would build after seq S.")
 @click.option("--bundle", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
-              help="With --call N and no LOG: rebuild the request from a session folder of an export bundle.")
+              help="With --call N or --list and no LOG: read the calls from a session folder of an export bundle.")
 @output_options
 def request(log: str | None, listing: bool, include_all: bool, call: int | None, at: int | None, bundle,
             as_json: bool) -> None:
@@ -470,20 +470,22 @@ def request(log: str | None, listing: bool, include_all: bool, call: int | None,
     the request built right after seq S, with the turn and step in force
     there. --bundle DIR --call N rebuilds it from an export bundle's session
     folder, byte for byte what `request LOG --call N --json` prints for the
-    (redacted) log.
+    (redacted) log; --bundle DIR --list lists its calls as `--list --json`
+    does (without the finish reason's object; a call after the point where
+    the fold fails has no message count).
     """
     if sum(x is not None and x is not False for x in (listing or None, call, at)) != 1:
         raise click.UsageError("give exactly one of --list, --call N, --at S")
     if include_all and not listing:
         raise click.UsageError("--all goes with --list")
     if (log is None) == (bundle is None):
-        raise click.UsageError("give a LOG, or --bundle DIR (with --call N)")
+        raise click.UsageError("give a LOG, or --bundle DIR (with --call N or --list)")
     if bundle is not None:
-        if call is None:
-            raise click.UsageError("--bundle goes with --call N")
-        from dshreplay.output.bundle import request_from_bundle
+        if at is not None or include_all:
+            raise click.UsageError("--bundle goes with --call N or --list")
+        from dshreplay.output.callrecords import calls_from_bundle, request_from_bundle
         click.get_current_context().meta["dshreplay.json"] = True  # (it answers in JSON only)
-        JsonReporter().emit(request_from_bundle(bundle, call))
+        JsonReporter().emit(calls_from_bundle(bundle) if listing else request_from_bundle(bundle, call))
         return
     session, reporter = open_log(log), reporter_for(as_json)
     if listing:

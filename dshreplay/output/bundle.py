@@ -9,7 +9,8 @@ Layout of a bundle (all text UTF-8, LF line ends, deterministic):
     index.html                     links to each session's report
     <session>/findings.json        the validate output for that log
     <session>/events.csv           one row per event
-    <session>/calls/NNNN.json      each model call's exact request
+    <session>/calls.jsonl          each model call: its request (message ids) and response
+    <session>/messages.jsonl       every message the calls sent, once, keyed by its SHA-256
     <session>/shadows.json, brackets.json, approvals.csv, transcript.md, report.html
 
 When the fold fails (dsh refuses the log), the bundle keeps every line's
@@ -40,8 +41,8 @@ from __future__ import annotations
 import csv
 import datetime
 import hashlib
+import io
 import os
-import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,11 +50,10 @@ from pathlib import Path
 import orjson
 
 from dshreplay import __version__
-from dshreplay.analyses.calls import CallTracker
 from dshreplay.analyses.findings import ERROR, NOTICE, WARNING
 from dshreplay.analyses.index import Indexer
 from dshreplay.analyses.query import CURRENT, LOG_ONLY, SHADOWED
-from dshreplay.analyses.render import clean, event_text, message_text, one_line, role_of
+from dshreplay.analyses.render import clean, event_text, message_text, one_line
 from dshreplay.analyses.schemas import PLACEHOLDER
 from dshreplay.analyses.stats import SessionSummary
 from dshreplay.analyses.tools import ToolLedger
@@ -62,13 +62,11 @@ from dshreplay.analyses.turns import TurnSpans
 from dshreplay.analyses.validate import validate_log
 from dshreplay.core.driver import SKIP, Observer, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
-from dshreplay.errors import DeriveError, DshReplayError, NoViewError, OutputError, ReadError, UsageError, fails_at
-from dshreplay.io.reader import LogSource, open_regular, read_small_file, resolve_log_path, shown_path
+from dshreplay.errors import DeriveError, DshReplayError, OutputError, ReadError, UsageError
+from dshreplay.io.reader import LogSource, open_regular, resolve_log_path, shown_path
 from dshreplay.jsvalues import (
     MAX_TIME,
-    MISSING,
     as_text,
-    is_time,
     json_bytes,
     parse_count,
     parse_time,
@@ -76,23 +74,17 @@ from dshreplay.jsvalues import (
     utc_time,
 )
 from dshreplay.options import Options
-from dshreplay.output.chain import (
-    TurnEndLines,
-    is_count,
-    is_sha256,
-    line_chain,
-)
+from dshreplay.output.bundlejson import read_bundle_json
+from dshreplay.output.callrecords import MESSAGES, PREVIEW, CallRecords, MessageStore, elapsed_ms
+from dshreplay.output.chain import TurnEndLines, line_chain
 from dshreplay.output.evidence import PLAIN_HASH, InputHash, load_key
 from dshreplay.output.htmlreport import MAX_TRANSCRIPT, render_index, render_report
 from dshreplay.output.outfolder import create, make_folder, output_error, write_file, write_folder
 from dshreplay.output.redact import ArgumentDeltas, Redactor
-from dshreplay.output.reporters import TextReporter, json_text, markdown_label
+from dshreplay.output.reporters import TextReporter, markdown_label
 from dshreplay.output.signing import NAMESPACE, Signer, canonical, representable
 
 JSON_OPTS = orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE
-FULL_REQUEST_EVERY = 100  # every 100th call record lists its whole request (the others build on the call before)
-MAX_CALL_VIEWS = 200  # calls whose model view is drawn in report.html (every call has its JSON file)
-PREVIEW = 160
 
 
 def dumps(value) -> bytes:
@@ -108,11 +100,6 @@ def sha256_file(path: Path) -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
-
-
-def canonical_sha256(value) -> str:
-    """SHA-256 of a JSON value's canonical form (sorted keys, no spaces)."""
-    return hashlib.sha256(json_bytes(value, sort_keys=True)).hexdigest()
 
 
 INDEX, MANIFEST, SIGNATURE = "index.html", "manifest.json", "manifest.json.sig"  # (signature: when signed)
@@ -191,18 +178,24 @@ def generated_at(timestamp: str | None) -> str:
 
 
 _FORMULA_START = ("=", "+", "-", "@", "\t")
+_RISKY_START = frozenset("=+-@\t \ufeff")  # (a spreadsheet skips leading spaces and a BOM)
 
 
-def csv_cell(value) -> str:
+def csv_cell(value) -> str | int:
     """A CSV cell that a spreadsheet will not run as a formula."""
-    if type(value) is str and value.isprintable():  # the common case: nothing to replace or strip
+    t = type(value)
+    if t is str and value.isprintable():  # the common case: nothing to replace or strip
         text = value
-    elif type(value) is int:
+    elif value is None:
+        return ""
+    elif t is int:
+        if value >= 0:
+            return value
         text = str(value)
     else:
-        text = "" if value is None else (value if type(value) is str else json_bytes(value).decode())
+        text = value if t is str else json_bytes(value).decode()
         text = clean(text.replace("\r", " ").replace("\n", " "))
-    if text.lstrip(" \ufeff")[:1] in _FORMULA_START:  # (a spreadsheet skips leading spaces and a BOM)
+    if text and text[0] in _RISKY_START and text.lstrip(" \ufeff")[:1] in _FORMULA_START:
         text = "'" + text
     return text
 
@@ -214,12 +207,37 @@ class CsvFile:
         self.fh = create(path, text=True, newline="")
         self.writer = csv.writer(self.fh, lineterminator="\n")
         self.writer.writerow(header)
+        self.texts: dict = {}  # short log strings met before -> their cells' CSV text
 
     def row(self, values) -> None:
         self.writer.writerow([csv_cell(v) for v in values])
 
+    def text(self, value) -> str:
+        """The CSV text of `csv_cell(value)` inside a row, as `row` writes it (quoted when it
+        holds a comma, a quote or a line end); remembered for the short strings a column
+        repeats (types, ops, ids). A row of such texts joined by commas is what `row` writes,
+        without a list of cells to make and collect."""
+        if value is None:
+            return ""
+        if type(value) is int and value >= 0:
+            return str(value)
+        known = self.texts.get(value) if type(value) is str else None
+        if known is None:
+            cell = csv_cell(value)
+            known = _csv_text((cell,)) if cell != "" else ""
+            if type(value) is str and len(value) <= 64 and len(self.texts) < 4096:
+                self.texts[value] = known
+        return known
+
     def close(self) -> None:
         self.fh.close()
+
+
+def _csv_text(cells) -> str:
+    """Cells (each a csv_cell) as the CSV text of part of a row, quoted as the csv module quotes them."""
+    out = io.StringIO()
+    csv.writer(out, lineterminator="").writerow(cells)
+    return out.getvalue()
 
 
 def write_csv(path: Path, header: list[str], rows) -> None:
@@ -324,7 +342,7 @@ def _identities(inputs: list, redactor: Redactor) -> dict:
 def _check_replaceable(folder: Path, shown: str, inputs: dict) -> None:
     """Raise a UsageError unless `folder` is provably a dshreplay bundle holding no input:
     its manifest reads as one; every file there is one it lists (or the manifest and its
-    signature), every folder one that holds them (or a session's calls/ and messages/),
+    signature), every folder one that holds them (or a format 2 session's calls/ and messages/),
     and nothing is a link or an input. Checked before anything is deleted; the walk stops
     at the first thing that is not ours."""
     try:
@@ -486,7 +504,9 @@ def _listing(root: Path) -> list[dict]:
     return files
 
 
-FORMAT = 2  # manifest.json: "files" is a list of {path, size, sha256}; format 1 (no "format") a map path -> sha256
+# manifest.json: "files" is a list of {path, size, sha256} (format 1, with no "format": a map path -> sha256);
+# format 3 keeps a session's calls in calls.jsonl and messages.jsonl (format 2: calls/NNNN.json, messages/*.json)
+FORMAT = 3
 
 
 def _input_facts(given, options: Options, hasher: InputHash) -> dict:
@@ -575,7 +595,6 @@ def _export_session(given, root: Path, redactor: Redactor, name: str | None,
     source = plain.transformed(redactor.record)
     folder = root / name
     make_folder(folder)
-    make_folder(folder / "calls")
     result.folder = name
     failure = None if final.failure is None else {
         **final.failure.to_json(), "message": redactor.text(final.failure.message),
@@ -606,12 +625,19 @@ def _export_session(given, root: Path, redactor: Redactor, name: str | None,
     return result
 
 
-class _TranscriptFile(TranscriptBuilder):
-    """transcript.md written entry by entry; the report keeps only its first entries."""
+TRANSCRIPT_QUOTE = 1000  # characters of a tool result transcript.md quotes; its whole message is in messages.jsonl
 
-    def __init__(self, path: Path, title: str) -> None:
+
+class _TranscriptFile(TranscriptBuilder):
+    """transcript.md written entry by entry; the report keeps only its first entries.
+
+    A tool result longer than TRANSCRIPT_QUOTE characters is quoted that far, with a note
+    naming its message in messages.jsonl (stored there if no call sent it): the bundle
+    holds each message once, and tool output is most of a session's bytes."""
+
+    def __init__(self, path: Path, title: str, store: MessageStore) -> None:
         super().__init__()
-        self.path, self.title = path, title
+        self.path, self.title, self.store = path, title, store
 
     def begin(self, run: Run) -> None:
         super().begin(run)
@@ -632,17 +658,26 @@ class _TranscriptFile(TranscriptBuilder):
 
     def _flush(self) -> None:
         for entry in self.entries:
-            self.reporter.transcript([entry], markdown=True)
+            self.reporter.transcript([entry], markdown=True, quote=self._quote)
             if len(self.kept) < MAX_TRANSCRIPT:
                 self.kept.append(entry)
         self.entries.clear()
 
+    def _quote(self, entry, text: str) -> tuple[str, str | None]:
+        if entry.type != "tool/result" or len(text) <= TRANSCRIPT_QUOTE:
+            return text, None
+        key = self.store.put(entry.message)  # (a tool result has no reasoning: the message a request sends)
+        return text[:TRANSCRIPT_QUOTE], (f"[{len(text) - TRANSCRIPT_QUOTE:,} more characters: the whole tool result "
+                                         f"is the message {key} of messages.jsonl]")
+
 
 class _EventRows(Observer):
-    """events.csv, one row per event (packed rows expanded)."""
+    """events.csv, one row per event (packed rows expanded). Each row is written as one
+    string of its cells' CSV texts (`CsvFile.text`): a million rows make no lists or tuples
+    for the garbage collector to walk."""
 
     HEADER = ["seq", "line", "time", "type", "turn", "step", "surface", "op", "callId", "tool", "compactionId",
-              "preview", "sha256", "rawSha256"]
+              "preview", "rawSha256"]
     requires = (TurnSpans, ToolLedger)
 
     def __init__(self, path: Path, final_nodes: set, unknown_from: int | None,
@@ -654,6 +689,7 @@ class _EventRows(Observer):
 
     def begin(self, run: Run) -> None:
         self.csv = CsvFile(self.path, self.HEADER)
+        self.write = self.csv.fh.write
         self.tools = run.get(ToolLedger)
         self.hashed = None  # the line whose hash was written
 
@@ -663,35 +699,53 @@ class _EventRows(Observer):
         # the evidence key `| openssl dgst -sha256 -mac HMAC -macopt hexkey:$(cat KEY)`)
         raw_sha256 = self.line_hash(raw) if raw is not None and item.line != self.hashed else ""
         self.hashed = item.line
-        for event in item.members() if item.row is not None else (item,):
-            self._row(event, raw_sha256, record.turn, record.step)
-            raw_sha256 = ""
+        text = self.csv.text
+        turn, step = text(record.turn), text(record.step)
+        if item.row is not None:
+            self._packed(item, raw_sha256, turn, step)
+        else:
+            self._row(item, raw_sha256, turn, step)
 
-    def _row(self, event, raw_sha256: str, turn, step) -> None:
+    def _packed(self, run, raw_sha256: str, turn: str, step: str) -> None:
+        """The events of a packed row: chunks, alike but for their seq and time (no surface op,
+        no call, no compaction, no preview)."""
+        seq, count, line, times = run.seq, run.count, run.line, run.times
+        unknown_from = self.unknown_from if self.unknown_from is not None else seq + count
+        shared = f"{self.csv.text(run.type)},{turn},{step}"
+        self.write("".join([f"{seq + k},{line},{utc_time(times[k]) or ''},{shared},"
+                            f"{LOG_ONLY if seq + k < unknown_from else ''},,,,,,{'' if k else raw_sha256}\n"
+                            for k in range(count)]))
+
+    def _row(self, event, raw_sha256: str, turn: str, step: str) -> None:
         kind = event.type
         record = event.record
         data = record.get("data")
-        status = (CURRENT if event.seq in self.final_nodes else SHADOWED) if kind in SURFACE_TYPES else LOG_ONLY
-        if self.unknown_from is not None and event.seq >= self.unknown_from:
+        text = self.csv.text
+        seq = event.seq
+        status = (CURRENT if seq in self.final_nodes else SHADOWED) if kind in SURFACE_TYPES else LOG_ONLY
+        if self.unknown_from is not None and seq >= self.unknown_from:
             status = ""
-        call = self.tools.call_at(event.seq) if event.row is None else None
-        text = ""
+        call = self.tools.call_at(seq)
+        preview = ""
         if kind in SURFACE_TYPES:
             try:
                 has, message = derive_message(event)
                 names = {call.call_id: call.tool} if call is not None and type(call.call_id) is str else None
-                text = message_text(message, tools=names) if has else ""
+                preview = message_text(message, tools=names) if has else ""
             except DeriveError:
-                text = ""
+                preview = ""
         elif kind != "assistant/chunk" or _finish_chunk(data):  # (a streamed piece: its message's row shows it)
-            text = event_text(event, call)
-        compaction_id = data.get("compactionId") if type(data) is dict else None
-        if compaction_id is None and type(data) is dict and type(data.get("source")) is dict:
-            compaction_id = data["source"].get("compactionId")
-        self.csv.row([event.seq, event.line, utc_time(event.time), kind, turn, step, status, record.get("surfaceOp"),
-                      None if call is None else call.call_id, None if call is None else call.tool,
-                      compaction_id, one_line(text, 120),
-                      canonical_sha256(record), raw_sha256])
+            preview = event_text(event, call)
+        if preview:
+            preview = _csv_text((csv_cell(one_line(preview, 120)),))
+        compaction_id = None
+        if type(data) is dict:
+            compaction_id = data.get("compactionId")
+            if compaction_id is None and type(data.get("source")) is dict:
+                compaction_id = data["source"].get("compactionId")
+        called = "," if call is None else f"{text(call.call_id)},{text(call.tool)}"
+        self.write(f"{seq},{event.line},{utc_time(event.time) or ''},{text(kind)},{turn},{step},{status},"
+                   f"{text(record.get('surfaceOp'))},{called},{text(compaction_id)},{preview},{raw_sha256}\n")
 
     def finish(self, run: Run) -> None:
         self.csv.close()
@@ -742,7 +796,7 @@ class _ToolRows(Observer):
                          None if approval is None else approval.outcome,
                          None if approval is None else utc_time(approval.decided_time),
                          " ".join(h.label() for h in call.hooks), utc_time(started), utc_time(finished),
-                         _ms(finished, started), call.asked_seq, call.call_seq, call.result_seq,
+                         elapsed_ms(finished, started), call.asked_seq, call.call_seq, call.result_seq,
                          _spilled_bytes(index, call.result_seq)])
         write_csv(self.path, self.HEADER, rows)
 
@@ -762,17 +816,21 @@ class _FinalNodes(Observer):
 def _stream(source: LogSource, folder: Path, header: dict, final_nodes: frozenset, failure: dict | None,
             hasher: InputHash = PLAIN_HASH) -> tuple:
     """The one pass over the redacted log: it indexes it and writes events.csv,
-    calls/*.json, tools.csv, approvals.csv and transcript.md; returns the index
+    calls.jsonl, messages.jsonl, tools.csv, approvals.csv and transcript.md; returns the index
     and what the report draws. `failure` (redacted): where the fold fails."""
     indexer = Indexer()
     unknown_from = None if failure is None else failure["seq"]
-    records = _CallRecords(folder, failure)
-    transcript = _TranscriptFile(folder / "transcript.md", as_text(header.get("id")))
+    store = MessageStore(folder / MESSAGES)
+    records = CallRecords(folder, store, failure)
+    transcript = _TranscriptFile(folder / "transcript.md", as_text(header.get("id")), store)
     summary = SessionSummary()
     observers = [indexer, summary, transcript, records,
                  _EventRows(folder / "events.csv", final_nodes, unknown_from, hasher),
                  _ToolRows(folder / "tools.csv")]
-    run = run_pass(source, observers, on_fold_error=SKIP)
+    try:
+        run = run_pass(source, observers, on_fold_error=SKIP)
+    finally:
+        store.close()
     index = indexer.index
     turns = run.get(TurnSpans)
     session = {k: v for k, v in summary.stats.to_json().items() if k not in ("path", "error")}
@@ -797,317 +855,13 @@ def _stream(source: LogSource, folder: Path, header: dict, final_nodes: frozense
                    "finalNodes": final_nodes, "session": session, "shadows": shadows, "failure": failure}
 
 
-class _Store:
-    """Values stored once each, by the SHA-256 of their stored bytes: `messages/<sha256>.json`."""
-
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder / "messages"
-        make_folder(self.folder)
-        self.known: set[str] = set()
-
-    def put(self, value) -> str:
-        data = (json_text(value) + "\n").encode()
-        digest = hashlib.sha256(data).hexdigest()
-        if digest not in self.known:
-            self.known.add(digest)
-            write_file(self.folder / f"{digest}.json", data)
-        return digest
-
-
-class _CallRecords(Observer):
-    """calls/NNNN.json, one per main-loop call: its request (the header and the ids of its
-    messages in the store) and its response (the assistant message, finish, error code,
-    usage, chunk times)."""
-
-    requires = (CallTracker,)
-
-    def __init__(self, folder: Path, failure: dict | None = None) -> None:
-        self.folder = folder / "calls"
-        self.store = _Store(folder)
-        self.failure = failure  # where the fold fails: calls sent after it get no model view
-
-    def begin(self, run: Run) -> None:
-        self.calls = run.get(CallTracker)
-        self.views: list[dict] = []
-        self.pending: dict[int, tuple] = {}  # call number -> (Call, record)
-        self._new: list = []
-        self.fold = run.fold
-        self.request_time = None  # the time of the last event before a call's first chunk
-        self.digests: dict[int, str | None] = {}  # surface node -> its message's digest (None: no message)
-        self.previous: list[str] = []  # the previous call's request message ids
-        self.previews: dict[str, tuple] = {}  # message id -> (role, preview), for the report's views
-
-    def opened(self, call, header) -> None:
-        if self.failure is not None and call.first_chunk_seq - 1 >= self.failure["seq"]:
-            self._no_view(call, header)
-            return
-        fold = self.fold  # (at the call's first chunk, a log-only event: the surface it was sent)
-        digests = {}
-        for seq in fold.nodes:  # a node's message never changes: each is encoded and hashed once
-            digest = self.digests.get(seq, MISSING)
-            if digest is MISSING:
-                try:
-                    has, message = derive_message(fold.events[seq])
-                except DeriveError:  # the fold keeps it, the request skips it (as `request` does)
-                    has, message = False, None
-                digest = self.store.put(message) if has else None
-                if digest is not None and len(self.views) < MAX_CALL_VIEWS:
-                    self.previews[digest] = (role_of("", message), one_line(message_text(message, False), PREVIEW))
-            digests[seq] = digest
-        self.digests = digests
-        ids = [d for d in digests.values() if d is not None]
-        kept = _common_prefix(self.previous, ids)
-        full = kept == 0 or call.call % FULL_REQUEST_EVERY == 1
-        record = {"call": call.call, "turn": call.turn, "step": call.step, "firstChunkSeq": call.first_chunk_seq,
-                  "atSeq": call.first_chunk_seq - 1, "headerSeq": call.header_seq,
-                  "header": None if header is None else self.store.put(header), "messageCount": len(ids),
-                  "messagesFrom": None if full else {"call": call.call - 1, "first": kept},
-                  "messages": ids if full else ids[kept:], "response": {}}
-        self.previous = ids
-        self.pending[call.call] = (call, record)
-        self._new.append(record)
-        if len(self.views) < MAX_CALL_VIEWS:
-            self.views.append({"call": call.call, "turn": call.turn, "step": call.step,
-                               "firstChunkSeq": call.first_chunk_seq, "headerSeq": call.header_seq,
-                               "header": header, "count": len(ids), "kept": 0 if full else kept,
-                               "messages": [self.previews[d] for d in (ids if full else ids[kept:])]})
-        if len(self.views) >= MAX_CALL_VIEWS:
-            self.previews.clear()
-
-    def _no_view(self, call, header) -> None:
-        """A call sent after the point where the fold fails: its request has no known view."""
-        reason = f"{fails_at(self.failure)}: no model view past seq {self.failure['seq'] - 1}"
-        record = {"call": call.call, "turn": call.turn, "step": call.step, "firstChunkSeq": call.first_chunk_seq,
-                  "atSeq": call.first_chunk_seq - 1, "headerSeq": call.header_seq,
-                  "header": None if header is None else self.store.put(header), "view": None, "reason": reason,
-                  "failure": self.failure, "response": {}}
-        self.previous = []
-        self.pending[call.call] = (call, record)
-        self._new.append(record)
-        if len(self.views) < MAX_CALL_VIEWS:
-            self.views.append({"call": call.call, "turn": call.turn, "step": call.step,
-                               "firstChunkSeq": call.first_chunk_seq, "headerSeq": call.header_seq,
-                               "header": header, "count": None, "kept": 0, "messages": None, "reason": reason})
-
-    def observe(self, record) -> None:
-        item = record.item
-        time = item.time
-        if item.type != "assistant/chunk":
-            if item.type == "assistant/message" and item.row is None:
-                self._answered(item)
-            self.request_time = time
-            return
-        call = record.call
-        if call is not None and call.first_chunk_seq == item.seq:  # this chunk opened a call
-            self.opened(call, self.calls.header)
-        for entry in self._new:  # calls this chunk opened
-            entry["response"]["firstChunkTime"] = time
-            entry["response"]["timeToFirstChunkMs"] = _ms(time, self.request_time)
-        self._new.clear()
-        last = item.seq + item.count - 1
-        for call, entry in self.pending.values():
-            if call.last_chunk_seq == last:
-                entry["response"]["lastChunkTime"] = item.times[-1] if item.row is not None else time
-
-    def _answered(self, item) -> None:
-        sources = item.record.get("sourceEventSeqs")
-        cited = [s for s in sources if type(s) is int] if type(sources) is list else []
-        for number, (call, record) in list(self.pending.items()):
-            if any(call.first_chunk_seq <= s <= (call.last_chunk_seq or -1) for s in cited):
-                data = item.record.get("data")
-                message = data.get("message") if type(data) is dict else None
-                record["response"].update(messageSeq=item.seq,
-                                          message=None if message is None else self.store.put(message))
-                self._write(call, record)
-                del self.pending[number]
-                return
-
-    def _write(self, call, record) -> None:
-        response = record["response"]
-        first, last = response.pop("firstChunkTime", None), response.pop("lastChunkTime", None)
-        record["response"] = {
-            "messageSeq": response.get("messageSeq"), "message": response.get("message"),
-            "finish": call.outcome, "errorCode": call.error_code,
-            "usage": call.usage, "lastChunkSeq": call.last_chunk_seq,
-            "firstChunkTime": utc_time(first), "lastChunkTime": utc_time(last),
-            "timeToFirstChunkMs": response.get("timeToFirstChunkMs"), "durationMs": _ms(last, first)}
-        write_file(self.folder / f"{call.call:04d}.json", dumps(record))
-
-    def finish(self, run: Run) -> None:
-        for call, record in self.pending.values():  # calls with no assistant message (cut short)
-            self._write(call, record)
-        self.pending.clear()
-
-
 def _spilled_bytes(index, seq) -> int | None:
     """The bytes dsh kept out of the model's view of the tool result at `seq` (None: none)."""
     spills = index.spills_of(seq) if type(seq) is int else ()
     return sum(s.omitted for s in spills) if spills else None
 
 
-def _ms(later, earlier):
-    ok = is_time(later) and is_time(earlier)
-    return later - earlier if ok else None
-
-
-def request_from_bundle(folder: Path, call: int) -> dict:
-    """The request of main-loop call `call` rebuilt from a bundle's session folder:
-    what `dshreplay request LOG --call N --json` prints for the (redacted) log.
-
-    Every value read from the bundle is checked before use: a call record or a
-    stored message that is not what export writes is a ReadError naming the
-    file, the JSON pointer and what was expected (the bundle is damaged)."""
-    record = _call_record(folder, call)
-    response = record["response"]
-    return {"call": record["call"], "turn": record["turn"], "step": record["step"],
-            "firstChunkSeq": record["firstChunkSeq"], "lastChunkSeq": response["lastChunkSeq"],
-            "outcome": response["finish"], "errorCode": response["errorCode"], "usage": response["usage"],
-            "atSeq": record["atSeq"], "headerSeq": record["headerSeq"],
-            "header": _stored_message(folder, record["header"]),
-            "messages": [_stored_message(folder, d) for d in _request_ids(folder, record)]}
-
-
-def _request_ids(folder: Path, record: dict) -> list:
-    """A call record's request message ids: its `messages`, after the first
-    `messagesFrom.first` ids of the call it names (a record repeats no more
-    than it must; every FULL_REQUEST_EVERY-th call lists them all)."""
-    chain = [record]
-    while chain[-1]["messagesFrom"] is not None:
-        if len(chain) > FULL_REQUEST_EVERY:
-            raise ReadError(f"call {record['call']} builds on more than {FULL_REQUEST_EVERY} calls before it "
-                            f"(every {FULL_REQUEST_EVERY}th lists its whole request): the bundle is damaged",
-                            path=shown_path(folder / "calls"))
-        chain.append(_call_record(folder, chain[-1]["messagesFrom"]["call"], needed_by=chain[-1]["call"]))
-    ids = chain[-1]["messages"]
-    for link in reversed(chain[:-1]):
-        base = link["messagesFrom"]
-        if base["first"] > len(ids):
-            raise ReadError(f"expected at most the {len(ids)} messages of call {base['call']}, got {base['first']} "
-                            "(the bundle is damaged)", path=shown_path(_call_path(folder, link["call"])),
-                            pointer="/messagesFrom/first")
-        ids = ids[:base["first"]] + link["messages"]
-    return ids
-
-
-def _call_path(folder: Path, call: int) -> Path:
-    return folder / "calls" / f"{call:04d}.json"
-
-
-def _call_record(folder: Path, call: int, needed_by: int | None = None) -> dict:
-    """calls/NNNN.json, each value `request_from_bundle` uses checked."""
-    path = _call_path(folder, call)
-    if not os.path.lexists(path):
-        if needed_by is None:
-            raise UsageError(f"there is no call {call} in {shown_path(folder)}")
-        raise ReadError(f"call {needed_by} builds on call {call}, which is not in the bundle (the bundle is damaged)",
-                        path=shown_path(folder / "calls"))
-    _, record = read_bundle_json(path, f"the record of call {call}")
-    where = shown_path(path)
-
-    def expect(pointer: str, value, ok: bool, expected: str) -> None:
-        if not ok:
-            got = "nothing" if value is MISSING else shown(value, 60)
-            raise ReadError(f"expected {expected}, got {got} (the bundle is damaged)", path=where, pointer=pointer)
-    expect("", record, type(record) is dict, "a call record (a JSON object)")
-    number = record.get("call", MISSING)
-    expect("/call", number, type(number) is int and number == call, f"{call}, the number in the file's name")
-    if "view" in record and record["view"] is None:  # a call sent after the point where the fold fails
-        failure = record.get("failure", MISSING)
-        expect("/failure", failure, type(failure) is dict, "the failure that leaves the call without a view")
-        if needed_by is not None:
-            raise ReadError(f"call {needed_by} builds on call {call}, which has no model view (the bundle is damaged)",
-                            path=where, pointer="/view")
-        raise NoViewError(f"call {call} has no model view in the bundle", failure, path=shown_path(folder))
-    for key in ("turn", "step"):
-        expect(f"/{key}", MISSING, key in record, f"the call's {key}")
-    for key in ("firstChunkSeq", "atSeq"):
-        expect(f"/{key}", record.get(key, MISSING), type(record.get(key)) is int, "a seq")
-    response = record.get("response", MISSING)
-    expect("/response", response, type(response) is dict, "the call's response (an object)")
-    for key in ("finish", "errorCode", "usage"):
-        expect(f"/response/{key}", MISSING, key in response, f"the response's {key}")
-    last = response.get("lastChunkSeq", MISSING)
-    expect("/response/lastChunkSeq", last, last is None or type(last) is int, "a seq or null")
-    header_seq, header = record.get("headerSeq", MISSING), record.get("header", MISSING)
-    expect("/headerSeq", header_seq, header_seq is None or type(header_seq) is int, "a seq or null")
-    expect("/header", header, header is None or is_sha256(header), "null or a stored message's SHA-256")
-    messages = record.get("messages", MISSING)
-    expect("/messages", messages, type(messages) is list and all(is_sha256(d) for d in messages),
-           "an array of stored messages' SHA-256")
-    base = record.get("messagesFrom", MISSING)
-    expect("/messagesFrom", base, base is None or type(base) is dict, "null or {call, first}")
-    if base is not None:
-        earlier, first = base.get("call", MISSING), base.get("first", MISSING)
-        expect("/messagesFrom/call", earlier, type(earlier) is int and 0 < earlier < call,
-               f"an earlier call (1 to {call - 1})")
-        expect("/messagesFrom/first", first, is_count(first), "a message count")
-    return record
-
-
-def _stored_message(folder: Path, digest: str | None):
-    """messages/<digest>.json (None for None): a value stored under the SHA-256 of its bytes."""
-    if digest is None:
-        return None
-    path = folder / "messages" / f"{digest}.json"
-    data, value = read_bundle_json(path, "a stored message")
-    if hashlib.sha256(data).hexdigest() != digest:
-        raise ReadError("the stored message's bytes do not hash to its name (the bundle is damaged)",
-                        path=shown_path(path))
-    return value
-
-
-def _common_prefix(a: list, b: list) -> int:
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
-# -- reading a bundle's JSON files -------------------------------------------
-
-# Every JSON file of a bundle (its manifest, a call record, a stored message) is
-# read whole and parsed whole, so both are bounded before a byte is parsed. A
-# parsed value costs up to ~120 bytes of memory (30 times the 3 bytes of `{},`);
-# a real manifest holds one value per ~26 bytes (the corpus' 179 sessions: 833 KB,
-# 32,000 values). 2,000,000 values is a real manifest of ~50 MB (~11,000 sessions
-# of the corpus' kind, ~300,000 files) and at most ~250 MB of memory; 64 MiB of
-# bytes leaves room for long strings (paths, ids) beyond that.
-MAX_JSON_BYTES = 64 * 1024**2
-MAX_JSON_VALUES = 2_000_000
-_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
-
-
-def read_bundle_json(path: Path, what: str) -> tuple[bytes, object]:
-    """A JSON file of a bundle, read as every input is (a regular file, never a
-    pipe or a device), at most MAX_JSON_BYTES long and parsed only when it holds
-    at most MAX_JSON_VALUES values (counted first, in one pass over its bytes).
-    Returns its bytes and its value; anything else is a ReadError naming it."""
-    data = read_small_file(path, MAX_JSON_BYTES, what)
-    if _value_count(data) > MAX_JSON_VALUES:
-        raise ReadError(f"{what} holds more than {MAX_JSON_VALUES:,} JSON values, more than a bundle dshreplay "
-                        "writes: not parsed", path=shown_path(path))
-    try:
-        return data, orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        raise ReadError(f"{what} is not valid JSON: {exc}", path=shown_path(path)) from None
-
-
-def _value_count(data: bytes) -> int:
-    """At most how many values and keys a JSON text holds: one per `,` `:` `[` `{`,
-    and one more. When that is too many, those inside strings are left out (a
-    second pass with the strings blanked: a long string full of commas is one
-    value), unless the text holds over a million quotes: blanking costs ~200
-    bytes a string, and no manifest export writes has that many strings and
-    still too many of those characters outside them."""
-    def count(text: bytes) -> int:
-        return text.count(b",") + text.count(b":") + text.count(b"[") + text.count(b"{") + 1
-    rough = count(data)
-    if rough <= MAX_JSON_VALUES or data.count(b'"') > MAX_JSON_VALUES // 2:
-        return rough
-    return count(_JSON_STRING.sub(b'""', data))
-
+# -- reading a bundle -----------------------------------------------------------
 
 def read_manifest(bundle: Path) -> tuple[bytes, dict]:
     """manifest.json's bytes and value, with its files (a list; a format 1 map) and sessions (a list)."""

@@ -31,7 +31,8 @@ svg text{font:11px system-ui,sans-serif;fill:#34506b}code{font-size:12px}
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 MAX_TRANSCRIPT = 500  # transcript entries drawn in the report (transcript.md has them all)
 MAX_ENTRY_TEXT = 2000  # characters of one entry's text drawn in the report
-MAX_SPANS = 2000
+MAX_SPANS = 2000  # marks of each lane of the timeline drawn in the report
+MAX_CALL_ROWS = 2000  # calls listed in the report's table (calls.jsonl has them all)
 
 
 def esc(value) -> str:
@@ -132,8 +133,10 @@ def _timeline(index, spans: dict) -> str:
         parts.append(rect(3, b.start, end, colours.get(b.status, "#8e6bbf"),
                           f"compaction {as_text(b.compaction_id)} ({b.status}): seqs {b.start}-{end}"))
     for r in index.shadows[:MAX_SPANS]:
-        for s in r.shadowed_seqs:
-            parts.append(rect(4, s, s, "#d08700", f"seq {s} shadowed by {r.kind} at seq {r.seq}"))
+        if r.shadowed_seqs:  # (one mark for the messages a replacement shadows: a summary takes hundreds)
+            first, last, count = min(r.shadowed_seqs), max(r.shadowed_seqs), len(r.shadowed_seqs)
+            seqs = f"seq {first}" if count == 1 else f"{count} messages of seqs {first}-{last}"
+            parts.append(rect(4, first, last, "#d08700", f"{seqs} shadowed by {r.kind} at seq {r.seq}"))
         parts.append(rect(4, r.seq, r.seq, "#17324d", f"{r.kind} at seq {r.seq} replaces {r.start}-{r.end}"))
     parts.append(f'<text x="{left}" y="{lane * len(lanes) + 22}">seq 0</text>')
     parts.append(f'<text x="{width - 90}" y="{lane * len(lanes) + 22}">seq {total - 1}</text>')
@@ -146,7 +149,7 @@ def _timeline(index, spans: dict) -> str:
 def _calls(view: dict, index) -> str:
     rows = []
     failure = view.get("failure")
-    for call in index.calls:
+    for call in index.calls[:MAX_CALL_ROWS]:
         usage = call.usage if type(call.usage) is dict else {}
         reason = outcome_text(call.outcome, call.error_code)  # the kind and the error code of a failed call; cancelled
         rows.append([esc(call.call), esc(call.turn), esc(call.step),
@@ -156,6 +159,9 @@ def _calls(view: dict, index) -> str:
                      "-" if failure is not None and call.first_chunk_seq > failure["seq"] else esc(call.message_count)])
     parts = ["<section id=\"calls\"><h2>Model calls</h2>",
              _table(["call", "turn", "step", "chunks", "model", "outcome", "in", "out", "messages"], rows)]
+    if len(index.calls) > MAX_CALL_ROWS:
+        parts.append(f"<p class=\"meta\">The first {MAX_CALL_ROWS:,} of {len(index.calls):,} calls are listed; "
+                     "calls.jsonl has every one.</p>")
     for v in view["calls"]:
         if v["messages"] is None:
             parts.append(f"<details><summary>Call {esc(v['call'])} (turn {esc(v['turn'])}, step {esc(v['step'])}"
@@ -176,7 +182,7 @@ def _calls(view: dict, index) -> str:
                      f"</p>{items}</details>")
     if len(index.calls) > len(view["calls"]):
         parts.append(f"<p class=\"meta\">Model views of the first {len(view['calls'])} calls are shown; "
-                     "every call's full request is in calls/.</p>")
+                     "every call's full request is in calls.jsonl.</p>")
     parts.append("</section>")
     return "".join(parts)
 

@@ -273,7 +273,10 @@ class CsvReporter:
 def json_text(value) -> str:
     """Compact JSON on one line: C1 control characters escaped, and text that
     is not UTF-8 (a path's undecodable bytes) shown as \\xNN."""
-    text = json_bytes(value).decode()
+    data = json_bytes(value)
+    text = data.decode()
+    if b"\xc2" not in data:  # (every C1 character is \xc2\x80 to \xc2\x9f in UTF-8: most text is checked at once)
+        return text
     return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text) if _C1.search(text) else text
 
 
@@ -683,17 +686,24 @@ class TextReporter(Reporter):
             self.line(self._tbl(rows, ["#", "role", "text"], text_col=2))
         self.line(f"{len(request.messages)} messages")
 
-    def transcript(self, entries, markdown: bool = False) -> None:
+    def transcript(self, entries, markdown: bool = False, quote=None) -> None:
         """The conversation as text; with `markdown`, as Markdown that reads as
-        plain text: log text only inside fences and code spans, never escaped."""
+        plain text: log text only inside fences and code spans, never escaped.
+        `quote(entry, text)`, when given, says how much of a message's text to show
+        and a note to add after it (None: none), as (text, note)."""
         for e in entries:
             if e.entry == "message":
                 when = f" · {e.time}" if e.time else ""
                 text = clean(e.text()).rstrip()
+                note = None
+                if quote is not None:
+                    text, note = quote(e, text)
                 if markdown:
                     self.line(f"### {markdown_label(self._cut(e.role or '?', 40))} · seq {e.seq}{when}")
                     self.line()
                     self.line(_fenced(text))
+                    if note is not None:
+                        self.line(f"> {markdown_marker(note)}")
                 else:
                     self.line(f"── {clean(e.role or '?')} · seq {e.seq}{when} ──")
                     self.line(text)

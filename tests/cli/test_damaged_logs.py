@@ -210,14 +210,17 @@ def test_export_writes_no_model_view_for_a_call_after_the_failure(cli, log, tmp_
     [entry] = json.loads((tmp_path / "b" / "manifest.json").read_bytes())["sessions"]
     assert (entry["answeredUpTo"], entry["failure"], entry["verdict"]) == (seq - 1, error(kind), "errors")
     folder = tmp_path / "b" / entry["folder"]
-    calls = {int(p.stem): json.loads(p.read_bytes()) for p in (folder / "calls").iterdir()}
-    assert sorted(calls) == [1, 2, 3, 4, 5, 6]
+    records = [json.loads(line) for line in (folder / "calls.jsonl").read_bytes().splitlines()]
+    calls = {r["call"]: r for r in records}
+    assert [r["call"] for r in records] == [1, 2, 3, 4, 5, 6]
     assert calls[1]["messageCount"] == 1 and "view" not in calls[1]
     for number in range(2, 7):
         record = calls[number]
         assert (record["view"], record["failure"]) == (None, error(kind))
         assert record["reason"] == f"{fails_at(kind)}: no model view past seq {seq - 1}"
         assert "messages" not in record and record["response"]["finish"] in ("stop", "tool-calls")
+    listed = cli("request", "--bundle", folder, "--list").json()
+    assert [(c["call"], c["messageCount"]) for c in listed] == [(1, 1)] + [(n, None) for n in range(2, 7)]
     rebuilt = cli("request", "--bundle", folder, "--call", 1).json()
     assert rebuilt == cli("request", log, "--call", 1, "--json").json()
     refused = cli("request", "--bundle", folder, "--call", 2, expect=1)

@@ -36,7 +36,7 @@ def test_export_verifies_and_is_byte_identical_when_rerun(cli, inputs, tmp_path)
     manifest = json.loads(first["manifest.json"])
     assert [s["input"] for s in manifest["sessions"]] == inputs
     assert manifest["generatedAt"] == STAMP
-    assert manifest["format"] == 2
+    assert manifest["format"] == 3
     assert [f["path"] for f in manifest["files"]] == sorted(set(first) - {"manifest.json"})
     assert all(f["size"] == len(first[f["path"]]) for f in manifest["files"])
     out = cli("verify-export", tmp_path / "a", "--json").json()
@@ -53,14 +53,14 @@ def test_bundle_contents_per_session(cli, tmp_path):
     cli("export", SAMPLES / "audit-demo.jsonl", "--out", tmp_path / "out", "--timestamp", STAMP)
     folder = tmp_path / "out" / "sample-audit-demo"
     assert sorted(p.name for p in folder.iterdir()) == [
-        "approvals.csv", "brackets.json", "calls", "events.csv", "findings.json", "messages", "report.html",
-        "session.json", "shadows.json", "spills.json", "tools.csv", "transcript.md"]
-    calls = sorted(p.name for p in (folder / "calls").iterdir())
-    assert calls == [f"{n:04d}.json" for n in range(1, 9)]
+        "approvals.csv", "brackets.json", "calls.jsonl", "events.csv", "findings.json", "messages.jsonl",
+        "report.html", "session.json", "shadows.json", "spills.json", "tools.csv", "transcript.md"]
+    calls = [json.loads(line)["call"] for line in (folder / "calls.jsonl").read_bytes().splitlines()]
+    assert calls == list(range(1, 9))
     request = cli("request", SAMPLES / "audit-demo.jsonl", "--call", 3, "--json").json()
     assert cli("request", "--bundle", folder, "--call", 3).json() == request  # (redaction changed nothing here)
     events = (folder / "events.csv").read_text().splitlines()
-    assert events[0] == "seq,line,time,type,turn,step,surface,op,callId,tool,compactionId,preview,sha256,rawSha256"
+    assert events[0] == "seq,line,time,type,turn,step,surface,op,callId,tool,compactionId,preview,rawSha256"
     assert len(events) == 1 + 131
     approvals = (folder / "approvals.csv").read_text().splitlines()
     assert approvals[1].split(",")[5:8] == ["allowed-once", "deploys to a shared environment", ""]

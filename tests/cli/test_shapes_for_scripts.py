@@ -66,7 +66,9 @@ def test_every_call_listing_gives_its_outcome_and_a_cancelled_stream_is_cancelle
     report = (tmp_path / "bundle" / "outcomes" / "report.html").read_text()
     assert [report.count(f"<td>{o}</td>") for o in ("stop", "error CONTEXT_WINDOW_EXCEEDED", "cancelled", "(open)")] \
         == [1, 1, 2, 1]
-    record = json.loads((tmp_path / "bundle" / "outcomes" / "calls" / "0003.json").read_text())
+    records = [json.loads(line) for line in (tmp_path / "bundle" / "outcomes" / "calls.jsonl").read_text().splitlines()]
+    assert [r["call"] for r in records] == [1, 2, 3, 4, 5]  # (in call order, answered or not)
+    record = records[2]
     assert (record["response"]["finish"], record["response"]["messageSeq"]) == ("cancelled", seqs["call 3"])
 
 

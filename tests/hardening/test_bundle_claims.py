@@ -99,7 +99,7 @@ def test_force_refuses_a_bundle_holding_anything_its_manifest_does_not_list(tmp_
     if plant == "file at the root":
         (out / "mine.txt").write_text("mine")
     elif plant == "file in a session folder":
-        (out / "sample-prune" / "calls" / "notes.md").write_text("mine")
+        (out / "sample-prune" / "notes.md").write_text("mine")
     elif plant == "empty folder":
         (out / "sample-prune" / "drafts").mkdir()
     else:
@@ -171,7 +171,7 @@ def test_export_reads_standard_input_once_up_to_max_bytes(tmp_path, evidence_key
     assert entry["input"] == "-" and entry["verdict"] == "ok" and entry["folder"] == "sample-prune"
     key = bytes.fromhex(evidence_key_file.read_text())  # (the export redacts: the hash is keyed)
     assert entry["size"] == log.stat().st_size and entry["sha256"] == hmac.digest(key, log.read_bytes(), "sha256").hex()
-    for name in ("events.csv", "transcript.md", "calls/0001.json", "session.json"):
+    for name in ("events.csv", "transcript.md", "calls.jsonl", "messages.jsonl", "session.json"):
         assert (tmp_path / "piped" / "sample-prune" / name).read_bytes() == \
             (tmp_path / "named" / "sample-prune" / name).read_bytes()
     with open("/dev/zero", "rb") as zeros:

@@ -25,6 +25,7 @@ import orjson
 import pytest
 import rfc8785
 import zstandard
+from bundles import to_format_2
 from test_attacks import attack
 
 from dshreplay.output.chain import SEED
@@ -78,7 +79,11 @@ def differences(result) -> list[tuple[str, str]]:
 
 # -- 1. request --bundle: a damaged call record is one line and exit 2 -------------------------------
 
-CALL_2 = "b/sample-prune/calls/0002.json"  # (call 2 builds on call 1, which lists 1 message)
+@pytest.fixture
+def format_2(bundle) -> tuple[Path, Path]:
+    """The bundle rewritten as format 2 wrote it (calls/NNNN.json, messages/<sha256>.json)."""
+    to_format_2(bundle[0])
+    return bundle
 
 
 @pytest.mark.parametrize("change, expected", [
@@ -95,8 +100,8 @@ CALL_2 = "b/sample-prune/calls/0002.json"  # (call 2 builds on call 1, which lis
     ({"messagesFrom": {"call": 1, "first": 9}}, "/messagesFrom/first: expected at most the 1 messages of call 1, "
                                                 "got 9 (the bundle is damaged)"),
 ])
-def test_a_damaged_call_record_is_one_line_naming_the_file_and_what_was_expected(bundle, change, expected):
-    folder, _ = bundle
+def test_a_damaged_call_record_is_one_line_naming_the_file_and_what_was_expected(format_2, change, expected):
+    folder, _ = format_2
     record = folder / "sample-prune" / "calls" / "0002.json"
     if isinstance(change, bytes):
         record.write_bytes(change)
@@ -107,8 +112,42 @@ def test_a_damaged_call_record_is_one_line_naming_the_file_and_what_was_expected
     assert result.one_line().startswith(f"dshreplay: read error: {record}: {expected}")
 
 
-def test_a_call_record_that_builds_on_a_missing_call_or_a_message_that_is_not_its_hash_is_exit_2(bundle):
+@pytest.mark.parametrize("change, expected", [
+    (b"{}", "line 2, /call: expected a call number, got nothing (the bundle is damaged)"),
+    (b"[]", "line 2: expected a call record (a JSON object), got [] (the bundle is damaged)"),
+    (b"not json", "line 2: a call record is not valid JSON: "),
+    ("the number twice", "line 2, /call: expected 2, the number its line starts with, got 3"),
+    ({"messages": 5}, "line 2, /messages: expected an array of stored messages' SHA-256, got 5 (the bundle is "
+                      "damaged)"),
+    ({"messages": ["../../manifest"]}, "line 2, /messages: expected an array of stored messages' SHA-256, got "),
+    ({"header": {}}, "line 2, /header: expected null or a stored message's SHA-256, got {} (the bundle is damaged)"),
+    ({"atSeq": "19"}, 'line 2, /atSeq: expected a seq, got "19" (the bundle is damaged)'),
+    ({"messagesFrom": 7}, "line 2, /messagesFrom: expected null or {call, first}, got 7"),
+    ({"messagesFrom": {"call": 2, "first": 0}}, "line 2, /messagesFrom/call: expected an earlier call (1 to 1), "
+                                                "got 2"),
+    ({"messagesFrom": {"call": 1, "first": -1}}, "line 2, /messagesFrom/first: expected a message count, got -1"),
+    ({"messagesFrom": {"call": 1, "first": 9}}, "line 2, /messagesFrom/first: expected at most the 1 messages of "
+                                                "call 1, got 9 (the bundle is damaged)"),
+])
+def test_a_damaged_line_of_calls_jsonl_is_one_line_naming_the_file_line_and_what_was_expected(bundle, change,
+                                                                                             expected):
     folder, _ = bundle
+    calls = folder / "sample-prune" / "calls.jsonl"
+    lines = calls.read_bytes().splitlines()
+    if isinstance(change, bytes):
+        lines[1] = change
+    elif change == "the number twice":  # (the parsed record holds the last one)
+        lines[1] = lines[1][:-1] + b',"call":3}'
+    else:
+        lines[1] = orjson.dumps({**json.loads(lines[1]), **change})
+    calls.write_bytes(b"\n".join(lines) + b"\n")
+    result = attack("request", "--bundle", folder / "sample-prune", "--call", 2, seconds=10)
+    assert result.code == 2
+    assert result.one_line().startswith(f"dshreplay: read error: {calls}: {expected}")
+
+
+def test_a_call_record_that_builds_on_a_missing_call_or_a_message_that_is_not_its_hash_is_exit_2(format_2):
+    folder, _ = format_2
     session = folder / "sample-prune"
     (session / "calls" / "0001.json").unlink()
     result = attack("request", "--bundle", session, "--call", 2, seconds=10)
@@ -125,7 +164,55 @@ def test_a_call_record_that_builds_on_a_missing_call_or_a_message_that_is_not_it
     assert result.one_line() == (f"dshreplay: read error: {stored}: the stored message's bytes do not hash to "
                                  "its name (the bundle is damaged)")
     assert attack("request", "--bundle", session, "--call", 9).one_line() == (
+        f"dshreplay: usage error: there is no call {9} in {session}")
+
+
+def test_a_line_of_calls_jsonl_that_builds_on_a_missing_call_or_a_forged_message_is_exit_2(bundle):
+    folder, _ = bundle
+    session = folder / "sample-prune"
+    calls, messages = session / "calls.jsonl", session / "messages.jsonl"
+    first, second = calls.read_bytes().splitlines()
+    calls.write_bytes(second + b"\n")
+    result = attack("request", "--bundle", session, "--call", 2, seconds=10)
+    assert result.code == 2
+    assert result.one_line() == (f"dshreplay: read error: {calls}: call 2 builds on call 1, which is not in the "
+                                 "bundle (the bundle is damaged)")
+    record = json.loads(second)
+    header = record["header"]
+    calls.write_bytes(first + b"\n" + orjson.dumps({**record, "messagesFrom": None}) + b"\n")
+    stored = messages.read_bytes().splitlines()
+    [at] = [n for n, line in enumerate(stored) if line.startswith(b'{"sha256":"' + header.encode())]
+    stored[at] = b'{"sha256":"' + header.encode() + b'","message":{"role":"system","content":"forged"}}'
+    messages.write_bytes(b"\n".join(stored) + b"\n")
+    result = attack("request", "--bundle", session, "--call", 2, seconds=10)
+    assert result.code == 2
+    assert result.one_line() == (f"dshreplay: read error: {messages}: line {at + 1}: the stored message's bytes do "
+                                 "not hash to its key (the bundle is damaged)")
+    del stored[at]
+    messages.write_bytes(b"\n".join(stored) + b"\n")
+    result = attack("request", "--bundle", session, "--call", 2, seconds=10)
+    assert result.code == 2
+    assert result.one_line() == (f"dshreplay: read error: {messages}: the request names the stored message {header}, "
+                                 "which is not in messages.jsonl (the bundle is damaged)")
+    stored[0] = b'{"message":{},"sha256":"' + header.encode() + b'"}'
+    messages.write_bytes(b"\n".join(stored) + b"\n")
+    result = attack("request", "--bundle", session, "--call", 2, seconds=10)
+    assert result.code == 2
+    assert result.one_line() == (f'dshreplay: read error: {messages}: line 1: expected a stored message, '
+                                 '{"sha256":"<hex>","message":<JSON>} (the bundle is damaged)')
+    assert attack("request", "--bundle", session, "--call", 9).one_line() == (
         f"dshreplay: usage error: there is no call 9 in {session}")
+
+
+def test_a_line_of_calls_jsonl_longer_than_the_bound_is_refused_without_holding_it(bundle):
+    folder, _ = bundle
+    calls = folder / "sample-prune" / "calls.jsonl"
+    with open(calls, "ab") as fh:
+        fh.write(b'{"call":3,"x":"' + b"x" * (65 << 20))  # (no newline: read no further than the bound)
+    result = attack("request", "--bundle", folder / "sample-prune", "--call", 3, mem_mb=400, seconds=10)
+    assert result.code == 2
+    assert result.one_line() == (f"dshreplay: read error: {calls}: line 3: a line of calls.jsonl is longer than "
+                                 "67108864 bytes")
 
 
 # -- 2. verify-export --grown: a doctored chain is a difference naming the manifest entry ------------
@@ -188,7 +275,7 @@ def test_a_bundle_file_that_is_a_pipe_is_a_difference_and_never_opened(bundle):
         ("index.html", "listed in the manifest but not a regular file (a link, a pipe or a device)"),
         ("sample-prune/events.csv", "listed in the manifest but not a regular file (a link, a pipe or a device)"),
         ("in/prune.jsonl", "rewritten inside the exported prefix, within lines 1..32")]
-    record = folder / "sample-prune" / "calls" / "0001.json"
+    record = folder / "sample-prune" / "calls.jsonl"
     record.unlink()
     os.mkfifo(record)
     result = attack("request", "--bundle", folder / "sample-prune", "--call", 1, seconds=10)

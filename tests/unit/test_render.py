@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dshreplay.analyses.render import _ANSI, _CONTROL, _SPACE, one_line
+from dshreplay.analyses.render import _ANSI, _CONTROL, _SPACE, clean, one_line
 
 # -- tables ---------------------------------------------------------------------------
 
@@ -120,7 +120,17 @@ def _whole_text_preview(text: str, width: int) -> str:
     "\x1b[" + "1;" * 200 + "m the text after a long CSI",  # a prefix that holds only part of a sequence
     "\x1b]0;" + "t" * 500 + "\x07the text after a long title",
     "\x1b]0;" + "t" * 65 + "\x1b\\the text after a title ended by ESC backslash",
+    "lines\n\tand tabs\r\n\x0b\x0c\x1c\x85\u00a0\u2028 folded " * 30,  # every kind of whitespace
 ])
 @pytest.mark.parametrize("width", [1, 8, 20, 67])
 def test_a_preview_cut_before_it_is_cleaned_is_the_one_the_whole_text_gives(text, width):
     assert one_line(text, width) == _whole_text_preview(text, width)
+
+
+@pytest.mark.parametrize("text, cleaned", [
+    ("two\n\tlines", "two\n\tlines"),  # (newlines and tabs stay: the text itself is returned)
+    ("two\nlines\x1b[31m red", "two\nlines red"), ("a\nb\x07\x85\u200bc", "a\nbc"), ("a\r\nb", "a\nb"),
+])
+def test_clean_keeps_newlines_and_tabs_and_strips_escapes_and_controls(text, cleaned):
+    assert clean(text) == cleaned
+    assert clean(text) == _CONTROL.sub("", _ANSI.sub("", text))
