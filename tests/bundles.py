@@ -5,7 +5,8 @@ Format 2 (dshreplay before format 3) kept each session's call records as
 `calls/NNNN.json` (pretty-printed, one file per call, without the call's provider
 and model) and every stored message as `messages/<sha256>.json`, named by the
 SHA-256 of the file's bytes (its compact JSON and a newline); its manifest says
-`"format": 2`.
+`"format": 2`, has no `integrity` member, and its input hashes are plain SHA-256 (make
+the bundle with `--no-default-redaction`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ def to_format_2(bundle: Path) -> None:
             _session_to_format_2(bundle / entry["folder"])
     files = sorted(p for p in bundle.rglob("*") if p.is_file() and p.name not in ("manifest.json", "manifest.sig"))
     manifest["format"] = 2
+    manifest.pop("integrity", None)  # (format 3's RFC 8785 form, keyed hashes and SSH signatures came after)
     manifest["files"] = [{"path": p.relative_to(bundle).as_posix(), "size": p.stat().st_size,
                           "sha256": hashlib.sha256(p.read_bytes()).hexdigest()} for p in files]
     (bundle / "manifest.json").write_bytes(orjson.dumps(manifest, option=WRITTEN))

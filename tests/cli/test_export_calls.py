@@ -123,15 +123,18 @@ def test_duckdb_reads_both_files(bundle):
     assert count == len(stored_messages(folder))
 
 
-def test_a_format_2_bundle_is_still_read_and_verified(cli, bundle, tmp_path):
-    """A bundle of the format before (calls/NNNN.json, messages/<sha256>.json), made from today's."""
-    out, _ = bundle
-    shutil.copytree(out, tmp_path / "v2")
+def test_a_format_2_bundle_is_still_read_and_verified(cli, tmp_path):
+    """A bundle of the format before (calls/NNNN.json, messages/<sha256>.json, plain input hashes),
+    made from today's."""
+    from dshreplay.output.signing import legacy_digest
+    cli("export", SAMPLES / "compaction.jsonl", "--out", tmp_path / "v2", "--timestamp", "2026-01-01T00:00:00Z",
+        "--no-default-redaction")
     to_format_2(tmp_path / "v2")
     folder = tmp_path / "v2" / "sample-compaction"
     assert sorted(p.name for p in (folder / "calls").iterdir()) == [f"000{n}.json" for n in range(1, 7)]
     assert not (folder / "calls.jsonl").exists()
-    assert "verified" in cli("verify-export", tmp_path / "v2").stdout
+    digest = legacy_digest(json.loads((tmp_path / "v2" / "manifest.json").read_bytes()))
+    assert "verified" in cli("verify-export", tmp_path / "v2", "--digest", digest).stdout
     for n in range(1, 7):
         assert cli("request", "--bundle", folder, "--call", n).stdout == \
             cli("request", SAMPLES / "compaction.jsonl", "--call", n, "--json").stdout, n

@@ -153,8 +153,8 @@ def test_tool_arguments_and_json_results_keep_every_byte_outside_a_secret(cli, t
     cli("export", b.write(tmp_path / "l.jsonl"), "--out", tmp_path / "b", "--timestamp", STAMP)
     [row] = csv.DictReader(io.StringIO((tmp_path / "b" / "in-place" / "tools.csv").read_text()))
     assert row["arguments"] == arguments.replace("Summer2024!", "[REDACTED]")
-    messages = (tmp_path / "b" / "in-place" / "messages").glob("*.json")
-    results = [json.loads(p.read_bytes()) for p in messages]
+    lines = (tmp_path / "b" / "in-place" / "messages.jsonl").read_bytes().splitlines()
+    results = [json.loads(line)["message"] for line in lines]
     texts = [c["content"][0]["text"] for m in results if type(m) is dict for c in m.get("content", [])
              if type(c) is dict and c.get("type") == "tool-result"]
     assert texts == [result.replace("ghp_Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2", "[REDACTED]")]
