@@ -772,17 +772,24 @@ def lineage(inputs, jobs, quiet, as_json: bool) -> None:
 @click.option("--parquet", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
               help="Also write the tables as Parquet: DIR/TABLE/day=YYYY-MM-DD/data.parquet (the days that "
                    "changed).")
+@click.option("--evidence-key", type=click.Path(dir_okay=False), metavar="FILE", envvar="DSHREPLAY_EVIDENCE_KEY",
+              show_envvar=True,
+              help="The evidence key that keys the inputs' hashes (HMAC-SHA256) when the index redacts: "
+                   "required then, made if absent (mode 0600), refused as --db or inside --parquet. Keep it "
+                   "with the logs, never with the index; an index is updated only with the key it was "
+                   "built with.")
 @jobs_options
 @output_options
-def index(paths, db: Path, messages: bool, rules, no_default_redaction: bool, parquet, jobs, quiet,
+def index(paths, db: Path, messages: bool, rules, no_default_redaction: bool, parquet, evidence_key, jobs, quiet,
           as_json: bool) -> None:
     """Build or update an SQL index (DuckDB) of many sessions: one row per
     session, turn, model call, tool call, approval, replacement, compaction
     and finding (and message, with --messages), each with its log, session
     id, seq and line. Tables: docs/sql.md. Needs the sql extra.
 
-    Incremental: a log indexed before is checked against the size, SHA-256
-    and line chain kept for it; unchanged, its rows stay; grown, only the
+    Incremental: a log indexed before is checked against the size, hash
+    and line chain kept for it (keyed with --evidence-key when anything is
+    redacted, so none of them tells what was masked); unchanged, its rows stay; grown, only the
     lines appended are read (on from the pass kept where it ended) and its
     rows replaced; rewritten inside what was indexed, it is indexed again
     whole and reported; gone, its session is marked vanished (its rows
@@ -794,7 +801,7 @@ def index(paths, db: Path, messages: bool, rules, no_default_redaction: bool, pa
     duckdb_module()
     read = options_of(jobs=jobs, quiet=quiet)
     options = index_options(read, messages=messages, rules=rules, defaults=not no_default_redaction,
-                            parquet=parquet)
+                            parquet=parquet, db=db, evidence_key=evidence_key)
     report = update_index(paths, db, options, mapper_for(options.read))
     reporter_for(as_json).indexed(report)
     for log, detail in report.rewritten:

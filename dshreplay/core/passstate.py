@@ -2,8 +2,9 @@
 
 A state holds the log's values as the log does (unredacted), so it is kept
 sealed with a key only the log itself gives: `state_key` of the bytes the pass
-read (SHA-256 of a fixed tag and those bytes, never stored). Whoever holds the
-index but not the log learns nothing from a state, and a state changed by
+read (SHA-256 of a fixed tag and those bytes, HMAC-SHA256 under the evidence
+key when the index redacts; never stored). Whoever holds the index but not the
+log (nor, when it redacts, the key) learns nothing from a state, and a state changed by
 anyone without the log fails to open (AES-GCM, `cryptography`). Sealing is
 deterministic (the nonce comes from the key: one key seals one log prefix's
 state), so the same log kept twice gives the same bytes.
@@ -21,6 +22,7 @@ caller reads the log whole instead.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import inspect
 import io
 import pickle
@@ -78,9 +80,11 @@ class _Unpickler(pickle.Unpickler):
 KEY_TAG = b"dshreplay pass state v1\n"
 
 
-def state_key():
-    """A hash whose digest, once it has been fed the bytes a pass read, seals that pass's state."""
-    return hashlib.sha256(KEY_TAG)
+def state_key(evidence: bytes | None = None):
+    """A hash whose digest, once it has been fed the bytes a pass read, seals that pass's state:
+    SHA-256, or HMAC-SHA256 under the evidence key when the index redacts (a state's GCM tag checks
+    a guess at the log's bytes as a plain hash of them would: then only the key's holder can)."""
+    return hashlib.sha256(KEY_TAG) if evidence is None else hmac.new(evidence, KEY_TAG, "sha256")
 
 
 def _cipher(key: bytes):

@@ -77,7 +77,7 @@ from dshreplay.options import Options
 from dshreplay.output.bundlejson import read_bundle_json
 from dshreplay.output.callrecords import MESSAGES, PREVIEW, CallRecords, MessageStore, elapsed_ms
 from dshreplay.output.chain import TurnEndLines, line_chain
-from dshreplay.output.evidence import PLAIN_HASH, InputHash, load_key
+from dshreplay.output.evidence import PLAIN_HASH, InputHash, input_hash
 from dshreplay.output.htmlreport import MAX_TRANSCRIPT, render_index, render_report
 from dshreplay.output.outfolder import create, make_folder, output_error, write_file, write_folder
 from dshreplay.output.redact import ArgumentDeltas, Redactor
@@ -288,13 +288,9 @@ class _Seal:
     def of(cls, options: ExportOptions) -> _Seal:
         """Checked before anything is written: a bad key is a usage error and no bundle."""
         signer = None if options.sign_key is None else Signer(options.sign_key)
-        if options.redactor is None or not options.redactor.active:
-            return cls(PLAIN_HASH, signer)
-        if options.evidence_key is None:
-            raise UsageError("this export redacts, so the hashes of its inputs are keyed: give --evidence-key FILE "
-                             "(made if absent; keep it with the logs, never with the bundle), or export with "
-                             "--no-default-redaction and no --redact to hash them plainly")
-        return cls(InputHash(load_key(options.evidence_key, create=True, out=options.out)), signer)
+        redacts = options.redactor is not None and options.redactor.active
+        return cls(input_hash(redacts, options.evidence_key, command="export", writes="the bundle",
+                              places={"--out": options.out}), signer)
 
     def integrity(self) -> dict:
         """The manifest's account of its hashes, its key and its signature."""

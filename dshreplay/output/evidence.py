@@ -18,6 +18,8 @@ reveals nothing of it.
 The key file is text: the key's 32 bytes as 64 lowercase hex digits and a
 newline (what `openssl rand -hex 32` prints). Export makes it when it is
 absent (mode 0600, never replacing a file), and refuses one inside --out.
+The SQL index (`index`) keeps the same facts of its inputs (their hashes and
+line chains, to prove growth) and keys them the same way (`input_hash`).
 """
 
 from __future__ import annotations
@@ -104,14 +106,30 @@ class InputHash:
 PLAIN_HASH = InputHash()
 
 
-def load_key(path, *, create: bool, out: Path | None = None) -> bytes:
+def input_hash(redacts: bool, key_file, *, command: str, writes: str, places: dict) -> InputHash:
+    """The hash of input bytes for a run of `command` ("export", "index") that writes `writes`
+    ("the bundle", "the index"): plain SHA-256 when nothing is redacted; else HMAC-SHA256 under the
+    key in `key_file` (required then, made if absent), which must lie in none of `places`
+    (option -> path: what the run writes, where it would travel with the output)."""
+    if not redacts:
+        return PLAIN_HASH
+    if key_file is None:
+        raise UsageError(f"this {command} redacts, so the hashes of its inputs are keyed: give --evidence-key FILE "
+                         f"(made if absent; keep it with the logs, never with {writes}), or {command} with "
+                         "--no-default-redaction and no --redact to hash them plainly")
+    return InputHash(load_key(key_file, create=True, places=places, writes=writes))
+
+
+def load_key(path, *, create: bool, places: dict | None = None, writes: str = "the bundle") -> bytes:
     """The evidence key in the file at `path`; with `create`, a new random key written
     there first when the file is absent (mode 0600, never over an existing file).
-    A key file inside `out` (the bundle) is refused: it would travel with the bundle."""
+    A key file inside one of `places` (option -> path: the bundle's --out, the index's
+    --db and --parquet) is refused: it would travel with what is written there."""
     shown = shown_path(path)
-    if out is not None and _inside(Path(path), out):
-        raise UsageError(f"--evidence-key {shown} lies inside --out {shown_path(out)}: the key must be kept "
-                         "beside the bundle (with the logs), never in it")
+    for option, place in (places or {}).items():
+        if place is not None and _inside(Path(path), place):
+            raise UsageError(f"--evidence-key {shown} lies inside {option} {shown_path(place)}: the key must be "
+                             f"kept beside {writes} (with the logs), never in it")
     if create and not os.path.lexists(path):
         _write_new_key(path, shown)
     try:

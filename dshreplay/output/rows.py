@@ -20,7 +20,6 @@ rows at a time, never the store's.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from array import array
 from bisect import bisect_right
@@ -44,6 +43,7 @@ from dshreplay.io.reader import LogSource, open_regular, resolve_log_path, seed_
 from dshreplay.jsvalues import as_text, epoch_ms, is_safe_int, is_time, json_bytes, parse_time
 from dshreplay.options import DEFAULT, Options
 from dshreplay.output.chain import TurnEndLines, line_chain
+from dshreplay.output.evidence import PLAIN_HASH, InputHash
 from dshreplay.output.redact import Redactor
 
 INDEX_FORMAT = 1  # the tables' shape: an index of another format is rebuilt, never mixed
@@ -253,7 +253,8 @@ class Indexed:
 
     log: str  # the key: the log file's absolute path
     status: str  # "indexed", "unreadable"
-    facts: dict = field(default_factory=dict)  # size, sha256, encoding, chain (as the export records them)
+    facts: dict = field(default_factory=dict)  # size, sha256, encoding, chain (as the export records them:
+    # keyed hashes when the index redacts, under the member names the export's manifest uses)
     tables: dict = field(default_factory=dict)  # table -> list of row tuples (in TABLES' column order)
     error: str | None = None
     state: bytes | None = None  # the pass kept where the log ended (None: it did not end cleanly)
@@ -268,11 +269,13 @@ def log_key(path) -> str:
         return shown_path(os.path.abspath(path))
 
 
-def input_facts(source: LogSource, prefix: int | None = None, *, seal: bool = True) -> tuple[dict, bytes, bytes | None]:
-    """The size and SHA-256 of a log file, read as every input is (`open_regular`), and (with
-    `seal`) the keys that seal the state of a pass over the whole file and over its first `prefix`
-    bytes (`passstate.state_key`: never stored; None when the file is shorter)."""
-    digest, sealing, size, prefix_key = hashlib.sha256(), state_key() if seal else None, 0, None
+def input_facts(source: LogSource, prefix: int | None = None, *, seal: bool = True,
+                hasher: InputHash = PLAIN_HASH) -> tuple[dict, bytes, bytes | None]:
+    """The size and hash (`hasher`'s: keyed when the index redacts) of a log file, read as every
+    input is (`open_regular`), and (with `seal`) the keys that seal the state of a pass over the
+    whole file and over its first `prefix` bytes (`passstate.state_key`, keyed as `hasher` is: never
+    stored; None when the file is shorter)."""
+    digest, sealing, size, prefix_key = hasher.new(), state_key(hasher.key) if seal else None, 0, None
     with open_regular(source.file, source.path) as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
             if sealing is None:
@@ -289,7 +292,7 @@ def input_facts(source: LogSource, prefix: int | None = None, *, seal: bool = Tr
 
 
 def index_log(path, options: Options = DEFAULT, redactor: Redactor | None = None, messages: bool = False,
-              resume: bytes | None = None, keep: bool = False) -> Indexed:
+              resume: bytes | None = None, keep: bool = False, hasher: InputHash = PLAIN_HASH) -> Indexed:
     """One log's rows, in one pass (validate's, with the trackers as observers), and its facts.
 
     keep    also return the pass's state where the log ends (`Indexed.state`, sealed with a key of
@@ -297,6 +300,7 @@ def index_log(path, options: Options = DEFAULT, redactor: Redactor | None = None
     resume  (bytes, state, lines): such a state of the log's first `bytes` bytes, its first `lines`
             lines proved unchanged by the caller: only the lines after them are read (StateError when
             it does not open, or read other lines)
+    hasher  the hash of input bytes of the facts (the file's and the line chain's)
     """
     key = log_key(path)
     redactor = redactor or Redactor()
@@ -308,7 +312,7 @@ def index_log(path, options: Options = DEFAULT, redactor: Redactor | None = None
     try:
         source = LogSource(path, options)
         facts, sealing, opening = input_facts(source, None if resume is None else resume[0],
-                                              seal=keep or resume is not None)
+                                              seal=keep or resume is not None, hasher=hasher)
         if resume is not None:
             if opening is None:
                 raise StateError("the log is shorter than the bytes its kept state was made of")
@@ -323,7 +327,7 @@ def index_log(path, options: Options = DEFAULT, redactor: Redactor | None = None
         if report.unreadable is not None:
             raise report.unreadable
         facts["encoding"] = rows.encoding
-        facts["chain"] = line_chain(source, ends.lines)
+        facts["chain"] = line_chain(source, ends.lines, hasher=hasher)
     except (DshReplayError, OSError) as exc:
         why = exc.message if isinstance(exc, DshReplayError) else (exc.strerror or str(exc))
         return Indexed(key, "unreadable", error=redactor.text(why))

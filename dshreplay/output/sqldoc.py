@@ -103,6 +103,12 @@ sealed with a key only the log itself gives (AES-GCM over a SHA-256 of the
 log's bytes, a key never stored): the database alone reveals none of it, and a
 state that does not open, or holds anything but a pass's objects, is refused
 and the log read whole.
+When anything is redacted, those hashes (each log's, its line chain's, the
+seal's) are HMAC-SHA256 under the evidence key (`--evidence-key FILE` or
+`DSHREPLAY_EVIDENCE_KEY`, as `export` takes it), so none of them confirms a
+guess at what was masked; the index records `inputHash` and the key's
+fingerprint among its settings, and refuses to be updated with another key or
+without one.
 Two runs over the same files give the same tables. An index remembers the
 settings it was built with (`--messages`, the redaction rules): another run
 with other settings is refused (index into a new `--db`).

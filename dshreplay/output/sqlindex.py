@@ -2,8 +2,12 @@
 
 `update_index` brings the database up to date with the logs found in the
 inputs. Per input it keeps what the export records to prove growth (size,
-SHA-256, encoding and the line chain, `output.chain`), so that a later run
-checks each known log with `check_growth` before reading it as a log:
+hash, encoding and the line chain, `output.chain`), so that a later run
+checks each known log with `check_growth` before reading it as a log. As in
+the bundle, those hashes are HMAC-SHA256 under the evidence key whenever
+anything is redacted (`output.evidence`): a plain hash of a log or of its
+lines would confirm a guess at what the index masked. The key's fingerprint
+is one of the settings an index is never updated across.
 
 - unchanged (the same size and SHA-256): its rows stay;
 - grown (lines only appended): the log is indexed again and its rows replaced;
@@ -39,6 +43,7 @@ from dshreplay.io.reader import LogSource, read_small_file, shown_path
 from dshreplay.io.store import discover
 from dshreplay.options import Options
 from dshreplay.output.chain import EntryError, Exported, check_growth
+from dshreplay.output.evidence import PLAIN_HASH, InputHash, input_hash
 from dshreplay.output.redact import Redactor, load_redactor
 from dshreplay.output.rows import (
     INDEX_FORMAT,
@@ -71,13 +76,15 @@ def duckdb_module():
 @dataclass(frozen=True)
 class IndexOptions:
     """How to index: the run's settings (`read`, with the redaction rules), whether
-    to keep messages, and the rules' identity (an index is never mixed across rules)."""
+    to keep messages, the rules' identity (an index is never mixed across rules), and
+    the hash of input bytes its facts are kept with (`hasher`: keyed when it redacts)."""
 
     read: Options
     messages: bool = False
     rules: str | None = None  # the --redact file
     defaults: bool = True  # the default secret rules are on
     parquet: Path | None = None
+    hasher: InputHash = PLAIN_HASH
 
     def settings(self) -> dict:
         """What the rows depend on: a database built with other settings is not updated with these."""
@@ -85,7 +92,7 @@ class IndexOptions:
         if self.rules is not None:
             rules = hashlib.sha256(read_small_file(self.rules, 1 << 20, "the redaction rules file")).hexdigest()
         return {"format": INDEX_FORMAT, "messages": self.messages, "defaultRules": self.defaults,
-                "rulesSha256": rules}
+                "rulesSha256": rules, "inputHash": self.hasher.name, "evidenceKey": self.hasher.fingerprint}
 
 
 @dataclass
@@ -134,9 +141,12 @@ def _index_job(job: _Job) -> _Done:
     if job.known is not None:
         try:
             source = LogSource(job.path, job.options.read)
-            if input_facts(source, seal=False)[0] == {"size": job.known.get("size"), "sha256": job.known.get("sha256")}:
+            hasher = job.options.hasher
+            if input_facts(source, seal=False, hasher=hasher)[0] == {"size": job.known.get("size"),
+                                                                     "sha256": job.known.get("sha256")}:
                 return _Done(None, "unchanged")  # (the same bytes: one streaming hash, no line read)
-            growth = check_growth(Path(source.file), Exported.of(job.known, ""), options=job.options.read)
+            growth = check_growth(Path(source.file), Exported.of(job.known, ""), options=job.options.read,
+                                  hasher=hasher)
         except (DshReplayError, OSError, EntryError) as exc:
             growth = None
             change, detail = "rewritten", f"cannot be checked: {exc}"
@@ -150,11 +160,13 @@ def _index_job(job: _Job) -> _Done:
     if state is not None:
         try:
             return _Done(index_log(job.path, job.options.read, redactor, job.options.messages,
-                                   resume=(job.known["size"], state, job.known["chain"]["lines"]), keep=True),
+                                   resume=(job.known["size"], state, job.known["chain"]["lines"]), keep=True,
+                                   hasher=job.options.hasher),
                          change, detail)
         except StateError:
             redactor = redactor.for_calls(())  # (then read the log whole)
-    indexed = index_log(job.path, job.options.read, redactor, job.options.messages, keep=True)
+    indexed = index_log(job.path, job.options.read, redactor, job.options.messages, keep=True,
+                        hasher=job.options.hasher)
     return _Done(indexed, change, detail)
 
 
@@ -415,12 +427,15 @@ def run_query(db: Path, query: str) -> tuple[list[str], list[tuple]]:
 
 
 def index_options(read: Options, *, messages: bool, rules: str | None, defaults: bool,
-                  parquet: Path | None) -> IndexOptions:
-    """The options of one index run, the redaction rules loaded into `read`."""
+                  parquet: Path | None, db: Path | None = None, evidence_key: str | None = None) -> IndexOptions:
+    """The options of one index run, the redaction rules loaded into `read`, and the hash
+    of input bytes: keyed with the evidence key when anything is redacted (as export's)."""
     redactor = load_redactor(rules, defaults=defaults)
     if redactor.rules.pointers:
         raise UsageError("the index writes values, not records: its redaction takes text and keys rules; "
                          "pointer rules would not apply (mask those members by name with keys)", path=rules)
-    return IndexOptions(read.with_(redactor=redactor), messages, rules, defaults, parquet)
+    hasher = input_hash(redactor.active, evidence_key, command="index", writes="the index",
+                        places={"--db": db, "--parquet": parquet})
+    return IndexOptions(read.with_(redactor=redactor), messages, rules, defaults, parquet, hasher)
 
 

@@ -8,7 +8,10 @@ from the builder's calls (seqs, lines, usages).
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
+import re
 import sys
 
 import pytest
@@ -191,8 +194,9 @@ def test_a_grown_log_is_read_on_from_where_it_was_indexed_and_gives_the_rows_of_
     assert rows(cli, db, "SELECT status FROM compactions") == [["closed"]]
 
 
-def test_a_kept_state_opens_only_with_its_log_and_loads_only_a_pass(cli, store, tmp_path):
+def test_a_kept_state_opens_only_with_its_log_and_loads_only_a_pass(cli, store, tmp_path, evidence_key_file):
     import hashlib
+    import hmac
     import pickle
 
     import zstandard
@@ -201,14 +205,17 @@ def test_a_kept_state_opens_only_with_its_log_and_loads_only_a_pass(cli, store, 
     db = tmp_path / "index.duckdb"
     cli("index", store, "--db", db, "-j", 1)
     log = store / "project" / "beta" / "session.jsonl"
-    key = hashlib.sha256(KEY_TAG + log.read_bytes()).digest()  # (the log's bytes are the key: the index has none)
+    evidence = bytes.fromhex(evidence_key_file.read_text())  # (the index redacts: its seals are keyed)
+    key = hmac.digest(evidence, KEY_TAG + log.read_bytes(), "sha256")  # (the log and the key: the index has neither)
     con = duckdb.connect(str(db))
     [[kept]] = con.execute("SELECT state FROM _inputs WHERE log = ?", [str(log)]).fetchall()
     state = load_state(kept, key)
     assert state.run.header["id"] == "beta"
     assert b"Summarize the whole repository" not in kept  # (the log's text is sealed)
     with pytest.raises(StateError, match="does not open with this log's key"):
-        load_state(kept, hashlib.sha256(KEY_TAG + log.read_bytes()[:-1]).digest())
+        load_state(kept, hmac.digest(evidence, KEY_TAG + log.read_bytes()[:-1], "sha256"))
+    with pytest.raises(StateError, match="does not open with this log's key"):
+        load_state(kept, hashlib.sha256(KEY_TAG + log.read_bytes()).digest())  # (the log alone does not open it)
     with pytest.raises(StateError, match="does not open"):
         load_state(kept[:-1] + bytes([kept[-1] ^ 1]), key)
     # sealed with the right key, a pickle that names anything but a pass's classes is refused
@@ -415,3 +422,150 @@ def test_without_the_sql_extra_a_one_line_error_and_exit_2(cli, store, tmp_path,
         assert result.stderr == ("dshreplay: usage error: this command needs the sql extra (DuckDB, pyarrow, "
                                  "cryptography): pip install 'dshreplay[sql]'\n")
     assert not (tmp_path / "x.duckdb").exists()
+
+
+# -- the hashes of the inputs: keyed when the index redacts -------------------------------------------
+
+PASSWORD = '"password": "Summer2024!"'
+HEX64 = re.compile(r"[0-9a-f]{64}")
+
+
+def password_log(tmp_path):
+    """A log whose user message and tool call hold a password the default rules mask, and
+    the bytes of its first turn (a prefix ending at a turn end)."""
+    from dshreplay.testing.samples import LogBuilder
+
+    from stores import run_tool
+    b = LogBuilder("keyed")
+    b.start_turn()
+    b.request_header()
+    b.start_step()
+    b.user(f"the config is {{{PASSWORD}}}")
+    run_tool(b, json.dumps({"command": f"echo '{{{PASSWORD}}}' > config.json"}), "ok",
+             usage={"inputTokens": 1, "outputTokens": 1})
+    b.end_turn()
+    first = b.to_bytes()
+    b.start_turn()
+    b.start_step()
+    b.user("and again")
+    b.assistant("done")
+    b.end_turn()
+    log = tmp_path / "logs" / "session.jsonl"
+    log.parent.mkdir()
+    log.write_bytes(b.to_bytes())
+    assert log.read_bytes().startswith(first) and first.count(b"\n") > 5
+    return log, first
+
+
+def plain_hashes(data: bytes) -> set[str]:
+    """Every plain SHA-256 an index could hold of `data`: the file's, each line's (with and without
+    its newline), and each link of the plain line chain (SHA-256 of the last link and the line,
+    from SHA-256 of "dshreplay line chain v1"), worked out here, not by the code under test."""
+    found = {hashlib.sha256(data).hexdigest()}
+    link = hashlib.sha256(b"dshreplay line chain v1").digest()
+    for line in data.splitlines(keepends=True):
+        found |= {hashlib.sha256(line).hexdigest(), hashlib.sha256(line.rstrip(b"\n")).hexdigest()}
+        link = hashlib.sha256(link + line).digest()
+        found.add(link.hex())
+    return found
+
+
+def every_value(db) -> str:
+    """Every value of every column of every table of the database (the hidden ones too), as text;
+    a BLOB also in hex."""
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        texts = []
+        for table, column, kind in con.execute(
+                "SELECT table_name, column_name, data_type FROM duckdb_columns() WHERE NOT internal").fetchall():
+            texts += [str(v) for (v,) in con.execute(f'SELECT CAST("{column}" AS VARCHAR) FROM "{table}"').fetchall()]
+            if kind == "BLOB":
+                texts += [str(v) for (v,) in con.execute(f'SELECT lower(hex("{column}")) FROM "{table}"').fetchall()]
+        return "\n".join(texts)
+    finally:
+        con.close()
+
+
+def settings_of(db) -> dict:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return json.loads(con.execute("SELECT value FROM _meta WHERE key = 'settings'").fetchone()[0])
+    finally:
+        con.close()
+
+
+def test_an_index_that_redacts_holds_no_plain_hash_of_its_logs_their_lines_or_their_chain(cli, tmp_path):
+    log, _ = password_log(tmp_path)
+    data, key = log.read_bytes(), tmp_path / "evidence.key"
+    db = tmp_path / "keyed.duckdb"
+    cli("index", log, "--db", db, "--messages", "--evidence-key", key)
+    plain = plain_hashes(data)
+    values, raw = every_value(db), db.read_bytes()
+    assert "Summer2024!" not in values and b"Summer2024!" not in raw
+    assert set(HEX64.findall(values.lower())) & plain == set()
+    assert set(HEX64.findall(raw.decode("latin-1").lower())) & plain == set()
+    assert not any(bytes.fromhex(h) in raw for h in plain)  # (nor as raw digests)
+    secret = bytes.fromhex(key.read_text())
+    assert settings_of(db)["inputHash"] == "hmac-sha256"
+    assert settings_of(db)["evidenceKey"] == hmac.digest(secret, b"dshreplay evidence key", "sha256").hex()
+    assert hmac.digest(secret, data, "sha256").hex() in values  # (the keyed hash: checkable with the key)
+    # the control: without redaction the same facts are plain, and the scan finds them
+    control = tmp_path / "plain.duckdb"
+    cli("index", log, "--db", control, "--messages", "--no-default-redaction")
+    values, raw = every_value(control), control.read_bytes()
+    head = hashlib.sha256(b"dshreplay line chain v1").digest()
+    for line in data.splitlines(keepends=True):
+        head = hashlib.sha256(head + line).digest()
+    assert {hashlib.sha256(data).hexdigest(), head.hex()} <= set(HEX64.findall(values)) & plain
+    assert hashlib.sha256(data).hexdigest().encode() in raw  # (the byte grep finds a plain hash when there is one)
+    assert (settings_of(control)["inputHash"], settings_of(control)["evidenceKey"]) == ("sha256", None)
+
+
+def test_an_index_that_redacts_needs_the_evidence_key_and_is_updated_only_with_it(cli, tmp_path, monkeypatch):
+    log, _ = password_log(tmp_path)
+    db, key, other = tmp_path / "index.duckdb", tmp_path / "evidence.key", tmp_path / "other.key"
+    monkeypatch.delenv("DSHREPLAY_EVIDENCE_KEY")
+    result = cli("index", log, "--db", db, expect=2)
+    assert result.stderr == ("dshreplay: usage error: this index redacts, so the hashes of its inputs are keyed: "
+                             "give --evidence-key FILE (made if absent; keep it with the logs, never with the "
+                             "index), or index with --no-default-redaction and no --redact to hash them "
+                             "plainly\n")
+    assert not db.exists()
+    result = cli("index", log, "--db", db, "--evidence-key", db, expect=2)
+    assert result.stderr == (f"dshreplay: usage error: --evidence-key {db} lies inside --db {db}: the key must be "
+                             "kept beside the index (with the logs), never in it\n")
+    result = cli("index", log, "--db", db, "--parquet", tmp_path / "pq", "--evidence-key", tmp_path / "pq" / "k",
+                 expect=2)
+    assert result.stderr == (f"dshreplay: usage error: --evidence-key {tmp_path}/pq/k lies inside --parquet "
+                             f"{tmp_path}/pq: the key must be kept beside the index (with the logs), never in it\n")
+    assert not db.exists()
+    cli("index", log, "--db", db, "--evidence-key", key)
+    assert key.stat().st_mode & 0o777 == 0o600
+    monkeypatch.setenv("DSHREPLAY_EVIDENCE_KEY", str(other))
+    result = cli("index", log, "--db", db, expect=2)
+    first = hmac.digest(bytes.fromhex(key.read_text()), b"dshreplay evidence key", "sha256").hex()
+    second = hmac.digest(bytes.fromhex(other.read_text()), b"dshreplay evidence key", "sha256").hex()
+    assert result.stderr == (f"dshreplay: usage error: {db}: the index was built with other settings: "
+                             f"evidenceKey '{first}' (now '{second}'); index into a new --db\n")
+    result = cli("index", log, "--db", db, "--no-default-redaction", expect=2)  # (without it: plain hashes)
+    assert result.stderr == (f"dshreplay: usage error: {db}: the index was built with other settings: "
+                             f"defaultRules True (now False), evidenceKey '{first}' (now None), inputHash "
+                             "'hmac-sha256' (now 'sha256'); index into a new --db\n")
+
+
+def test_a_keyed_index_reads_on_a_log_that_grew(cli, tmp_path):
+    log, first = password_log(tmp_path)
+    data, key = log.read_bytes(), tmp_path / "evidence.key"
+    log.write_bytes(first)
+    db = tmp_path / "index.duckdb"
+    cli("index", log.parent, "--db", db, "--messages", "--evidence-key", key)
+    assert cli("index", log.parent, "--db", db, "--evidence-key", key, "--messages", "--json").json()["unchanged"] == 1
+    log.write_bytes(data)
+    report = cli("index", log.parent, "--db", db, "--messages", "--evidence-key", key, "--json").json()
+    assert (report["new"], len(report["appended"]), report["resumed"]) == ([], 1, 1)
+    fresh = tmp_path / "fresh.duckdb"
+    cli("index", log.parent, "--db", fresh, "--messages", "--evidence-key", key)
+    assert dump(db) == dump(fresh)
+    facts = json.loads(rows(cli, db, "SELECT facts FROM _inputs")[0][0])
+    assert facts["sha256"] == hmac.digest(bytes.fromhex(key.read_text()), data, "sha256").hex()
+    assert set(HEX64.findall(every_value(db))) & plain_hashes(data) == set()
