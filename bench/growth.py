@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from run import run_once  # noqa: E402
 
 HEADER = {"type": "session", "version": 0, "id": "growth", "createdAt": 1783352165190, "delegationDepth": 0}
 
@@ -106,20 +107,6 @@ SHAPES = {
 }
 
 
-def measure(argv: list[str]) -> tuple[float, float, float]:
-    """Wall seconds, CPU seconds (the command's and its workers') and peak RSS in MB."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    elapsed = time.perf_counter() - start
-    err = proc.stderr.read().decode(errors="replace")
-    proc.stderr.close()
-    code = os.waitstatus_to_exitcode(status)
-    if code not in (0, 1):
-        raise SystemExit(f"{' '.join(argv)}: exit {code}: {err.strip()}")
-    return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="the two smallest sizes only")
@@ -140,7 +127,7 @@ def main(argv=None) -> int:
                 # would start with that memory counted in its peak
                 subprocess.run([sys.executable, __file__, "--make", shape, str(size), str(log)], check=True)
                 extra = [a.format(size=size) for a in command[1:]]
-                seconds, cpu, rss = measure([sys.executable, "-m", "dshreplay", command[0], str(log), *extra])
+                seconds, cpu, rss = run_once([sys.executable, "-m", "dshreplay", command[0], str(log), *extra])
                 first = first or (size, cpu)
                 per = (cpu / size) / (first[1] / first[0])
                 rows.append((shape, f"{size:,}", f"{seconds:.2f}", f"{cpu:.2f}", f"{per:.2f}", f"{rss:.0f}"))

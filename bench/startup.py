@@ -20,12 +20,11 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from run import compile_package  # noqa: E402
+from run import compile_package, run_once  # noqa: E402
 
 EVENTS = 10
 
@@ -54,16 +53,8 @@ def small_log(path: Path) -> Path:
 
 def once(argv: list[str]) -> tuple[float, float]:
     """(CPU seconds, wall seconds) of one run, output discarded."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    err = proc.stderr.read().decode(errors="replace")
-    proc.stderr.close()
-    code = os.waitstatus_to_exitcode(status)
-    if code not in (0, 1):
-        raise SystemExit(f"{' '.join(argv)} failed ({code}): {err.strip()}")
-    return usage.ru_utime + usage.ru_stime, wall
+    wall, cpu, _ = run_once(argv)
+    return cpu, wall
 
 
 def measure(cmds: list[tuple[str, list[str]]], rounds: int) -> dict[str, dict]:
