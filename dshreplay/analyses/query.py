@@ -23,7 +23,7 @@ class EventFilter:
     end: int | None = None
     turn: int | None = None
     surface: str | None = None  # current | shadowed | log-only
-    grep: str | None = None  # text anywhere in the record (any case)
+    grep: str | tuple | None = None  # text anywhere in the record (any case); several: every one of them
     since: int | None = None  # epoch ms: only events at or after (events without a time are left out)
     until: int | None = None  # epoch ms: only events at or before
 
@@ -70,7 +70,8 @@ class EventQuery(Observer):
         self.last = last
         self.rows: list[EventRow] = []
         self.sink = sink if sink is not None else self.rows.append  # sink(row): stream rows, keep none
-        self._needle = flt.grep.casefold() if flt.grep else None
+        grep = (flt.grep,) if type(flt.grep) is str else tuple(flt.grep or ())
+        self._needles = tuple(g.casefold() for g in grep if g)
 
     def begin(self, run) -> None:
         self.tools = run.get(ToolLedger)
@@ -102,8 +103,10 @@ class EventQuery(Observer):
                 and (flt.until is None or time <= flt.until)):
             return
         record = event.record
-        if self._needle is not None and self._needle not in json_bytes(record).decode().casefold():
-            return
+        if self._needles:
+            text = json_bytes(record).decode().casefold()
+            if not all(needle in text for needle in self._needles):
+                return
         call = self.tools.call_at(seq) if event.row is None else None
         text = event_text(event, call)
         data = record.get("data")

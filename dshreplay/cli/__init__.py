@@ -502,7 +502,8 @@ def request(log: str | None, listing: bool, include_all: bool, call: int | None,
               show_default=True, help="Output format.")
 @click.option("--reasoning", is_flag=True, help="Include the model's reasoning blocks (in every format; left "
               "out otherwise).")
-def transcript(log: str, fmt: str, reasoning: bool) -> None:
+@output_options
+def transcript(log: str, fmt: str, reasoning: bool, as_json: bool) -> None:
     """The conversation as it happened (not the model's compacted view).
 
     Messages that entered by appending, in log order, with a marker where a
@@ -510,7 +511,7 @@ def transcript(log: str, fmt: str, reasoning: bool) -> None:
     """
     session = open_log(log)
     entries = session.transcript(reasoning)
-    reporter = JsonReporter() if fmt == "json" else TextReporter()
+    reporter = reporter_for(as_json or fmt == "json")  # (--json is --format json)
     answered_prefix(session, reporter)
     reporter.transcript(entries, markdown=fmt == "markdown")
 
@@ -519,12 +520,14 @@ def transcript(log: str, fmt: str, reasoning: bool) -> None:
 @log_argument
 @click.option("--type", "types", multiple=True, metavar="T",
               help="Only events of type T (repeatable; a prefix ending in / matches a family).")
-@click.option("--from", "start", type=int, metavar="A", help="Only events from seq A on.")
+@click.option("--from", "start", type=int, metavar="A", help="Only events from seq A on (with --to, in either "
+              "order).")
 @click.option("--to", "end", type=int, metavar="B", help="Only events up to seq B.")
 @click.option("--turn", type=int, metavar="N", help="Only events inside turn N.")
 @click.option("--surface", type=click.Choice(["current", "shadowed", "log-only"]),
               help="Only events with this surface status.")
-@click.option("--grep", metavar="TEXT", help="Only events whose record holds TEXT anywhere (any case).")
+@click.option("--grep", multiple=True, metavar="TEXT", help="Only events whose record holds TEXT anywhere (any "
+              "case); repeated, only events that hold every one of them.")
 @click.option("--since", callback=_moment, metavar="ISO", help="Only events at or after this time (UTC unless "
               "the time says otherwise); events without a time are left out.")
 @click.option("--until", callback=_moment, metavar="ISO", help="Only events at or before this time.")
@@ -545,12 +548,14 @@ def events(log: str, types, start, end, turn, surface, grep, since, until, line_
     """
     session = open_log(log)
     if line_range is not None:
-        if types or any(v is not None for v in (start, end, turn, surface, grep, since, until, at)):
+        if types or grep or any(v is not None for v in (start, end, turn, surface, since, until, at)):
             raise click.UsageError("--lines goes alone: it shows lines as stored, not events")
         reporter_for(as_json).lines(session.lines(*line_range))
         return
     from dshreplay.analyses.query import EventFilter
-    flt = EventFilter(frozenset(types), start, end, turn, surface, grep, since, until)
+    if start is not None and end is not None and start > end:  # (a range in either order, as diff takes it)
+        start, end = end, start
+    flt = EventFilter(frozenset(types), start, end, turn, surface, tuple(grep) or None, since, until)
     reporter = reporter_for(as_json)
     told: list = []  # (the answer says how far it reaches before its first row)
 

@@ -455,3 +455,23 @@ def test_every_table_fits_80_columns_by_display_width_with_chinese_japanese_and_
         assert lines, args
         wide = [(columns(line), line) for line in lines if columns(line) > 80 and log not in line]
         assert not wide, (args, wide)
+
+
+def test_repeated_grep_keeps_only_the_events_holding_every_text(cli):
+    log = SAMPLES / "multi-turn.jsonl"
+    # (checked by hand: "bash" is in seqs 1 11 16 19 20 39 44 47 48, "ls" in 1 14 16 18 19 20 21 46 49)
+    both = [r["seq"] for r in cli("events", log, "--grep", "bash", "--grep", "LS", "--json").json()]
+    assert both == [1, 16, 19, 20]
+
+
+def test_an_events_range_may_be_given_in_either_order(cli):
+    log = SAMPLES / "multi-turn.jsonl"
+    forward = cli("events", log, "--from", 10, "--to", 20, "--json").json()
+    assert [r["seq"] for r in forward] == list(range(10, 21))
+    assert cli("events", log, "--from", 20, "--to", 10, "--json").json() == forward
+
+
+def test_transcript_takes_json_as_every_forensic_command_does(cli):
+    log = SAMPLES / "multi-turn.jsonl"
+    assert cli("transcript", log, "--json").stdout == cli("transcript", log, "--format", "json").stdout
+    assert cli("transcript", log, "--json").json()
