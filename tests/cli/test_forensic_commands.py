@@ -475,3 +475,10 @@ def test_transcript_takes_json_as_every_forensic_command_does(cli):
     log = SAMPLES / "multi-turn.jsonl"
     assert cli("transcript", log, "--json").stdout == cli("transcript", log, "--format", "json").stdout
     assert cli("transcript", log, "--json").json()
+
+
+def test_a_type_filter_without_a_family_is_a_usage_error_naming_the_fix(cli):
+    result = cli("events", SAMPLES / "multi-turn.jsonl", "--type", "user", expect=2)
+    assert result.stdout == ""
+    assert result.stderr == ('dshreplay: usage error: no event type "user": every type names its family, as '
+                             'user/message does; did you mean "user/"? (see \'dshreplay events --help\')\n')
