@@ -150,11 +150,11 @@ def _id(value) -> str:
 
 def event_text(event, call=None) -> str:
     """What one event says, on one line: a message's text, a tool call's name and arguments, an
-    approval's question or decision, a hook's decision (exit code and stderr summary), a
+    approval's question or decision, a hook's invocation and decision (exit code and stderr summary), a
     compaction's range, a chunk's delta, finish (with the provider's error) or usage, a turn's
     ending (with its error), a retry and the failure it follows, a title, a slash command and
     what it said, the todo list; the payload as JSON for any other event. `call`: the tool
-    call (tools.ToolCall) the event belongs to, named in a result, a decision or a hook's outcome."""
+    call (tools.ToolCall) the event belongs to, named in a result, a decision or a hook's run."""
     record = event.record
     data = record.get("data")
     data = data if type(data) is dict else {}
@@ -187,6 +187,10 @@ def event_text(event, call=None) -> str:
     if kind == "approval/decided":
         who = f"{_label(call.tool)}{_id(call.call_id)}: " if call is not None else ""
         return f"{who}decided {as_text(data.get('outcome'))}"
+    if kind == "hook/invoked":
+        what = f" ({_label(call.tool)}{_id(call.call_id)})" if call is not None else ""
+        matcher = f" for {as_text(data['matcher'])}" if data.get("matcher") not in (None, "") else ""
+        return f"{as_text(data.get('point'))}: {as_text(data.get('handlerId'))} invoked{matcher}{what}"
     if kind == "hook/result":
         what = f" ({_label(call.tool)}{_id(call.call_id)})" if call is not None else ""
         code = f" exit {as_text(data['exitCode'])}" if data.get("exitCode") not in (None, 0) else ""

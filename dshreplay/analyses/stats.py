@@ -173,22 +173,14 @@ class SessionSummary(Observer):
         self.title = None
         self.failures: list[dict] = []
         self.appended: list[int] = []  # seqs of appended surface events
-        self.first_chunk_ms: list = []
-        self._previous_time = None
 
     def observe(self, record) -> None:
         event = record.item
-        kind, time = event.type, event.time
-        timed = is_time(time)
-        if kind == "assistant/chunk":  # the time to the first chunk of each main-loop call
-            call = record.call
-            if call is not None and call.first_chunk_seq == event.seq and timed and self._previous_time is not None:
-                self.first_chunk_ms.append(time - self._previous_time)
+        kind = event.type
+        if kind == "assistant/chunk":
             if event.row is None and (failure := failure_of(event)) is not None:  # (a packed row holds no finish)
                 self.failures.append(failure)
-            return  # (chunks do not move the request clock)
-        if timed:
-            self._previous_time = time
+            return
         if kind in SURFACE_TYPES and event.record.get("surfaceOp") == "append":
             self.appended.append(event.seq)
         elif kind in FAILURE_TYPES and (failure := failure_of(event)) is not None:
@@ -247,7 +239,8 @@ class SessionSummary(Observer):
         spans = turns.turns
         turn_ms = [s.end_time - s.start_time for s in spans
                    if s.end is not None and _timed(s.start_time) and _timed(s.end_time)]
-        out.times = {"turns": _summary(turn_ms), "timeToFirstChunk": _summary(self.first_chunk_ms),
+        out.times = {"turns": _summary(turn_ms), "timeToFirstChunk": _summary(
+            [c.latency_ms for c in index.calls if c.latency_ms is not None]),
                      "tools": _summary(tool_ms)}
         created = index.header.get("createdAt")
         first = next((s.start_time for s in spans if _timed(s.start_time)), created if _timed(created) else None)

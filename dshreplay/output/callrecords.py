@@ -81,6 +81,7 @@ class CallRecords(Observer):
     them is, so only those waiting for an earlier one are held, as bytes."""
 
     requires = (CallTracker,)
+    types = frozenset({"assistant/chunk", "assistant/message"})
 
     def __init__(self, folder: Path, store: MessageStore, failure: dict | None = None) -> None:
         self.folder, self.store = folder, store  # (the store is the session's: the transcript stores in it too)
@@ -93,9 +94,7 @@ class CallRecords(Observer):
         self.done: dict[int, bytes] = {}  # call number -> its complete record's line, not yet written
         self.views: list[dict] = []
         self.pending: dict[int, tuple] = {}  # call number -> (Call, record)
-        self._new: list = []
         self.fold = run.fold
-        self.request_time = None  # the time of the last event before a call's first chunk
         self.digests: dict[int, str | None] = {}  # surface node -> its message's digest (None: no message)
         self.previous: list[str] = []  # the previous call's request message ids
         self.nodes: list[int] = []  # the surface nodes it was sent
@@ -170,27 +169,16 @@ class CallRecords(Observer):
     def _opened(self, call, record: dict) -> None:
         self.pending[call.call] = (call, record)
         self.order.append(call.call)
-        self._new.append(record)
 
     def observe(self, record) -> None:
         item = record.item
-        time = item.time
         if item.type != "assistant/chunk":
             if item.type == "assistant/message" and item.row is None:
                 self._answered(item)
-            self.request_time = time
             return
         call = record.call
         if call is not None and call.first_chunk_seq == item.seq:  # this chunk opened a call
             self.opened(call, self.calls.header)
-        for entry in self._new:  # calls this chunk opened
-            entry["response"]["firstChunkTime"] = time
-            entry["response"]["timeToFirstChunkMs"] = elapsed_ms(time, self.request_time)
-        self._new.clear()
-        last = item.seq + item.count - 1
-        for call, entry in self.pending.values():
-            if call.last_chunk_seq == last:
-                entry["response"]["lastChunkTime"] = item.times[-1] if item.row is not None else time
 
     def _answered(self, item) -> None:
         sources = item.record.get("sourceEventSeqs")
@@ -207,14 +195,13 @@ class CallRecords(Observer):
 
     def _complete(self, call, record) -> None:
         response = record["response"]
-        first, last = response.pop("firstChunkTime", None), response.pop("lastChunkTime", None)
         record["provider"], record["model"] = call.provider, call.model
         record["response"] = {
             "messageSeq": response.get("messageSeq"), "message": response.get("message"),
             "finish": call.outcome, "errorCode": call.error_code,
             "usage": call.usage, "lastChunkSeq": call.last_chunk_seq,
-            "firstChunkTime": utc_time(first), "lastChunkTime": utc_time(last),
-            "timeToFirstChunkMs": response.get("timeToFirstChunkMs"), "durationMs": elapsed_ms(last, first)}
+            "firstChunkTime": utc_time(call.first_chunk_time), "lastChunkTime": utc_time(call.last_chunk_time),
+            "timeToFirstChunkMs": call.latency_ms, "durationMs": call.duration_ms}  # (the call tracker's times)
         self.done[call.call] = json_bytes(record) + b"\n"
         order, done, write = self.order, self.done, self.fh.write
         while order and order[0] in done:

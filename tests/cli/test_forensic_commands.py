@@ -482,3 +482,11 @@ def test_a_type_filter_without_a_family_is_a_usage_error_naming_the_fix(cli):
     assert result.stdout == ""
     assert result.stderr == ('dshreplay: usage error: no event type "user": every type names its family, as '
                              'user/message does; did you mean "user/"? (see \'dshreplay events --help\')\n')
+
+
+def test_a_hook_invocation_names_the_tool_call_it_runs_for(cli, write_log):
+    b, _ = scenarios.parallel_calls()  # PreToolUse for bash (call_1), then for write (call_2)
+    rows = cli("events", write_log(b), "--type", "hook/invoked", "--json").json()
+    assert [(r["callId"], r["tool"]) for r in rows] == [("call_1", "bash"), ("call_2", "write")]
+    assert [r["text"].endswith(f"invoked for {tool} ({tool} {call})") for r, (call, tool)
+            in zip(rows, [("call_1", "bash"), ("call_2", "write")])] == [True, True]
