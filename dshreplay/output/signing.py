@@ -114,16 +114,22 @@ def fingerprint(blob: bytes) -> str:
     return "SHA256:" + base64.b64encode(hashlib.sha256(blob).digest()).decode().rstrip("=")
 
 
+def _key_file(key_file, option: str, what: str) -> tuple[bytes, str]:
+    """A key file's bytes (read as every small input is) and its name as shown; a usage error naming
+    the option when it cannot be read."""
+    shown = shown_path(key_file)
+    try:
+        return read_small_file(key_file, MAX_KEY_FILE, what), shown
+    except ReadError as exc:
+        raise UsageError(f"{option} {shown}: {exc.message}") from None
+
+
 class Signer:
     """An Ed25519 private key: an OpenSSH key file (`ssh-keygen -t ed25519`) or a PEM one."""
 
     def __init__(self, key_file) -> None:
         serialization, ed25519, (_, unsupported) = _crypto()
-        shown = shown_path(key_file)
-        try:
-            data = read_small_file(key_file, MAX_KEY_FILE, "the signing key")
-        except ReadError as exc:
-            raise UsageError(f"--sign-key {shown}: {exc.message}") from None
+        data, shown = _key_file(key_file, "--sign-key", "the signing key")
         try:
             if b"-----BEGIN OPENSSH PRIVATE KEY-----" in data:
                 key = serialization.load_ssh_private_key(data, password=None)
@@ -164,11 +170,7 @@ def trusted_keys(key_file) -> list:
     (`PRINCIPALS [OPTIONS] ssh-ed25519 AAAA...`; a line whose `namespaces=` leaves out
     "dshreplay", or that is a `cert-authority`, is not used)."""
     serialization, ed25519, (_, unsupported) = _crypto()
-    shown = shown_path(key_file)
-    try:
-        data = read_small_file(key_file, MAX_KEY_FILE, "the public key")
-    except ReadError as exc:
-        raise UsageError(f"--public-key {shown}: {exc.message}") from None
+    data, shown = _key_file(key_file, "--public-key", "the public key")
     if b"-----BEGIN PUBLIC KEY-----" in data:
         try:
             keys = [serialization.load_pem_public_key(data)]
