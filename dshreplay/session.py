@@ -71,6 +71,8 @@ WHEN_THE_FOLD_FAILS: dict[str, str] = {
     "export calls.jsonl": NEEDS_VIEW,  # every call listed; after the failure "view": null and the reason
     "export shadows.json": PREFIX,
     "export transcript.md": PREFIX,  # as `transcript`
+    "index": EVERY_LINE,  # `index`: every line's rows; the session row says answered_up_to
+    "usage": EVERY_LINE,  # `usage`: the calls' tokens and failures are line facts
 }
 
 
