@@ -22,14 +22,19 @@ from __future__ import annotations
 
 import os
 import pickle
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, TypeVar
 
 from dshreplay.core.progress import LOGS
 from dshreplay.jsvalues import nesting_room
 from dshreplay.options import DEFAULT, Options, available_cores
 
 if TYPE_CHECKING:  # (a process pool is imported when one is started: a log read in one process never pays it)
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import Future, ProcessPoolExecutor
+
+    from dshreplay.io.reader import LogReader, LogSource
+
+T = TypeVar("T")  # what a per-item function is given
+R = TypeVar("R")  # what it returns
 
 MIN_WINDOW_BYTES = 8 * 1024**2  # smaller logs are read in one process: a pool costs more than it saves
 WINDOW_BYTES = 4 * 1024**2  # the largest window
@@ -48,24 +53,24 @@ def start_method() -> str | None:
     return "forkserver" if "forkserver" in methods else None
 
 
-class Shipped:
+class Shipped(Generic[T]):
     """`fn` run in a worker process, its result sent back already pickled
     (`landed` reads it). pickle recurses once per level of nesting, and a
     result holds log values (ids, headers) nested as deep as the parser
     reads, past Python's default limit: the worker dumps it with the room
     `nesting_room` gives. (Unpickling is iterative.)"""
 
-    def __init__(self, fn: Callable) -> None:
+    def __init__(self, fn: Callable[[T], object]) -> None:
         self.fn = fn
 
-    def __call__(self, item) -> bytes:
+    def __call__(self, item: T) -> bytes:
         result = self.fn(item)
         with nesting_room():
             return pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def landed(shipped: bytes):
-    """A result a `Shipped` function sent back."""
+def landed(shipped: bytes) -> Any:
+    """A result a `Shipped` function sent back (what its function returned: the caller knows which)."""
     return pickle.loads(shipped)
 
 
@@ -75,7 +80,7 @@ def _pool(workers: int) -> ProcessPoolExecutor:
     return ProcessPoolExecutor(max_workers=workers, mp_context=get_context(start_method()))
 
 
-def run_map(fn: Callable, items: Iterable, options: Options = DEFAULT) -> list:
+def run_map(fn: Callable[[T], R], items: Iterable[T], options: Options = DEFAULT) -> list[R]:
     """[fn(item) for item in items], on `options.processes` processes, in input order.
 
     Each log is read by one process: `fn` gets no pool of its own there
@@ -83,7 +88,7 @@ def run_map(fn: Callable, items: Iterable, options: Options = DEFAULT) -> list:
     items = list(items)
     jobs = options.processes
     meter = options.progress if len(items) > 1 else None  # (one log: its pass tells its own bytes)
-    out: list = []
+    out: list[R] = []
     if meter is not None:
         meter.start(len(items), LOGS, "logs")
     try:
@@ -164,7 +169,7 @@ def windows(path: str, start: int, size: int, want: int) -> list[tuple[int, int]
     return list(zip(cuts, cuts[1:]))
 
 
-class WindowJobs:
+class WindowJobs(Generic[R]):
     """`fn(reader)` over the windows of one log file, on worker processes.
 
     Start it before the main process's own pass; `results()` then gives, per
@@ -174,33 +179,35 @@ class WindowJobs:
     sequential reader reports the defect.
     """
 
-    def __init__(self, path: str, body_offset: int, fn: Callable, workers: int) -> None:
+    def __init__(self, path: str, body_offset: int, fn: Callable[[LogReader], R], workers: int) -> None:
         size = os.path.getsize(path)
         want = min(WINDOW_BYTES, max(size // (4 * workers), MIN_WINDOW))
         from concurrent.futures.process import BrokenProcessPool
         self._pool = _pool(workers)
-        self._futures: list | None = []
+        self._futures: list[Future[tuple[int, int, R] | None]] | None = []
         try:
             for a, b in windows(path, body_offset, size, want):
                 self._futures.append(self._pool.submit(_window_job, path, a, b, fn))
         except BrokenProcessPool:  # a worker died (killed, out of memory): this process does the work
             self._futures = None
 
-    def results(self) -> list | None:
+    def results(self) -> list[tuple[int, int, R]] | None:
         from concurrent.futures.process import BrokenProcessPool
         try:
-            out = [future.result() for future in self._futures] if self._futures is not None else [None]
+            out: list[tuple[int, int, R] | None] = ([future.result() for future in self._futures]
+                                                    if self._futures is not None else [None])
         except BrokenProcessPool:
             out = [None]
         finally:
             self.close()
-        return None if any(r is None for r in out) else out
+        done = [r for r in out if r is not None]
+        return done if len(done) == len(out) else None
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _window_job(path: str, start: int, end: int, fn: Callable):
+def _window_job(path: str, start: int, end: int, fn: Callable[[LogReader], R]) -> tuple[int, int, R] | None:
     from dshreplay.errors import ReadError
     from dshreplay.io.reader import LogReader
     try:
@@ -213,7 +220,7 @@ def _window_job(path: str, start: int, end: int, fn: Callable):
         return None
 
 
-def window_jobs(source, fn: Callable, options: Options) -> WindowJobs | None:
+def window_jobs(source: LogSource, fn: Callable[[LogReader], R], options: Options) -> WindowJobs[R] | None:
     """WindowJobs for a plain log file large enough to pay, when two or more
     cores are free (one stays with the main process); else None."""
     path = getattr(source, "file", None)
@@ -237,4 +244,5 @@ def window_jobs(source, fn: Callable, options: Options) -> WindowJobs | None:
             offset = reader.body_offset
     except (OSError, ReadError):
         return None  # the pass itself says why the log cannot be read
+    assert offset is not None, "reading the header sets the body's offset"
     return WindowJobs(str(path), offset, fn, workers)

@@ -27,8 +27,12 @@ import inspect
 import io
 import pickle
 import types
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from dshreplay.core.driver import PassState
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 STATE_MODULES = ("dshreplay.io.", "dshreplay.core.", "dshreplay.analyses.", "dshreplay.output.rows",
                  "dshreplay.output.chain")
@@ -44,28 +48,30 @@ class StateError(Exception):
     """A kept state that cannot be loaded (damaged, of another version, or holding what a state never holds)."""
 
 
-def bound(obj, name: str):
+def bound(obj: object, name: str) -> Callable[..., object]:
     """The method `name` of `obj`, an object of a state class (how a state's methods are loaded)."""
     if not _state_class(type(obj)) or not isinstance(inspect.getattr_static(type(obj), name, None),
                                                      types.FunctionType):
         raise StateError(f"{type(obj).__name__}.{name} is no method of a pass's state")
-    return getattr(obj, name)
+    method: Callable[..., object] = getattr(obj, name)
+    return method
 
 
-def _state_class(cls) -> bool:
+def _state_class(cls: object) -> bool:
     module = getattr(cls, "__module__", "") or ""
     return isinstance(cls, type) and any(module == m.rstrip(".") or module.startswith(m) for m in STATE_MODULES)
 
 
 class _Pickler(pickle.Pickler):
-    def reducer_override(self, obj):
+    def reducer_override(self, obj: object
+                         ) -> tuple[Callable[..., object], tuple[object, str]] | types.NotImplementedType:
         if type(obj) is types.MethodType:
             return bound, (obj.__self__, obj.__func__.__name__)
-        return NotImplemented
+        return NotImplemented  # type: ignore[no-any-return]  # typeshed derives NotImplementedType from Any
 
 
 class _Unpickler(pickle.Unpickler):
-    def find_class(self, module: str, name: str):
+    def find_class(self, module: str, name: str) -> Any:  # (a class or function, as pickle's own)
         if (module, name) in ALLOWED:
             return super().find_class(module, name)
         if (module, name) == (__name__, "bound"):
@@ -80,14 +86,22 @@ class _Unpickler(pickle.Unpickler):
 KEY_TAG = b"dshreplay pass state v1\n"
 
 
-def state_key(evidence: bytes | None = None):
+class Hasher(Protocol):
+    """What `state_key` gives: hashlib's SHA-256 or an hmac HMAC (both fed, then digested)."""
+
+    def update(self, data: bytes, /) -> None: ...
+
+    def digest(self) -> bytes: ...
+
+
+def state_key(evidence: bytes | None = None) -> Hasher:
     """A hash whose digest, once it has been fed the bytes a pass read, seals that pass's state:
     SHA-256, or HMAC-SHA256 under the evidence key when the index redacts (a state's GCM tag checks
     a guess at the log's bytes as a plain hash of them would: then only the key's holder can)."""
     return hashlib.sha256(KEY_TAG) if evidence is None else hmac.new(evidence, KEY_TAG, "sha256")
 
 
-def _cipher(key: bytes):
+def _cipher(key: bytes) -> tuple[AESGCM, bytes]:
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
     return AESGCM(key), hashlib.sha256(key + b"nonce").digest()[:12]
 
