@@ -13,10 +13,12 @@ listed apart, without shifting the main-loop numbering.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from dshreplay.core.driver import Observer, Run
+from dshreplay.core.driver import Observer, Record, Run
 from dshreplay.core.surface import SURFACE_TYPES, has_message
 from dshreplay.errors import DeriveError
+from dshreplay.io.reader import Event, PackedRun
 from dshreplay.jsvalues import as_key, as_text, is_time
 from dshreplay.jsvalues import dig as _get
 
@@ -48,36 +50,38 @@ class Call:
     chunks: int = 0
     cancelled: bool = False  # cut short by an abort (no finish chunk)
     finish_seq: int | None = None  # the finish chunk's seq (None: the stream never finished)
-    first_chunk_time: object = None  # its first chunk's time, as logged (epoch ms)
-    last_chunk_time: object = None  # its last chunk's time so far
-    requested_at: object = None  # the time of the event right before its first chunk, when timed (not a chunk)
+    first_chunk_time: Any = None  # its first chunk's time, as logged (epoch ms)
+    last_chunk_time: Any = None  # its last chunk's time so far
+    requested_at: Any = None  # the time of the event right before its first chunk, when timed (not a chunk)
 
     @property
-    def latency_ms(self):
+    def latency_ms(self) -> float | None:
         """Time to first chunk: from the event before the call's first chunk to that chunk (None: untimed)."""
         first, before = self.first_chunk_time, self.requested_at
-        return first - before if is_time(first) and is_time(before) else None
+        latency: float | None = first - before if is_time(first) and is_time(before) else None
+        return latency
 
     @property
-    def duration_ms(self):
+    def duration_ms(self) -> float | None:
         """From its first chunk to its last (None: untimed)."""
         first, last = self.first_chunk_time, self.last_chunk_time
-        return last - first if is_time(first) and is_time(last) else None
+        duration: float | None = last - first if is_time(first) and is_time(last) else None
+        return duration
 
     @property
-    def outcome(self):
+    def outcome(self) -> object:
         """How the call ended: its finish reason's kind (`stop`, `tool-calls`, `error`, ...;
         the reason itself when it names none), `cancelled` (cut short by an abort), or None
         while the log holds no end of its stream."""
         return CANCELLED if self.cancelled else finish_kind(self.finish)
 
     @property
-    def error_code(self):
+    def error_code(self) -> object:
         """The error code its finish reason carries (None: none)."""
         return failure_code(self.finish)
 
-    def to_json(self) -> dict:
-        out = {"call": self.call, "turn": self.turn, "step": self.step,
+    def to_json(self) -> dict[str, object]:
+        out: dict[str, object] = {"call": self.call, "turn": self.turn, "step": self.step,
                "firstChunkSeq": self.first_chunk_seq, "lastChunkSeq": self.last_chunk_seq,
                "provider": self.provider, "model": self.model, "finish": self.finish,
                "outcome": self.outcome, "errorCode": self.error_code,
@@ -98,7 +102,7 @@ class MessageCount(Observer):
         self.present: dict[int, int] = {}  # surface node -> 1 if it yields a message, else 0
         self.total = 0
 
-    def observe(self, record) -> None:
+    def observe(self, record: Record) -> None:
         item, replacement = record.item, record.replacement
         if replacement is not None:
             for seq in replacement.shadowed_seqs:
@@ -124,15 +128,17 @@ class CallTracker(Observer):
     requires = (MessageCount,)
     types = frozenset({"assistant/chunk", "request/header", "assistant/message", "turn/end", *AUXILIARY})
 
+    count_messages: MessageCount
+
     def begin(self, run: Run) -> None:
         self.count_messages = run.get(MessageCount)
         self.calls: list[Call] = []
         self.auxiliary: list[Call] = []
-        self.open: dict = {}  # (turn, step) -> Call in progress
+        self.open: dict[tuple[object, object], Call] = {}  # (turn, step) -> Call in progress
         self.header_seq: int | None = None
-        self.header = None  # the latest request/header's header
+        self.header: Any = None  # the latest request/header's header
 
-    def observe(self, record) -> None:
+    def observe(self, record: Record) -> None:
         event = record.item
         kind = event.type
         if kind == "assistant/chunk":
@@ -189,12 +195,12 @@ class CallTracker(Observer):
                                        model=_get(data, "model"), usage=_get(data, "usage"),
                                        first_chunk_time=event.time, last_chunk_time=event.time))
 
-    def _cancel(self, key) -> None:
+    def _cancel(self, key: tuple[object, object]) -> None:
         call = self.open.pop(key, None)
         if call is not None:
             call.cancelled = True
 
-    def _open(self, event, data) -> Call:
+    def _open(self, event: Event | PackedRun, data: Any) -> Call:
         config = _get(self.header, "config")
         call = Call(len(self.calls) + 1, "main", _get(data, "turn"), _get(data, "step"), event.seq, None,
                     self.header_seq, _get(config, "provider"), _get(config, "model"),
@@ -203,13 +209,13 @@ class CallTracker(Observer):
         return call
 
 
-def failure_code(finish) -> object:
+def failure_code(finish: Any) -> object:
     """The error code a call's finish reason carries (`{"kind": "error", "failure": {"code": ...}}`), or None."""
     failure = finish.get("failure") if type(finish) is dict else None
     return failure.get("code") if type(failure) is dict else None
 
 
-def failed(finish) -> bool:
+def failed(finish: Any) -> bool:
     """Whether a call's finish reason says it failed."""
     return type(finish) is dict and (finish.get("kind") == "error" or type(finish.get("failure")) is dict)
 
@@ -227,17 +233,17 @@ def retried_calls(calls: list[Call]) -> int:
     return len(retries(calls))
 
 
-def finish_kind(finish) -> object:
+def finish_kind(finish: Any) -> object:
     """A finish reason's kind (`stop`, `tool-calls`, `error`, ...; the reason itself when it names none)."""
     return finish.get("kind", finish) if type(finish) is dict else finish
 
 
-def finish_text(finish) -> str:
+def finish_text(finish: Any) -> str:
     """A finish reason in words: its kind and error code ("stop", "error CONTEXT_WINDOW_EXCEEDED")."""
     return outcome_text(finish_kind(finish), failure_code(finish))
 
 
-def outcome_text(outcome, error_code=None) -> str:
+def outcome_text(outcome: object, error_code: object = None) -> str:
     """A call's outcome (`Call.outcome`, with its error code) in words: "stop", "error
     CONTEXT_WINDOW_EXCEEDED", "cancelled", or "(open)" while the log holds no end of it."""
     if outcome is None:
@@ -257,18 +263,19 @@ class Request:
     at_seq: int  # the messages are the model view right after this seq (-1: before any event)
     header_seq: int | None
     header: object
-    messages: list
+    messages: list[Any]  # the model messages, as the surface yields them
     last_chunk_seq: int | None = None
     outcome: object = None  # Call.outcome: the finish kind, "cancelled", or None (no end in the log)
     error_code: object = None
     usage: object = None
 
     @classmethod
-    def of_call(cls, call: Call, header: object, messages: list) -> Request:
+    def of_call(cls, call: Call, header: object, messages: list[Any]) -> Request:
+        assert call.first_chunk_seq is not None, "every call the tracker finds has a first chunk"
         return cls(call.call, call.turn, call.step, call.first_chunk_seq, call.first_chunk_seq - 1, call.header_seq,
                    header, messages, call.last_chunk_seq, call.outcome, call.error_code, call.usage)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, object]:
         return {"call": self.call, "turn": self.turn, "step": self.step,
                 "firstChunkSeq": self.first_chunk_seq, "lastChunkSeq": self.last_chunk_seq,
                 "outcome": self.outcome, "errorCode": self.error_code, "usage": self.usage,

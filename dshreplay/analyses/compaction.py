@@ -12,13 +12,15 @@ the bracket open after each record.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, Callable
 
 from dshreplay.analyses.provenance import meter_of
-from dshreplay.core.driver import Observer, Run
+from dshreplay.core.driver import Observer, Record, Run
+from dshreplay.io.reader import Event
 from dshreplay.jsvalues import MISSING, as_key, dig, js_same
 
 
-def _get(value, *keys):
+def _get(value: Any, *keys: str | int) -> Any:
     if len(keys) == 1 and type(value) is dict:
         return value.get(keys[0], MISSING)
     return dig(value, *keys, default=MISSING)
@@ -39,7 +41,7 @@ class BracketRecord:
     error: object = None
     anomalies: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, object]:
         return {"compactionId": self.compaction_id, "start": self.start, "end": self.end,
                 "status": self.status, "turn": self.turn, "summarySeq": self.summary_seq,
                 "replacementSeq": self.replacement_seq, "error": self.error, "anomalies": self.anomalies}
@@ -50,7 +52,7 @@ class Bracket:
 
     __slots__ = ("cid", "command", "start", "turn", "summaries")
 
-    def __init__(self, cid, command, start: int, turn) -> None:
+    def __init__(self, cid: Any, command: Any, start: int, turn: Any) -> None:
         self.cid = cid  # its compactionId as logged (MISSING when absent)
         self.command = command  # its sourceCommandId as logged (MISSING when absent)
         self.start = start  # the compaction/start seq
@@ -74,23 +76,26 @@ class CompactionTracker(Observer):
     types = frozenset({"compaction/start", "compaction/summary", "compaction/end", "session/end-seed",
                        "user/message"})
 
+    checkpoint: tuple[Any, BracketRecord] | None
+    _settler: Callable[[Record], None]
+
     def begin(self, run: Run) -> None:
         self.open: Bracket | None = None
         self.closed: Bracket | None = None
         self.matched = False
         self.checkpoint = None
-        self.brackets: dict = {}
+        self.brackets: dict[object, BracketRecord] = {}  # (keyed by as_key of the compactionId)
         self._settler = self._settle
 
-    def record_for(self, cid) -> BracketRecord:
+    def record_for(self, cid: Any) -> BracketRecord:
         key = as_key(cid)
         record = self.brackets.get(key)
         if record is None:
             record = self.brackets[key] = BracketRecord(None if cid is MISSING else cid)
         return record
 
-    def observe(self, record) -> None:
-        event = record.item
+    def observe(self, record: Record) -> None:
+        event: Event = record.item
         kind = event.type
         opened = self.open
         self.closed = None
@@ -137,7 +142,7 @@ class CompactionTracker(Observer):
         if self.open is not opened:
             record.compaction = self.open
 
-    def _settle(self, record) -> None:
+    def _settle(self, record: Record) -> None:
         """The record after a compaction/summary: the replacement it prices, when it made one."""
         meter = meter_of(record)
         if record.replacement is not None and meter is not None:
@@ -145,7 +150,7 @@ class CompactionTracker(Observer):
             if cid is not MISSING:
                 self.record_for(cid).replacement_seq = record.item.seq
 
-    def _checkpoint(self, event) -> None:
+    def _checkpoint(self, event: Event) -> None:
         """A compaction checkpoint: a replacement by the `compact` plugin, with its bracket's id."""
         self.checkpoint = None
         rec = event.record

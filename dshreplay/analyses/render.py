@@ -7,8 +7,13 @@ sequences are removed before anything reaches a terminal.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, Any, Mapping
 
 from dshreplay.jsvalues import as_text, shown
+
+if TYPE_CHECKING:
+    from dshreplay.analyses.tools import ToolCall
+    from dshreplay.io.reader import Event
 
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
@@ -57,7 +62,7 @@ def _head(text: str, size: int) -> str:
     return head[:esc] if esc >= 0 and _OPEN.match(head, esc) else head
 
 
-def role_of(event_type: str, message) -> str:
+def role_of(event_type: Any, message: Any) -> str:
     if type(message) is dict and type(message.get("role")) is str:
         role = clean(message["role"])
         if event_type == "tool/result" and role == "user":
@@ -67,7 +72,7 @@ def role_of(event_type: str, message) -> str:
         event_type, "?")
 
 
-def message_text(message, reasoning: bool = True, tools=None) -> str:
+def message_text(message: Any, reasoning: bool = True, tools: Mapping[str, object] | None = None) -> str:
     """The readable text of a model message: text blocks, tool calls, tool results
     (and reasoning blocks, unless `reasoning` is False). A tool call is labelled
     with its tool and call id (`[call bash call_1]`), a tool result with its call
@@ -78,7 +83,7 @@ def message_text(message, reasoning: bool = True, tools=None) -> str:
     return content_text(message.get("content"), reasoning, tools)
 
 
-def content_text(content, reasoning: bool = True, tools=None) -> str:
+def content_text(content: Any, reasoning: bool = True, tools: Mapping[str, object] | None = None) -> str:
     """The readable text of content blocks (a message's content, a compaction summary):
     text blocks, tool calls, tool results, reasoning (unless `reasoning` is False); a
     string as it is. `tools`: as for message_text."""
@@ -86,7 +91,7 @@ def content_text(content, reasoning: bool = True, tools=None) -> str:
         return content
     if type(content) is not list:
         return ""
-    parts = []
+    parts: list[str] = []
     for block in content:
         if not reasoning and _is_reasoning(block):
             continue
@@ -94,7 +99,7 @@ def content_text(content, reasoning: bool = True, tools=None) -> str:
     return "\n".join(p for p in parts if p)
 
 
-def without_reasoning(message):
+def without_reasoning(message: Any) -> Any:
     """A model message without its reasoning blocks (itself when it has none): what a
     transcript shows unless reasoning is asked for, in every format."""
     content = message.get("content") if type(message) is dict else None
@@ -103,19 +108,20 @@ def without_reasoning(message):
     return {**message, "content": [b for b in content if not _is_reasoning(b)]}
 
 
-def _is_reasoning(block) -> bool:
+def _is_reasoning(block: Any) -> bool:
     return type(block) is dict and block.get("type") == "reasoning"
 
 
 MAX_NESTED_RESULTS = 20  # tool results inside tool results shown; deeper ones as [...]
 
 
-def _block_text(block, depth: int = 0, tools=None) -> str:
+def _block_text(block: Any, depth: int = 0, tools: Mapping[str, object] | None = None) -> str:
     if type(block) is not dict:
         return block if type(block) is str else ""
     kind = block.get("type")
     if kind == "text" and type(block.get("text")) is str:
-        return block["text"]
+        text: str = block["text"]
+        return text
     if kind == "reasoning" and type(block.get("text")) is str:
         return f"[reasoning] {block['text']}"
     if kind == "tool-call":
@@ -139,16 +145,16 @@ def _block_text(block, depth: int = 0, tools=None) -> str:
     return f"[{kind}]" if type(kind) is str else ""
 
 
-def _label(value) -> str:
+def _label(value: object) -> str:
     """A tool name or call id inside a [call ...] or [result ...] label, on one line."""
     return _SPACE.sub(" ", as_text(value)).strip()
 
 
-def _id(value) -> str:
+def _id(value: object) -> str:
     return f" {_label(value)}" if value is not None else ""
 
 
-def event_text(event, call=None) -> str:
+def event_text(event: Event, call: ToolCall | None = None) -> str:
     """What one event says, on one line: a message's text, a tool call's name and arguments, an
     approval's question or decision, a hook's invocation and decision (exit code and stderr summary), a
     compaction's range, a chunk's delta, finish (with the provider's error) or usage, a turn's
@@ -156,7 +162,7 @@ def event_text(event, call=None) -> str:
     what it said, the todo list; the payload as JSON for any other event. `call`: the tool
     call (tools.ToolCall) the event belongs to, named in a result, a decision or a hook's run."""
     record = event.record
-    data = record.get("data")
+    data: Any = record.get("data")
     data = data if type(data) is dict else {}
     kind = event.type
     if kind in ("user/message", "assistant/message", "tool/result"):
@@ -176,7 +182,7 @@ def event_text(event, call=None) -> str:
             reason = chunk.get("reason")
             return f"finish {finish_text(reason)}{_failure(reason.get('failure') if type(reason) is dict else None)}"
         if ctype == "usage":
-            usage = chunk.get("usage") if type(chunk.get("usage")) is dict else {}
+            usage: Any = chunk.get("usage") if type(chunk.get("usage")) is dict else {}
             return f"usage in {as_text(usage.get('inputTokens'))} out {as_text(usage.get('outputTokens'))}"
         return as_text(ctype or "")
     if kind == "tool/call":
@@ -219,7 +225,7 @@ def event_text(event, call=None) -> str:
         summary = content_text(data.get("summary"))  # (content blocks, as a message's)
         return f"shadows {as_text(span.get('start'))}..{as_text(span.get('end'))}: {summary}".rstrip(": ")
     if kind in ("compaction/start", "compaction/end"):
-        error = f" error {shown(data['error'], None)}" if "error" in data else ""
+        error: object = f" error {shown(data['error'], None)}" if "error" in data else ""
         return f"{as_text(data.get('compactionId'))}{error}"
     if kind == "turn/end":
         from dshreplay.analyses.turns import turn_ending
@@ -232,7 +238,7 @@ def event_text(event, call=None) -> str:
     return shown(data, None) if data else ""
 
 
-def _failure(failure, *, code: bool = False) -> str:
+def _failure(failure: Any, *, code: bool = False) -> str:
     """A provider's failure (LlmFailure) after the words of what it ended: its code (when
     those words do not name it), HTTP status and message ("" for none)."""
     if type(failure) is not dict:
@@ -244,5 +250,5 @@ def _failure(failure, *, code: bool = False) -> str:
     return "".join(f" {h}" for h in head) + (f": {message}" if message else "")
 
 
-def json_size(value) -> int:
+def json_size(value: Any) -> int:
     return len(shown(value, None))

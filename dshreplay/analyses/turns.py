@@ -9,12 +9,14 @@ after it, `record.turn` and `record.step` are those in force for that event
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Callable
 
-from dshreplay.core.driver import Observer, Run
+from dshreplay.core.driver import Observer, Record, Run
+from dshreplay.io.reader import Event
 from dshreplay.jsvalues import as_text
 
 
-def _data(item) -> dict:
+def _data(item: Event) -> dict[str, Any]:
     data = item.record.get("data")
     return data if type(data) is dict else {}
 
@@ -41,7 +43,7 @@ class Span:
         return "interrupted" if self.end is None else turn_ending(self.reason)
 
 
-def turn_ending(reason) -> str:
+def turn_ending(reason: Any) -> str:
     """A turn/end reason in words: completed, error CODE, aborted by WHO, or its own kind."""
     reason = reason if type(reason) is dict else {}
     kind = reason.get("kind")
@@ -56,10 +58,11 @@ def turn_ending(reason) -> str:
     return as_text(kind) if kind is not None else "unknown"
 
 
-def number(value):
+def number(value: Any) -> int | float | None:
     """A turn or step as the relation rules compare it: the number, or None (not a number)."""
     t = type(value)
-    return value if t is int or t is float else None
+    found: int | float | None = value if t is int or t is float else None
+    return found
 
 
 class TurnTracker(Observer):
@@ -78,6 +81,14 @@ class TurnTracker(Observer):
     handlers = {"turn/start": "turn_start", "turn/end": "turn_end", "step/start": "step_start",
                 "step/end": "step_end"}
 
+    turn: Any  # as logged
+    step: Any
+    open_turn: int | float | None
+    open_step: int | float | None
+    prior_turn: int | float | None
+    prior_step: int | float | None
+    _closer: Callable[[Record], None]
+
     def begin(self, run: Run) -> None:
         self.turn = self.step = None
         self.open_turn = self.open_step = None
@@ -86,7 +97,7 @@ class TurnTracker(Observer):
         self._closing = 0  # 1: the step ended, 2: the turn ended (closed before the next record)
         self._closer = self._close
 
-    def _close(self, record=None) -> None:
+    def _close(self, record: Record | None = None) -> None:
         """What the last turn/end or step/end ended is no longer in force for `record`."""
         if self._closing == 2:
             self.turn = self.open_turn = None
@@ -95,21 +106,21 @@ class TurnTracker(Observer):
         if record is not None:
             record.turn, record.step = self.turn, self.step
 
-    def step_start(self, record) -> None:
-        item = record.item
+    def step_start(self, record: Record) -> None:
+        item: Event = record.item
         data = _data(item)
         self.prior_step = self.open_step
         step = self.step = record.step = data.get("step")
         self.open_step = step if type(step) is int or type(step) is float else None
 
-    def step_end(self, record) -> None:
+    def step_end(self, record: Record) -> None:
         self.steps_ended += 1
         if not self._closing:
             self._closing = 1
             record.then(self._closer)
 
-    def turn_start(self, record) -> None:
-        item = record.item
+    def turn_start(self, record: Record) -> None:
+        item: Event = record.item
         data = _data(item)
         self.prior_turn, self.prior_step = self.open_turn, self.open_step
         turn = self.turn = record.turn = data.get("turn")
@@ -117,13 +128,13 @@ class TurnTracker(Observer):
         self.step = self.open_step = record.step = None
         self.steps_ended = 0
 
-    def turn_end(self, record) -> None:
+    def turn_end(self, record: Record) -> None:
         self.turns_ended += 1
         if not self._closing:
             record.then(self._closer)
         self._closing = 2
 
-    def in_force_after(self) -> tuple:
+    def in_force_after(self) -> tuple[Any, Any]:
         """(turn, step) in force right after the last event observed (None: none open)."""
         closing = self._closing  # (a turn/end or step/end just observed: closed before the next record)
         return (None if closing == 2 else self.turn), (None if closing else self.step)
@@ -143,26 +154,26 @@ class TurnSpans(TurnTracker):
         self.turns: list[Span] = []
         self.steps: list[Span] = []
 
-    def step_start(self, record) -> None:
+    def step_start(self, record: Record) -> None:
         super().step_start(record)
-        item = record.item
+        item: Event = record.item
         self.steps.append(Span(item.seq, None, self.turn, self.step, item.time))
 
-    def step_end(self, record) -> None:
+    def step_end(self, record: Record) -> None:
         steps = self.steps
         if steps and steps[-1].end is None:
             steps[-1].end, steps[-1].end_time = record.item.seq, record.item.time
         super().step_end(record)
 
-    def turn_start(self, record) -> None:
+    def turn_start(self, record: Record) -> None:
         super().turn_start(record)
-        item = record.item
+        item: Event = record.item
         self.turns.append(Span(item.seq, None, self.turn, None, item.time))
 
-    def turn_end(self, record) -> None:
+    def turn_end(self, record: Record) -> None:
         turns = self.turns
         if turns and turns[-1].end is None:
-            item = record.item
+            item: Event = record.item
             turns[-1].end, turns[-1].end_time = item.seq, item.time
             turns[-1].reason = _data(item).get("reason")
         super().turn_end(record)
