@@ -22,9 +22,11 @@ before the end of the log and its result was not reached.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, Sequence, TypeVar
 
 from dshreplay.analyses.turns import TurnTracker
-from dshreplay.core.driver import Observer, Run
+from dshreplay.core.driver import Observer, Record, Run
+from dshreplay.io.reader import Event
 from dshreplay.jsvalues import MISSING, as_key, dig, is_number, shown
 
 TOOL_NOT_STARTED = "TOOL_NOT_STARTED"
@@ -33,19 +35,23 @@ COMPLETED, ERROR, NOT_STARTED, OUTCOME_UNKNOWN, UNREAD = (
     "completed", "error", "not started", "outcome unknown", "unread")
 TOOL_POINTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest"})
 
+HookKey = tuple[object, object, object]  # (turn, point, handlerId), each keyed by as_key
+K = TypeVar("K")
+T = TypeVar("T")
 
-def _get(value, *keys):
+
+def _get(value: Any, *keys: str | int) -> Any:
     if len(keys) == 1 and type(value) is dict:
         return value.get(keys[0], MISSING)
     return dig(value, *keys, default=MISSING)
 
 
-def _opt(value) -> str:
+def _opt(value: object) -> str:
     """A log value as a message quotes it ("none" when absent)."""
     return "none" if value is MISSING else shown(value)
 
 
-def _show(value) -> str:
+def _show(value: Any) -> str:
     """A turn or step number as a message names it ("none" when absent or null)."""
     if value is None or value is MISSING:
         return "none"
@@ -69,7 +75,7 @@ class HookRun:
     exit_code: object = None
     duration_ms: object = None
     call_id: object = None  # the tool call it ran for (by the tool tracker), else None
-    candidates: tuple = ()  # the tool calls it may have run for, when the log cannot tell which
+    candidates: tuple[object, ...] = ()  # the tool calls it may have run for, when the log cannot tell which
 
     def label(self) -> str:
         """`point:decision` ("no result" when unanswered), with the calls it may belong to when ambiguous."""
@@ -78,24 +84,24 @@ class HookRun:
             text += "(one of " + "|".join(map(str, self.candidates)) + ")"
         return text
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, object]:
         return {"invokedSeq": self.invoked_seq, "resultSeq": self.result_seq, "turn": self.turn,
                 "point": self.point, "handlerId": self.handler, "matcher": self.matcher,
                 "decision": self.decision, "exitCode": self.exit_code, "durationMs": self.duration_ms,
                 "callId": self.call_id, "candidates": list(self.candidates)}
 
 
-def hook_key(data) -> tuple:
+def hook_key(data: Any) -> HookKey:
     """What pairs a hook/result with its hook/invoked, as dsh keys it: turn, point and handlerId."""
     values = (_get(data, "turn"), _get(data, "point"), _get(data, "handlerId"))
     return tuple(as_key(v) for v in values)
 
 
-def hook_name(key) -> str:
+def hook_name(key: HookKey) -> str:
     return f"hook {_opt(key[2])} at {_opt(key[1])}"
 
 
-def _take(waiting: dict, key):
+def _take(waiting: dict[K, _Fifo[T]], key: K) -> T | None:
     """The oldest entry waiting under `key` (a _Fifo), removed; None when there is none."""
     entries = waiting.get(key)
     if entries is None:
@@ -106,7 +112,7 @@ def _take(waiting: dict, key):
     return entry
 
 
-class _Fifo(list):
+class _Fifo(list[T]):
     """A first-in, first-out queue as small as a list (a deque takes 600 bytes for one item, and a
     log can hold one queue per invocation); taking the first is O(1) amortized (list.pop(0) is not)."""
 
@@ -120,10 +126,10 @@ class _Fifo(list):
     def empty(self) -> bool:
         return self.head >= len(self)
 
-    def first(self):
+    def first(self) -> T:
         return self[self.head]
 
-    def pop_first(self):
+    def pop_first(self) -> T:
         entry = self[self.head]
         self.head += 1
         if self.head > 16 and 2 * self.head > len(self):  # drop the taken half: each entry moves O(1) times
@@ -131,7 +137,7 @@ class _Fifo(list):
             self.head = 0
         return entry
 
-    def waiting(self) -> list:
+    def waiting(self) -> list[T]:
         """The entries not yet taken, oldest first."""
         return self[self.head:]
 
@@ -150,26 +156,27 @@ class PendingHooks:
     __slots__ = ("by_key", "by_handler", "waiting")
 
     def __init__(self) -> None:
-        self.by_key: dict = {}  # key -> _Fifo of HookRuns, oldest first
-        self.by_handler: dict = {}  # handlerId key -> _Fifo of (HookRun, key), oldest first, answered ones included
-        self.waiting: set[int] = set()  # the hook/invoked seqs still unanswered
+        self.by_key: dict[HookKey, _Fifo[HookRun]] = {}  # key -> _Fifo of HookRuns, oldest first
+        self.by_handler: dict[object, _Fifo[tuple[HookRun, HookKey]]] = {}  # handlerId key -> _Fifo of (HookRun,
+        # key), oldest first, answered ones included
+        self.waiting: set[int | None] = set()  # the hook/invoked seqs still unanswered (a run added has one)
 
     def __bool__(self) -> bool:
         return bool(self.waiting)
 
-    def add(self, key: tuple, run: HookRun) -> None:
+    def add(self, key: HookKey, run: HookRun) -> None:
         self.by_key.setdefault(key, _Fifo()).append(run)
         self.by_handler.setdefault(key[2], _Fifo()).append((run, key))
         self.waiting.add(run.invoked_seq)
 
-    def take(self, key: tuple) -> HookRun | None:
+    def take(self, key: HookKey) -> HookRun | None:
         """The oldest unanswered invocation under `key`, now answered; None when there is none."""
         run = _take(self.by_key, key)
         if run is not None:
             self.waiting.discard(run.invoked_seq)
         return run
 
-    def oldest_of_handler(self, handler) -> tuple[HookRun, tuple] | None:
+    def oldest_of_handler(self, handler: object) -> tuple[HookRun, HookKey] | None:
         """(HookRun, key) of the oldest unanswered invocation of `handler`, or None."""
         queue = self.by_handler.get(handler)
         if queue is None:
@@ -181,10 +188,11 @@ class PendingHooks:
             return None
         return queue.first()
 
-    def in_order(self) -> list[tuple]:
+    def in_order(self) -> list[tuple[HookKey, HookRun]]:
         """(key, HookRun) of every unanswered invocation, oldest first."""
         return sorted(((key, run) for key, runs in self.by_key.items() for run in runs.waiting()),
-                      key=lambda p: p[1].invoked_seq)
+                      key=lambda p: p[1].invoked_seq)  # type: ignore[arg-type, return-value]  # (a waiting run
+        # was invoked: its invoked_seq is an int, never the None of a result that answered none)
 
 
 class HookTracker(Observer):
@@ -206,18 +214,21 @@ class HookTracker(Observer):
     requires = (TurnTracker,)
     types = frozenset({"hook/invoked", "hook/result", "turn/end"})
 
+    turns: TurnTracker
+    dropped: Sequence[tuple[HookKey, HookRun]]
+
     def begin(self, run: Run) -> None:
         self.turns = run.get(TurnTracker)
         self.current: HookRun | None = None
         self.pending = PendingHooks()
-        self.left: dict = {}
-        self.answered: dict = {}
+        self.left: dict[HookKey, _Fifo[tuple[HookRun, int]]] = {}
+        self.answered: dict[HookKey, tuple[int | None, int]] = {}
         self.how: str | None = None
         self.ended: int | None = None
-        self.dropped: list = []
+        self.dropped = []
 
-    def observe(self, record) -> None:
-        event = record.item
+    def observe(self, record: Record) -> None:
+        event: Event = record.item
         data = event.record.get("data")
         kind = event.type
         if kind == "hook/invoked":
@@ -239,8 +250,9 @@ class HookTracker(Observer):
             if self.answered:
                 self.answered = {}
 
-    def _result(self, event, data) -> None:
+    def _result(self, event: Event, data: Any) -> None:
         key = hook_key(data)
+        how: str | None
         run, how, self.ended = self.pending.take(key), "open", None
         if run is None:
             left = _take(self.left, key)
@@ -262,28 +274,28 @@ class HookTracker(Observer):
         run.duration_ms = _value(_get(data, "durationMs"))
         self.current = run
 
-    def unanswered(self) -> list[tuple]:
+    def unanswered(self) -> list[tuple[HookKey, HookRun]]:
         """(key, HookRun) of every unanswered invocation of the open turn, oldest first."""
         return self.pending.in_order()
 
 
-def _data(event) -> dict:
+def _data(event: Event) -> dict[str, Any]:
     data = event.record.get("data")
     return data if type(data) is dict else {}
 
 
-def _value(value):
+def _value(value: Any) -> Any:
     return None if value is MISSING else value
 
 
-def _same(a, b) -> bool:
+def _same(a: object, b: object) -> bool:
     """JavaScript `===` on the numbers and nulls the rules compare."""
     if a is None or b is None:
         return a is None and b is None
     return type(a) in (int, float) and type(b) in (int, float) and a == b
 
 
-def matcher_selects(matcher, tool) -> bool | None:
+def matcher_selects(matcher: object, tool: object) -> bool | None:
     """Whether a hook handler's `matcher` selects the tool named `tool`: True,
     False, or None when the log cannot say (a pattern that is more than tool
     names; patterns from a log are not run: a hostile one could hang the reader).
@@ -326,11 +338,11 @@ class Approval:
     call: ToolCall | None = field(default=None, repr=False, compare=False)  # the call it was asked for
 
     @property
-    def arguments(self):
+    def arguments(self) -> object:
         """The arguments of the call it was asked for (None when unknown)."""
         return None if self.call is None else self.call.arguments
 
-    def row(self) -> list:
+    def row(self) -> list[object]:
         return [self.asked_seq, self.decided_seq, self.id, self.tool, self.call_id, self.outcome, self.reason,
                 self.flag]
 
@@ -352,10 +364,10 @@ class ToolCall:
     is_error: bool | None = None  # the result's first block says isError, or the result carries an error
     error_code: object = None  # the result's error code (TOOL_NOT_STARTED for one dsh wrote for it)
     approval: Approval | None = None
-    hooks: tuple = ()  # the HookRuns for it (or that may be for it: candidates)
+    hooks: tuple[HookRun, ...] = ()  # the HookRuns for it (or that may be for it: candidates)
     outcome: str | None = None  # set when the pass ends (see the module)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, object]:
         return {"callId": self.call_id, "tool": self.tool, "turn": self.turn, "step": self.step,
                 "askedSeq": self.asked_seq, "callSeq": self.call_seq, "resultSeq": self.result_seq,
                 "outcome": self.outcome, "isError": self.is_error, "errorCode": self.error_code,
@@ -376,7 +388,7 @@ class Closer:
     code: str | None = None  # TOOL_OUTCOME_UNKNOWN or TOOL_NOT_STARTED for tool/result
     call_seq: int | None = None  # the recorded tool/call, for TOOL_OUTCOME_UNKNOWN
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, object]:
         return {"type": self.type, "turn": self.turn, "step": self.step, "callId": self.call_id,
                 "code": self.code, "callSeq": self.call_seq}
 
@@ -417,22 +429,26 @@ class ToolTracker(Observer):
                 "hook/result": "hook", "turn/start": "turn_boundary", "turn/end": "turn_boundary",
                 "step/start": "step_start", "step/end": "step_end"}
 
+    turns: TurnTracker
+    hooks: HookTracker
+
     def begin(self, run: Run) -> None:
         self.turns = run.get(TurnTracker)
         self.hooks = run.get(HookTracker)
-        self.by_id: dict = {}  # callId -> its latest ToolCall
-        self._at: tuple = (None, None)  # (seq, ToolCall) of the last record that belongs to a call
-        self._made: list = []  # the by_id keys of the calls made in the open turn
-        self._approvals: dict = {}  # approval id -> (Approval, ToolCall) asked, not decided
-        self.pending: dict = {}
-        self.answered: dict = {}
-        self.asked: dict = {}
+        self.by_id: dict[object, ToolCall] = {}  # callId (as_key) -> its latest ToolCall
+        self._at: tuple[int | None, ToolCall | None] = (None, None)  # (seq, ToolCall) of the last record that
+        # belongs to a call
+        self._made: list[object] = []  # the by_id keys of the calls made in the open turn
+        self._approvals: dict[object, Approval] = {}  # approval id -> Approval asked, not decided (its call in it)
+        self.pending: dict[str, int] = {}
+        self.answered: dict[str, int] = {}
+        self.asked: dict[str, tuple[Any, int | None]] = {}  # (step as logged, or MISSING)
         self.answers: int | None = None
         self.earlier: int | None = None
-        self.left: dict = {}
+        self.left: dict[str, int] = {}
         self.closers: list[Closer] = []
 
-    def step_end(self, record) -> None:
+    def step_end(self, record: Record) -> None:
         if self.pending:
             self.left, self.pending = self.pending, {}
         elif self.left:
@@ -441,7 +457,7 @@ class ToolTracker(Observer):
             self.answered = {}
         self.asked.clear()
 
-    def turn_boundary(self, record) -> None:
+    def turn_boundary(self, record: Record) -> None:
         self._clear_step()
         self.asked.clear()
         self._forget()
@@ -467,7 +483,7 @@ class ToolTracker(Observer):
     def _keep_approval(self, approval: Approval) -> None:
         """A new approval (the ledger lists it)."""
 
-    def step_start(self, record) -> None:
+    def step_start(self, record: Record) -> None:
         self._clear_step()
 
     def _clear_step(self) -> None:
@@ -476,15 +492,15 @@ class ToolTracker(Observer):
         if self.answered:
             self.answered = {}
 
-    def _new(self, call_id, key, turn, step) -> ToolCall:
+    def _new(self, call_id: Any, key: object, turn: Any, step: Any) -> ToolCall:
         call = ToolCall(call_id, None, turn, step)
         self._keep(call)
         self.by_id[key] = call
         self._made.append(key)
         return call
 
-    def asked_for(self, record) -> None:
-        event = record.item
+    def asked_for(self, record: Record) -> None:
+        event: Event = record.item
         data = _data(event)
         message = data.get("message")
         content = message.get("content") if type(message) is dict else None
@@ -500,8 +516,8 @@ class ToolTracker(Observer):
                 call = self._new(call_id, call_id, data.get("turn"), _value(step))
                 call.tool, call.asked_seq, call.arguments = block.get("name"), event.seq, block.get("arguments")
 
-    def started(self, record) -> None:
-        event = record.item
+    def started(self, record: Record) -> None:
+        event: Event = record.item
         data = _data(event)
         call_id = data.get("callId")
         if type(call_id) is str:
@@ -520,8 +536,8 @@ class ToolTracker(Observer):
         call.call_seq, call.started_at, call.arguments = event.seq, event.time, data.get("arguments")
         self._at = (event.seq, call)
 
-    def answered_by(self, record) -> None:
-        event = record.item
+    def answered_by(self, record: Record) -> None:
+        event: Event = record.item
         data = _data(event)
         message = data.get("message")
         source = message.get("source") if type(message) is dict else None
@@ -547,10 +563,11 @@ class ToolTracker(Observer):
         call.error_code = error.get("code") if type(error) is dict else None
         self._at = (event.seq, call)
 
-    def approval(self, record) -> None:
-        event = record.item
+    def approval(self, record: Record) -> None:
+        event: Event = record.item
         data = _data(event)
         key = as_key(data.get("id"))
+        entry: Approval | None
         if event.type == "approval/asked":
             entry = Approval(event.seq, None, data.get("id"), data.get("toolName"), data.get("callId"), None,
                              data.get("reason"), "no decision", event.time)
@@ -574,9 +591,10 @@ class ToolTracker(Observer):
         entry.decided_time = event.time
         self._at = (event.seq, entry.call)
 
-    def hook(self, record) -> None:
-        event = record.item
+    def hook(self, record: Record) -> None:
+        event: Event = record.item
         run = self.hooks.current
+        assert run is not None, "the hook tracker, observed first, sets it on every hook event"
         if event.type == "hook/result":
             if run.call_id is not None:
                 self._at = (event.seq, self.by_id.get(as_key(run.call_id)))
@@ -594,7 +612,7 @@ class ToolTracker(Observer):
             call.hooks += (run,)
 
 
-    def names(self, seq: int, message) -> tuple:
+    def names(self, seq: int, message: Any) -> tuple[tuple[str, object], ...]:
         """(callId, tool) of each tool-result block of the message of the tool/result
         at `seq`: its own call (found by the callId it answers), else the latest call
         with the block's id."""
@@ -602,7 +620,7 @@ class ToolTracker(Observer):
         if type(content) is not list:
             return ()
         own = self.call_at(seq)
-        out = []
+        out: list[tuple[str, object]] = []
         for block in content:
             call_id = block.get("toolCallId") if type(block) is dict else None
             if type(call_id) is str:
