@@ -47,5 +47,5 @@ class Relations(Observer):
         self.findings.sort(key=_by_seq)
 
 
-def _by_seq(f: Finding):
+def _by_seq(f: Finding) -> tuple[bool, int]:
     return (f.seq is None, f.seq if f.seq is not None else 0)

@@ -2,34 +2,36 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from dshreplay.analyses.findings import DEFAULT_CAP, FindingList, finding
 from dshreplay.core.driver import Observer, Run
-from dshreplay.io.reader import Event
+from dshreplay.io.reader import Event, PackedRun
 from dshreplay.jsvalues import MISSING, dig, is_number, shown
 
 num = is_number
 
 
-def same(a, b) -> bool:
+def same(a: object, b: object) -> bool:
     """JavaScript `===` on the numbers and nulls these rules compare."""
     if a is None or b is None:
         return a is None and b is None
     return num(a) and num(b) and a == b
 
 
-def show(value) -> str:
+def show(value: Any) -> str:
     """A turn or step number as a message names it ("none" when absent or null)."""
     if value is None or value is MISSING:
         return "none"
     return str(int(value)) if is_number(value) and float(value).is_integer() else shown(value)
 
 
-def opt(value) -> str:
+def opt(value: object) -> str:
     """A log value as a message quotes it ("none" when absent)."""
     return "none" if value is MISSING else shown(value)
 
 
-def get(value, *keys):
+def get(value: Any, *keys: str | int) -> Any:
     if len(keys) == 1 and type(value) is dict:  # the common case, without dig's loop
         return value.get(keys[0], MISSING)
     return dig(value, *keys, default=MISSING)
@@ -52,21 +54,23 @@ class Family(Observer):
     the pass's RuleFindings; `end` adds what only the end of the log tells
     (Relations calls it, in the order of the families' findings)."""
 
-    requires: tuple = (RuleFindings,)
+    requires: tuple[type[Observer], ...] = (RuleFindings,)
+
+    findings: FindingList
 
     def begin(self, run: Run) -> None:
         self.findings = run.get(RuleFindings).findings
 
-    def add(self, code: str, message: str, event: Event, pointer: str | None = None) -> None:
+    def add(self, code: str, message: str, event: Event | PackedRun, pointer: str | None = None) -> None:
         self.findings.append(finding(code, message, seq=event.seq, line=event.line, pointer=pointer))
 
 
-def data_of(event):
+def data_of(event: Any) -> Any:  # (an Event; a PackedRun or a member of one: its row's)
     """An event's `data` as logged (a packed row's members: the row's)."""
     return event.record.get("data") if event.row is None else event.row_data
 
 
-def not_open_turn(event: Event, turn, open_turn) -> str:
+def not_open_turn(event: Event, turn: Any, open_turn: object) -> str:
     """Why an event naming `turn` does not lie in the open turn (when it does not)."""
     if open_turn is None:
         return f"{event.type} for turn {show(turn)} outside any open turn"

@@ -8,12 +8,15 @@ precedes the replacement it prices, and every replacement has one.
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 from dshreplay.analyses.compaction import Bracket, CompactionTracker
-from dshreplay.analyses.findings import finding
+from dshreplay.analyses.findings import Finding, finding
 from dshreplay.analyses.provenance import METERS, meter_of
 from dshreplay.analyses.rules.base import Family, RuleFindings, get, not_open_turn, opt, same, show
 from dshreplay.analyses.turns import TurnTracker
-from dshreplay.io.reader import Event
+from dshreplay.core.driver import Record, Run
+from dshreplay.io.reader import Event, PackedRun
 from dshreplay.jsvalues import MISSING, js_same, shown
 
 
@@ -21,18 +24,20 @@ class MeteringRules(Family):
     handlers = {"compaction/summary": "meter", "compaction/prune": "meter", "user/message": "replaced",
                 "assistant/message": "replaced", "tool/result": "replaced"}
 
-    def begin(self, run) -> None:
+    _check: Callable[[Record], None]
+
+    def begin(self, run: Run) -> None:
         super().begin(run)
         self._check = self.check
 
-    def meter(self, record) -> None:
+    def meter(self, record: Record) -> None:
         record.then(self._check)  # (the record after it should be the replacement it prices)
 
-    def replaced(self, record) -> None:
+    def replaced(self, record: Record) -> None:
         if record.replacement is not None and meter_of(record) is None:
             self.check(record)
 
-    def check(self, record) -> None:
+    def check(self, record: Record) -> None:
         """A record that makes a replacement or follows a metering event."""
         event, replacement, meter = record.item, record.replacement, meter_of(record)
         if meter is None:
@@ -56,7 +61,7 @@ class MeteringRules(Family):
             self.add("DSH-W312", f"{meter.type} at seq {meter.seq} says it prices {shown(declared)} but the "
                                  f"replacement shadowed {shown(actual)}", meter, "/data/shadowedSeqs")
 
-    def at_end(self, last) -> None:
+    def at_end(self, last: Event | PackedRun | None) -> None:
         """`last`: the last event of the log."""
         if last is not None and last.type in METERS:
             meter = last
@@ -71,14 +76,17 @@ class CompactionRules(Family):
 
     requires = (RuleFindings, TurnTracker, CompactionTracker)
 
-    def begin(self, run) -> None:
+    brackets: CompactionTracker
+    turns: TurnTracker
+
+    def begin(self, run: Run) -> None:
         super().begin(run)
         self.brackets = run.get(CompactionTracker)
         self.turns = run.get(TurnTracker)
-        self.deferred: list = []  # the open bracket's turn-boundary findings, dropped if it is abandoned
+        self.deferred: list[Finding] = []  # the open bracket's turn-boundary findings, dropped if it is abandoned
 
-    def boundary(self, record) -> None:
-        event = record.item
+    def boundary(self, record: Record) -> None:
+        event: Event = record.item
         b = self.brackets.open
         if b is not None:
             owner = "standalone compaction" if b.turn is None else f"compaction for turn {show(b.turn)}"
@@ -89,7 +97,7 @@ class CompactionRules(Family):
         self.findings.extend(self.deferred)
         self.deferred = []
 
-    def _owner(self, event: Event, owner) -> None:
+    def _owner(self, event: Event, owner: Any) -> None:
         open_turn = self.turns.open_turn
         if owner is None:
             if open_turn is not None:
@@ -98,7 +106,7 @@ class CompactionRules(Family):
         elif open_turn is None or not same(owner, open_turn):
             self.add("DSH-E302", not_open_turn(event, owner, open_turn), event, "/data/turn")
 
-    def _matches(self, event: Event, data, b: Bracket | None) -> bool:
+    def _matches(self, event: Event, data: Any, b: Bracket | None) -> bool:
         if b is None:
             self.add("DSH-E304", f"{event.type} has no open compaction/start", event)
             return False
@@ -111,21 +119,24 @@ class CompactionRules(Family):
                                  f"{opt(b.command)}", event, "/data/sourceCommandId")
         return True
 
-    def start(self, record) -> None:
-        event = record.item
+    def start(self, record: Record) -> None:
+        event: Event = record.item
         before = self.brackets.closed
         if before is not None:
             self.add("DSH-E301", f"compaction/start while compaction {opt(before.cid)} (seq {before.start}) is open",
                      event)
             self._flush()
-        self._owner(event, self.brackets.open.turn)
+        opened = self.brackets.open
+        assert opened is not None, "the compaction tracker, observed first, opens a bracket on every compaction/start"
+        self._owner(event, opened.turn)
 
-    def summary(self, record) -> None:
-        event = record.item
+    def summary(self, record: Record) -> None:
+        event: Event = record.item
         data = event.record.get("data")
         b = self.brackets.open if self.brackets.matched else None
         if not self._matches(event, data, b):
             return
+        assert b is not None  # (_matches is False when none is open)
         self._owner(event, b.turn)
         if len(b.summaries) > 1:
             self.add("DSH-E305", f"second compaction/summary for {opt(b.cid)} (first at seq {b.summaries[-2]})", event)
@@ -138,12 +149,13 @@ class CompactionRules(Family):
                                      f"first and last shadowedSeqs ({opt(seqs[0])}..{opt(seqs[-1])})", event,
                          "/data/shadowedRange")
 
-    def compaction_end(self, record) -> None:
-        event = record.item
+    def compaction_end(self, record: Record) -> None:
+        event: Event = record.item
         data = event.record.get("data")
         b = self.brackets.closed if self.brackets.matched else None
         if not self._matches(event, data, b):
             return
+        assert b is not None  # (_matches is False when none is open)
         owner = get(data, "turn")
         if not same(None if owner is MISSING else owner, b.turn):
             self.add("DSH-E307", f"compaction/end names turn {show(owner)} but its start named {show(b.turn)}",
@@ -153,28 +165,28 @@ class CompactionRules(Family):
             self.add("DSH-E308", f"compaction {opt(b.cid)} ended without error but wrote no summary", event)
         self._flush()
 
-    def end_seed(self, record) -> None:
-        event = record.item
+    def end_seed(self, record: Record) -> None:
+        event: Event = record.item
         b = self.brackets.closed
         if b is not None:
             self.add("DSH-N311", f"compaction {opt(b.cid)} (seq {b.start}) was left open before this "
                                  "session/end-seed: abandoned with its lifecycle", event)
             self.deferred = []  # its turn-boundary findings belong to the dead lifecycle
 
-    def checkpoint(self, record) -> None:
-        event = record.item
+    def checkpoint(self, record: Record) -> None:
+        event: Event = record.item
         found = self.brackets.checkpoint
         if found is None:
             return
-        cid, record = found
+        cid, kept = found
         b = self.brackets.open
         name = shown(cid) if cid is not MISSING else "(no id)"
         if b is not None and not js_same(cid, b.cid):  # dsh's compaction invariant refuses these two
             self.add("DSH-E303", f"compaction checkpoint {name} replaces history inside compaction "
                                  f"{opt(b.cid)} (started at seq {b.start})", event, "/data/source/compactionId")
-        elif b is None and record.start is not None:
+        elif b is None and kept.start is not None:
             self.add("DSH-E304", f"compaction checkpoint {name} replaces history outside its compaction "
-                                 f"(started at seq {record.start})", event, "/data/source/compactionId")
+                                 f"(started at seq {kept.start})", event, "/data/source/compactionId")
         elif b is None:
             self.add("DSH-W315", f"compaction checkpoint {name} replaces history but no compaction is open "
                                  "and none started with its id", event, "/data/source/compactionId")

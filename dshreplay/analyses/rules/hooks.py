@@ -5,10 +5,14 @@ closes with one unanswered."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from dshreplay.analyses.findings import finding
 from dshreplay.analyses.rules.base import Family, RuleFindings, get, not_open_turn, opt, same, show
-from dshreplay.analyses.tools import HookTracker, hook_key, hook_name
+from dshreplay.analyses.tools import HookKey, HookTracker, hook_key, hook_name
 from dshreplay.analyses.turns import TurnTracker
+from dshreplay.core.driver import Record, Run
+from dshreplay.io.reader import Event
 
 
 class HookRules(Family):
@@ -16,27 +20,31 @@ class HookRules(Family):
 
     requires = (RuleFindings, TurnTracker, HookTracker)
 
-    def begin(self, run) -> None:
+    hooks: HookTracker
+    turns: TurnTracker
+
+    def begin(self, run: Run) -> None:
         super().begin(run)
         self.hooks = run.get(HookTracker)
         self.turns = run.get(TurnTracker)
 
-    def _in_turn(self, turn) -> bool:
+    def _in_turn(self, turn: Any) -> bool:
         open_turn = self.turns.open_turn
         return open_turn is not None and same(turn, open_turn)
 
-    def invoked(self, record) -> None:
-        event = record.item
+    def invoked(self, record: Record) -> None:
+        event: Event = record.item
         data = event.record.get("data")
         turn = get(data, "turn")
         if not self._in_turn(turn):
             self.add("DSH-E401", not_open_turn(event, turn, self.turns.open_turn), event, "/data/turn")
 
-    def result(self, record) -> None:
-        event = record.item
+    def result(self, record: Record) -> None:
+        event: Event = record.item
         data = event.record.get("data")
         turn, hooks = get(data, "turn"), self.hooks
         how, run = hooks.how, hooks.current
+        assert run is not None, "the hook tracker, observed first, sets it on every hook event"
         note = ""
         if how == "left":
             note = f" (its hook/invoked at seq {run.invoked_seq} was left unanswered when its turn closed at " \
@@ -51,7 +59,7 @@ class HookRules(Family):
         self.add("DSH-E402", f"hook/result for {hook_name(key)} in turn {show(turn)} answers no unanswered "
                              f"hook/invoked{self._hint(key)}", event, "/data/handlerId")
 
-    def _hint(self, key) -> str:
+    def _hint(self, key: HookKey) -> str:
         """What the log says about the handler of a result that found no invocation."""
         answered = self.hooks.answered.get(key)
         if answered is not None:
@@ -64,13 +72,13 @@ class HookRules(Family):
                    f"turn {show(other[0])})"
         return ""
 
-    def turn_end(self, record) -> None:
-        event = record.item
+    def turn_end(self, record: Record) -> None:
+        event: Event = record.item
         for key, run in self.hooks.dropped:
             self.add("DSH-W403", f"turn closed with {hook_name(key)} (hook/invoked at seq {run.invoked_seq}) "
                                  "unanswered", event)
 
-    def at_end(self, where: dict) -> None:
+    def at_end(self, where: dict[str, int]) -> None:
         for key, run in self.hooks.unanswered():
             self.findings.append(finding("DSH-W403", f"log ends with {hook_name(key)} (hook/invoked at seq "
                                                      f"{run.invoked_seq}) unanswered", **where))

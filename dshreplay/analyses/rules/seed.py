@@ -5,17 +5,18 @@ from __future__ import annotations
 
 from dshreplay.analyses.findings import finding
 from dshreplay.analyses.rules.base import Family
+from dshreplay.core.driver import Record, Run
 from dshreplay.io.reader import seed_length
 
 
 class SeedRules(Family):
-    def begin(self, run) -> None:
+    def begin(self, run: Run) -> None:
         super().begin(run)
         self.seed_length = seed_length(run.header)
         self.types = None if self.seed_length is not None else frozenset()  # (a log with no seed: nothing to read)
         self.checked = False
 
-    def observe(self, record) -> None:
+    def observe(self, record: Record) -> None:
         event, seed = record.item, self.seed_length
         if event.seq <= seed < event.seq + event.count:
             self.checked = True

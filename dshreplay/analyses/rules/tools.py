@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dshreplay.analyses.rules.base import Family, RuleFindings, get
 from dshreplay.analyses.tools import TOOL_NOT_STARTED, ToolTracker
+from dshreplay.core.driver import Record, Run
+from dshreplay.io.reader import Event
 from dshreplay.jsvalues import MISSING, shown
 
 
@@ -13,18 +15,20 @@ class ToolRules(Family):
 
     requires = (RuleFindings, ToolTracker)
 
-    def begin(self, run) -> None:
+    tools: ToolTracker
+
+    def begin(self, run: Run) -> None:
         super().begin(run)
         self.tools = run.get(ToolTracker)
 
-    def step_end(self, record) -> None:
-        event = record.item
+    def step_end(self, record: Record) -> None:
+        event: Event = record.item
         for call_id, call_seq in self.tools.left.items():
             self.add("DSH-W211", f"step closed with tool call {shown(call_id)} (tool/call at seq {call_seq}) "
                                  "unanswered", event)
 
-    def tool_result(self, record) -> None:
-        event = record.item
+    def tool_result(self, record: Record) -> None:
+        event: Event = record.item
         data = event.record.get("data")
         if event.record.get("surfaceOp") != "append" or self.tools.answers is not None:
             return

@@ -3,11 +3,14 @@ event of a step naming the open turn and step (FORMAT.md section 7)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from dshreplay.analyses.findings import finding
 from dshreplay.analyses.rules.base import Family, RuleFindings, get, same, show
 from dshreplay.analyses.tools import ToolTracker
 from dshreplay.analyses.turns import TurnTracker
-from dshreplay.io.reader import Event
+from dshreplay.core.driver import Record, Run
+from dshreplay.io.reader import Event, PackedRun
 from dshreplay.jsvalues import MISSING, shown
 
 
@@ -19,14 +22,17 @@ class TurnRules(Family):
 
     requires = (RuleFindings, TurnTracker, ToolTracker)
 
-    def begin(self, run) -> None:
+    turns: TurnTracker
+    tools: ToolTracker
+
+    def begin(self, run: Run) -> None:
         super().begin(run)
         self.turns = run.get(TurnTracker)
         self.tools = run.get(ToolTracker)
         self.step_chunks: set[int] = set()  # the assistant/chunk seqs of the open step
 
-    def turn_start(self, record) -> None:
-        event = record.item
+    def turn_start(self, record: Record) -> None:
+        event: Event = record.item
         data = event.record.get("data")
         turn, turns = get(data, "turn"), self.turns
         if turns.prior_turn is not None:
@@ -36,8 +42,8 @@ class TurnRules(Family):
             self.add("DSH-E202", f"turn/start should number turn {expected}, not {show(turn)}", event, "/data/turn")
         self.step_chunks = set()
 
-    def turn_end(self, record) -> None:
-        event = record.item
+    def turn_end(self, record: Record) -> None:
+        event: Event = record.item
         data = event.record.get("data")
         turn, turns = get(data, "turn"), self.turns
         if turns.open_turn is None or not same(turn, turns.open_turn):
@@ -47,8 +53,8 @@ class TurnRules(Family):
             self.add("DSH-E204", f"turn/end {show(turn)} while step {show(turns.open_step)} is open", event)
         self.step_chunks = set()
 
-    def step_start(self, record) -> None:
-        event = record.item
+    def step_start(self, record: Record) -> None:
+        event: Event = record.item
         data = event.record.get("data")
         turn, step, turns = get(data, "turn"), get(data, "step"), self.turns
         if turns.open_turn is None or not same(turn, turns.open_turn):
@@ -62,13 +68,13 @@ class TurnRules(Family):
                                  f"{show(step)}", event, "/data/step")
         self.step_chunks = set()
 
-    def step_end(self, record) -> None:
-        event = record.item
+    def step_end(self, record: Record) -> None:
+        event: Event = record.item
         data = event.record.get("data")
         self.in_step(event, data)
         self.step_chunks = set()
 
-    def in_step(self, event: Event, data) -> bool:
+    def in_step(self, event: Event | PackedRun, data: Any) -> bool:
         turn, step = (data.get("turn", MISSING), data.get("step", MISSING)) if type(data) is dict \
             else (MISSING, MISSING)
         open_turn, open_step = self.turns.open_turn, self.turns.open_step
@@ -80,7 +86,7 @@ class TurnRules(Family):
             return False
         return True
 
-    def chunk(self, record) -> None:
+    def chunk(self, record: Record) -> None:
         event = record.item
         if event.row is None:
             data = event.record.get("data")
@@ -99,8 +105,8 @@ class TurnRules(Family):
                 self.in_step(event, row)
         self.step_chunks.update(range(event.seq, event.seq + event.count))
 
-    def assistant_message(self, record) -> None:
-        event = record.item
+    def assistant_message(self, record: Record) -> None:
+        event: Event = record.item
         data = event.record.get("data")
         self.in_step(event, data)
         sources = event.record.get("sourceEventSeqs")
@@ -111,13 +117,13 @@ class TurnRules(Family):
                                      f"{' ...' if len(foreign) > 5 else ''}, which are not assistant/chunk "
                                      "events of its step", event, "/sourceEventSeqs")
 
-    def tool_call(self, record) -> None:
-        event = record.item
+    def tool_call(self, record: Record) -> None:
+        event: Event = record.item
         data = event.record.get("data")
         self.in_step(event, data)
 
-    def tool_result(self, record) -> None:
-        event = record.item
+    def tool_result(self, record: Record) -> None:
+        event: Event = record.item
         data = event.record.get("data")
         if event.record.get("surfaceOp") != "append":
             if self.turns.open_turn is None:
@@ -125,11 +131,11 @@ class TurnRules(Family):
             return
         self.in_step(event, data)
 
-    def turn_scoped(self, record) -> None:
-        event = record.item
+    def turn_scoped(self, record: Record) -> None:
+        event: Event = record.item
         if self.turns.open_turn is None:
             self.add("DSH-E209", f"{event.type} outside any open turn", event)
 
-    def at_end(self, where: dict) -> None:
+    def at_end(self, where: dict[str, int]) -> None:
         if self.turns.open_turn is not None:
             self.findings.append(finding("DSH-W213", self.tools.interrupted_message(), **where))
