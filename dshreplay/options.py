@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 from dshreplay.jsvalues import parse_count, shown
 
@@ -41,6 +42,17 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
+class ProgressMeter(Protocol):
+    """What `Options.progress` is told (`core.progress.Meter` implements it, each method a no-op:
+    options sit below core, so the type is named here)."""
+
+    def start(self, total: int | None, unit: str, label: str) -> None: ...
+
+    def advance(self, done: int, unit: str) -> None: ...
+
+    def finish(self, unit: str) -> None: ...
+
+
 @dataclass(frozen=True)
 class Options:
     """How to read logs and what to report.
@@ -61,7 +73,7 @@ class Options:
     max_bytes: int = DEFAULT_MAX_BYTES
     max_line: int = DEFAULT_MAX_LINE
     jobs: int | None = None
-    progress: object = field(default=None, compare=False)
+    progress: ProgressMeter | None = field(default=None, compare=False)
     snapshot: bool = False
     select: frozenset[str] | None = None
     ignore: frozenset[str] = frozenset()
