@@ -35,7 +35,7 @@ COMPLETED, ERROR, NOT_STARTED, OUTCOME_UNKNOWN, UNREAD = (
     "completed", "error", "not started", "outcome unknown", "unread")
 TOOL_POINTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest"})
 
-HookKey = tuple[object, object, object]  # (turn, point, handlerId), each keyed by as_key
+HookKey = tuple[object, ...]  # (turn, point, handlerId), each keyed by as_key
 K = TypeVar("K")
 T = TypeVar("T")
 
@@ -520,6 +520,7 @@ class ToolTracker(Observer):
         event: Event = record.item
         data = _data(event)
         call_id = data.get("callId")
+        key: object  # (the callId, or its as_key)
         if type(call_id) is str:
             self.pending[call_id] = event.seq
             asked = self.asked.get(call_id)
