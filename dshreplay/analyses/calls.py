@@ -81,7 +81,7 @@ class Call:
         return failure_code(self.finish)
 
     def to_json(self) -> dict[str, object]:
-        out: dict[str, object] = {"call": self.call, "turn": self.turn, "step": self.step,
+        out = {"call": self.call, "turn": self.turn, "step": self.step,
                "firstChunkSeq": self.first_chunk_seq, "lastChunkSeq": self.last_chunk_seq,
                "provider": self.provider, "model": self.model, "finish": self.finish,
                "outcome": self.outcome, "errorCode": self.error_code,

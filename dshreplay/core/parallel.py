@@ -194,8 +194,7 @@ class WindowJobs(Generic[R]):
     def results(self) -> list[tuple[int, int, R]] | None:
         from concurrent.futures.process import BrokenProcessPool
         try:
-            out: list[tuple[int, int, R] | None] = ([future.result() for future in self._futures]
-                                                    if self._futures is not None else [None])
+            out = [future.result() for future in self._futures] if self._futures is not None else [None]
         except BrokenProcessPool:
             out = [None]
         finally:
