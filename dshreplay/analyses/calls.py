@@ -15,10 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from dshreplay.analyses.turns import Placed
 from dshreplay.core.driver import Observer, Record, Run
 from dshreplay.core.surface import SURFACE_TYPES, has_message
 from dshreplay.errors import DeriveError
-from dshreplay.io.reader import Event, PackedRun
 from dshreplay.jsvalues import as_key, as_text, is_time
 from dshreplay.jsvalues import dig as _get
 
@@ -139,7 +139,7 @@ class CallTracker(Observer):
         self.header: Any = None  # the latest request/header's header
 
     def observe(self, record: Record) -> None:
-        event = record.item
+        event: Any = record.item  # (an Event, or a PackedRun or member of one: its row says which)
         kind = event.type
         if kind == "assistant/chunk":
             chunk = chunk_type = None
@@ -200,7 +200,7 @@ class CallTracker(Observer):
         if call is not None:
             call.cancelled = True
 
-    def _open(self, event: Event | PackedRun, data: Any) -> Call:
+    def _open(self, event: Placed, data: Any) -> Call:
         config = _get(self.header, "config")
         call = Call(len(self.calls) + 1, "main", _get(data, "turn"), _get(data, "step"), event.seq, None,
                     self.header_seq, _get(config, "provider"), _get(config, "model"),

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from dshreplay.analyses.provenance import meter_of
+from dshreplay.analyses.turns import Stored
 from dshreplay.core.driver import Observer, Record, Run
-from dshreplay.io.reader import Event
 from dshreplay.jsvalues import MISSING, as_key, dig, js_same
 
 
@@ -95,7 +95,7 @@ class CompactionTracker(Observer):
         return record
 
     def observe(self, record: Record) -> None:
-        event: Event = record.item
+        event: Stored = record.item
         kind = event.type
         opened = self.open
         self.closed = None
@@ -150,7 +150,7 @@ class CompactionTracker(Observer):
             if cid is not MISSING:
                 self.record_for(cid).replacement_seq = record.item.seq
 
-    def _checkpoint(self, event: Event) -> None:
+    def _checkpoint(self, event: Stored) -> None:
         """A compaction checkpoint: a replacement by the `compact` plugin, with its bracket's id."""
         self.checkpoint = None
         rec = event.record

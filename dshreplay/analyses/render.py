@@ -13,7 +13,7 @@ from dshreplay.jsvalues import as_text, shown
 
 if TYPE_CHECKING:
     from dshreplay.analyses.tools import ToolCall
-    from dshreplay.io.reader import Event
+    from dshreplay.analyses.turns import Stored
 
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
@@ -154,7 +154,7 @@ def _id(value: object) -> str:
     return f" {_label(value)}" if value is not None else ""
 
 
-def event_text(event: Event, call: ToolCall | None = None) -> str:
+def event_text(event: Stored, call: ToolCall | None = None) -> str:
     """What one event says, on one line: a message's text, a tool call's name and arguments, an
     approval's question or decision, a hook's invocation and decision (exit code and stderr summary), a
     compaction's range, a chunk's delta, finish (with the provider's error) or usage, a turn's

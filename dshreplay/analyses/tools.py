@@ -24,9 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence, TypeVar
 
-from dshreplay.analyses.turns import TurnTracker
+from dshreplay.analyses.turns import Placed, Stored, TurnTracker
 from dshreplay.core.driver import Observer, Record, Run
-from dshreplay.io.reader import Event
 from dshreplay.jsvalues import MISSING, as_key, dig, is_number, shown
 
 TOOL_NOT_STARTED = "TOOL_NOT_STARTED"
@@ -228,7 +227,7 @@ class HookTracker(Observer):
         self.dropped = []
 
     def observe(self, record: Record) -> None:
-        event: Event = record.item
+        event: Stored = record.item
         data = event.record.get("data")
         kind = event.type
         if kind == "hook/invoked":
@@ -250,7 +249,7 @@ class HookTracker(Observer):
             if self.answered:
                 self.answered = {}
 
-    def _result(self, event: Event, data: Any) -> None:
+    def _result(self, event: Placed, data: Any) -> None:
         key = hook_key(data)
         how: str | None
         run, how, self.ended = self.pending.take(key), "open", None
@@ -279,7 +278,7 @@ class HookTracker(Observer):
         return self.pending.in_order()
 
 
-def _data(event: Event) -> dict[str, Any]:
+def _data(event: Stored) -> dict[str, Any]:
     data = event.record.get("data")
     return data if type(data) is dict else {}
 
@@ -500,7 +499,7 @@ class ToolTracker(Observer):
         return call
 
     def asked_for(self, record: Record) -> None:
-        event: Event = record.item
+        event: Stored = record.item
         data = _data(event)
         message = data.get("message")
         content = message.get("content") if type(message) is dict else None
@@ -517,7 +516,7 @@ class ToolTracker(Observer):
                 call.tool, call.asked_seq, call.arguments = block.get("name"), event.seq, block.get("arguments")
 
     def started(self, record: Record) -> None:
-        event: Event = record.item
+        event: Stored = record.item
         data = _data(event)
         call_id = data.get("callId")
         key: object  # (the callId, or its as_key)
@@ -538,7 +537,7 @@ class ToolTracker(Observer):
         self._at = (event.seq, call)
 
     def answered_by(self, record: Record) -> None:
-        event: Event = record.item
+        event: Stored = record.item
         data = _data(event)
         message = data.get("message")
         source = message.get("source") if type(message) is dict else None
@@ -565,7 +564,7 @@ class ToolTracker(Observer):
         self._at = (event.seq, call)
 
     def approval(self, record: Record) -> None:
-        event: Event = record.item
+        event: Stored = record.item
         data = _data(event)
         key = as_key(data.get("id"))
         entry: Approval | None
@@ -593,7 +592,7 @@ class ToolTracker(Observer):
         self._at = (event.seq, entry.call)
 
     def hook(self, record: Record) -> None:
-        event: Event = record.item
+        event: Stored = record.item
         run = self.hooks.current
         assert run is not None, "the hook tracker, observed first, sets it on every hook event"
         if event.type == "hook/result":

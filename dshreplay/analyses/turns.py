@@ -9,14 +9,40 @@ after it, `record.turn` and `record.step` are those in force for that event
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 from dshreplay.core.driver import Observer, Record, Run
-from dshreplay.io.reader import Event
 from dshreplay.jsvalues import as_text
 
 
-def _data(item: Event) -> dict[str, Any]:
+class Placed(Protocol):
+    """What every observer may read of `record.item`, whichever it is (an Event, a PackedRun
+    of chunks, a Misplaced record): where it lies, and its type and time as logged."""
+
+    @property
+    def seq(self) -> int: ...
+
+    @property
+    def count(self) -> int: ...
+
+    @property
+    def line(self) -> int: ...
+
+    @property
+    def type(self) -> Any: ...
+
+    @property
+    def time(self) -> Any: ...
+
+
+class Stored(Placed, Protocol):
+    """A `record.item` read as the one record it stores (what a handler of one event type reads)."""
+
+    @property
+    def record(self) -> dict[str, Any]: ...
+
+
+def _data(item: Stored) -> dict[str, Any]:
     data = item.record.get("data")
     return data if type(data) is dict else {}
 
@@ -107,7 +133,7 @@ class TurnTracker(Observer):
             record.turn, record.step = self.turn, self.step
 
     def step_start(self, record: Record) -> None:
-        item: Event = record.item
+        item: Stored = record.item
         data = _data(item)
         self.prior_step = self.open_step
         step = self.step = record.step = data.get("step")
@@ -120,7 +146,7 @@ class TurnTracker(Observer):
             record.then(self._closer)
 
     def turn_start(self, record: Record) -> None:
-        item: Event = record.item
+        item: Stored = record.item
         data = _data(item)
         self.prior_turn, self.prior_step = self.open_turn, self.open_step
         turn = self.turn = record.turn = data.get("turn")
@@ -156,7 +182,7 @@ class TurnSpans(TurnTracker):
 
     def step_start(self, record: Record) -> None:
         super().step_start(record)
-        item: Event = record.item
+        item: Stored = record.item
         self.steps.append(Span(item.seq, None, self.turn, self.step, item.time))
 
     def step_end(self, record: Record) -> None:
@@ -167,13 +193,13 @@ class TurnSpans(TurnTracker):
 
     def turn_start(self, record: Record) -> None:
         super().turn_start(record)
-        item: Event = record.item
+        item: Stored = record.item
         self.turns.append(Span(item.seq, None, self.turn, None, item.time))
 
     def turn_end(self, record: Record) -> None:
         turns = self.turns
         if turns and turns[-1].end is None:
-            item: Event = record.item
+            item: Stored = record.item
             turns[-1].end, turns[-1].end_time = item.seq, item.time
             turns[-1].reason = _data(item).get("reason")
         super().turn_end(record)

@@ -50,7 +50,7 @@ and goes on with those observers, as if it had read the whole log (see
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, ClassVar, Iterable
 
 from dshreplay.core.progress import BYTES
 from dshreplay.core.surface import Replacement, SurfaceFold, SurfaceState
@@ -117,9 +117,9 @@ class Observer:
               that type instead of `observe`
     """
 
-    requires: tuple = ()
-    types: frozenset | None = None
-    handlers: dict = {}
+    requires: ClassVar[tuple[type[Observer], ...]] = ()
+    types: frozenset[str] | None = None
+    handlers: ClassVar[dict[str, str]] = {}
 
     def begin(self, run: Run) -> None:
         """The header is read; `run.fold` is the fold the pass applies and

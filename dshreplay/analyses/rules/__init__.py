@@ -13,7 +13,7 @@ adds at the end what only the end of the log can tell.
 from __future__ import annotations
 
 from dshreplay.analyses.findings import DEFAULT_CAP, Finding, FindingList
-from dshreplay.analyses.rules.base import RuleFindings
+from dshreplay.analyses.rules.base import RuleFindings, Where
 from dshreplay.analyses.rules.compaction import CompactionRules, MeteringRules
 from dshreplay.analyses.rules.hooks import HookRules
 from dshreplay.analyses.rules.seed import SeedRules
@@ -38,7 +38,7 @@ class Relations(Observer):
         if not run.complete:
             return
         last = run.last_item
-        where = {"seq": last.seq + last.count - 1, "line": last.end_line} if last else {}
+        where: Where = {"seq": last.seq + last.count - 1, "line": last.end_line} if last else {}
         run.get(MeteringRules).at_end(last)
         run.get(CompactionRules).at_end()
         run.get(SeedRules).at_end(run.last_seq)

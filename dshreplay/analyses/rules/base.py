@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar, TypedDict
 
 from dshreplay.analyses.findings import DEFAULT_CAP, FindingList, finding
+from dshreplay.analyses.turns import Placed
 from dshreplay.core.driver import Observer, Run
-from dshreplay.io.reader import Event, PackedRun
 from dshreplay.jsvalues import MISSING, dig, is_number, shown
 
 num = is_number
@@ -37,6 +37,13 @@ def get(value: Any, *keys: str | int) -> Any:
     return dig(value, *keys, default=MISSING)
 
 
+class Where(TypedDict, total=False):
+    """Where a finding that only the end of the log tells lies: its last event (nothing: no event)."""
+
+    seq: int
+    line: int
+
+
 class RuleFindings(Observer):
     """The findings of a pass's relation rules: one list every family adds to
     (at most `cap` per code; see FindingList)."""
@@ -54,14 +61,14 @@ class Family(Observer):
     the pass's RuleFindings; `end` adds what only the end of the log tells
     (Relations calls it, in the order of the families' findings)."""
 
-    requires: tuple[type[Observer], ...] = (RuleFindings,)
+    requires: ClassVar[tuple[type[Observer], ...]] = (RuleFindings,)
 
     findings: FindingList
 
     def begin(self, run: Run) -> None:
         self.findings = run.get(RuleFindings).findings
 
-    def add(self, code: str, message: str, event: Event | PackedRun, pointer: str | None = None) -> None:
+    def add(self, code: str, message: str, event: Placed, pointer: str | None = None) -> None:
         self.findings.append(finding(code, message, seq=event.seq, line=event.line, pointer=pointer))
 
 
@@ -70,7 +77,7 @@ def data_of(event: Any) -> Any:  # (an Event; a PackedRun or a member of one: it
     return event.record.get("data") if event.row is None else event.row_data
 
 
-def not_open_turn(event: Event, turn: Any, open_turn: object) -> str:
+def not_open_turn(event: Placed, turn: Any, open_turn: object) -> str:
     """Why an event naming `turn` does not lie in the open turn (when it does not)."""
     if open_turn is None:
         return f"{event.type} for turn {show(turn)} outside any open turn"

@@ -14,9 +14,8 @@ from dshreplay.analyses.compaction import Bracket, CompactionTracker
 from dshreplay.analyses.findings import Finding, finding
 from dshreplay.analyses.provenance import METERS, meter_of
 from dshreplay.analyses.rules.base import Family, RuleFindings, get, not_open_turn, opt, same, show
-from dshreplay.analyses.turns import TurnTracker
+from dshreplay.analyses.turns import Placed, Stored, TurnTracker
 from dshreplay.core.driver import Record, Run
-from dshreplay.io.reader import Event, PackedRun
 from dshreplay.jsvalues import MISSING, js_same, shown
 
 
@@ -61,7 +60,7 @@ class MeteringRules(Family):
             self.add("DSH-W312", f"{meter.type} at seq {meter.seq} says it prices {shown(declared)} but the "
                                  f"replacement shadowed {shown(actual)}", meter, "/data/shadowedSeqs")
 
-    def at_end(self, last: Event | PackedRun | None) -> None:
+    def at_end(self, last: Placed | None) -> None:
         """`last`: the last event of the log."""
         if last is not None and last.type in METERS:
             meter = last
@@ -86,7 +85,7 @@ class CompactionRules(Family):
         self.deferred: list[Finding] = []  # the open bracket's turn-boundary findings, dropped if it is abandoned
 
     def boundary(self, record: Record) -> None:
-        event: Event = record.item
+        event: Stored = record.item
         b = self.brackets.open
         if b is not None:
             owner = "standalone compaction" if b.turn is None else f"compaction for turn {show(b.turn)}"
@@ -97,7 +96,7 @@ class CompactionRules(Family):
         self.findings.extend(self.deferred)
         self.deferred = []
 
-    def _owner(self, event: Event, owner: Any) -> None:
+    def _owner(self, event: Placed, owner: Any) -> None:
         open_turn = self.turns.open_turn
         if owner is None:
             if open_turn is not None:
@@ -106,7 +105,7 @@ class CompactionRules(Family):
         elif open_turn is None or not same(owner, open_turn):
             self.add("DSH-E302", not_open_turn(event, owner, open_turn), event, "/data/turn")
 
-    def _matches(self, event: Event, data: Any, b: Bracket | None) -> bool:
+    def _matches(self, event: Placed, data: Any, b: Bracket | None) -> bool:
         if b is None:
             self.add("DSH-E304", f"{event.type} has no open compaction/start", event)
             return False
@@ -120,7 +119,7 @@ class CompactionRules(Family):
         return True
 
     def start(self, record: Record) -> None:
-        event: Event = record.item
+        event: Stored = record.item
         before = self.brackets.closed
         if before is not None:
             self.add("DSH-E301", f"compaction/start while compaction {opt(before.cid)} (seq {before.start}) is open",
@@ -131,7 +130,7 @@ class CompactionRules(Family):
         self._owner(event, opened.turn)
 
     def summary(self, record: Record) -> None:
-        event: Event = record.item
+        event: Stored = record.item
         data = event.record.get("data")
         b = self.brackets.open if self.brackets.matched else None
         if not self._matches(event, data, b):
@@ -150,7 +149,7 @@ class CompactionRules(Family):
                          "/data/shadowedRange")
 
     def compaction_end(self, record: Record) -> None:
-        event: Event = record.item
+        event: Stored = record.item
         data = event.record.get("data")
         b = self.brackets.closed if self.brackets.matched else None
         if not self._matches(event, data, b):
@@ -166,7 +165,7 @@ class CompactionRules(Family):
         self._flush()
 
     def end_seed(self, record: Record) -> None:
-        event: Event = record.item
+        event: Stored = record.item
         b = self.brackets.closed
         if b is not None:
             self.add("DSH-N311", f"compaction {opt(b.cid)} (seq {b.start}) was left open before this "
@@ -174,7 +173,7 @@ class CompactionRules(Family):
             self.deferred = []  # its turn-boundary findings belong to the dead lifecycle
 
     def checkpoint(self, record: Record) -> None:
-        event: Event = record.item
+        event: Stored = record.item
         found = self.brackets.checkpoint
         if found is None:
             return

@@ -8,11 +8,10 @@ from __future__ import annotations
 from typing import Any
 
 from dshreplay.analyses.findings import finding
-from dshreplay.analyses.rules.base import Family, RuleFindings, get, not_open_turn, opt, same, show
+from dshreplay.analyses.rules.base import Family, RuleFindings, Where, get, not_open_turn, opt, same, show
 from dshreplay.analyses.tools import HookKey, HookTracker, hook_key, hook_name
-from dshreplay.analyses.turns import TurnTracker
+from dshreplay.analyses.turns import Stored, TurnTracker
 from dshreplay.core.driver import Record, Run
-from dshreplay.io.reader import Event
 
 
 class HookRules(Family):
@@ -33,14 +32,14 @@ class HookRules(Family):
         return open_turn is not None and same(turn, open_turn)
 
     def invoked(self, record: Record) -> None:
-        event: Event = record.item
+        event: Stored = record.item
         data = event.record.get("data")
         turn = get(data, "turn")
         if not self._in_turn(turn):
             self.add("DSH-E401", not_open_turn(event, turn, self.turns.open_turn), event, "/data/turn")
 
     def result(self, record: Record) -> None:
-        event: Event = record.item
+        event: Stored = record.item
         data = event.record.get("data")
         turn, hooks = get(data, "turn"), self.hooks
         how, run = hooks.how, hooks.current
@@ -73,12 +72,12 @@ class HookRules(Family):
         return ""
 
     def turn_end(self, record: Record) -> None:
-        event: Event = record.item
+        event: Stored = record.item
         for key, run in self.hooks.dropped:
             self.add("DSH-W403", f"turn closed with {hook_name(key)} (hook/invoked at seq {run.invoked_seq}) "
                                  "unanswered", event)
 
-    def at_end(self, where: dict[str, int]) -> None:
+    def at_end(self, where: Where) -> None:
         for key, run in self.hooks.unanswered():
             self.findings.append(finding("DSH-W403", f"log ends with {hook_name(key)} (hook/invoked at seq "
                                                      f"{run.invoked_seq}) unanswered", **where))

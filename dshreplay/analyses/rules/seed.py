@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dshreplay.analyses.findings import finding
 from dshreplay.analyses.rules.base import Family
+from dshreplay.analyses.turns import Placed
 from dshreplay.core.driver import Record, Run
 from dshreplay.io.reader import seed_length
 
@@ -17,8 +18,10 @@ class SeedRules(Family):
         self.checked = False
 
     def observe(self, record: Record) -> None:
+        event: Placed
         event, seed = record.item, self.seed_length
-        if event.seq <= seed < event.seq + event.count:
+        if event.seq <= seed < event.seq + event.count:  # type: ignore[operator]  # (observed only when the
+            # header gives a seed length: `types` is empty otherwise)
             self.checked = True
             if event.type != "session/end-seed":
                 self.add("DSH-E014", f"header seedLength {seed} points at {event.type}, not session/end-seed",

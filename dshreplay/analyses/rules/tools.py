@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dshreplay.analyses.rules.base import Family, RuleFindings, get
 from dshreplay.analyses.tools import TOOL_NOT_STARTED, ToolTracker
+from dshreplay.analyses.turns import Stored
 from dshreplay.core.driver import Record, Run
-from dshreplay.io.reader import Event
 from dshreplay.jsvalues import MISSING, shown
 
 
@@ -22,13 +22,13 @@ class ToolRules(Family):
         self.tools = run.get(ToolTracker)
 
     def step_end(self, record: Record) -> None:
-        event: Event = record.item
+        event: Stored = record.item
         for call_id, call_seq in self.tools.left.items():
             self.add("DSH-W211", f"step closed with tool call {shown(call_id)} (tool/call at seq {call_seq}) "
                                  "unanswered", event)
 
     def tool_result(self, record: Record) -> None:
-        event: Event = record.item
+        event: Stored = record.item
         data = event.record.get("data")
         if event.record.get("surfaceOp") != "append" or self.tools.answers is not None:
             return

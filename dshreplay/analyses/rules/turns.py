@@ -6,11 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from dshreplay.analyses.findings import finding
-from dshreplay.analyses.rules.base import Family, RuleFindings, get, same, show
+from dshreplay.analyses.rules.base import Family, RuleFindings, Where, get, same, show
 from dshreplay.analyses.tools import ToolTracker
-from dshreplay.analyses.turns import TurnTracker
+from dshreplay.analyses.turns import Placed, Stored, TurnTracker
 from dshreplay.core.driver import Record, Run
-from dshreplay.io.reader import Event, PackedRun
 from dshreplay.jsvalues import MISSING, shown
 
 
@@ -32,7 +31,7 @@ class TurnRules(Family):
         self.step_chunks: set[int] = set()  # the assistant/chunk seqs of the open step
 
     def turn_start(self, record: Record) -> None:
-        event: Event = record.item
+        event: Stored = record.item
         data = event.record.get("data")
         turn, turns = get(data, "turn"), self.turns
         if turns.prior_turn is not None:
@@ -43,7 +42,7 @@ class TurnRules(Family):
         self.step_chunks = set()
 
     def turn_end(self, record: Record) -> None:
-        event: Event = record.item
+        event: Stored = record.item
         data = event.record.get("data")
         turn, turns = get(data, "turn"), self.turns
         if turns.open_turn is None or not same(turn, turns.open_turn):
@@ -54,7 +53,7 @@ class TurnRules(Family):
         self.step_chunks = set()
 
     def step_start(self, record: Record) -> None:
-        event: Event = record.item
+        event: Stored = record.item
         data = event.record.get("data")
         turn, step, turns = get(data, "turn"), get(data, "step"), self.turns
         if turns.open_turn is None or not same(turn, turns.open_turn):
@@ -69,12 +68,12 @@ class TurnRules(Family):
         self.step_chunks = set()
 
     def step_end(self, record: Record) -> None:
-        event: Event = record.item
+        event: Stored = record.item
         data = event.record.get("data")
         self.in_step(event, data)
         self.step_chunks = set()
 
-    def in_step(self, event: Event | PackedRun, data: Any) -> bool:
+    def in_step(self, event: Placed, data: Any) -> bool:
         turn, step = (data.get("turn", MISSING), data.get("step", MISSING)) if type(data) is dict \
             else (MISSING, MISSING)
         open_turn, open_step = self.turns.open_turn, self.turns.open_step
@@ -87,7 +86,7 @@ class TurnRules(Family):
         return True
 
     def chunk(self, record: Record) -> None:
-        event = record.item
+        event: Any = record.item  # (an Event, or a PackedRun or member of one: its row says which)
         if event.row is None:
             data = event.record.get("data")
             turn, step = (data.get("turn"), data.get("step")) if type(data) is dict else (None, None)
@@ -106,7 +105,7 @@ class TurnRules(Family):
         self.step_chunks.update(range(event.seq, event.seq + event.count))
 
     def assistant_message(self, record: Record) -> None:
-        event: Event = record.item
+        event: Stored = record.item
         data = event.record.get("data")
         self.in_step(event, data)
         sources = event.record.get("sourceEventSeqs")
@@ -118,12 +117,12 @@ class TurnRules(Family):
                                      "events of its step", event, "/sourceEventSeqs")
 
     def tool_call(self, record: Record) -> None:
-        event: Event = record.item
+        event: Stored = record.item
         data = event.record.get("data")
         self.in_step(event, data)
 
     def tool_result(self, record: Record) -> None:
-        event: Event = record.item
+        event: Stored = record.item
         data = event.record.get("data")
         if event.record.get("surfaceOp") != "append":
             if self.turns.open_turn is None:
@@ -132,10 +131,10 @@ class TurnRules(Family):
         self.in_step(event, data)
 
     def turn_scoped(self, record: Record) -> None:
-        event: Event = record.item
+        event: Stored = record.item
         if self.turns.open_turn is None:
             self.add("DSH-E209", f"{event.type} outside any open turn", event)
 
-    def at_end(self, where: dict[str, int]) -> None:
+    def at_end(self, where: Where) -> None:
         if self.turns.open_turn is not None:
             self.findings.append(finding("DSH-W213", self.tools.interrupted_message(), **where))
