@@ -50,10 +50,10 @@ and goes on with those observers, as if it had read the whole log (see
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from dshreplay.core.progress import BYTES
-from dshreplay.core.surface import SurfaceFold, SurfaceState
+from dshreplay.core.surface import Replacement, SurfaceFold, SurfaceState
 from dshreplay.errors import DeriveError, DshReplayError, FoldError, LineError, ReadError, UsageError
 from dshreplay.io.reader import LogSource, TornTail
 
@@ -71,14 +71,14 @@ class Record:
                  "_then")
 
     def __init__(self, reader=None) -> None:
-        self.item = None
-        self.previous = None  # the item of the record before (None for the first)
-        self.replacement = None  # the Replacement the fold made of it
+        self.item: Any = None  # an Event or a PackedRun: observers tell them by `row`, which no checker narrows on
+        self.previous: Any = None  # the item of the record before (None for the first)
+        self.replacement: Replacement | None = None  # the Replacement the fold made of it
         self.error: FoldError | None = None  # the fold error that rejected it (SKIP)
         self.turn = None  # the turn in force (a turn/end still belongs to its turn)
         self.step = None  # the step in force (likewise)
         self.compaction = None  # the compaction bracket open after it
-        self.call = None  # the main-loop model call in force (the latest one opened)
+        self.call: Any = None  # the main-loop model call in force (the latest one opened): a calls.Call
         self._reader = reader
         self._then: list = []
 
