@@ -55,7 +55,7 @@ from typing import Any, Callable, Iterable
 from dshreplay.core.progress import BYTES
 from dshreplay.core.surface import Replacement, SurfaceFold, SurfaceState
 from dshreplay.errors import DeriveError, DshReplayError, FoldError, LineError, ReadError, UsageError
-from dshreplay.io.reader import LogSource, TornTail
+from dshreplay.io.reader import Event, LogSource, PackedRun, TornTail
 
 STOP, SKIP = "stop", "skip"
 
@@ -71,14 +71,14 @@ class Record:
                  "_then")
 
     def __init__(self, reader=None) -> None:
-        self.item: Any = None  # an Event or a PackedRun: observers tell them by `row`, which no checker narrows on
+        self.item: Any = None  # an Event, or a PackedRun (of chunks): an observer of other types reads Events
         self.previous: Any = None  # the item of the record before (None for the first)
         self.replacement: Replacement | None = None  # the Replacement the fold made of it
         self.error: FoldError | None = None  # the fold error that rejected it (SKIP)
-        self.turn = None  # the turn in force (a turn/end still belongs to its turn)
-        self.step = None  # the step in force (likewise)
-        self.compaction = None  # the compaction bracket open after it
-        self.call: Any = None  # the main-loop model call in force (the latest one opened): a calls.Call
+        self.turn: Any = None  # the turn in force (a turn/end still belongs to its turn), as logged
+        self.step: Any = None  # the step in force (likewise)
+        self.compaction: Any = None  # the compaction bracket open after it (an analyses.compaction.Bracket)
+        self.call: Any = None  # the main-loop model call in force (the latest one opened; an analyses.calls.Call)
         self._reader = reader
         self._then: list = []
 
@@ -150,7 +150,7 @@ class Run:
     final_newline: bool = True
     reader: object = field(default=None, repr=False)  # its `raw`: the line of the record being observed
     failure_view: SurfaceState | None = field(default=None, repr=False)  # the view before `failure`
-    last_item: object = None  # the last record read (set when complete)
+    last_item: Event | PackedRun | None = None  # the last record read (set when complete)
     observers: dict = field(default_factory=dict, repr=False)  # class -> the pass's observer of it
 
     def __getstate__(self) -> dict:
