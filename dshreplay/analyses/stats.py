@@ -297,7 +297,7 @@ def stats_for(item: tuple[str | Path, Options]) -> SessionStats:
         return SessionStats(str(path), error=exc)
 
 
-def _yields_message(event: Event) -> bool:
+def _yields_message(event: Any) -> bool:  # (a surface node: whatever the fold keeps, as has_message takes it)
     """Whether a surface node gives the model a message (a node dsh could not project gives none)."""
     try:
         return has_message(event)
