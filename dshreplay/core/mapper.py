@@ -7,6 +7,8 @@ process (the default of every such function), in a local process pool
 
 from __future__ import annotations
 
+__all__ = ["Mapper"]
+
 from typing import Any, Callable
 
 Mapper = Callable[[Callable[[Any], Any], list[Any]], list[Any]]
