@@ -179,7 +179,7 @@ class SessionSummary(Observer):
         self.appended: list[int] = []  # seqs of appended surface events
 
     def observe(self, record: Record) -> None:
-        event = record.item
+        event: Any = record.item  # (an Event wherever failure_of reads it: a packed run is told by its row)
         kind = event.type
         if kind == "assistant/chunk":
             if event.row is None and (failure := failure_of(event)) is not None:  # (a packed row holds no finish)

@@ -113,7 +113,7 @@ class TranscriptBuilder(Observer):
         if self.failures:
             self._end()
             return
-        item = record.item
+        item: Any = record.item  # (an Event past the row test: packed rows hold chunks only)
         if item.row is not None:
             return  # packed rows hold stream chunks only: neither messages nor finishes
         kind = item.type
