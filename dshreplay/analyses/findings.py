@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any, Iterable, Iterator
 
 ERROR, WARNING, NOTICE = "error", "warning", "notice"
 SEVERITY_RANK = {ERROR: 0, WARNING: 1, NOTICE: 2}
@@ -188,15 +189,16 @@ class Finding:
     pointer: str | None = None
     caused_by: int | None = None  # the seq of an earlier finding this one follows from
 
-    def to_json(self) -> dict:
-        body = {"code": self.code, "severity": self.severity, "seq": self.seq, "line": self.line,
+    def to_json(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"code": self.code, "severity": self.severity, "seq": self.seq, "line": self.line,
                 "pointer": self.pointer, "message": self.message}
         if self.caused_by is not None:
             body["causedBy"] = self.caused_by
         return body
 
 
-def finding(code: str, message: str, *, seq=None, line=None, pointer=None, caused_by=None) -> Finding:
+def finding(code: str, message: str, *, seq: int | None = None, line: int | None = None, pointer: str | None = None,
+            caused_by: int | None = None) -> Finding:
     return Finding(code, CODES[code].severity, message, seq, line, pointer, caused_by)
 
 
@@ -204,15 +206,15 @@ DEFAULT_CAP = 1000  # findings kept per code (then counted); --all-findings keep
 SCHEMA_CODES = frozenset({"DSH-E004", "DSH-E005"})  # capped per record: explaining a record is the costly part
 
 
-class FindingList(list):
+class FindingList(list[Finding]):
     """Findings as a producer makes them: at most `cap` per code are kept (None:
     all), the rest only counted in `omitted`, so memory stays bounded."""
 
     def __init__(self, cap: int | None = DEFAULT_CAP) -> None:
         super().__init__()
         self.cap = cap
-        self.omitted: Counter = Counter()
-        self._kept: Counter = Counter()
+        self.omitted: Counter[str] = Counter()
+        self._kept: Counter[str] = Counter()
 
     def append(self, f: Finding) -> None:
         if self.cap is not None and f.code not in SCHEMA_CODES:
@@ -222,24 +224,26 @@ class FindingList(list):
             self._kept[f.code] += 1
         super().append(f)
 
-    def extend(self, findings) -> None:
+    def extend(self, findings: Iterable[Finding]) -> None:
         for f in findings:
             self.append(f)
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[FindingList], tuple[int | None], dict[str, Counter[str]], Iterator[Finding]]:
         # (a kept pass is pickled: the cap must be set before the findings are appended again)
         return FindingList, (self.cap,), {"omitted": self.omitted, "_kept": self._kept}, iter(self)
 
 
-def cap_findings(findings: list[Finding], cap: int | None) -> tuple[list[Finding], Counter, int]:
+def cap_findings(findings: list[Finding], cap: int | None) -> tuple[list[Finding], Counter[str], int]:
     """The findings to list (in the given order), what is left out per code, and
     how many further records fail their schema: at most `cap` findings per code,
     and the schema findings of at most `cap` records."""
     if cap is None:
         return list(findings), Counter(), 0
-    kept, omitted, per_code = [], Counter(), Counter()
-    schema_records: set = set()
-    left_out: set = set()
+    kept: list[Finding] = []
+    omitted: Counter[str] = Counter()
+    per_code: Counter[str] = Counter()
+    schema_records: set[tuple[int | None, int | None]] = set()
+    left_out: set[tuple[int | None, int | None]] = set()
     for f in findings:
         if f.code in SCHEMA_CODES:
             record = (f.line, f.seq)

@@ -9,8 +9,11 @@ synthesizes nothing (no closers).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from dshreplay.analyses.index import LogIndex
+from dshreplay.analyses.tools import Closer
+from dshreplay.errors import FoldError, LineError
 from dshreplay.jsvalues import utc_time
 
 UNKNOWN = "unknown"  # a turn still open where the fold fails: its outcome lies past the answer
@@ -21,23 +24,23 @@ class Health:
     index: LogIndex
 
     @property
-    def failure(self):
+    def failure(self) -> FoldError | LineError | None:
         """Where the fold fails (None: it reads to the end)."""
         return self.index.fold_errors[0] if self.index.fold_errors else None
 
     @property
-    def closers(self) -> list:
+    def closers(self) -> list[Closer]:
         """What dsh would append on load to close an interrupted last turn (none when
         the fold fails: dsh refuses the log)."""
         return [] if self.failure is not None else list(self.index.closers)
 
-    def turn_endings(self) -> list[dict]:
+    def turn_endings(self) -> list[dict[str, Any]]:
         failure = self.failure
         return [{"turn": s.turn, "startSeq": s.start, "endSeq": s.end,
                  "ending": UNKNOWN if s.end is None and failure is not None else s.ending}
                 for s in self.index.turn_spans]
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         i = self.index
         h = i.header
         tail = i.torn_tail
@@ -50,7 +53,7 @@ class Health:
                        "seedLength": h.get("seedLength"), "origin": h.get("origin"),
                        "delegationDepth": h.get("delegationDepth"), "agentPreset": h.get("agentPreset")},
             "events": i.event_count, "lines": i.lines,
-            "answeredUpTo": None if failure is None else failure.seq - 1,
+            "answeredUpTo": None if failure is None or failure.seq is None else failure.seq - 1,
             "error": None if failure is None else failure.to_json(),
             "countsByType": dict(sorted(i.counts.items(), key=lambda kv: (-kv[1], str(kv[0])))),
             "turns": i.turns, "steps": i.steps, "calls": len(i.calls),

@@ -8,10 +8,13 @@ or as files.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator
 
+from dshreplay.core.mapper import Mapper
 from dshreplay.errors import DshReplayError
-from dshreplay.io.reader import LogSource, seed_length
+from dshreplay.io.reader import Event, LogSource, seed_length
 from dshreplay.io.store import discover
 from dshreplay.jsvalues import as_key, js_equal, shown
 from dshreplay.options import DEFAULT, Options
@@ -26,15 +29,15 @@ class Node:
     depth: object = None
     seed_length: int | None = None  # reader.seed_length of the header (None: no seed to check)
     descriptor: object = None  # the child's own subagent/descriptor data
-    children: list = field(default_factory=list)
+    children: list[Node] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     seed_checked: bool | None = None  # True: prefix equals the parent's; None: not checked
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """This node and its descendants, nested (built with an explicit stack: a
         fork chain may be thousands of sessions deep)."""
         top = self._own_json()
-        stack = [(self, top)]
+        stack: list[tuple[Node, dict[str, Any]]] = [(self, top)]
         while stack:
             node, out = stack.pop()
             for child in node.children:
@@ -43,13 +46,13 @@ class Node:
                 stack.append((child, child_json))
         return top
 
-    def _own_json(self) -> dict:
+    def _own_json(self) -> dict[str, Any]:
         return {"path": self.path, "sessionId": self.session_id, "parentSession": self.parent_id,
                 "origin": self.origin, "delegationDepth": self.depth, "seedLength": self.seed_length,
                 "descriptor": self.descriptor, "seedVerified": self.seed_checked, "problems": self.problems,
                 "children": []}
 
-    def walk(self):
+    def walk(self) -> Iterator[tuple[int, Node]]:
         """(depth, node) for this node and its descendants, depth first, parents
         before children (iterative, at any depth)."""
         stack = [(0, self)]
@@ -59,12 +62,12 @@ class Node:
             stack.extend((depth + 1, child) for child in reversed(node.children))
 
 
-def _events(source: LogSource):
+def _events(source: LogSource) -> Iterator[Event]:
     with source.reader() as reader:
         yield from (event for event in reader.events() if event.count)  # (not a line out of place)
 
 
-def _descriptor(source: LogSource, limit: int):
+def _descriptor(source: LogSource, limit: int) -> Any:
     for event in _events(source):
         if event.seq < limit:
             continue
@@ -90,12 +93,12 @@ def compare_seed(child: LogSource, parent: LogSource, seed_length: int) -> str |
     return f"the child has fewer than seedLength = {seed_length} events"
 
 
-def _comparable(record: dict) -> dict:
+def _comparable(record: dict[str, Any]) -> dict[str, Any]:
     """An event without its envelope timing: the seed repeats content, seq and type."""
     return {k: v for k, v in record.items() if k not in ("time", "seq")}
 
 
-def _node_info(item):
+def _node_info(item: tuple[str, Options]) -> Node | str:
     """A session's node (header facts and its own subagent descriptor), or why it is unreadable."""
     path, options = item
     try:
@@ -113,7 +116,8 @@ def _node_info(item):
         return str(exc)
 
 
-def lineage(inputs, options: Options = DEFAULT, mapper=None) -> tuple[list[Node], list[str]]:
+def lineage(inputs: Iterable[str | os.PathLike[str]], options: Options = DEFAULT,
+            mapper: Mapper | None = None) -> tuple[list[Node], list[str]]:
     """Build the forest. Returns (roots, problems that concern no single session).
 
     `mapper(fn, items)` reads the headers (default: in this process)."""
@@ -129,14 +133,14 @@ def lineage(inputs, options: Options = DEFAULT, mapper=None) -> tuple[list[Node]
         node = info
         sessions[id(node)] = LogSource(path, options)
         nodes.append(node)
-    by_id: dict = {}
+    by_id: dict[Any, Node] = {}
     for node in nodes:
         key = as_key(node.session_id)
         if key in by_id:
             node.problems.append(f"session id also used by {by_id[key].path}")
             continue
         by_id[key] = node
-    roots = []
+    roots: list[Node] = []
     cyclic = _on_cycles(nodes, by_id)
     for node in nodes:
         session = sessions[id(node)]
@@ -162,19 +166,19 @@ def lineage(inputs, options: Options = DEFAULT, mapper=None) -> tuple[list[Node]
     return roots, errors
 
 
-def _parent(node: Node, by_id: dict) -> Node | None:
+def _parent(node: Node, by_id: dict[Any, Node]) -> Node | None:
     return by_id.get(node.parent_id) if isinstance(node.parent_id, str) else None
 
 
-def _on_cycles(nodes: list[Node], by_id: dict) -> set[int]:
+def _on_cycles(nodes: list[Node], by_id: dict[Any, Node]) -> set[int]:
     """The ids of the nodes whose parents lead back to themselves. Each node
     has one parent at most, so one walk up from each node not yet seen, that
     stops at the first node seen before, finds every cycle: linear time."""
     walk_of: dict[int, int] = {}  # id(node) -> the walk that first reached it
     cyclic: set[int] = set()
     for start, first in enumerate(nodes):
-        path = []
-        current = first
+        path: list[Node] = []
+        current: Node | None = first
         while current is not None and id(current) not in walk_of:
             walk_of[id(current)] = start
             path.append(current)

@@ -12,9 +12,10 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Iterator
 
 from dshreplay.analyses.tools import ToolTracker
-from dshreplay.core.driver import Observer, Run
+from dshreplay.core.driver import Observer, Record, Run
 from dshreplay.io.reader import seed_length
 from dshreplay.jsvalues import MAX_SAFE_INTEGER, parse_count
 
@@ -26,15 +27,15 @@ class Spill:
     """One spilled tool result."""
 
     seq: int
-    call_id: object
-    tool: object
+    call_id: Any  # the result's source.callId, as logged
+    tool: Any  # its call's tool name, as logged
     omitted: int  # bytes left out of the model's view
     locator: str  # where dsh stored the full result
     inherited: bool  # inside a fork child's seed (the parent's spill)
     stored: int | None = None  # the stored file's size, when found under the spill root
     found: bool | None = None  # None: not looked for
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"seq": self.seq, "callId": self.call_id, "tool": self.tool, "omittedBytes": self.omitted,
                 "locator": self.locator, "inherited": self.inherited, "found": self.found,
                 "storedBytes": self.stored,
@@ -49,10 +50,10 @@ class Spills(Observer):
 
     def begin(self, run: Run) -> None:
         self.seed = seed_length(run.header) or 0
-        self.tools = run.get(ToolTracker)
+        self.tools: ToolTracker = run.get(ToolTracker)
         self.spills: list[Spill] = []
 
-    def observe(self, record) -> None:
+    def observe(self, record: Record) -> None:
         item = record.item
         if item.record.get("surfaceOp") != "append":
             return
@@ -68,7 +69,7 @@ class Spills(Observer):
                                          omitted, locator, item.seq < self.seed))
 
 
-def notes(text: str):
+def notes(text: str) -> Iterator[tuple[int, str]]:
     """(bytes omitted, locator) of each spill note in a tool result's text. dsh
     writes the count as a JavaScript number: a count past 2**53 - 1 is no
     note of dsh's, and is not read as one."""
@@ -78,7 +79,7 @@ def notes(text: str):
             yield omitted, match.group(2)
 
 
-def _texts(content, depth: int = 0):
+def _texts(content: Any, depth: int = 0) -> Iterator[str]:
     """Every text of a result's content blocks (results nest results; 20 levels at most)."""
     if type(content) is str:
         yield content

@@ -14,21 +14,25 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, TypeGuard
 
-from dshreplay.analyses.calls import CallTracker, failed, failure_code, retried_calls
+from dshreplay.analyses.calls import Call, CallTracker, failed, failure_code, retried_calls
 from dshreplay.analyses.health import UNKNOWN
-from dshreplay.analyses.index import Indexer
+from dshreplay.analyses.index import Indexer, LogIndex
 from dshreplay.analyses.tools import ToolLedger
 from dshreplay.analyses.turns import TurnSpans
-from dshreplay.core.driver import STOP, Observer, Run, run_pass
+from dshreplay.core.driver import STOP, Observer, Record, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, has_message
-from dshreplay.errors import DeriveError, DshReplayError
-from dshreplay.io.reader import LogSource
+from dshreplay.errors import DeriveError, DshReplayError, FoldError, LineError
+from dshreplay.io.reader import Event, LogSource, TornTail
 from dshreplay.jsvalues import as_text, is_number, is_time, utc_time
 from dshreplay.jsvalues import dig as _get
+from dshreplay.options import Options
 
 TOKEN_FIELDS = (("input", "inputTokens"), ("output", "outputTokens"), ("cacheRead", "cacheReadTokens"),
                 ("reasoning", "reasoningTokens"))
+Timing = dict[str, float]  # count, totalMs, medianMs, maxMs of a list of durations
 DENIED = ("rejected", "cancelled", "unavailable")  # (a tuple: an outcome may be any value, a list too)
 
 
@@ -41,42 +45,42 @@ class SessionStats:
     start: str | None = None  # UTC: the first turn's start (else the header's createdAt)
     end: str | None = None  # UTC: the last turn's end (or start)
     duration_ms: object = None
-    models: list = field(default_factory=list)  # [{"provider", "model"}] of every model call
+    models: list[dict[str, str]] = field(default_factory=list)  # [{"provider", "model"}] of every model call
     events: int = 0
     turns: int = 0
     steps: int = 0
     calls: int = 0
     auxiliary_calls: int = 0
     retries: int = 0  # calls issued again in their step after a failed call (calls.retried_calls)
-    tools: dict = field(default_factory=dict)  # name -> {"calls": n, "errors": n}
-    approvals: dict = field(default_factory=lambda: {"asked": 0, "decided": 0, "denied": 0, "undecided": 0})
-    compactions: dict = field(default_factory=lambda: {"summaries": 0, "prunes": 0, "failed": 0, "open": 0})
-    tokens: dict = field(default_factory=lambda: {name: 0 for name, _ in TOKEN_FIELDS})
+    tools: dict[str, dict[str, int]] = field(default_factory=dict)  # name -> {"calls": n, "errors": n}
+    approvals: dict[str, int] = field(default_factory=lambda: {"asked": 0, "decided": 0, "denied": 0, "undecided": 0})
+    compactions: dict[str, int] = field(default_factory=lambda: {"summaries": 0, "prunes": 0, "failed": 0, "open": 0})
+    tokens: dict[str, float] = field(default_factory=lambda: {name: 0 for name, _ in TOKEN_FIELDS})
     surface_now: int = 0
     appended: int = 0
     forgotten: int = 0  # appended messages no longer on the surface
-    times: dict = field(default_factory=dict)
-    failed_calls: dict = field(default_factory=dict)  # error code -> main-loop calls that failed with it
+    times: dict[str, Timing | None] = field(default_factory=dict)
+    failed_calls: dict[str, int] = field(default_factory=dict)  # error code -> main-loop calls that failed with it
     cancelled_calls: int = 0  # main-loop calls an abort cut short (calls.CANCELLED)
-    tokens_by_model: dict = field(default_factory=dict)
-    turn_endings: list = field(default_factory=list)  # how each turn ended (see turns.Span.ending)
-    turn_spans: list = field(default_factory=list)  # [{"turn", "startSeq", "endSeq", "ending"}]
-    spills: dict = field(default_factory=lambda: {"results": 0, "omittedBytes": 0, "inherited": 0})
+    tokens_by_model: dict[str, dict[str, float]] = field(default_factory=dict)
+    turn_endings: list[str] = field(default_factory=list)  # how each turn ended (see turns.Span.ending)
+    turn_spans: list[dict[str, Any]] = field(default_factory=list)  # [{"turn", "startSeq", "endSeq", "ending"}]
+    spills: dict[str, int] = field(default_factory=lambda: {"results": 0, "omittedBytes": 0, "inherited": 0})
     title: str | None = None  # the last session/title's title
-    failures: list = field(default_factory=list)  # what went wrong, from log-only events (`failure_of`)
+    failures: list[dict[str, Any]] = field(default_factory=list)  # what went wrong, from log-only events (`failure_of`)
     # why the figures are missing (the log cannot be read: answered_up_to None) or stop short
     # (where the fold fails: the figures are those of seqs 0..answered_up_to)
     error: DshReplayError | None = None
     answered_up_to: int | None = None
-    fold_error: object = None  # the first event the fold rejected (or line it could not read), if any
-    torn_tail: object = None  # reader.TornTail: a half-written last line, left out of the figures
+    fold_error: FoldError | LineError | None = None  # the first event the fold rejected (or line it could not read)
+    torn_tail: TornTail | None = None  # reader.TornTail: a half-written last line, left out of the figures
 
     @property
     def unreadable(self) -> bool:
         return self.error is not None and self.answered_up_to is None
 
-    def to_json(self) -> dict:
-        out = {"path": self.path, "error": None if self.error is None else self.error.to_json(),
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"path": self.path, "error": None if self.error is None else self.error.to_json(),
                "answeredUpTo": self.answered_up_to, "sessionId": self.session_id, "start": self.start,
                "end": self.end, "durationMs": self.duration_ms, "models": self.models, "events": self.events,
                 "turns": self.turns,
@@ -100,7 +104,7 @@ FAILURE_TYPES = frozenset({"assistant/chunk", "turn/end", "llm/retry", "hook/res
                            "compaction/end"})
 
 
-def failure_of(event) -> dict | None:
+def failure_of(event: Event) -> dict[str, Any] | None:
     """What went wrong at a log-only event, as the session summary lists it (None: nothing):
     a provider's error that ended a model call (its finish chunk) or a turn, a retry and the
     failure it follows, a hook that exited non-zero or wrote to stderr, a slash command or a
@@ -133,9 +137,9 @@ def failure_of(event) -> dict | None:
             "code": failure.get("code"), "status": failure.get("status"), "message": failure.get("message")}
 
 
-def failed_calls(calls) -> dict:
+def failed_calls(calls: Iterable[Call]) -> dict[str, int]:
     """Main-loop calls that failed, by error code (a finish of kind error, or one carrying a failure)."""
-    by_code: dict = {}
+    by_code: dict[str, int] = {}
     for call in calls:
         if failed(call.finish):
             code = as_text(failure_code(call.finish))
@@ -143,9 +147,9 @@ def failed_calls(calls) -> dict:
     return dict(sorted(by_code.items()))
 
 
-def tokens_by_model(calls) -> dict:
+def tokens_by_model(calls: Iterable[Call]) -> dict[str, dict[str, float]]:
     """Token counts summed per provider/model, from each call's usage."""
-    out: dict = {}
+    out: dict[str, dict[str, float]] = {}
     for call in calls:
         if type(call.usage) is dict:
             totals = out.setdefault(f"{as_text(call.provider)}/{as_text(call.model)}", {})
@@ -155,7 +159,7 @@ def tokens_by_model(calls) -> dict:
     return {model: dict(sorted(t.items())) for model, t in sorted(out.items())}
 
 
-def _summary(values: list) -> dict | None:
+def _summary(values: list[float]) -> Timing | None:
     if not values:
         return None
     return {"count": len(values), "totalMs": sum(values), "medianMs": statistics.median(values),
@@ -170,12 +174,12 @@ class SessionSummary(Observer):
 
     def begin(self, run: Run) -> None:
         self.stats: SessionStats | None = None
-        self.title = None
-        self.failures: list[dict] = []
+        self.title: Any = None
+        self.failures: list[dict[str, Any]] = []
         self.appended: list[int] = []  # seqs of appended surface events
 
-    def observe(self, record) -> None:
-        event = record.item
+    def observe(self, record: Record) -> None:
+        event: Any = record.item  # (an Event wherever failure_of reads it: a packed run is told by its row)
         kind = event.type
         if kind == "assistant/chunk":
             if event.row is None and (failure := failure_of(event)) is not None:  # (a packed row holds no finish)
@@ -193,6 +197,9 @@ class SessionSummary(Observer):
         self.stats = self._summary(run)
 
     def _summary(self, run: Run) -> SessionStats:
+        index: LogIndex
+        turns: TurnSpans
+        tools: ToolLedger
         index, turns, tools = run.get(Indexer).index, run.get(TurnSpans), run.get(ToolLedger)
         out = SessionStats(index.path, index.header.get("id"), events=index.event_count, turns=index.turns,
                            steps=index.steps, calls=len(index.calls), auxiliary_calls=len(index.auxiliary_calls),
@@ -224,17 +231,17 @@ class SessionSummary(Observer):
         out.approvals = {"asked": len(asked), "decided": sum(1 for a in approvals if a.decided_seq is not None),
                          "denied": sum(1 for a in approvals if a.outcome in DENIED),
                          "undecided": sum(1 for a in asked if a.decided_seq is None)}
-        tool_ms = []
-        for call in tools.calls:
-            if call.call_seq is None:
+        tool_ms: list[float] = []
+        for tool_call in tools.calls:
+            if tool_call.call_seq is None:
                 continue
-            name = call.tool if type(call.tool) is str else "?"
+            name = tool_call.tool if type(tool_call.tool) is str else "?"
             entry = out.tools.setdefault(name, {"calls": 0, "errors": 0})
             entry["calls"] += 1
-            if call.result_seq is not None and call.is_error:
+            if tool_call.result_seq is not None and tool_call.is_error:
                 entry["errors"] += 1
-            if call.result_seq is not None and _timed(call.started_at) and _timed(call.finished_at):
-                tool_ms.append(call.finished_at - call.started_at)
+            if tool_call.result_seq is not None and _timed(tool_call.started_at) and _timed(tool_call.finished_at):
+                tool_ms.append(tool_call.finished_at - tool_call.started_at)
         out.tools = dict(sorted(out.tools.items()))
         spans = turns.turns
         turn_ms = [s.end_time - s.start_time for s in spans
@@ -251,7 +258,7 @@ class SessionSummary(Observer):
         out.cancelled_calls = sum(1 for call in index.calls if call.cancelled)
         out.fold_error = failure
         if stopped is not None:
-            out.error, out.answered_up_to = stopped, stopped.seq - 1
+            out.error, out.answered_up_to = stopped, run.answered_up_to
         out.torn_tail = index.torn_tail
         out.tokens_by_model = tokens_by_model(every_call)
         endings = [UNKNOWN if s.end is None and stopped is not None else s.ending for s in spans]
@@ -264,19 +271,21 @@ class SessionSummary(Observer):
         return out
 
 
-def session_stats(source) -> SessionStats:
+def session_stats(source: LogSource) -> SessionStats:
     """The summary of one log (a LogSource), in one pass that stops where the fold
     fails (the figures are then those of the events before it)."""
     summary = SessionSummary()
     run_pass(source, [summary], on_fold_error=STOP)
+    assert summary.stats is not None  # (its finish made it: the pass read to its end or stop)
     return summary.stats
 
 
-def _timed(value) -> bool:
+def _timed(value: object) -> TypeGuard[float]:
+    """A usable time (`is_time`): a number, so two of them subtract."""
     return is_time(value)
 
 
-def stats_for(item) -> SessionStats:
+def stats_for(item: tuple[str | Path, Options]) -> SessionStats:
     """`session_stats` of one log, given as (path, options), or a row carrying
     why it cannot be read."""
     path, options = item
@@ -288,7 +297,7 @@ def stats_for(item) -> SessionStats:
         return SessionStats(str(path), error=exc)
 
 
-def _yields_message(event) -> bool:
+def _yields_message(event: Any) -> bool:  # (a surface node: whatever the fold keeps, as has_message takes it)
     """Whether a surface node gives the model a message (a node dsh could not project gives none)."""
     try:
         return has_message(event)

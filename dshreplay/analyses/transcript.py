@@ -13,15 +13,17 @@ is shown, in the transcript command and in a bundle's transcript.md alike.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Callable, Iterable
 
 from dshreplay.analyses.calls import CallTracker, failed, finish_text
 from dshreplay.analyses.provenance import ShadowTracker
 from dshreplay.analyses.render import message_text, role_of, without_reasoning
 from dshreplay.analyses.tools import ToolLedger
 from dshreplay.analyses.turns import TurnSpans, turn_ending
-from dshreplay.core.driver import STOP, Observer, Run, run_pass
+from dshreplay.core.driver import STOP, Observer, Record, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
-from dshreplay.errors import DeriveError
+from dshreplay.errors import DeriveError, FoldError, LineError
+from dshreplay.io.reader import Event, LogSource
 from dshreplay.jsvalues import as_text, utc_time
 
 
@@ -42,7 +44,7 @@ class Entry:
     turn: object = None  # turn-end: the turn; failed-call: its turn
     call: int | None = None  # failed-call: the call's number (from 1)
     ending: str | None = None  # turn-end: turn_ending(); failed-call: finish_text(); fold-failure: why
-    tools: tuple = ()  # a tool result's (callId, tool) per result block, by the tool tracker
+    tools: tuple[tuple[Any, Any], ...] = ()  # a tool result's (callId, tool) per result block, by the tool tracker
 
     def text(self, reasoning: bool = True) -> str:
         """The message's text (a replacement's: the replacing message's), tool results
@@ -50,7 +52,7 @@ class Entry:
         holds messages without their reasoning blocks already.)"""
         return message_text(self.message, reasoning, dict(self.tools) if self.tools else None)
 
-    def _calls(self) -> dict:
+    def _calls(self) -> dict[str, Any]:
         return {"calls": [{"callId": c, "tool": t} for c, t in self.tools]} if self.tools else {}
 
     def marker_text(self) -> str:
@@ -62,13 +64,12 @@ class Entry:
             return f"[turn {as_text(self.turn)} ended: {self.ending} at seq {self.seq}]"
         if self.entry == "failed-call":
             return f"[call {self.call} failed: {self.ending} at seq {self.seq}]"
-        what = {"summary": "summary", "prune": "prune", "tool-result-rewrite": "rewritten tool result"}.get(
-            self.kind, "replacement")
+        what = _REPLACED_BY.get(self.kind, "replacement")
         shadowed = self.shadowed
         span = f"seq {shadowed[0]}" if len(shadowed) == 1 else f"seqs {shadowed[0]}-{shadowed[-1]}"
         return f"[{span} replaced for the model by {what} at seq {self.seq}]"
 
-    def to_json(self, reasoning: bool = True) -> dict:
+    def to_json(self, reasoning: bool = True) -> dict[str, Any]:
         if self.entry == "replacement":
             return {"seq": self.seq, "entry": self.entry, "kind": self.kind, "shadowedSeqs": list(self.shadowed),
                     "text": self.marker_text(), "time": self.time,
@@ -86,6 +87,10 @@ class Entry:
                 **self._calls(), "text": self.text(reasoning), "message": self.message}
 
 
+_REPLACED_BY: dict[str | None, str] = {"summary": "summary", "prune": "prune",
+                                        "tool-result-rewrite": "rewritten tool result"}
+
+
 class TranscriptBuilder(Observer):
     """Collects transcript entries. Where the fold fails it adds the fold-failure
     marker and takes nothing more (run it with on_fold_error=STOP). Messages keep
@@ -94,21 +99,21 @@ class TranscriptBuilder(Observer):
     requires = (ShadowTracker, CallTracker, TurnSpans, ToolLedger)
 
     def __init__(self, reasoning: bool = False) -> None:
-        self.shown = (lambda message: message) if reasoning else without_reasoning
+        self.shown: Callable[[Any], Any] = (lambda message: message) if reasoning else without_reasoning
 
     def begin(self, run: Run) -> None:
-        self.tools = run.get(ToolLedger)
-        self.shadows = run.get(ShadowTracker)
-        self.turns = run.get(TurnSpans)
+        self.tools: ToolLedger = run.get(ToolLedger)
+        self.shadows: ShadowTracker = run.get(ShadowTracker)
+        self.turns: TurnSpans = run.get(TurnSpans)
         self.entries: list[Entry] = []
-        self.failures = run.fold_errors
+        self.failures: list[FoldError | LineError] = run.fold_errors
         self.ended = False  # the fold failed: the marker is written
 
-    def observe(self, record) -> None:
+    def observe(self, record: Record) -> None:
         if self.failures:
             self._end()
             return
-        item = record.item
+        item: Any = record.item  # (an Event past the row test: packed rows hold chunks only)
         if item.row is not None:
             return  # packed rows hold stream chunks only: neither messages nor finishes
         kind = item.type
@@ -134,7 +139,7 @@ class TranscriptBuilder(Observer):
                 self.entries.append(Entry(item.seq, "failed-call", time=utc_time(item.time), turn=call.turn,
                                           call=call.call, ending=finish_text(call.finish)))
 
-    def _tools(self, item, kind, message) -> tuple:
+    def _tools(self, item: Event, kind: str | None, message: Any) -> tuple[tuple[Any, Any], ...]:
         return self.tools.names(item.seq, message) if kind == "tool/result" else ()
 
     def finish(self, run: Run) -> None:
@@ -142,29 +147,31 @@ class TranscriptBuilder(Observer):
             self._end()
             return
         last = self.turns.turns[-1] if self.turns.turns else None
-        if run.complete and last is not None and last.is_open:
+        if run.complete and last is not None and last.is_open and run.last_seq is not None:
             self.entries.append(Entry(run.last_seq, "turn-end", turn=last.turn, ending="interrupted"))
 
     def _end(self) -> None:
         if not self.ended:
             failure = self.failures[0]
-            self.entries.append(Entry(failure.seq, "fold-failure", kind=failure.code, ending=failure.message))
+            seq = -1 if failure.seq is None else failure.seq  # (-1: before any event; a pass's failures have a seq)
+            self.entries.append(Entry(seq, "fold-failure", kind=failure.code, ending=failure.message))
             self.ended = True
 
 
-def _message(item) -> tuple[bool, object]:
+def _message(item: Event) -> tuple[bool, object]:
     try:
         return derive_message(item)
     except DeriveError:
         return True, item.record.get("data")
 
 
-def _data(item) -> dict:
+def _data(item: Event) -> dict[str, Any]:
     data = item.record.get("data")
     return data if type(data) is dict else {}
 
 
-def transcript(source, observers=(), reasoning: bool = False) -> tuple[list[Entry], object]:
+def transcript(source: LogSource, observers: Iterable[Observer] = (),
+               reasoning: bool = False) -> tuple[list[Entry], FoldError | LineError | None]:
     """Transcript entries of a log (a LogSource), in one pass, and where the fold
     fails (None: it does not): the entries then end with the fold-failure marker.
     Reasoning blocks are left out of the messages unless `reasoning`."""

@@ -199,7 +199,7 @@ class _Upto(io.RawIOBase):
 
 
 @contextmanager
-def sized_file(path, shown: str) -> Iterator[tuple[BinaryIO, int]]:
+def sized_file(path: str | os.PathLike[str], shown: str) -> Iterator[tuple[io.BufferedReader[_Upto], int]]:
     """A file opened as every input is (`open_regular`: a regular file, never a
     pipe or a device, never blocking) and read no further than the size it had
     when opened: a /proc file says 0 bytes and would never end, and a log being

@@ -291,8 +291,9 @@ def input_facts(source: LogSource, prefix: int | None = None, *, seal: bool = Tr
     return {"size": size, "sha256": digest.hexdigest()}, None if sealing is None else sealing.digest(), prefix_key
 
 
-def index_log(path, options: Options = DEFAULT, redactor: Redactor | None = None, messages: bool = False,
-              resume: bytes | None = None, keep: bool = False, hasher: InputHash = PLAIN_HASH) -> Indexed:
+def index_log(path: str | os.PathLike[str], options: Options = DEFAULT, redactor: Redactor | None = None,
+              messages: bool = False, resume: tuple[int, bytes, int] | None = None, keep: bool = False,
+              hasher: InputHash = PLAIN_HASH) -> Indexed:
     """One log's rows, in one pass (validate's, with the trackers as observers), and its facts.
 
     keep    also return the pass's state where the log ends (`Indexed.state`, sealed with a key of

@@ -24,11 +24,17 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import os
 import struct
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from dshreplay.errors import ReadError, UsageError
 from dshreplay.io.reader import read_small_file, shown_path
 from dshreplay.jsvalues import MAX_SAFE_INTEGER, json_bytes, nesting_room
+
+if TYPE_CHECKING:  # (cryptography is imported only by the commands that sign or check)
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 NAMESPACE = "dshreplay"
 MAGIC = b"SSHSIG"
@@ -40,20 +46,20 @@ MAX_KEY_FILE = 64 * 1024
 
 # -- the digest ---------------------------------------------------------------
 
-def representable(value):
+def representable(value: Any) -> Any:
     """`value` with every integer JCS cannot write exactly (beyond ±(2^53 - 1)) made
     its decimal string; walked with an explicit stack (a header value may nest 1,024 deep)."""
-    def fix(item):
+    def fix(item: Any) -> Any:
         if type(item) is int and not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
             return str(item)
         return item
     root = [value]
-    stack = [(root, 0)]
+    stack: list[tuple[Any, Any]] = [(root, 0)]  # (a list or dict holding a value, its index or key)
     while stack:
         holder, key = stack.pop()
         item = holder[key]
         if type(item) is dict:
-            copy = dict(item)
+            copy: dict[Any, Any] | list[Any] = dict(item)
             holder[key] = copy
             stack.extend((copy, k) for k in copy)
         elif type(item) is list:
@@ -65,7 +71,7 @@ def representable(value):
     return root[0]
 
 
-def canonical(value) -> bytes:
+def canonical(value: Any) -> bytes:
     """The RFC 8785 canonical form of a JSON value; ValueError names what JCS cannot write."""
     import rfc8785
     try:
@@ -80,14 +86,15 @@ def manifest_digest(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
-def legacy_digest(manifest: dict) -> str:
+def legacy_digest(manifest: dict[str, Any]) -> str:
     """The digest of a bundle of format 1 or 2: SHA-256 of orjson's sorted, compact form."""
     return "sha256:" + hashlib.sha256(json_bytes(manifest, sort_keys=True)).hexdigest()
 
 
 # -- keys ---------------------------------------------------------------------
 
-def _crypto():
+def _crypto() -> tuple[ModuleType, ModuleType, tuple[type[Exception], type[Exception]]]:
+    """cryptography's serialization and ed25519 modules, and (InvalidSignature, UnsupportedAlgorithm)."""
     try:
         from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
         from cryptography.hazmat.primitives import serialization
@@ -101,7 +108,7 @@ def _string(data: bytes) -> bytes:
     return struct.pack(">I", len(data)) + data
 
 
-def public_blob(key) -> bytes:
+def public_blob(key: Ed25519PublicKey) -> bytes:
     """An Ed25519 public key in SSH wire form (what an OpenSSH public key line holds in base64)."""
     serialization, _, _ = _crypto()
     raw = key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
@@ -114,7 +121,7 @@ def fingerprint(blob: bytes) -> str:
     return "SHA256:" + base64.b64encode(hashlib.sha256(blob).digest()).decode().rstrip("=")
 
 
-def _key_file(key_file, option: str, what: str) -> tuple[bytes, str]:
+def _key_file(key_file: str | os.PathLike[str], option: str, what: str) -> tuple[bytes, str]:
     """A key file's bytes (read as every small input is) and its name as shown; a usage error naming
     the option when it cannot be read."""
     shown = shown_path(key_file)
@@ -127,7 +134,7 @@ def _key_file(key_file, option: str, what: str) -> tuple[bytes, str]:
 class Signer:
     """An Ed25519 private key: an OpenSSH key file (`ssh-keygen -t ed25519`) or a PEM one."""
 
-    def __init__(self, key_file) -> None:
+    def __init__(self, key_file: str | os.PathLike[str]) -> None:
         serialization, ed25519, (_, unsupported) = _crypto()
         data, shown = _key_file(key_file, "--sign-key", "the signing key")
         try:
@@ -144,7 +151,7 @@ class Signer:
         if not isinstance(key, ed25519.Ed25519PrivateKey):
             raise UsageError(f"--sign-key {shown}: the signing key must be an Ed25519 key "
                              "(ssh-keygen -t ed25519)")
-        self.key = key
+        self.key: Ed25519PrivateKey = key
         self.fingerprint = fingerprint(public_blob(key.public_key()))
 
     def sign(self, message: bytes) -> bytes:
@@ -164,13 +171,14 @@ def _signed_data(hash_name: str, digest: bytes) -> bytes:
     return MAGIC + _string(NAMESPACE.encode()) + _string(b"") + _string(hash_name.encode()) + _string(digest)
 
 
-def trusted_keys(key_file) -> list:
+def trusted_keys(key_file: str | os.PathLike[str]) -> list[Ed25519PublicKey]:
     """The Ed25519 public keys of a file given to --public-key: a PEM public key, OpenSSH
     public key lines (`ssh-ed25519 AAAA... comment`), or an allowed_signers file
     (`PRINCIPALS [OPTIONS] ssh-ed25519 AAAA...`; a line whose `namespaces=` leaves out
     "dshreplay", or that is a `cert-authority`, is not used)."""
     serialization, ed25519, (_, unsupported) = _crypto()
     data, shown = _key_file(key_file, "--public-key", "the public key")
+    keys: list[Any]  # (keys of any kind, then the Ed25519 ones)
     if b"-----BEGIN PUBLIC KEY-----" in data:
         try:
             keys = [serialization.load_pem_public_key(data)]
@@ -185,7 +193,7 @@ def trusted_keys(key_file) -> list:
     return keys
 
 
-def _key_of_line(line: bytes):
+def _key_of_line(line: bytes) -> object:
     """The public key of one line of an OpenSSH public key or allowed_signers file (None: none usable)."""
     serialization, _, (_, unsupported) = _crypto()
     words = line.split()
@@ -208,7 +216,8 @@ def _key_of_line(line: bytes):
 
 def _options(text: bytes) -> list[bytes]:
     """An allowed_signers line's options: split at the commas outside double quotes."""
-    parts, start, quoted = [], 0, False
+    parts: list[bytes] = []
+    start, quoted = 0, False
     for at, byte in enumerate(text):
         if byte == ord('"'):
             quoted = not quoted
@@ -238,7 +247,8 @@ class _Wire:
         return self.take(struct.unpack(">I", self.take(4))[0])
 
 
-def check_ssh_signature(armored: bytes, message: bytes, keys: list) -> tuple[str | None, str | None]:
+def check_ssh_signature(armored: bytes, message: bytes,
+                        keys: list[Ed25519PublicKey]) -> tuple[str | None, str | None]:
     """Whether the armored SSH signature is one of `message` in namespace "dshreplay"
     by one of `keys`: (why not, or None; the fingerprint of the key it names, or None)."""
     _, _, (invalid, _) = _crypto()
@@ -271,7 +281,7 @@ def check_ssh_signature(armored: bytes, message: bytes, keys: list) -> tuple[str
     return None, named
 
 
-def check_legacy_signature(keys: list, digest: str, signature: str) -> bool:
+def check_legacy_signature(keys: list[Ed25519PublicKey], digest: str, signature: str) -> bool:
     """Whether `signature` (hex) of a format 1 or 2 bundle is the Ed25519 signature of
     the text of its digest by one of `keys`."""
     _, _, (invalid, _) = _crypto()

@@ -29,14 +29,18 @@ use them.
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Iterable
 
 import orjson
 
+from dshreplay.core.mapper import Mapper
 from dshreplay.core.passstate import StateError
 from dshreplay.errors import DshReplayError, OutputError, UsageError
 from dshreplay.io.reader import LogSource, read_small_file, shown_path
@@ -56,13 +60,16 @@ from dshreplay.output.rows import (
     unreadable_row,
 )
 
+if TYPE_CHECKING:  # (DuckDB is imported only by the commands that use it)
+    from duckdb import DuckDBPyConnection
+
 SQL_EXTRA = "needs the sql extra (DuckDB, pyarrow, cryptography): pip install 'dshreplay[sql]'"
 BATCH = 256  # logs whose rows are built and written at a time (memory: a batch of sessions, never the store)
 DUCKDB_MEMORY = "512MB"  # DuckDB's cache of the database while it is written (it spills past that)
 ARROW_TYPES = {"VARCHAR": "string", "BIGINT": "int64", "DOUBLE": "float64", "BOOLEAN": "bool_"}
 
 
-def duckdb_module():
+def duckdb_module() -> ModuleType:
     """DuckDB, or a UsageError saying how to install it (one line, exit 2)."""
     try:
         import cryptography  # noqa: F401 - (kept passes are sealed)
@@ -86,7 +93,7 @@ class IndexOptions:
     parquet: Path | None = None
     hasher: InputHash = PLAIN_HASH
 
-    def settings(self) -> dict:
+    def settings(self) -> dict[str, Any]:
         """What the rows depend on: a database built with other settings is not updated with these."""
         rules = None
         if self.rules is not None:
@@ -100,17 +107,17 @@ class IndexReport:
     """What one run of `index` did, log by log."""
 
     db: str
-    new: list = field(default_factory=list)
-    appended: list = field(default_factory=list)  # (log, what grew)
+    new: list[str] = field(default_factory=list)
+    appended: list[tuple[str, str]] = field(default_factory=list)  # (log, what grew)
     resumed: int = 0  # grown logs read on from where they had been indexed (the others were read whole)
-    rewritten: list = field(default_factory=list)  # (log, how it changed): indexed again whole
+    rewritten: list[tuple[str, str]] = field(default_factory=list)  # (log, how it changed): indexed again whole
     unchanged: int = 0
-    vanished: list = field(default_factory=list)
-    unreadable: list = field(default_factory=list)  # (log, why)
+    vanished: list[str] = field(default_factory=list)
+    unreadable: list[tuple[str, str]] = field(default_factory=list)  # (log, why)
     sessions: int = 0  # sessions in the database after the run
     parquet: str | None = None
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"db": self.db, "sessions": self.sessions, "new": self.new,
                 "appended": [{"log": log, "detail": d} for log, d in self.appended], "resumed": self.resumed,
                 "rewritten": [{"log": log, "detail": d} for log, d in self.rewritten],
@@ -122,7 +129,7 @@ class IndexReport:
 class _Job:
     path: str
     key: str
-    known: dict | None
+    known: dict[str, Any] | None  # what the last run recorded of the log (the export's facts)
     options: IndexOptions
     state: bytes | None = None  # the pass kept where the log ended when it was indexed
 
@@ -145,7 +152,7 @@ def _index_job(job: _Job) -> _Done:
             if input_facts(source, seal=False, hasher=hasher)[0] == {"size": job.known.get("size"),
                                                                      "sha256": job.known.get("sha256")}:
                 return _Done(None, "unchanged")  # (the same bytes: one streaming hash, no line read)
-            growth = check_growth(Path(source.file), Exported.of(job.known, ""), options=job.options.read,
+            growth = check_growth(Path(source.file or job.path), Exported.of(job.known, ""), options=job.options.read,
                                   hasher=hasher)
         except (DshReplayError, OSError, EntryError) as exc:
             growth = None
@@ -156,8 +163,9 @@ def _index_job(job: _Job) -> _Done:
             change = "appended" if growth.status == "grew" else "rewritten"
             detail = growth.detail
             state = job.state if growth.status == "grew" else None
-    redactor = (job.options.read.redactor or Redactor()).for_calls(())
-    if state is not None:
+    given = job.options.read.redactor  # (Options names no output type: a Redactor, or None)
+    redactor = (given if isinstance(given, Redactor) else Redactor()).for_calls(())
+    if state is not None and job.known is not None:  # (a kept state is the known log's)
         try:
             return _Done(index_log(job.path, job.options.read, redactor, job.options.messages,
                                    resume=(job.known["size"], state, job.known["chain"]["lines"]), keep=True,
@@ -170,14 +178,14 @@ def _index_job(job: _Job) -> _Done:
     return _Done(indexed, change, detail)
 
 
-def update_index(inputs, db: Path, options: IndexOptions, mapper=None) -> IndexReport:
+def update_index(inputs: list[str], db: Path, options: IndexOptions, mapper: Mapper | None = None) -> IndexReport:
     """Bring the database `db` up to date with the logs found in `inputs` (see the module)."""
     duckdb = duckdb_module()
     mapper = mapper or (lambda fn, items: [fn(i) for i in items])
     settings = options.settings()
     report = IndexReport(shown_path(db))
     try:
-        con = duckdb.connect(str(db), config={"memory_limit": DUCKDB_MEMORY})
+        con: DuckDBPyConnection = duckdb.connect(str(db), config={"memory_limit": DUCKDB_MEMORY})
     except duckdb.Error as exc:
         raise UsageError(f"cannot open the index database: {_one_line(exc)}", path=shown_path(db)) from None
     try:
@@ -192,7 +200,7 @@ def update_index(inputs, db: Path, options: IndexOptions, mapper=None) -> IndexR
             batch = jobs[start:start + BATCH]
             _known(con, batch)
             results = mapper(_index_job, batch)
-            touched: set = set()
+            touched: set[datetime.date | None] = set()
             con.execute("BEGIN TRANSACTION")
             _store(con, batch, results, report, touched)
             _pend(con, touched)
@@ -206,7 +214,7 @@ def update_index(inputs, db: Path, options: IndexOptions, mapper=None) -> IndexR
         if options.parquet is not None:
             report.parquet = shown_path(options.parquet)
             write_parquet(con, options.parquet)
-        report.sessions = con.execute("SELECT count(*) FROM sessions").fetchone()[0]
+        report.sessions = _count(con, "SELECT count(*) FROM sessions")
     except duckdb.Error as exc:
         raise OutputError(f"cannot update the index database: {_one_line(exc)}", path=shown_path(db)) from None
     finally:
@@ -214,7 +222,7 @@ def update_index(inputs, db: Path, options: IndexOptions, mapper=None) -> IndexR
     return report
 
 
-def _known(con, batch: list[_Job]) -> None:
+def _known(con: DuckDBPyConnection, batch: list[_Job]) -> None:
     """What the last runs kept of the logs of a batch: their facts and kept passes (read a batch at
     a time: a state weighs about what its log's surface does)."""
     rows = con.execute("SELECT log, facts, state FROM _inputs WHERE log IN (SELECT unnest(?))",
@@ -229,7 +237,7 @@ def _one_line(exc: Exception) -> str:
     return " ".join(str(exc).split())
 
 
-def _prepare(con, settings: dict, shown: str) -> None:
+def _prepare(con: DuckDBPyConnection, settings: dict[str, Any], shown: str) -> None:
     """The tables (made when absent), and the settings the database was built with checked."""
     con.execute("CREATE TABLE IF NOT EXISTS _meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
     row = con.execute("SELECT value FROM _meta WHERE key = 'settings'").fetchone()
@@ -251,12 +259,12 @@ def _prepare(con, settings: dict, shown: str) -> None:
         con.execute(f"CREATE TABLE IF NOT EXISTS {name} ({spec})")
 
 
-def _tables(con) -> list[str]:
+def _tables(con: DuckDBPyConnection) -> list[str]:
     present = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
     return [name for name in TABLES if name in present]
 
 
-def _arrow(name: str, rows: list):
+def _arrow(name: str, rows: list[tuple[Any, ...]]) -> Any:
     """Rows of table `name` as an Arrow table of its columns' types."""
     import pyarrow as pa
     types = {"TIMESTAMP": pa.timestamp("ms"), "DATE": pa.date32(), "BIGINT[]": pa.list_(pa.int64())}
@@ -268,14 +276,15 @@ def _arrow(name: str, rows: list):
     return pa.Table.from_arrays(arrays, names=[c.name for c in columns])
 
 
-def _days(con, keys: list[str]) -> set:
+def _days(con: DuckDBPyConnection, keys: list[str]) -> set[datetime.date | None]:
     if not keys:
         return set()
     return {r[0] for r in con.execute("SELECT DISTINCT day FROM sessions WHERE log IN (SELECT unnest(?))",
                                       [keys]).fetchall()}
 
 
-def _store(con, batch: list[_Job], results: list[_Done], report: IndexReport, touched: set) -> None:
+def _store(con: DuckDBPyConnection, batch: list[_Job], results: list[_Done], report: IndexReport,
+           touched: set[datetime.date | None]) -> None:
     """Replace the rows of the changed logs of a batch, and record their facts."""
     changed = [(job, done) for job, done in zip(batch, results) if done.indexed is not None]
     report.unchanged += len(results) - len(changed)
@@ -291,13 +300,16 @@ def _store(con, batch: list[_Job], results: list[_Done], report: IndexReport, to
     for name in tables:
         con.execute(f"DELETE FROM {name} WHERE log IN (SELECT unnest(?))", [keys])
     con.execute("DELETE FROM _inputs WHERE log IN (SELECT unnest(?))", [keys])
-    rows: dict = {name: [] for name in tables}
-    facts = []
+    rows: dict[str, list[tuple[Any, ...]]] = {name: [] for name in tables}
+    facts: list[tuple[str, str, bytes | None]] = []
     for job, done in changed:
         indexed = done.indexed
+        if indexed is None:  # (not in `changed`)
+            continue
         if indexed.status == "unreadable":
-            report.unreadable.append((job.key, indexed.error))
-            rows["sessions"].append(unreadable_row(job.key, indexed.error))
+            error = indexed.error or ""  # (an unreadable log's Indexed says why)
+            report.unreadable.append((job.key, error))
+            rows["sessions"].append(unreadable_row(job.key, error))
             continue
         for name in tables:
             rows[name].extend(indexed.tables.get(name, ()))
@@ -320,10 +332,11 @@ def _store(con, batch: list[_Job], results: list[_Done], report: IndexReport, to
     touched |= _days(con, keys)
 
 
-def _mark_vanished(con, inputs, found: set, known: set, report: IndexReport, touched: set) -> None:
+def _mark_vanished(con: DuckDBPyConnection, inputs: Iterable[str], found: set[str], known: set[str],
+                   report: IndexReport, touched: set[datetime.date | None]) -> None:
     """Known logs under the inputs that are gone: marked `vanished`, their rows kept."""
     roots = [os.path.abspath(i) for i in inputs]
-    gone = []
+    gone: list[str] = []
     for log in sorted(known):
         if log in found or os.path.exists(log):
             continue
@@ -335,7 +348,7 @@ def _mark_vanished(con, inputs, found: set, known: set, report: IndexReport, tou
         touched |= _days(con, gone)
 
 
-def _pend(con, days: set) -> None:
+def _pend(con: DuckDBPyConnection, days: set[datetime.date | None]) -> None:
     """Days whose Parquet partitions are out of date (written at the next --parquet run)."""
     for day in days:
         con.execute("INSERT INTO _parquet_pending VALUES (?)", [day])
@@ -344,13 +357,13 @@ def _pend(con, days: set) -> None:
 HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 
 
-def write_parquet(con, out: Path) -> None:
+def write_parquet(con: DuckDBPyConnection, out: Path) -> None:
     """Write the days of partitions that changed (all of them the first time for `out`): one
     folder per table, `day=YYYY-MM-DD/data.parquet` inside, each file replaced whole
     (written aside, then renamed); a day left with no rows loses its file."""
     out.mkdir(parents=True, exist_ok=True)
     where = str(out.resolve())
-    first = con.execute("SELECT count(*) FROM _parquet_written WHERE dir = ?", [where]).fetchone()[0] == 0
+    first = _count(con, "SELECT count(*) FROM _parquet_written WHERE dir = ?", [where]) == 0
     if first:
         days = {r[0] for r in con.execute("SELECT DISTINCT day FROM sessions").fetchall()}
     else:
@@ -369,7 +382,7 @@ def write_parquet(con, out: Path) -> None:
     con.execute("COMMIT")
 
 
-def _write_day(con, name: str, folder: Path, day) -> None:
+def _write_day(con: DuckDBPyConnection, name: str, folder: Path, day: datetime.date | None) -> None:
     part = folder / f"day={HIVE_NULL if day is None else day.isoformat()}"
     match = "s.day IS NULL" if day is None else "s.day = ?"
     params = [] if day is None else [day]
@@ -378,7 +391,7 @@ def _write_day(con, name: str, folder: Path, day) -> None:
     else:
         query = (f"SELECT t.* FROM {name} t JOIN sessions s ON t.log = s.log WHERE {match} "
                  "ORDER BY t.log, t.seq NULLS FIRST")
-    count = con.execute(f"SELECT count(*) FROM ({query})", params).fetchone()[0]
+    count = _count(con, f"SELECT count(*) FROM ({query})", params)
     target = part / "data.parquet"
     if not count:
         if part.exists():
@@ -390,13 +403,19 @@ def _write_day(con, name: str, folder: Path, day) -> None:
     os.replace(aside, target)
 
 
+def _count(con: DuckDBPyConnection, query: str, params: list[Any] | None = None) -> int:
+    """The count a `SELECT count(*)` query gives (it always gives one row)."""
+    row = con.execute(query, params).fetchone()
+    return 0 if row is None else int(row[0])
+
+
 def _sql_text(text: str) -> str:
     return text.replace("'", "''")
 
 
 # -- reading -------------------------------------------------------------------
 
-def open_index(db: Path):
+def open_index(db: Path) -> DuckDBPyConnection:
     """A read-only connection to an index database, with no access to other files (a query
     cannot read or write anything but the index); UsageError when it cannot be opened."""
     duckdb = duckdb_module()
@@ -404,14 +423,15 @@ def open_index(db: Path):
         raise UsageError("no index database there (build one with `dshreplay index PATH... --db FILE`)",
                          path=shown_path(db))
     try:
-        return duckdb.connect(str(db), read_only=True,
-                              config={"enable_external_access": False, "autoinstall_known_extensions": False,
-                                      "autoload_known_extensions": False})
+        con: DuckDBPyConnection = duckdb.connect(
+            str(db), read_only=True, config={"enable_external_access": False, "autoinstall_known_extensions": False,
+                                             "autoload_known_extensions": False})
+        return con
     except duckdb.Error as exc:
         raise UsageError(f"cannot open the index database: {_one_line(exc)}", path=shown_path(db)) from None
 
 
-def run_query(db: Path, query: str) -> tuple[list[str], list[tuple]]:
+def run_query(db: Path, query: str) -> tuple[list[str], list[tuple[Any, ...]]]:
     """(column names, rows) of `query` on the index; UsageError names what DuckDB refused."""
     duckdb = duckdb_module()
     con = open_index(db)

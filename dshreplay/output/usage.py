@@ -22,14 +22,21 @@ from __future__ import annotations
 
 import datetime
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable
 
 import orjson
 
+from dshreplay.core.mapper import Mapper
 from dshreplay.errors import UsageError
 from dshreplay.io.reader import read_small_file
 from dshreplay.jsvalues import as_text, is_number, shown
+from dshreplay.options import Options
 from dshreplay.output.redact import Redactor
 from dshreplay.output.rows import TABLES, index_log
+
+if TYPE_CHECKING:  # (DuckDB is imported only by the commands that use it)
+    from duckdb import DuckDBPyConnection
 
 GROUPINGS = ("day", "week", "month", "session", "model")
 TOKENS = ("input", "output", "cache_read", "cache_write", "reasoning")
@@ -39,23 +46,26 @@ CALL_COLUMNS = ("log", "session_id", "seq", "kind", "provider", "model", "failed
                 "first_chunk_at", *(f"{t}_tokens" for t in TOKENS), "inherited")
 COMPACTION_COLUMNS = ("log", "session_id", "seq", "started_at", "inherited")
 
+Row = dict[str, Any]  # a row of the index's model_calls or compactions: column -> value
+Prices = dict[str, dict[str, float]]  # model -> {input, output, cache_read, cache_write} per million tokens
+
 
 @dataclass
 class UsageRow:
     """One group's figures."""
 
     key: str
-    sessions: set = field(default_factory=set)
+    sessions: set[str] = field(default_factory=set)
     calls: int = 0
-    failed: dict = field(default_factory=dict)  # error code -> failed main-loop calls
+    failed: dict[str, int] = field(default_factory=dict)  # error code -> failed main-loop calls
     retries: int = 0
     compactions: int = 0
-    tokens: dict = field(default_factory=lambda: dict.fromkeys(TOKENS, 0))
+    tokens: dict[str, int] = field(default_factory=lambda: dict.fromkeys(TOKENS, 0))
     cost: float | None = 0.0  # None: some of its usage has no price (or no prices were given)
     log: str | None = None  # (--by session) the session's log
 
-    def to_json(self) -> dict:
-        out = {"key": self.key, "sessions": len(self.sessions), "calls": self.calls,
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"key": self.key, "sessions": len(self.sessions), "calls": self.calls,
                "failedCalls": sum(self.failed.values()), "failedByCode": dict(sorted(self.failed.items())),
                "retries": self.retries, "compactions": self.compactions,
                "tokens": {"input": self.tokens["input"], "output": self.tokens["output"],
@@ -75,14 +85,14 @@ class UsageReport:
     priced: bool  # prices were given
     unpriced: list[str]  # models used with no price
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"by": self.by, "rows": [r.to_json() for r in self.rows], "total": self.total.to_json(),
                 "unpricedModels": self.unpriced}
 
 
 # -- prices ---------------------------------------------------------------------
 
-def load_prices(path: str) -> dict:
+def load_prices(path: str) -> Prices:
     """model -> {input, output, cache_read, cache_write} in money per million tokens (TOML or JSON)."""
     raw = read_small_file(path, 1 << 20, "the prices file")
     if path.endswith(".toml"):
@@ -102,7 +112,7 @@ def load_prices(path: str) -> dict:
     models = value.get("models") if type(value) is dict else None
     if type(models) is not dict:
         raise UsageError('the prices file must hold "models": {MODEL: {"input": N, "output": N, ...}}', path=path)
-    out = {}
+    out: Prices = {}
     for model, price in models.items():
         if type(price) is not dict or not set(price) <= set(PRICED) or not all(
                 is_number(v) and v >= 0 for v in price.values()):
@@ -112,7 +122,7 @@ def load_prices(path: str) -> dict:
     return out
 
 
-def _price(prices: dict | None, provider, model):
+def _price(prices: Prices | None, provider: Any, model: Any) -> dict[str, float] | None:
     if prices is None:
         return None
     return prices.get(f"{as_text(provider)}/{as_text(model)}") or prices.get(as_text(model))
@@ -120,7 +130,7 @@ def _price(prices: dict | None, provider, model):
 
 # -- the figures -----------------------------------------------------------------
 
-def _key(by: str, call: dict) -> str:
+def _key(by: str, call: Row) -> str:
     if by == "session":
         return as_text(call["session_id"]) if call["session_id"] is not None else call["log"]
     if by == "model":
@@ -128,7 +138,7 @@ def _key(by: str, call: dict) -> str:
     return period(by, call["first_chunk_at"])
 
 
-def period(by: str, ms) -> str:
+def period(by: str, ms: int | None) -> str:
     """The day ("2026-07-06"), ISO week ("2026-W28") or month ("2026-07") of a time in epoch ms (UTC)."""
     if ms is None:
         return NO_TIME
@@ -141,15 +151,15 @@ def period(by: str, ms) -> str:
     return f"{moment.year:04d}-{moment.month:02d}"
 
 
-def usage_report(calls, compactions, by: str, *, since: int | None = None, until: int | None = None,
-                 prices: dict | None = None) -> UsageReport:
+def usage_report(calls: Iterable[Row], compactions: Iterable[Row], by: str, *, since: int | None = None,
+                 until: int | None = None, prices: Prices | None = None) -> UsageReport:
     """Add up call and compaction rows (dicts of CALL_COLUMNS and COMPACTION_COLUMNS) by `by`,
     within since..until (epoch ms, on each call's first chunk and each compaction's start)."""
     groups: dict[str, UsageRow] = {}
     total = UsageRow("(total)")
-    unpriced: set = set()
+    unpriced: set[str] = set()
 
-    def inside(ms) -> bool:
+    def inside(ms: int | None) -> bool:
         return (since is None or (ms is not None and ms >= since)) and (until is None or (ms is not None
                                                                                          and ms <= until))
 
@@ -183,7 +193,7 @@ def usage_report(calls, compactions, by: str, *, since: int | None = None, until
     return UsageReport(by, rows, total, prices is not None, sorted(unpriced))
 
 
-def _add(row: UsageRow, call: dict, price) -> None:
+def _add(row: UsageRow, call: Row, price: dict[str, float] | None) -> None:
     row.sessions.add(call["log"])
     row.calls += 1
     if call["failed"]:
@@ -200,7 +210,7 @@ def _add(row: UsageRow, call: dict, price) -> None:
 
 # -- where the rows come from ----------------------------------------------------------
 
-def rows_from_db(db) -> tuple[list[dict], list[dict]]:
+def rows_from_db(db: Path) -> tuple[list[Row], list[Row]]:
     """The call and compaction rows of an index database."""
     from dshreplay.output.sqlindex import open_index
     con = open_index(db)
@@ -212,13 +222,13 @@ def rows_from_db(db) -> tuple[list[dict], list[dict]]:
     return calls, compactions
 
 
-def _dicts(con, table: str, columns: tuple, times: tuple) -> list[dict]:
+def _dicts(con: DuckDBPyConnection, table: str, columns: tuple[str, ...], times: tuple[str, ...]) -> list[Row]:
     shown_columns = ", ".join(f"epoch_ms({c})" if c in times else c for c in columns)
     rows = con.execute(f"SELECT {shown_columns} FROM {table} ORDER BY log, seq").fetchall()
     return [dict(zip(columns, row)) for row in rows]
 
 
-def _usage_rows(item) -> tuple[list[dict], list[dict], str | None, str]:
+def _usage_rows(item: tuple[str, Options]) -> tuple[list[Row], list[Row], str | None, str]:
     """(call rows, compaction rows, why the log cannot be read, its key) of one log, by the index's row builder."""
     path, options = item
     indexed = index_log(path, options, Redactor())
@@ -228,16 +238,19 @@ def _usage_rows(item) -> tuple[list[dict], list[dict], str | None, str]:
             _pick(indexed.tables["compactions"], "compactions", COMPACTION_COLUMNS), None, indexed.log)
 
 
-def _pick(rows: list, table: str, columns: tuple) -> list[dict]:
+def _pick(rows: list[tuple[Any, ...]], table: str, columns: tuple[str, ...]) -> list[Row]:
     names = [c.name for c in TABLES[table]]
     where = [names.index(c) for c in columns]
     return [{c: row[i] for c, i in zip(columns, where)} for row in rows]
 
 
-def rows_from_logs(paths: list[str], options, mapper) -> tuple[list[dict], list[dict], list[tuple]]:
+def rows_from_logs(paths: list[str], options: Options,
+                   mapper: Mapper) -> tuple[list[Row], list[Row], list[tuple[str, str]]]:
     """The call and compaction rows of logs, built as `index` builds them; and (log, why) of those
     that cannot be read."""
-    calls, compactions, unreadable = [], [], []
+    calls: list[Row] = []
+    compactions: list[Row] = []
+    unreadable: list[tuple[str, str]] = []
     for got_calls, got_compactions, error, key in mapper(_usage_rows, [(p, options) for p in paths]):
         calls += got_calls
         compactions += got_compactions

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from dshreplay.analyses.validate import duplicate_key
 from dshreplay.errors import DshReplayError, ReadError
@@ -44,7 +45,7 @@ class Difference:
     path: str
     problem: str
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "problem": self.problem}
 
 
@@ -87,9 +88,9 @@ class InputCheck:
     size: int | None  # bytes at export (None: the export could not read it)
     status: str  # "matches", "grew", "differs", "not found" or "not checked"
     detail: str = ""
-    appended: dict | None = None  # grew: what the bundle does not cover
+    appended: dict[str, Any] | None = None  # grew: what the bundle does not cover
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"input": self.input, "sizeAtExport": self.size, "status": self.status, "detail": self.detail,
                 "notCovered": self.appended}
 
@@ -184,7 +185,7 @@ def verify_export(bundle: Path, *, inputs: Path | None = None, bundle_only: bool
     return result
 
 
-def _check_form(data: bytes, manifest: dict, legacy: bool, found: _Differences) -> None:
+def _check_form(data: bytes, manifest: dict[str, Any], legacy: bool, found: _Differences) -> None:
     """manifest.json's bytes must be the form export writes: no key twice, and (since
     format 3) its RFC 8785 canonical form, so that `sha256sum manifest.json` is the digest
     and the signature covers what every reader sees."""
@@ -206,7 +207,7 @@ def _check_form(data: bytes, manifest: dict, legacy: bool, found: _Differences) 
                                    "manifest.json` is not the bundle digest, and its signature cannot match)")
 
 
-def _check_signature(bundle: Path, name: str, integrity: dict, signed, public_key: str | None,
+def _check_signature(bundle: Path, name: str, integrity: dict[str, Any], signed: Any, public_key: str | None,
                      found: _Differences, result: Verification) -> None:
     """The signature file against the manifest and the key given: `signed` is what it
     signs (a format 1 or 2 bundle's `manifest.sig`, the text of the digest; since, an SSH
@@ -242,7 +243,7 @@ def _check_signature(bundle: Path, name: str, integrity: dict, signed, public_ke
     result.manifest_checked_by.append("signature")
 
 
-def _input_hash(integrity: dict, evidence_key: str | None, result: Verification,
+def _input_hash(integrity: dict[str, Any], evidence_key: str | None, result: Verification,
                 found: _Differences) -> InputHash | None:
     """The hash the bundle's input facts are in (None: keyed, and the right key was not given)."""
     kind = integrity.get("inputHash", PLAIN)
@@ -257,7 +258,7 @@ def _input_hash(integrity: dict, evidence_key: str | None, result: Verification,
         return None
     hasher = InputHash(load_key(evidence_key, create=False))
     if hasher.fingerprint != integrity.get("evidenceKey"):
-        result.not_checked.append(f"the inputs: the evidence key given (fingerprint {hasher.fingerprint[:16]}...) "
+        result.not_checked.append(f"the inputs: the evidence key given (fingerprint {str(hasher.fingerprint)[:16]}...) "
                                   f"is not the one this bundle was made with")
         return None
     return hasher
@@ -267,7 +268,7 @@ def _bundle_tree(bundle: Path, found: _Differences) -> dict[str, bool]:
     """Every file in the bundle folder, by its path inside it, and whether it is a
     regular file: one walk that follows no link and opens nothing."""
     tree: dict[str, bool] = {}
-    folders = [("", bundle)]
+    folders: list[tuple[str, str | Path]] = [("", bundle)]
     while folders:
         prefix, folder = folders.pop()
         try:
@@ -282,7 +283,7 @@ def _bundle_tree(bundle: Path, found: _Differences) -> dict[str, bool]:
     return tree
 
 
-def _check_files(bundle: Path, files, found: _Differences, signature: str) -> set[str]:
+def _check_files(bundle: Path, files: Any, found: _Differences, signature: str) -> set[str]:
     """Each file entry against the file the bundle holds, then the files no entry
     names (but the manifest and its `signature`). An entry's path is looked up among
     the files one walk of the bundle found, so no path leaves the bundle and no entry
@@ -342,12 +343,12 @@ def _content_problem(path: Path, size: int | None, sha256: str, hasher: InputHas
     return f"content changed ({hasher.label} differs)"
 
 
-def _check_inputs(sessions: list, verified: set[str], found: _Differences, *, bundle: Path,
+def _check_inputs(sessions: list[Any], verified: set[str], found: _Differences, *, bundle: Path,
                   inputs: Path | None, bundle_only: bool, grown: bool, options: Options,
                   hasher: InputHash | None) -> list[InputCheck]:
     """Each input against its session entry; with `grown`, one that changed may only have
     grown. `hasher` is None when the inputs' hashes are keyed and the key is not at hand."""
-    checks = []
+    checks: list[InputCheck] = []
     for n, entry in enumerate(sessions):
         where = f"/sessions/{n}"
         given = entry.get("input") if type(entry) is dict else None
@@ -386,7 +387,7 @@ def _check_inputs(sessions: list, verified: set[str], found: _Differences, *, bu
     return checks
 
 
-def _check_input(target: Path, given: str, entry: dict, where: str, size: int, sha256: str,
+def _check_input(target: Path, given: str, entry: dict[str, Any], where: str, size: int, sha256: str,
                  found: _Differences, *, bundle: Path, verified: set[str], grown: bool, options: Options,
                  hasher: InputHash) -> InputCheck:
     """One input found at `target` against its entry."""

@@ -9,8 +9,10 @@ either envelope layout, with packed chunk rows and as zstd frames.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
+from typing import Any, Sequence
 
 import orjson
 
@@ -29,13 +31,13 @@ class LogBuilder:
     def __init__(self, session_id: str = "00000000-0000-4000-8000-000000000001", *,
                  created_at: int = CREATED_AT, cwd: str | None = "/home/dev/project",
                  provider: str = "deepseek-official", model: str = "deepseek-v4-flash",
-                 **header_extra) -> None:
-        self.header = {"type": "session", "version": 0, "id": session_id, "createdAt": created_at}
+                 **header_extra: Any) -> None:
+        self.header: dict[str, Any] = {"type": "session", "version": 0, "id": session_id, "createdAt": created_at}
         if cwd is not None:
             self.header["cwd"] = cwd
         self.header["delegationDepth"] = 0
         self.header.update(header_extra)
-        self.events: list[dict] = []
+        self.events: list[dict[str, Any]] = []
         self.clock = created_at
         self.provider = provider
         self.model = model
@@ -44,7 +46,7 @@ class LogBuilder:
         self.turn_open = False
         self.step_open = False
         self._ids = 0
-        self._fold = SurfaceFold()  # kept current while every added event folds
+        self._fold: SurfaceFold | None = SurfaceFold()  # kept current while every added event folds
         self.base = 0  # seq of events[0]: drain() hands events out and forgets them
 
     # -- low level -------------------------------------------------------
@@ -52,21 +54,22 @@ class LogBuilder:
     def next_seq(self) -> int:
         return self.base + len(self.events)
 
-    def event(self, seq: int) -> dict:
+    def event(self, seq: int) -> dict[str, Any]:
         return self.events[seq - self.base]
 
-    def add(self, type_: str, data, dt: int = 7, **envelope) -> int:
+    def add(self, type_: str, data: Any, dt: int = 7, **envelope: Any) -> int:
         """Append one event (envelope extras such as surfaceOp go in `envelope`)."""
         self.clock += dt
-        event = {"type": type_, "seq": self.next_seq, "time": self.clock, "data": data}
+        seq = self.next_seq
+        event = {"type": type_, "seq": seq, "time": self.clock, "data": data}
         event.update(envelope)
         self.events.append(event)
         if self._fold is not None:
             try:
-                self._fold.apply(Event(event["seq"], type_, event, 0))
+                self._fold.apply(Event(seq, type_, event, 0))
             except FoldError:
                 self._fold = None  # a deliberately broken log: surface() refolds (and raises)
-        return event["seq"]
+        return seq
 
     def new_id(self, prefix: str = "id") -> str:
         self._ids += 1
@@ -97,7 +100,7 @@ class LogBuilder:
         return self.add("step/end", {"turn": self.turn, "step": self.step})
 
     def request_header(self, reason: str = "initial", system: str = "You are a coding agent.",
-                       tools: list | None = None) -> int:
+                       tools: list[dict[str, Any]] | None = None) -> int:
         tools = tools if tools is not None else [
             {"name": "bash", "description": "Run a shell command.",
              "parameters": {"type": "object", "properties": {"command": {"type": "string"}}}}]
@@ -106,21 +109,21 @@ class LogBuilder:
                        "system": system, "tools": tools}, "reason": reason})
 
     # -- messages --------------------------------------------------------
-    def user(self, text: str, **source) -> int:
+    def user(self, text: str, **source: Any) -> int:
         message = {"content": [{"type": "text", "text": text}],
                    "source": source or {"kind": "user"}, "role": "user", "id": self.new_id("msg")}
         return self.add("user/message", message, surfaceOp="append")
 
     def assistant(self, text: str = "", *, reasoning: str | None = None,
-                  calls: list[tuple[str, str, str]] = (), usage: dict | None = None,
-                  finish: str | dict | None = None, pieces: int = 4) -> int:
+                  calls: Sequence[tuple[str, str, str]] = (), usage: dict[str, Any] | None = None,
+                  finish: str | dict[str, Any] | None = None, pieces: int = 4) -> int:
         """Stream one model call (chunks, usage, finish: a kind, or the whole finish reason)
         and log its assistant/message."""
         chunks: list[int] = []
         blocks = []
         index = 0
 
-        def chunk(body) -> None:
+        def chunk(body: dict[str, Any]) -> None:
             chunks.append(self.add("assistant/chunk",
                                    {"turn": self.turn, "step": self.step, "chunk": body}, dt=3))
 
@@ -279,9 +282,9 @@ class LogBuilder:
                         surfaceOp={"op": "replace", "start": seq, "end": seq})
 
     # -- serialization ---------------------------------------------------
-    def records(self, *, layout: str = "runtime", pack: bool = False) -> list[dict]:
+    def records(self, *, layout: str = "runtime", pack: bool = False) -> list[dict[str, Any]]:
         """Storage records (header excluded) in the chosen layout."""
-        out: list[dict] = []
+        out: list[dict[str, Any]] = []
         events = self.events
         i = 0
         while i < len(events):
@@ -312,7 +315,7 @@ class LogBuilder:
     def to_zstd(self, *, layout: str = "runtime", pack: bool = False, batch: int = 7) -> bytes:
         return zstd_frames(self.to_bytes(layout=layout, pack=pack), batch=batch)
 
-    def write(self, path, *, layout: str = "runtime", pack: bool = False) -> Path:
+    def write(self, path: str | os.PathLike[str], *, layout: str = "runtime", pack: bool = False) -> Path:
         path = Path(path)
         data = self.to_zstd(layout=layout, pack=pack) if path.name.endswith(".zstd") \
             else self.to_bytes(layout=layout, pack=pack)
@@ -320,9 +323,9 @@ class LogBuilder:
         return path
 
 
-def user_record(seq: int, text: str, op="append", sources=None) -> dict:
+def user_record(seq: int, text: str, op: Any = "append", sources: Any = None) -> dict[str, Any]:
     """A bare `user/message` record (runtime layout) for hand-built logs: hostile shapes, growth runs."""
-    record = {"type": "user/message", "seq": seq, "time": 1783352166000 + seq,
+    record: dict[str, Any] = {"type": "user/message", "seq": seq, "time": 1783352166000 + seq,
               "data": {"role": "user", "content": [{"type": "text", "text": text}]}, "surfaceOp": op}
     if sources is not None:
         record["sourceEventSeqs"] = sources
@@ -368,8 +371,8 @@ def _split(text: str, pieces: int) -> list[str]:
     return [text[k:k + size] for k in range(0, len(text), size)] or [""]
 
 
-def _delta_key(event: dict):
-    data = event.get("data")
+def _delta_key(event: dict[str, Any]) -> tuple[Any, ...] | None:
+    data: Any = event.get("data")
     chunk = data.get("chunk") if type(data) is dict else None
     if event.get("type") != "assistant/chunk" or type(chunk) is not dict:
         return None
@@ -379,7 +382,7 @@ def _delta_key(event: dict):
     return (kind, data["turn"], data["step"], chunk["index"], chunk.get("id"))
 
 
-def _delta_run(events: list[dict], i: int) -> int:
+def _delta_run(events: list[dict[str, Any]], i: int) -> int:
     key = _delta_key(events[i])
     if key is None:
         return 1
@@ -391,7 +394,7 @@ def _delta_run(events: list[dict], i: int) -> int:
     return n
 
 
-def _pack(run: list[dict], layout: str) -> dict:
+def _pack(run: list[dict[str, Any]], layout: str) -> dict[str, Any]:
     first = run[0]
     chunk = first["data"]["chunk"]
     tag = DELTA_KINDS[chunk["type"]]
@@ -485,7 +488,7 @@ def rewritten() -> LogBuilder:
     return b
 
 
-def fork(parent: LogBuilder, session_id: str, through: int, **header) -> LogBuilder:
+def fork(parent: LogBuilder, session_id: str, through: int, **header: Any) -> LogBuilder:
     """A fork child of `parent`: the parent's events 0..`through` as its seed (`seedLength`
     in its header), then `session/end-seed`; it goes on with the parent's turn numbering."""
     b = LogBuilder(session_id, parentSession=parent.header["id"], **header)
