@@ -120,6 +120,12 @@ class UsageError(DshReplayError):
     kind = "usage"
 
 
+class FilterError(UsageError):
+    """An event filter that can match nothing, or cannot be read: an unknown type family,
+    a type without its family, a bad time, a turn past the last, a time filter on a log
+    without times. The message names the fix; the command line exits 2 (a usage error)."""
+
+
 class OutputError(DshReplayError):
     """An output cannot be written (a full disk, a file too large, a read-only folder):
     an error of the output, never a verdict on the input being read."""

@@ -19,15 +19,17 @@ A question about a seq before the failure is answered in full either way.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from dshreplay.core.driver import STOP, FoldReport, Observer, Run, fold_report, run_pass, states_at
 from dshreplay.core.surface import SurfaceState
 from dshreplay.errors import DshReplayError, FoldError, LineError, NoViewError, UsageError
 from dshreplay.io.reader import Event, LogSource, PackedRun, TornTail
 from dshreplay.options import DEFAULT, Options
+from dshreplay.output.results import Fold, Rows
 
 if TYPE_CHECKING:  # each question imports its analyses when asked: `fold` starts without the others
     from dshreplay.analyses.calls import Call, Request
@@ -41,6 +43,11 @@ if TYPE_CHECKING:  # each question imports its analyses when asked: `fold` start
     from dshreplay.analyses.tools import ToolCall
     from dshreplay.analyses.transcript import Entry
     from dshreplay.analyses.validate import FileReport
+    from dshreplay.output.inspection import Inspection
+    from dshreplay.output.records import Redaction
+
+__all__ = ["Session", "EventStream", "FoldReport", "Fold", "Rows", "LogIndex", "open_session",
+           "WHEN_THE_FOLD_FAILS", "PREFIX", "NEEDS_VIEW", "EVERY_LINE"]
 
 PREFIX = "prefix"  # answered for the events before the failure; the answer says how far (answeredUpTo)
 NEEDS_VIEW = "needs-view"  # needs the model's view past the failure: no answer (NoViewError, exit 1)
@@ -77,14 +84,20 @@ WHEN_THE_FOLD_FAILS: dict[str, str] = {
 
 
 class _Torn(Observer):
-    """Notes the torn tail of every pass that reads to the end."""
+    """Notes what every pass learns of the log itself: a torn tail, how many events it
+    holds (a pass that reads to the end), where the fold fails."""
 
     def __init__(self, session: Session) -> None:
         self.session = session
 
     def finish(self, run: Run) -> None:
+        session = self.session
         if run.torn_tail is not None:
-            self.session.torn_tail = run.torn_tail
+            session.torn_tail = run.torn_tail
+        if run.complete:
+            session.events_read = run.event_count
+        if run.failure is not None:
+            session.fold_failure = run.failure
 
 
 class Session:
@@ -101,8 +114,20 @@ class Session:
         self.path = self.source.path
         self.torn_tail: TornTail | None = None  # set by any pass that read up to a torn tail
         self.partial: DshReplayError | None = None  # the failure the last answer stops at (PREFIX)
+        self.events_read: int | None = None  # how many events the log holds, once a pass read it whole
+        self.fold_failure: DshReplayError | None = None  # where the fold fails, once a pass got there
         self._index: LogIndex | None = None
         self._header: dict | None = None
+
+    def __repr__(self) -> str:
+        """The path, and what the questions asked so far learned (a repr reads nothing)."""
+        failure = self.fold_failure
+        if failure is not None:
+            fold = f"fold fails at seq {failure.seq} (answered up to seq {(failure.seq or 0) - 1})"
+        else:
+            fold = "fold ok" if self.events_read is not None else "not read yet"
+        events = "" if self.events_read is None else f"{self.events_read} events, "
+        return f"<Session {self.path!r}: {events}{fold}>"
 
     def _pass(self, observers=(), **kwargs) -> Run:
         return run_pass(self.source, [*observers, _Torn(self)], **kwargs)
@@ -137,8 +162,9 @@ class Session:
         return EventStream(self.source)
 
     # -- the fold ----------------------------------------------------------
-    def fold(self, at: int | None = None) -> FoldReport:
-        """The model's view after event `at` (default: the last event).
+    def fold(self, at: int | None = None) -> Fold:
+        """The model's view after event `at` (default: the last event): a `FoldReport`
+        whose `to_json()` is `fold --json`'s.
 
         A failure is returned in the report, not raised: a NoViewError when the fold
         fails at or before `at` (a derive failure as it is); UsageError for `at`
@@ -150,7 +176,7 @@ class Session:
                 self._answered("fold", report.error, at)
             except NoViewError as exc:
                 report.error = exc
-        return report
+        return Fold.of(report)
 
     def states(self, seqs: Iterable[int]) -> dict[int, SurfaceState]:
         """The model's view right after each seq, in one read (-1: before any event).
@@ -190,9 +216,10 @@ class Session:
         return self._index
 
     # -- questions -------------------------------------------------------------
-    def calls(self, include_auxiliary: bool = False) -> list[Call]:
-        """The model calls, numbered from 1 (auxiliary calls, unnumbered, with `include_auxiliary`)."""
-        return self.call_list(include_auxiliary)[0]
+    def calls(self, include_auxiliary: bool = False) -> Rows[Call]:
+        """The model calls, numbered from 1 (auxiliary calls, unnumbered, with `include_auxiliary`);
+        `to_json()` as `request --list --json` (`--all`)."""
+        return Rows(self.call_list(include_auxiliary)[0], "calls", self.partial)
 
     def call_list(self, include_auxiliary: bool = False) -> tuple[list[Call], list[FoldError]]:
         """The model calls, and the failure the list stops at (empty: none)."""
@@ -253,7 +280,7 @@ class Session:
         states = self.states([a, b])
         return diff_states(states[a], states[b])
 
-    def shadows(self, at: int | None = None) -> list[ShadowRecord]:
+    def shadows(self, at: int | None = None) -> Rows[ShadowRecord]:
         """Every replacement up to `at` (default: all), in log order."""
         index = self.index()
         failure = _failure(index)
@@ -261,9 +288,9 @@ class Session:
             self.states([at])  # checks that `at` is inside the log
         rows = [r for r in index.shadows if at is None or r.seq <= at]
         self._answered("shadows", failure, at)
-        return rows
+        return Rows(rows, "replacements", self.partial)
 
-    def brackets(self) -> list[BracketRecord]:
+    def brackets(self) -> Rows[BracketRecord]:
         """One record per compaction id (one still open where the fold fails: status "unknown")."""
         index = self.index()
         failure = _failure(index)
@@ -271,10 +298,10 @@ class Session:
         if failure is not None:
             records = [replace(b, status="unknown") if b.status == "open" else b for b in records]
         self._answered("brackets", failure)
-        return records
+        return Rows(records, "brackets", self.partial)
 
     def provenance(self, at: int | None = None, *, message: int | None = None,
-                   seq: int | None = None) -> list[MessageProvenance]:
+                   seq: int | None = None) -> Rows[MessageProvenance]:
         """Where each model message at `at` came from; `message` (from 1) or
         `seq` picks one message."""
         if message is not None and seq is not None:
@@ -288,17 +315,17 @@ class Session:
             raise UsageError(f"message {message} is not in the view: it has {count} messages (1..{count})")
         if seq is not None and not rows:
             raise UsageError(f"seq {seq} is not a message of the model's view at that point")
-        return rows
+        return Rows(rows, "messages")
 
-    def tools(self) -> list[ToolCall]:
+    def tools(self) -> Rows[ToolCall]:
         """Every tool call the model asked for (or the log started or answered), in order of first
         mention, with its result, approval, hooks and outcome attached by call id (up to where
         the fold fails: a call whose result lies past it has outcome "unread")."""
         index = self.index()
         self._answered("tools", _failure(index))
-        return list(index.tool_calls)
+        return Rows(list(index.tool_calls), "tool calls", self.partial)
 
-    def spills(self, root=None) -> list[Spill]:
+    def spills(self, root: str | Path | None = None) -> Rows[Spill]:
         """Every tool result dsh moved out of the model's view (see `analyses.spills`);
         with `root`, whether each stored file is there."""
         from dshreplay.analyses.spills import Spills, look_up
@@ -306,24 +333,33 @@ class Session:
         run = self._pass([observer], on_fold_error=STOP)
         look_up(observer.spills, Path(root) if root is not None else None)
         self._answered("spills", run.failure)
-        return observer.spills
+        return Rows(observer.spills, "spills", self.partial)
 
-    def transcript(self, reasoning: bool = False) -> list[Entry]:
+    def transcript(self, reasoning: bool = False) -> Rows[Entry]:
         """The conversation as it happened: append-origin messages and replacement markers
         (and a last marker where the fold fails); the model's reasoning only with `reasoning`."""
         from dshreplay.analyses.transcript import transcript
         entries, failure = transcript(self.source, [_Torn(self)], reasoning)
         self._answered("transcript", failure)
-        return entries
+        return Rows(entries, "entries", self.partial)
 
-    def query(self, flt: EventFilter | None = None, at: int | None = None, *, sink=None) -> list[EventRow]:
-        """The events that pass `flt` (default: all), each classified against
-        the view at `at` (default: the end). With `sink`, each row is handed
-        to it as it is found and none is kept (a long log's rows hold records).
-        When the fold fails at or before `at`, the events before the failure,
-        classified against the view before it."""
+    def query(self, flt: EventFilter | None = None, at: int | None = None, *,
+              sink: Callable[[EventRow], None] | None = None, **filters: Any) -> Rows[EventRow]:
+        """The events that pass `flt` (default: all), or the filter given as keywords
+        (`s.query(type="tool/", since="2026-06-02T07:09:00Z")`: see `EventFilter`), each
+        classified against the view at `at` (default: the end); `to_json()` as `events --json`.
+        With `sink`, each row is handed to it as it is found and none is kept (a long log's
+        rows hold records). When the fold fails at or before `at`, the events before the
+        failure, classified against the view before it. A filter that can match nothing
+        (an unknown type family, a turn past the last...) is a FilterError naming the fix."""
+        return self._query(self.source, flt, at, sink, filters)
+
+    def _query(self, source: LogSource, flt: EventFilter | None, at: int | None,
+               sink: Callable[[EventRow], None] | None, filters: dict[str, Any]) -> Rows[EventRow]:
         from dshreplay.analyses.query import EventFilter, query_events
-        flt = flt if flt is not None else EventFilter()
+        if flt is not None and filters:
+            raise UsageError("give an EventFilter or filters as keywords, not both")
+        flt = flt if flt is not None else EventFilter.of(**filters)
         try:
             state = self.state(at)
             failure = None
@@ -332,23 +368,24 @@ class Session:
             failure = _failure(index)
             state, at = index.final, failure.seq - 1
         self._answered("query", failure)  # (known before the first row reaches `sink`)
-        return query_events(self.source, frozenset(state.nodes), flt, last=at, observers=[_Torn(self)], sink=sink)
+        rows = query_events(source, frozenset(state.nodes), flt, last=at, observers=[_Torn(self)], sink=sink)
+        return Rows(rows, "events", self.partial)
 
-    def lines(self, first: int, last: int) -> list[RawLine]:
+    def lines(self, first: int, last: int) -> Rows[RawLine]:
         """Physical lines `first`..`last` (from 1, the header is line 1), as stored,
         readable or not."""
         from dshreplay.analyses.query import raw_lines
         lines = raw_lines(self.source, first, last)
         self.partial = None
-        return lines
+        return Rows(lines, "lines")
 
-    def inspect(self) -> Health:
+    def inspect(self) -> Inspection:
         """The health summary: header facts, counts, torn tail, an interrupted last turn
-        (unknown when the fold fails before the log ends)."""
+        (unknown when the fold fails before the log ends); `to_json()` as `inspect --json`."""
         index = self.index()
         self._answered("inspect", _failure(index))
-        from dshreplay.analyses.health import Health
-        return Health(index)
+        from dshreplay.output.inspection import Inspection
+        return Inspection(index)
 
     def stats(self) -> SessionStats:
         """Turns, steps, calls, tools, approvals, compactions, tokens, times."""
@@ -364,12 +401,22 @@ class Session:
         self.partial = None
         return report
 
-    def to_records(self, at: int | None = None) -> list[dict]:
-        """One flat dict per event, ready for pandas or DuckDB:
-        seq, line, time (UTC ISO), type, turn, step, surface, op, callId, tool, text."""
-        from dshreplay.analyses.query import EventFilter
-        rows = self.query(EventFilter(), at)
-        return [{k: v for k, v in row.to_json().items() if k != "record"} for row in rows]
+    def to_records(self, at: int | None = None, *, redact: Redaction = None,
+                   **filters: Any) -> list[dict[str, Any]]:
+        """One flat dict per event (of those `filters` keep: see `query`), ready for pandas or
+        DuckDB: seq, line, time (UTC ISO), type, turn, step, surface, op, callId, tool,
+        arguments (the tool call's, as JSON text), compactionId, text. `redact` applies an
+        export's redaction rules to what the records show: True (the default rules), a rules
+        file (`export --redact FILE`: its rules and the defaults) or a `Redactor`."""
+        from dshreplay.output.records import redacting
+        rows = self._query(redacting(self.source, redact), None, at, None, filters)
+        return [row.to_record() for row in rows]
+
+    def to_arrow(self, at: int | None = None, *, redact: Redaction = None, **filters: Any) -> Any:
+        """`to_records` as a `pyarrow.Table` (the `sql` extra installs pyarrow; UsageError
+        naming it otherwise): `.to_pandas()` is a DataFrame, DuckDB queries it by name."""
+        from dshreplay.output.records import records_table
+        return records_table(self.to_records(at, redact=redact, **filters))
 
 
 def _failure(index: LogIndex):
@@ -401,5 +448,4 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["Session", "FoldReport", "LogIndex", "open_session", "Path", "WHEN_THE_FOLD_FAILS", "PREFIX",
-           "NEEDS_VIEW", "EVERY_LINE"]
+

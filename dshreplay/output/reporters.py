@@ -11,14 +11,18 @@ import re
 import sys
 from collections import Counter
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, TextIO
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, TextIO
 
 from dshreplay.analyses.render import clean, json_size, message_text, one_line, role_of
 from dshreplay.core.surface import numbered
-from dshreplay.errors import answered_for, fails_at
+from dshreplay.errors import DshReplayError, answered_for, fails_at
 from dshreplay.jsvalues import as_text, json_bytes, shown
 
 if TYPE_CHECKING:  # (validate's machinery is imported by the command that validates, not by every start)
+    from dshreplay.analyses.health import Health
+    from dshreplay.analyses.lineage import Node
+    from dshreplay.analyses.stats import SessionStats
     from dshreplay.analyses.validate import FileReport
     from dshreplay.core.driver import FoldReport
 
@@ -280,6 +284,60 @@ def json_text(value) -> str:
     return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text) if _C1.search(text) else text
 
 
+def envelope_of(failure: DshReplayError) -> dict[str, Any]:
+    """What an answer for the events before the point where the fold fails is wrapped in (its
+    `"answer"` added): the failure and the last seq answered."""
+    seq = failure.seq if failure.seq is not None else 0
+    return {"error": failure.to_json(), "answeredUpTo": seq - 1}
+
+
+def answer_json(value: object, partial: DshReplayError | None) -> object:
+    """An answer as `--json` prints it: the value, or inside its envelope when it stops where
+    the fold fails (`partial`)."""
+    return value if partial is None else {**envelope_of(partial), "answer": value}
+
+
+def fold_json(report: FoldReport) -> dict[str, Any]:
+    """`fold --json`: the view at a seq (nodes, replacements, messages), or where the fold fails."""
+    state = report.state
+    if report.error is not None and state is None:  # no view: where the fold fails
+        return {"error": error_json(report.error), "answeredUpTo": None, "answer": None}
+    assert state is not None  # (a report without an error has its state)
+    if report.error is not None:  # the fold holds, a node's message cannot be derived
+        return {"seq": report.seq, "error": error_json(report.error),
+                "nodes": [{"seq": seq, "message": None} for seq in state.nodes],
+                "replacements": [r.to_json() for r in state.replacements], "messages": None}
+    return {"seq": report.seq,
+            "nodes": [{"seq": seq, "message": n} for seq, n, _ in numbered(report.node_messages or [])],
+            "replacements": [r.to_json() for r in state.replacements],
+            "messages": report.messages}
+
+
+def health_facts(health: Health) -> dict[str, Any]:
+    """The health summary's own facts, without the envelope `Session.inspect`'s `to_json()`
+    adds when the fold fails (a reporter adds it itself, when the command line sets one)."""
+    from dshreplay.analyses.health import Health
+    return Health.to_json(health)
+
+
+def files_json(reports: Iterable[FileReport]) -> dict[str, Any]:
+    """`validate --json`: one object per log."""
+    return {"files": [r.to_json() for r in reports]}
+
+
+def stats_json(stats: Iterable[SessionStats], total: SessionStats | None = None) -> dict[str, Any]:
+    """`stats --json`: one object per session, and their total over several."""
+    body: dict[str, Any] = {"sessions": [s.to_json() for s in stats]}
+    if total is not None:
+        body["total"] = total.to_json()
+    return body
+
+
+def lineage_json(roots: Iterable[Node], problems: list[str]) -> dict[str, Any]:
+    """`lineage --json`: the session trees, and the problems of no single session."""
+    return {"sessions": [r.to_json() for r in roots], "problems": problems}
+
+
 class Reporter:
     """The one interface every reporter follows (`TextReporter`: tables for people;
     `JsonReporter`: one JSON value; `JsonLinesReporter`: one JSON object per line).
@@ -375,34 +433,24 @@ class Reporter:
 
 
 class JsonReporter(Reporter):
+    """One JSON value per answer: the shapes below (`fold_json`, `files_json`, ...), one place
+    each, which the library's results give as their `to_json()` too."""
+
     def __init__(self, out: TextIO | None = None) -> None:
         self.out = out or sys.stdout
-        self.envelope: dict | None = None  # set when the answer is for a prefix: {"error", "answeredUpTo"}
+        self.envelope: dict[str, Any] | None = None  # set when the answer is for a prefix: `envelope_of`
 
-    def emit(self, value) -> None:
+    def emit(self, value: object) -> None:
         if self.envelope is not None:
             value = {**self.envelope, "answer": value}
         self.out.write(json_text(value))
         self.out.write("\n")
 
     def fold(self, report: FoldReport) -> None:
-        if report.error is not None and report.state is None:  # no view: where the fold fails
-            self.emit({"error": error_json(report.error), "answeredUpTo": None, "answer": None})
-            return
-        if report.error is not None:  # the fold holds, a node's message cannot be derived
-            self.emit({"seq": report.seq, "error": error_json(report.error),
-                       "nodes": [{"seq": seq, "message": None} for seq in report.state.nodes],
-                       "replacements": [r.to_json() for r in report.state.replacements], "messages": None})
-            return
-        state = report.state
-        self.emit({"seq": report.seq,
-                   "nodes": [{"seq": seq, "message": n} for seq, n, _ in numbered(report.node_messages)],
-                   "replacements": [r.to_json() for r in state.replacements],
-                   "messages": report.messages})
-
+        self.emit(fold_json(report))
 
     def validate(self, reports: list[FileReport]) -> None:
-        self.emit({"files": [r.to_json() for r in reports]})
+        self.emit(files_json(reports))
 
     def items(self, items) -> None:
         """Any list of report objects with `to_json()`."""
@@ -447,16 +495,13 @@ class JsonReporter(Reporter):
         self.emit([e.to_json() for e in entries])
 
     def inspect(self, health) -> None:
-        self.emit(health.to_json())
+        self.emit(health_facts(health))  # (the envelope, when set, is added here)
 
     def stats(self, stats, total=None) -> None:
-        body = {"sessions": [s.to_json() for s in stats]}
-        if total is not None:
-            body["total"] = total.to_json()
-        self.emit(body)
+        self.emit(stats_json(stats, total))
 
     def lineage(self, roots, problems) -> None:
-        self.emit({"sessions": [r.to_json() for r in roots], "problems": problems})
+        self.emit(lineage_json(roots, problems))
 
     def verify(self, result) -> None:
         self.emit({"bundle": str(result.bundle), "ok": result.ok, "format": result.format,
@@ -754,7 +799,7 @@ class TextReporter(Reporter):
         self.line(f"{len(spills)} spilled results")
 
     def inspect(self, health) -> None:
-        h = health.to_json()
+        h = health_facts(health)
         head = h["header"]
         def fact(value) -> str:
             return self._cut(_dash(value), 80)
