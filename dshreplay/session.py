@@ -34,7 +34,6 @@ from dshreplay.output.results import Fold, Rows
 if TYPE_CHECKING:  # each question imports its analyses when asked: `fold` starts without the others
     from dshreplay.analyses.calls import Call, Request
     from dshreplay.analyses.compaction import BracketRecord
-    from dshreplay.analyses.health import Health
     from dshreplay.analyses.index import LogIndex
     from dshreplay.analyses.provenance import MessageProvenance, ShadowRecord, ViewDiff
     from dshreplay.analyses.query import EventFilter, EventRow, RawLine

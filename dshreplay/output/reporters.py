@@ -10,8 +10,8 @@ import os
 import re
 import sys
 from collections import Counter
-from contextlib import contextmanager
 from collections.abc import Iterable
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TextIO
 
 from dshreplay.analyses.render import clean, json_size, message_text, one_line, role_of
