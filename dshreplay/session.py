@@ -19,6 +19,7 @@ A question about a seq before the failure is answered in full either way.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -47,6 +48,8 @@ if TYPE_CHECKING:  # each question imports its analyses when asked: `fold` start
 
 __all__ = ["Session", "EventStream", "FoldReport", "Fold", "Rows", "LogIndex", "open_session",
            "WHEN_THE_FOLD_FAILS", "PREFIX", "NEEDS_VIEW", "EVERY_LINE"]
+
+Source = str | os.PathLike[str] | bytes  # what a Session reads: a path, a session folder, "-", or the bytes of a log
 
 PREFIX = "prefix"  # answered for the events before the failure; the answer says how far (answeredUpTo)
 NEEDS_VIEW = "needs-view"  # needs the model's view past the failure: no answer (NoViewError, exit 1)
@@ -107,7 +110,8 @@ class Session:
     fails (a PREFIX question of `WHEN_THE_FOLD_FAILS`): that point's error
     (`answered_for(session.partial)` says it in words); None after a complete answer."""
 
-    def __init__(self, source, options: Options = DEFAULT, *, transform=None) -> None:
+    def __init__(self, source: Source, options: Options = DEFAULT, *,
+                 transform: Callable[[Any], Any] | None = None) -> None:
         self.options = options
         self.source = LogSource(source, options, transform=transform)
         self.path = self.source.path
@@ -116,7 +120,7 @@ class Session:
         self.events_read: int | None = None  # how many events the log holds, once a pass read it whole
         self.fold_failure: DshReplayError | None = None  # where the fold fails, once a pass got there
         self._index: LogIndex | None = None
-        self._header: dict | None = None
+        self._header: dict[str, Any] | None = None
 
     def __repr__(self) -> str:
         """The path, and what the questions asked so far learned (a repr reads nothing)."""
@@ -128,15 +132,16 @@ class Session:
         events = "" if self.events_read is None else f"{self.events_read} events, "
         return f"<Session {self.path!r}: {events}{fold}>"
 
-    def _pass(self, observers=(), **kwargs) -> Run:
+    def _pass(self, observers: Iterable[Observer] = (), **kwargs: Any) -> Run:
         return run_pass(self.source, [*observers, _Torn(self)], **kwargs)
 
-    def _answered(self, question: str, failure, at: int | None = None, what: str | None = None):
+    def _answered(self, question: str, failure: DshReplayError | None, at: int | None = None,
+                  what: str | None = None) -> None:
         """Apply `WHEN_THE_FOLD_FAILS[question]` to an answer whose pass met `failure` (or
         None): a question about `at` before the failure is answered in full; else a PREFIX
         answer notes the failure in `partial` and a NEEDS_VIEW one raises NoViewError."""
         self.partial = None
-        if failure is None or (at is not None and at < failure.seq):
+        if failure is None or (at is not None and failure.seq is not None and at < failure.seq):
             return
         if WHEN_THE_FOLD_FAILS[question] == NEEDS_VIEW:
             where = "at the end of the log" if at is None else f"at seq {at}"
@@ -144,7 +149,7 @@ class Session:
         self.partial = failure
 
     @property
-    def header(self) -> dict:
+    def header(self) -> dict[str, Any]:
         if self._header is None:
             with self.source.reader() as reader:
                 self._header = reader.header
@@ -185,7 +190,7 @@ class Session:
         """
         return self._states(seqs)
 
-    def _states(self, seqs: Iterable[int], observers=()) -> dict[int, SurfaceState]:
+    def _states(self, seqs: Iterable[int], observers: Iterable[Observer] = ()) -> dict[int, SurfaceState]:
         seqs = list(seqs)
         try:
             states = states_at(self.source, seqs, [*observers, _Torn(self)])
@@ -201,6 +206,7 @@ class Session:
         if at is None:
             index = self.index()
             self._answered("states", _failure(index))
+            assert index.final is not None  # (a fold that holds to the end has its final view)
             return index.final
         return self.states([at])[at]
 
@@ -232,7 +238,7 @@ class Session:
             main, auxiliary, rejected = tracker.calls, tracker.auxiliary, run.fold_errors
         self._answered("calls", rejected[0] if rejected else None)
         if include_auxiliary:
-            return sorted(main + auxiliary, key=lambda c: c.first_chunk_seq), list(rejected)
+            return sorted(main + auxiliary, key=_first_chunk), list(rejected)
         return list(main), list(rejected)
 
     def request(self, call: int | None = None, *, at: int | None = None) -> Request:
@@ -251,7 +257,7 @@ class Session:
                 raise UsageError(f"there is no call {call}: the log has {len(calls)} model calls",
                                  path=self.path)
             c = calls[call - 1]
-            at_seq, header_seq = c.first_chunk_seq - 1, c.header_seq
+            at_seq, header_seq = _first_chunk(c) - 1, c.header_seq
             messages = self.states([at_seq])[at_seq].messages()
             return Request.of_call(c, self._header_at(header_seq), messages)
         index = self.index()
@@ -264,11 +270,11 @@ class Session:
         turn, step = turns.in_force_after()
         return Request(None, turn, step, None, at, header_seq, self._header_at(header_seq), messages)
 
-    def _header_at(self, seq: int | None):
+    def _header_at(self, seq: int | None) -> Any:
         """The header the request/header event at `seq` logs (None: no such event)."""
         if seq is not None:
             for item in self.records():
-                if item.seq == seq and item.count:
+                if item.seq == seq and isinstance(item, Event):
                     data = item.record.get("data")
                     return data.get("header") if type(data) is dict else None
         return None
@@ -283,7 +289,7 @@ class Session:
         """Every replacement up to `at` (default: all), in log order."""
         index = self.index()
         failure = _failure(index)
-        if at is not None and (failure is None or at < failure.seq):
+        if at is not None and (failure is None or at < (failure.seq or 0)):
             self.states([at])  # checks that `at` is inside the log
         rows = [r for r in index.shadows if at is None or r.seq <= at]
         self._answered("shadows", failure, at)
@@ -339,7 +345,7 @@ class Session:
         (and a last marker where the fold fails); the model's reasoning only with `reasoning`."""
         from dshreplay.analyses.transcript import transcript
         entries, failure = transcript(self.source, [_Torn(self)], reasoning)
-        self._answered("transcript", failure)
+        self._answered("transcript", failure if isinstance(failure, DshReplayError) else None)
         return Rows(entries, "entries", self.partial)
 
     def query(self, flt: EventFilter | None = None, at: int | None = None, *,
@@ -359,13 +365,14 @@ class Session:
         if flt is not None and filters:
             raise UsageError("give an EventFilter or filters as keywords, not both")
         flt = flt if flt is not None else EventFilter.of(**filters)
+        failure: FoldError | None = None
         try:
             state = self.state(at)
-            failure = None
         except NoViewError:
             index = self.index()
             failure = _failure(index)
-            state, at = index.final, failure.seq - 1
+            assert failure is not None and index.final is not None  # (the fold failed: the view before it)
+            state, at = index.final, (failure.seq or 0) - 1
         self._answered("query", failure)  # (known before the first row reaches `sink`)
         rows = query_events(source, frozenset(state.nodes), flt, last=at, observers=[_Torn(self)], sink=sink)
         return Rows(rows, "events", self.partial)
@@ -418,7 +425,14 @@ class Session:
         return records_table(self.to_records(at, redact=redact, **filters))
 
 
-def _failure(index: LogIndex):
+def _first_chunk(call: Call) -> int:
+    """The seq of a call's first chunk (every call has one: it starts with it)."""
+    seq = call.first_chunk_seq
+    assert seq is not None
+    return seq
+
+
+def _failure(index: LogIndex) -> FoldError | None:
     """Where the fold fails in an index's pass (None: it does not)."""
     return index.fold_errors[0] if index.fold_errors else None
 
@@ -434,12 +448,12 @@ class EventStream:
             yield from reader.events()
 
 
-def open_session(source, options: Options = DEFAULT) -> Session:
+def open_session(source: Source, options: Options = DEFAULT) -> Session:
     """Open a log for questions: `dshreplay.open("session.jsonl.zstd")`."""
     return Session(source, options)
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     """`dshreplay.session.LogIndex`, imported when first asked for (as every analysis here)."""
     if name == "LogIndex":
         from dshreplay.analyses.index import LogIndex

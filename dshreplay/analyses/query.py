@@ -18,6 +18,8 @@ from dshreplay.core.surface import SURFACE_TYPES
 from dshreplay.errors import FilterError, UsageError
 from dshreplay.jsvalues import epoch_ms, is_time, json_bytes, parse_time, shown, utc_time
 
+from dshreplay.io.reader import PackedRun
+
 if TYPE_CHECKING:
     from dshreplay.core.driver import Record, Run
     from dshreplay.io.reader import Event, LogSource
@@ -210,18 +212,23 @@ class EventQuery(Observer):
         self.compactions = run.get(CompactionTracker)
 
     def observe(self, record: Record) -> None:
-        item, flt = record.item, self.flt
+        # (Record.item is annotated None until core/driver.py is typed: it holds an Event or a PackedRun)
+        item: Event | PackedRun = record.item  # type: ignore[assignment]
+        flt = self.flt
         if (flt.start is not None and item.seq + item.count <= flt.start) \
                 or (flt.end is not None and item.seq > flt.end):
             return
         if flt.turn is not None:
-            turn = record.turn
+            turn: object = record.turn
             if type(turn) is int and turn > self.last_turn:
                 self.last_turn = turn
             if turn != flt.turn:
                 return
-        for event in item.members() if item.row is not None else (item,):
-            self._one(event, record.turn)
+        if isinstance(item, PackedRun):  # (a packed row: its member events, one by one)
+            for event in item.members():
+                self._one(event, record.turn)
+        else:
+            self._one(item, record.turn)
 
     def _one(self, event: Event, turn: object) -> None:
         flt, seq = self.flt, event.seq
@@ -254,9 +261,9 @@ class EventQuery(Observer):
         if cid is None and self.compactions.open is not None:
             cid = self.compactions.open.cid
         self.matched += 1
+        call_id, tool, arguments = (call.call_id, call.tool, call.arguments) if call is not None else (None, None, None)
         self.sink(EventRow(seq, event.line, utc_time(time), kind, turn, step, surface, record.get("surfaceOp"),
-                           text, record, *((call.call_id, call.tool, call.arguments) if call is not None
-                                           else (None, None, None)), cid))
+                           text, record, call_id, tool, arguments, cid))
 
     def check(self, run: Run) -> None:
         """FilterError when nothing matched because nothing could: a turn past the last one
@@ -311,7 +318,7 @@ class RawLine:
             return text
         return "".join(c if c.isprintable() else _escape(c) for c in text)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"line": self.line, "offset": self.offset, "bytes": len(self.raw), "text": self.text}
 
 
@@ -320,7 +327,7 @@ def _escape(c: str) -> str:
     return f"\\x{n:02x}" if n < 0x100 else (f"\\u{n:04x}" if n < 0x10000 else f"\\U{n:08x}")
 
 
-def raw_lines(source, first: int, last: int) -> list[RawLine]:
+def raw_lines(source: LogSource, first: int, last: int) -> list[RawLine]:
     """Physical lines `first`..`last` (from 1) of `source` (a LogSource), as stored, in one
     read that stops after `last`; UsageError for a range that is empty or starts past the end."""
     if first < 1 or last < first:
