@@ -16,9 +16,8 @@ from dshreplay.analyses.turns import TurnTracker
 from dshreplay.core.driver import STOP, Observer, run_pass
 from dshreplay.core.surface import SURFACE_TYPES
 from dshreplay.errors import FilterError, UsageError
-from dshreplay.jsvalues import epoch_ms, is_time, json_bytes, parse_time, shown, utc_time
-
 from dshreplay.io.reader import PackedRun
+from dshreplay.jsvalues import epoch_ms, is_time, json_bytes, parse_time, shown, utc_time
 
 if TYPE_CHECKING:
     from dshreplay.core.driver import Record, Run

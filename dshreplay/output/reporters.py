@@ -10,8 +10,8 @@ import os
 import re
 import sys
 from collections import Counter
-from contextlib import contextmanager
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
@@ -59,8 +59,8 @@ def error_json(error: DshReplayError) -> dict[str, Any]:
     return error.to_json()
 
 
-def render_table(rows: Sequence[Sequence[object]], headers: Sequence[object] = (), width: int = WIDTH, *, text_col: int | None = None, wrap: bool = False,
-                 show_headers: bool = True) -> str:
+def render_table(rows: Sequence[Sequence[object]], headers: Sequence[object] = (), width: int = WIDTH, *,
+                 text_col: int | None = None, wrap: bool = False, show_headers: bool = True) -> str:
     """Left-aligned columns two spaces apart under a dashed rule (the look of tabulate's
     "simple" tables), fitted to `width` terminal columns by display width: a CJK
     character or an emoji takes two columns, a combining mark none (wcwidth).
