@@ -17,6 +17,8 @@ from dshreplay.analyses.provenance import meter_of
 from dshreplay.core.driver import Observer, Run
 from dshreplay.jsvalues import MISSING, as_key, dig, js_same
 
+__all__ = ["BracketRecord", "CompactionTracker"]
+
 
 def _get(value, *keys):
     if len(keys) == 1 and type(value) is dict:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+__all__ = ["Finding", "CODES", "ERROR", "WARNING", "NOTICE"]
+
 ERROR, WARNING, NOTICE = "error", "warning", "notice"
 SEVERITY_RANK = {ERROR: 0, WARNING: 1, NOTICE: 2}
 

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from dshreplay.analyses.index import LogIndex
 from dshreplay.jsvalues import utc_time
 
+__all__ = ["Health"]
+
 UNKNOWN = "unknown"  # a turn still open where the fold fails: its outcome lies past the answer
 
 

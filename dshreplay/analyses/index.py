@@ -22,6 +22,8 @@ from dshreplay.core.surface import SURFACE_TYPES, SurfaceState
 from dshreplay.errors import FoldError
 from dshreplay.io.reader import TornTail
 
+__all__ = ["LogIndex", "build_index"]
+
 
 @dataclass
 class LogIndex:

@@ -27,6 +27,8 @@ from dshreplay.io.reader import LogSource
 from dshreplay.jsvalues import as_text, is_number, is_time, utc_time
 from dshreplay.jsvalues import dig as _get
 
+__all__ = ["SessionStats", "session_stats", "totals"]
+
 TOKEN_FIELDS = (("input", "inputTokens"), ("output", "outputTokens"), ("cacheRead", "cacheReadTokens"),
                 ("reasoning", "reasoningTokens"))
 DENIED = ("rejected", "cancelled", "unavailable")  # (a tuple: an outcome may be any value, a list too)

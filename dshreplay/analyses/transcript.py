@@ -24,6 +24,8 @@ from dshreplay.core.surface import SURFACE_TYPES, derive_message
 from dshreplay.errors import DeriveError
 from dshreplay.jsvalues import as_text, utc_time
 
+__all__ = ["Entry", "transcript"]
+
 
 @dataclass(frozen=True)
 class Entry:

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from dshreplay.core.driver import Observer, Run
 from dshreplay.jsvalues import as_text
 
+__all__ = ["TurnTracker", "TurnSpans", "Span"]
+
 
 def _data(item) -> dict:
     data = item.record.get("data")
