@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     from dshreplay.core.driver import Record, Run
     from dshreplay.io.reader import Event, LogSource
 
-__all__ = ["EventFilter", "EventRow", "EventQuery", "RawLine", "query_events", "raw_lines", "event_families",
-           "CURRENT", "SHADOWED", "LOG_ONLY", "SURFACES"]
+__all__ = ["EventFilter", "EventRow", "RawLine", "EventQuery", "query_events", "raw_lines", "event_families",
+           "Moment", "CURRENT", "SHADOWED", "LOG_ONLY"]
 
 CURRENT, SHADOWED, LOG_ONLY = "current", "shadowed", "log-only"
 SURFACES = (CURRENT, SHADOWED, LOG_ONLY)

@@ -36,10 +36,9 @@ if TYPE_CHECKING:  # (validate's machinery is imported by the command that valid
     from dshreplay.output.usage import UsageReport, UsageRow
     from dshreplay.output.verify import Verification
 
-__all__ = ["Reporter", "TextReporter", "JsonReporter", "JsonLinesReporter", "CsvReporter", "render_table",
-           "display_width", "clip_end", "whole", "terminal_width", "json_text", "cell_json", "cell_text",
-           "error_json", "envelope_of", "answer_json", "fold_json", "health_facts", "files_json", "stats_json",
-           "lineage_json", "markdown_label", "markdown_marker", "unified_text_diff", "WIDTH"]
+__all__ = ["Reporter", "TextReporter", "JsonReporter", "JsonLinesReporter", "CsvReporter", "HasJson", "json_text",
+           "envelope_of", "answer_json", "fold_json", "health_facts", "files_json", "stats_json", "lineage_json",
+           "render_table", "display_width"]
 
 
 class HasJson(Protocol):

@@ -11,22 +11,16 @@ one line, never the records.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 from dshreplay.core.driver import FoldReport
 from dshreplay.errors import DshReplayError, answered_for
-from dshreplay.output.reporters import answer_json, fold_json
+from dshreplay.output.reporters import HasJson, answer_json, fold_json
 
-__all__ = ["Rows", "Fold", "JsonItem"]
-
-
-class JsonItem(Protocol):
-    """A row of an answer: anything with the JSON its command prints for it."""
-
-    def to_json(self) -> dict[str, Any]: ...
+__all__ = ["Rows", "Fold"]
 
 
-Item = TypeVar("Item", bound=JsonItem)
+Item = TypeVar("Item", bound=HasJson)  # a row of an answer: it has the JSON its command prints for it
 
 
 class Rows(list[Item]):

@@ -51,8 +51,7 @@ if TYPE_CHECKING:
     from dshreplay.analyses.validate import FileReport
     from dshreplay.core.driver import PassState, Record
 
-__all__ = ["TABLES", "OPTIONAL", "Column", "Indexed", "IndexRows", "RowWriter", "LineMap", "Row", "index_log",
-           "input_facts", "log_key", "unreadable_row", "INDEX_FORMAT"]
+__all__ = ["TABLES", "Column", "Indexed", "Row", "index_log", "log_key"]
 
 Row = tuple[Any, ...]  # one row of a table, its cells in TABLES' column order (DuckDB values)
 
