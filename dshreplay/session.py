@@ -85,7 +85,7 @@ WHEN_THE_FOLD_FAILS: dict[str, str] = {
 }
 
 
-class _Torn(Observer):
+class _Facts(Observer):
     """Notes what every pass learns of the log itself: a torn tail, how many events it
     holds (a pass that reads to the end), where the fold fails."""
 
@@ -133,7 +133,7 @@ class Session:
         return f"<Session {self.path!r}: {events}{fold}>"
 
     def _pass(self, observers: Iterable[Observer] = (), **kwargs: Any) -> Run:
-        return run_pass(self.source, [*observers, _Torn(self)], **kwargs)
+        return run_pass(self.source, [*observers, _Facts(self)], **kwargs)
 
     def _answered(self, question: str, failure: DshReplayError | None, at: int | None = None,
                   what: str | None = None) -> None:
@@ -174,7 +174,7 @@ class Session:
         fails at or before `at` (a derive failure as it is); UsageError for `at`
         beyond the log.
         """
-        report = fold_report(self.source, at, [_Torn(self)])
+        report = fold_report(self.source, at, [_Facts(self)])
         if isinstance(report.error, (FoldError, LineError)):
             try:
                 self._answered("fold", report.error, at)
@@ -193,7 +193,7 @@ class Session:
     def _states(self, seqs: Iterable[int], observers: Iterable[Observer] = ()) -> dict[int, SurfaceState]:
         seqs = list(seqs)
         try:
-            states = states_at(self.source, seqs, [*observers, _Torn(self)])
+            states = states_at(self.source, seqs, [*observers, _Facts(self)])
         except (FoldError, LineError) as failure:
             self._answered("states", failure, max(seqs))
             raise
@@ -217,7 +217,7 @@ class Session:
         `fold_errors[0]` is the failure)."""
         if self._index is None:
             from dshreplay.analyses.index import build_index
-            self._index = build_index(self.source, [_Torn(self)])
+            self._index = build_index(self.source, [_Facts(self)])
         return self._index
 
     # -- questions -------------------------------------------------------------
@@ -344,7 +344,7 @@ class Session:
         """The conversation as it happened: append-origin messages and replacement markers
         (and a last marker where the fold fails); the model's reasoning only with `reasoning`."""
         from dshreplay.analyses.transcript import transcript
-        entries, failure = transcript(self.source, [_Torn(self)], reasoning)
+        entries, failure = transcript(self.source, [_Facts(self)], reasoning)
         self._answered("transcript", failure if isinstance(failure, DshReplayError) else None)
         return Rows(entries, "entries", self.partial)
 
@@ -374,7 +374,7 @@ class Session:
             assert failure is not None and index.final is not None  # (the fold failed: the view before it)
             state, at = index.final, (failure.seq or 0) - 1
         self._answered("query", failure)  # (known before the first row reaches `sink`)
-        rows = query_events(source, frozenset(state.nodes), flt, last=at, observers=[_Torn(self)], sink=sink)
+        rows = query_events(source, frozenset(state.nodes), flt, last=at, observers=[_Facts(self)], sink=sink)
         return Rows(rows, "events", self.partial)
 
     def lines(self, first: int, last: int) -> Rows[RawLine]:

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from dshreplay.core.driver import FoldReport
 from dshreplay.errors import DshReplayError, answered_for
+from dshreplay.jsvalues import shown
 from dshreplay.output.reporters import HasJson, answer_json, fold_json
 
 __all__ = ["Rows", "Fold"]
@@ -50,7 +51,7 @@ def _brief(row: object) -> str:
     for name in ("seq", "first_chunk_seq", "line", "call_id", "compaction_id"):
         value = getattr(row, name, None)
         if value is not None:
-            return f"{name.replace('_', ' ')} {value!s:.40}"
+            return f"{name.replace('_', ' ')} {shown(value, 40, quote=False)}"
     return type(row).__name__
 
 
