@@ -6,6 +6,11 @@ front end can print one precise line without a traceback.
 
 from __future__ import annotations
 
+from typing import Any
+
+__all__ = ["DshReplayError", "ReadError", "LineError", "FormatVersionError", "FoldError", "NoViewError",
+           "DeriveError", "UsageError", "FilterError", "OutputError", "Interrupted", "fails_at", "answered_for"]
+
 
 class DshReplayError(Exception):
     """Base class: a defect found in a log, located by file, line and seq."""
@@ -21,7 +26,7 @@ class DshReplayError(Exception):
         self.seq = seq
         self.pointer = pointer
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, ...]:
         # picklable for process pools and Dask workers, keyword fields included
         return (_rebuild, (type(self), self.message, dict(self.__dict__)))
 
@@ -36,10 +41,10 @@ class DshReplayError(Exception):
         where = self.where()
         return f"{where}: {self.message}" if where else self.message
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """The error object every `--json` output uses: stage, seq, line, pointer, message
         (and `code`, the finding code, for a fold error or a damaged line)."""
-        body = {"stage": self.kind, "seq": self.seq, "line": self.line, "pointer": self.pointer,
+        body: dict[str, Any] = {"stage": self.kind, "seq": self.seq, "line": self.line, "pointer": self.pointer,
                 "message": self.message}
         code = getattr(self, "code", None)
         if code is not None:
@@ -58,7 +63,7 @@ class LineError(ReadError):
     in a log whose header could be read. `code` is its finding code (DSH-E001 or DSH-E002).
     A pass treats it as the place where the fold fails, as dsh does (it refuses the log)."""
 
-    def __init__(self, message: str, *, code: str, **where) -> None:
+    def __init__(self, message: str, *, code: str, **where: Any) -> None:
         super().__init__(message, **where)
         self.code = code
 
@@ -82,7 +87,7 @@ class FoldError(DshReplayError):
     after = "event skipped for surface purposes"
     caused_by: int | None = None
 
-    def __init__(self, message: str, *, code: str, **where) -> None:
+    def __init__(self, message: str, *, code: str | None, **where: Any) -> None:
         super().__init__(message, **where)
         self.code = code
 
@@ -94,8 +99,8 @@ class NoViewError(FoldError):
     The message says what was asked and where the fold fails: `no answer: the model's
     view at seq 900: the fold fails at seq 487 (...)`."""
 
-    def __init__(self, what: str, failure: DshReplayError | dict, *, path: str | None = None) -> None:
-        facts = failure if type(failure) is dict else failure.to_json()
+    def __init__(self, what: str, failure: DshReplayError | dict[str, Any], *, path: str | None = None) -> None:
+        facts = failure if isinstance(failure, dict) else failure.to_json()
         super().__init__(f"no answer: {what}: {fails_at(facts)}", code=facts.get("code"), path=path,
                          line=facts.get("line"), seq=facts.get("seq"), pointer=facts.get("pointer"))
         self.failure = facts
@@ -104,7 +109,7 @@ class NoViewError(FoldError):
     def where(self) -> str:
         return self.path or ""
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return dict(self.failure)
 
 
@@ -118,6 +123,12 @@ class UsageError(DshReplayError):
     """The request does not fit the log (for example a seq beyond its end)."""
 
     kind = "usage"
+
+
+class FilterError(UsageError):
+    """An event filter that can match nothing, or cannot be read: an unknown type family,
+    a type without its family, a bad time, a turn past the last, a time filter on a log
+    without times. The message names the fix; the command line exits 2 (a usage error)."""
 
 
 class OutputError(DshReplayError):
@@ -136,24 +147,24 @@ class Interrupted(KeyboardInterrupt):
         self.signum = signum
 
 
-def fails_at(error: DshReplayError | dict) -> str:
+def fails_at(error: DshReplayError | dict[str, Any]) -> str:
     """Where and why the fold fails, from the error (or its `to_json()`): `the fold fails at
     seq 487 (DSH-E101, line 490, /seq: seq 488 is not contiguous; expected 487: ...)`."""
-    e = error if type(error) is dict else error.to_json()
+    e = error if isinstance(error, dict) else error.to_json()
     where = ", ".join(str(p) for p in (e.get("code"), None if e.get("line") is None else f"line {e['line']}",
                                        e.get("pointer")) if p)
     return f"the fold fails at seq {e.get('seq')} ({where}: {e.get('message')})"
 
 
-def answered_for(error: DshReplayError | dict) -> str:
+def answered_for(error: DshReplayError | dict[str, Any]) -> str:
     """The one sentence every answer cut short by a failed fold carries: `answered for seqs
     0..486 only: the fold fails at seq 487 (...)`."""
-    seq = error.get("seq") if type(error) is dict else error.seq
+    seq = error.get("seq") if isinstance(error, dict) else error.seq
     span = f"seqs 0..{seq - 1}" if type(seq) is int and seq > 0 else "no seq"
     return f"answered for {span} only: {fails_at(error)}"
 
 
-def _rebuild(cls, message, state):
+def _rebuild(cls: type[DshReplayError], message: str, state: dict[str, Any]) -> DshReplayError:
     error = cls.__new__(cls)
     Exception.__init__(error, message)
     error.__dict__.update(state)

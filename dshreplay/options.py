@@ -11,9 +11,12 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field, replace
-from typing import Protocol
+from typing import Any, Protocol
 
 from dshreplay.jsvalues import parse_count, shown
+
+__all__ = ["Options", "DEFAULT", "parse_size", "available_cores", "DEFAULT_MAX_BYTES", "DEFAULT_MAX_LINE",
+           "MAX_SIZE"]
 
 DEFAULT_MAX_BYTES = 8 * 1024**3  # ceiling on decompressed zstd text
 DEFAULT_MAX_LINE = 256 * 1024**2  # ceiling on one line: a line with no end stops there
@@ -28,10 +31,11 @@ def parse_size(text: str) -> int:
     what is wanted."""
     match = _SIZE.fullmatch(text.strip().upper()) if type(text) is str else None
     number = parse_count(match.group(1), MAX_SIZE) if match else None
-    if number is None or not 0 < number * _SCALES[match.group(2)] <= MAX_SIZE:
+    scale = _SCALES[match.group(2)] if match else 0
+    if number is None or not 0 < number * scale <= MAX_SIZE:
         raise ValueError("want a size such as 500M or 4G: ASCII digits and K, M, G, T or P, "
                          "from 1 byte to 1P")
-    return number * _SCALES[match.group(2)]
+    return number * scale
 
 
 def available_cores() -> int:
@@ -93,7 +97,7 @@ class Options:
         """How many processes `jobs` means here."""
         return self.jobs if self.jobs is not None else available_cores()
 
-    def with_(self, **changes) -> Options:
+    def with_(self, **changes: Any) -> Options:
         """A copy with some settings changed."""
         return replace(self, **changes)
 

@@ -19,20 +19,22 @@ A question about a seq before the failure is answered in full either way.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from dshreplay.core.driver import STOP, FoldReport, Observer, Run, fold_report, run_pass, states_at
 from dshreplay.core.surface import SurfaceState
 from dshreplay.errors import DshReplayError, FoldError, LineError, NoViewError, UsageError
 from dshreplay.io.reader import Event, LogSource, PackedRun, TornTail
 from dshreplay.options import DEFAULT, Options
+from dshreplay.output.results import Fold, Rows
 
 if TYPE_CHECKING:  # each question imports its analyses when asked: `fold` starts without the others
     from dshreplay.analyses.calls import Call, Request
     from dshreplay.analyses.compaction import BracketRecord
-    from dshreplay.analyses.health import Health
     from dshreplay.analyses.index import LogIndex
     from dshreplay.analyses.provenance import MessageProvenance, ShadowRecord, ViewDiff
     from dshreplay.analyses.query import EventFilter, EventRow, RawLine
@@ -41,6 +43,13 @@ if TYPE_CHECKING:  # each question imports its analyses when asked: `fold` start
     from dshreplay.analyses.tools import ToolCall
     from dshreplay.analyses.transcript import Entry
     from dshreplay.analyses.validate import FileReport
+    from dshreplay.output.inspection import Inspection
+    from dshreplay.output.records import Redaction
+
+__all__ = ["Session", "EventStream", "FoldReport", "Fold", "Rows", "LogIndex", "open_session",
+           "WHEN_THE_FOLD_FAILS", "PREFIX", "NEEDS_VIEW", "EVERY_LINE"]
+
+Source = str | os.PathLike[str] | bytes  # what a Session reads: a path, a session folder, "-", or the bytes of a log
 
 PREFIX = "prefix"  # answered for the events before the failure; the answer says how far (answeredUpTo)
 NEEDS_VIEW = "needs-view"  # needs the model's view past the failure: no answer (NoViewError, exit 1)
@@ -76,15 +85,21 @@ WHEN_THE_FOLD_FAILS: dict[str, str] = {
 }
 
 
-class _Torn(Observer):
-    """Notes the torn tail of every pass that reads to the end."""
+class _Facts(Observer):
+    """Notes what every pass learns of the log itself: a torn tail, how many events it
+    holds (a pass that reads to the end), where the fold fails."""
 
     def __init__(self, session: Session) -> None:
         self.session = session
 
     def finish(self, run: Run) -> None:
+        session = self.session
         if run.torn_tail is not None:
-            self.session.torn_tail = run.torn_tail
+            session.torn_tail = run.torn_tail
+        if run.complete:
+            session.events_read = run.event_count
+        if run.failure is not None:
+            session.fold_failure = run.failure
 
 
 class Session:
@@ -95,24 +110,38 @@ class Session:
     fails (a PREFIX question of `WHEN_THE_FOLD_FAILS`): that point's error
     (`answered_for(session.partial)` says it in words); None after a complete answer."""
 
-    def __init__(self, source, options: Options = DEFAULT, *, transform=None) -> None:
+    def __init__(self, source: Source, options: Options = DEFAULT, *,
+                 transform: Callable[[Any], Any] | None = None) -> None:
         self.options = options
         self.source = LogSource(source, options, transform=transform)
         self.path = self.source.path
         self.torn_tail: TornTail | None = None  # set by any pass that read up to a torn tail
         self.partial: DshReplayError | None = None  # the failure the last answer stops at (PREFIX)
+        self.events_read: int | None = None  # how many events the log holds, once a pass read it whole
+        self.fold_failure: DshReplayError | None = None  # where the fold fails, once a pass got there
         self._index: LogIndex | None = None
-        self._header: dict | None = None
+        self._header: dict[str, Any] | None = None
 
-    def _pass(self, observers=(), **kwargs) -> Run:
-        return run_pass(self.source, [*observers, _Torn(self)], **kwargs)
+    def __repr__(self) -> str:
+        """The path, and what the questions asked so far learned (a repr reads nothing)."""
+        failure = self.fold_failure
+        if failure is not None:
+            fold = f"fold fails at seq {failure.seq} (answered up to seq {(failure.seq or 0) - 1})"
+        else:
+            fold = "fold ok" if self.events_read is not None else "not read yet"
+        events = "" if self.events_read is None else f"{self.events_read} events, "
+        return f"<Session {self.path!r}: {events}{fold}>"
 
-    def _answered(self, question: str, failure, at: int | None = None, what: str | None = None):
+    def _pass(self, observers: Iterable[Observer] = (), **kwargs: Any) -> Run:
+        return run_pass(self.source, [*observers, _Facts(self)], **kwargs)
+
+    def _answered(self, question: str, failure: DshReplayError | None, at: int | None = None,
+                  what: str | None = None) -> None:
         """Apply `WHEN_THE_FOLD_FAILS[question]` to an answer whose pass met `failure` (or
         None): a question about `at` before the failure is answered in full; else a PREFIX
         answer notes the failure in `partial` and a NEEDS_VIEW one raises NoViewError."""
         self.partial = None
-        if failure is None or (at is not None and at < failure.seq):
+        if failure is None or (at is not None and failure.seq is not None and at < failure.seq):
             return
         if WHEN_THE_FOLD_FAILS[question] == NEEDS_VIEW:
             where = "at the end of the log" if at is None else f"at seq {at}"
@@ -120,7 +149,7 @@ class Session:
         self.partial = failure
 
     @property
-    def header(self) -> dict:
+    def header(self) -> dict[str, Any]:
         if self._header is None:
             with self.source.reader() as reader:
                 self._header = reader.header
@@ -137,20 +166,21 @@ class Session:
         return EventStream(self.source)
 
     # -- the fold ----------------------------------------------------------
-    def fold(self, at: int | None = None) -> FoldReport:
-        """The model's view after event `at` (default: the last event).
+    def fold(self, at: int | None = None) -> Fold:
+        """The model's view after event `at` (default: the last event): a `FoldReport`
+        whose `to_json()` is `fold --json`'s.
 
         A failure is returned in the report, not raised: a NoViewError when the fold
         fails at or before `at` (a derive failure as it is); UsageError for `at`
         beyond the log.
         """
-        report = fold_report(self.source, at, [_Torn(self)])
+        report = fold_report(self.source, at, [_Facts(self)])
         if isinstance(report.error, (FoldError, LineError)):
             try:
                 self._answered("fold", report.error, at)
             except NoViewError as exc:
                 report.error = exc
-        return report
+        return Fold.of(report)
 
     def states(self, seqs: Iterable[int]) -> dict[int, SurfaceState]:
         """The model's view right after each seq, in one read (-1: before any event).
@@ -160,10 +190,10 @@ class Session:
         """
         return self._states(seqs)
 
-    def _states(self, seqs: Iterable[int], observers=()) -> dict[int, SurfaceState]:
+    def _states(self, seqs: Iterable[int], observers: Iterable[Observer] = ()) -> dict[int, SurfaceState]:
         seqs = list(seqs)
         try:
-            states = states_at(self.source, seqs, [*observers, _Torn(self)])
+            states = states_at(self.source, seqs, [*observers, _Facts(self)])
         except (FoldError, LineError) as failure:
             self._answered("states", failure, max(seqs))
             raise
@@ -176,6 +206,7 @@ class Session:
         if at is None:
             index = self.index()
             self._answered("states", _failure(index))
+            assert index.final is not None  # (a fold that holds to the end has its final view)
             return index.final
         return self.states([at])[at]
 
@@ -186,13 +217,14 @@ class Session:
         `fold_errors[0]` is the failure)."""
         if self._index is None:
             from dshreplay.analyses.index import build_index
-            self._index = build_index(self.source, [_Torn(self)])
+            self._index = build_index(self.source, [_Facts(self)])
         return self._index
 
     # -- questions -------------------------------------------------------------
-    def calls(self, include_auxiliary: bool = False) -> list[Call]:
-        """The model calls, numbered from 1 (auxiliary calls, unnumbered, with `include_auxiliary`)."""
-        return self.call_list(include_auxiliary)[0]
+    def calls(self, include_auxiliary: bool = False) -> Rows[Call]:
+        """The model calls, numbered from 1 (auxiliary calls, unnumbered, with `include_auxiliary`);
+        `to_json()` as `request --list --json` (`--all`)."""
+        return Rows(self.call_list(include_auxiliary)[0], "calls", self.partial)
 
     def call_list(self, include_auxiliary: bool = False) -> tuple[list[Call], list[FoldError]]:
         """The model calls, and the failure the list stops at (empty: none)."""
@@ -206,7 +238,7 @@ class Session:
             main, auxiliary, rejected = tracker.calls, tracker.auxiliary, run.fold_errors
         self._answered("calls", rejected[0] if rejected else None)
         if include_auxiliary:
-            return sorted(main + auxiliary, key=lambda c: c.first_chunk_seq), list(rejected)
+            return sorted(main + auxiliary, key=_first_chunk), list(rejected)
         return list(main), list(rejected)
 
     def request(self, call: int | None = None, *, at: int | None = None) -> Request:
@@ -225,7 +257,7 @@ class Session:
                 raise UsageError(f"there is no call {call}: the log has {len(calls)} model calls",
                                  path=self.path)
             c = calls[call - 1]
-            at_seq, header_seq = c.first_chunk_seq - 1, c.header_seq
+            at_seq, header_seq = _first_chunk(c) - 1, c.header_seq
             messages = self.states([at_seq])[at_seq].messages()
             return Request.of_call(c, self._header_at(header_seq), messages)
         index = self.index()
@@ -238,11 +270,11 @@ class Session:
         turn, step = turns.in_force_after()
         return Request(None, turn, step, None, at, header_seq, self._header_at(header_seq), messages)
 
-    def _header_at(self, seq: int | None):
+    def _header_at(self, seq: int | None) -> Any:
         """The header the request/header event at `seq` logs (None: no such event)."""
         if seq is not None:
             for item in self.records():
-                if item.seq == seq and item.count:
+                if item.seq == seq and isinstance(item, Event):
                     data = item.record.get("data")
                     return data.get("header") if type(data) is dict else None
         return None
@@ -253,17 +285,17 @@ class Session:
         states = self.states([a, b])
         return diff_states(states[a], states[b])
 
-    def shadows(self, at: int | None = None) -> list[ShadowRecord]:
+    def shadows(self, at: int | None = None) -> Rows[ShadowRecord]:
         """Every replacement up to `at` (default: all), in log order."""
         index = self.index()
         failure = _failure(index)
-        if at is not None and (failure is None or at < failure.seq):
+        if at is not None and (failure is None or at < (failure.seq or 0)):
             self.states([at])  # checks that `at` is inside the log
         rows = [r for r in index.shadows if at is None or r.seq <= at]
         self._answered("shadows", failure, at)
-        return rows
+        return Rows(rows, "replacements", self.partial)
 
-    def brackets(self) -> list[BracketRecord]:
+    def brackets(self) -> Rows[BracketRecord]:
         """One record per compaction id (one still open where the fold fails: status "unknown")."""
         index = self.index()
         failure = _failure(index)
@@ -271,10 +303,10 @@ class Session:
         if failure is not None:
             records = [replace(b, status="unknown") if b.status == "open" else b for b in records]
         self._answered("brackets", failure)
-        return records
+        return Rows(records, "brackets", self.partial)
 
     def provenance(self, at: int | None = None, *, message: int | None = None,
-                   seq: int | None = None) -> list[MessageProvenance]:
+                   seq: int | None = None) -> Rows[MessageProvenance]:
         """Where each model message at `at` came from; `message` (from 1) or
         `seq` picks one message."""
         if message is not None and seq is not None:
@@ -288,17 +320,17 @@ class Session:
             raise UsageError(f"message {message} is not in the view: it has {count} messages (1..{count})")
         if seq is not None and not rows:
             raise UsageError(f"seq {seq} is not a message of the model's view at that point")
-        return rows
+        return Rows(rows, "messages")
 
-    def tools(self) -> list[ToolCall]:
+    def tools(self) -> Rows[ToolCall]:
         """Every tool call the model asked for (or the log started or answered), in order of first
         mention, with its result, approval, hooks and outcome attached by call id (up to where
         the fold fails: a call whose result lies past it has outcome "unread")."""
         index = self.index()
         self._answered("tools", _failure(index))
-        return list(index.tool_calls)
+        return Rows(list(index.tool_calls), "tool calls", self.partial)
 
-    def spills(self, root=None) -> list[Spill]:
+    def spills(self, root: str | Path | None = None) -> Rows[Spill]:
         """Every tool result dsh moved out of the model's view (see `analyses.spills`);
         with `root`, whether each stored file is there."""
         from dshreplay.analyses.spills import Spills, look_up
@@ -306,49 +338,60 @@ class Session:
         run = self._pass([observer], on_fold_error=STOP)
         look_up(observer.spills, Path(root) if root is not None else None)
         self._answered("spills", run.failure)
-        return observer.spills
+        return Rows(observer.spills, "spills", self.partial)
 
-    def transcript(self, reasoning: bool = False) -> list[Entry]:
+    def transcript(self, reasoning: bool = False) -> Rows[Entry]:
         """The conversation as it happened: append-origin messages and replacement markers
         (and a last marker where the fold fails); the model's reasoning only with `reasoning`."""
         from dshreplay.analyses.transcript import transcript
-        entries, failure = transcript(self.source, [_Torn(self)], reasoning)
-        self._answered("transcript", failure)
-        return entries
+        entries, failure = transcript(self.source, [_Facts(self)], reasoning)
+        self._answered("transcript", failure if isinstance(failure, DshReplayError) else None)
+        return Rows(entries, "entries", self.partial)
 
-    def query(self, flt: EventFilter | None = None, at: int | None = None, *, sink=None) -> list[EventRow]:
-        """The events that pass `flt` (default: all), each classified against
-        the view at `at` (default: the end). With `sink`, each row is handed
-        to it as it is found and none is kept (a long log's rows hold records).
-        When the fold fails at or before `at`, the events before the failure,
-        classified against the view before it."""
+    def query(self, flt: EventFilter | None = None, at: int | None = None, *,
+              sink: Callable[[EventRow], None] | None = None, **filters: Any) -> Rows[EventRow]:
+        """The events that pass `flt` (default: all), or the filter given as keywords
+        (`s.query(type="tool/", since="2026-06-02T07:09:00Z")`: see `EventFilter`), each
+        classified against the view at `at` (default: the end); `to_json()` as `events --json`.
+        With `sink`, each row is handed to it as it is found and none is kept (a long log's
+        rows hold records). When the fold fails at or before `at`, the events before the
+        failure, classified against the view before it. A filter that can match nothing
+        (an unknown type family, a turn past the last...) is a FilterError naming the fix."""
+        return self._query(self.source, flt, at, sink, filters)
+
+    def _query(self, source: LogSource, flt: EventFilter | None, at: int | None,
+               sink: Callable[[EventRow], None] | None, filters: dict[str, Any]) -> Rows[EventRow]:
         from dshreplay.analyses.query import EventFilter, query_events
-        flt = flt if flt is not None else EventFilter()
+        if flt is not None and filters:
+            raise UsageError("give an EventFilter or filters as keywords, not both")
+        flt = flt if flt is not None else EventFilter.of(**filters)
+        failure: FoldError | None = None
         try:
             state = self.state(at)
-            failure = None
         except NoViewError:
             index = self.index()
             failure = _failure(index)
-            state, at = index.final, failure.seq - 1
+            assert failure is not None and index.final is not None  # (the fold failed: the view before it)
+            state, at = index.final, (failure.seq or 0) - 1
         self._answered("query", failure)  # (known before the first row reaches `sink`)
-        return query_events(self.source, frozenset(state.nodes), flt, last=at, observers=[_Torn(self)], sink=sink)
+        rows = query_events(source, frozenset(state.nodes), flt, last=at, observers=[_Facts(self)], sink=sink)
+        return Rows(rows, "events", self.partial)
 
-    def lines(self, first: int, last: int) -> list[RawLine]:
+    def lines(self, first: int, last: int) -> Rows[RawLine]:
         """Physical lines `first`..`last` (from 1, the header is line 1), as stored,
         readable or not."""
         from dshreplay.analyses.query import raw_lines
         lines = raw_lines(self.source, first, last)
         self.partial = None
-        return lines
+        return Rows(lines, "lines")
 
-    def inspect(self) -> Health:
+    def inspect(self) -> Inspection:
         """The health summary: header facts, counts, torn tail, an interrupted last turn
-        (unknown when the fold fails before the log ends)."""
+        (unknown when the fold fails before the log ends); `to_json()` as `inspect --json`."""
         index = self.index()
         self._answered("inspect", _failure(index))
-        from dshreplay.analyses.health import Health
-        return Health(index)
+        from dshreplay.output.inspection import Inspection
+        return Inspection(index)
 
     def stats(self) -> SessionStats:
         """Turns, steps, calls, tools, approvals, compactions, tokens, times."""
@@ -364,15 +407,32 @@ class Session:
         self.partial = None
         return report
 
-    def to_records(self, at: int | None = None) -> list[dict]:
-        """One flat dict per event, ready for pandas or DuckDB:
-        seq, line, time (UTC ISO), type, turn, step, surface, op, callId, tool, text."""
-        from dshreplay.analyses.query import EventFilter
-        rows = self.query(EventFilter(), at)
-        return [{k: v for k, v in row.to_json().items() if k != "record"} for row in rows]
+    def to_records(self, at: int | None = None, *, redact: Redaction = None,
+                   **filters: Any) -> list[dict[str, Any]]:
+        """One flat dict per event (of those `filters` keep: see `query`), ready for pandas or
+        DuckDB: seq, line, time (UTC ISO), type, turn, step, surface, op, callId, tool,
+        arguments (the tool call's, as JSON text), compactionId, text. `redact` applies an
+        export's redaction rules to what the records show: True (the default rules), a rules
+        file (`export --redact FILE`: its rules and the defaults) or a `Redactor`."""
+        from dshreplay.output.records import redacting
+        rows = self._query(redacting(self.source, redact), None, at, None, filters)
+        return [row.to_record() for row in rows]
+
+    def to_arrow(self, at: int | None = None, *, redact: Redaction = None, **filters: Any) -> Any:
+        """`to_records` as a `pyarrow.Table` (the `sql` extra installs pyarrow; UsageError
+        naming it otherwise): `.to_pandas()` is a DataFrame, DuckDB queries it by name."""
+        from dshreplay.output.records import records_table
+        return records_table(self.to_records(at, redact=redact, **filters))
 
 
-def _failure(index: LogIndex):
+def _first_chunk(call: Call) -> int:
+    """The seq of a call's first chunk (every call has one: it starts with it)."""
+    seq = call.first_chunk_seq
+    assert seq is not None
+    return seq
+
+
+def _failure(index: LogIndex) -> FoldError | None:
     """Where the fold fails in an index's pass (None: it does not)."""
     return index.fold_errors[0] if index.fold_errors else None
 
@@ -388,12 +448,12 @@ class EventStream:
             yield from reader.events()
 
 
-def open_session(source, options: Options = DEFAULT) -> Session:
+def open_session(source: Source, options: Options = DEFAULT) -> Session:
     """Open a log for questions: `dshreplay.open("session.jsonl.zstd")`."""
     return Session(source, options)
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     """`dshreplay.session.LogIndex`, imported when first asked for (as every analysis here)."""
     if name == "LogIndex":
         from dshreplay.analyses.index import LogIndex
@@ -401,5 +461,4 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["Session", "FoldReport", "LogIndex", "open_session", "Path", "WHEN_THE_FOLD_FAILS", "PREFIX",
-           "NEEDS_VIEW", "EVERY_LINE"]
+

@@ -22,6 +22,8 @@ from dshreplay.errors import DeriveError
 from dshreplay.jsvalues import as_key, as_text, is_time
 from dshreplay.jsvalues import dig as _get
 
+__all__ = ["Call", "Request", "CallTracker"]
+
 CANCELLED = "cancelled"  # a call's outcome when an abort cut its stream short
 
 AUXILIARY = {

@@ -19,6 +19,8 @@ from dshreplay.analyses.turns import Stored
 from dshreplay.core.driver import Observer, Record, Run
 from dshreplay.jsvalues import MISSING, as_key, dig, js_same
 
+__all__ = ["BracketRecord", "CompactionTracker"]
+
 
 def _get(value: Any, *keys: str | int) -> Any:
     if len(keys) == 1 and type(value) is dict:

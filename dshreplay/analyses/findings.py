@@ -10,6 +10,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
+__all__ = ["Finding", "CODES", "ERROR", "WARNING", "NOTICE"]
+
 ERROR, WARNING, NOTICE = "error", "warning", "notice"
 SEVERITY_RANK = {ERROR: 0, WARNING: 1, NOTICE: 2}
 

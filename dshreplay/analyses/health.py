@@ -16,6 +16,8 @@ from dshreplay.analyses.tools import Closer
 from dshreplay.errors import FoldError, LineError
 from dshreplay.jsvalues import utc_time
 
+__all__ = ["Health"]
+
 UNKNOWN = "unknown"  # a turn still open where the fold fails: its outcome lies past the answer
 
 

@@ -23,6 +23,8 @@ from dshreplay.core.surface import SURFACE_TYPES, SurfaceState
 from dshreplay.errors import FoldError, LineError
 from dshreplay.io.reader import LogSource, TornTail
 
+__all__ = ["LogIndex", "build_index"]
+
 
 @dataclass
 class LogIndex:

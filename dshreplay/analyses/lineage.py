@@ -19,6 +19,8 @@ from dshreplay.io.store import discover
 from dshreplay.jsvalues import as_key, js_equal, shown
 from dshreplay.options import DEFAULT, Options
 
+__all__ = ["Node", "lineage"]
+
 
 @dataclass
 class Node:

@@ -15,6 +15,8 @@ from dshreplay.core.surface import SURFACE_TYPES, Replacement, SurfaceState, num
 from dshreplay.io.reader import Event
 from dshreplay.jsvalues import dig
 
+__all__ = ["ShadowRecord", "ShadowTracker", "ViewDiff", "diff_states", "MessageProvenance", "message_provenance"]
+
 METERS = {"compaction/summary": "summary", "compaction/prune": "prune"}
 
 

@@ -3,31 +3,136 @@ physical lines as stored (`raw_lines`), readable or not."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import datetime
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 
+from dshreplay.analyses.compaction import CompactionTracker
 from dshreplay.analyses.render import event_text
 from dshreplay.analyses.tools import ToolLedger
 from dshreplay.analyses.turns import TurnTracker
 from dshreplay.core.driver import STOP, Observer, run_pass
 from dshreplay.core.surface import SURFACE_TYPES
-from dshreplay.errors import UsageError
-from dshreplay.jsvalues import is_time, json_bytes, utc_time
+from dshreplay.errors import FilterError, UsageError
+from dshreplay.io.reader import PackedRun
+from dshreplay.jsvalues import epoch_ms, is_time, json_bytes, parse_time, shown, utc_time
+
+if TYPE_CHECKING:
+    from dshreplay.core.driver import Record, Run
+    from dshreplay.io.reader import Event, LogSource
+
+__all__ = ["EventFilter", "EventRow", "RawLine", "EventQuery", "query_events", "raw_lines", "event_families",
+           "Moment", "CURRENT", "SHADOWED", "LOG_ONLY"]
 
 CURRENT, SHADOWED, LOG_ONLY = "current", "shadowed", "log-only"
+SURFACES = (CURRENT, SHADOWED, LOG_ONLY)
+
+Moment = int | str | datetime.datetime  # what `since`/`until` take: epoch ms, ISO 8601 text or a datetime
+
+
+@lru_cache(maxsize=1)
+def event_families() -> tuple[str, ...]:
+    """The type families of dsh's events ("agent/", "approval/", ...): the first part of every
+    type a schema exists for. (File names only: no schema is read.)"""
+    from dshreplay.analyses.schemas import schema_dir
+    names = (p.name.removesuffix(".schema.json") for p in (schema_dir() / "events").glob("*.schema.json"))
+    return tuple(sorted({name.split("__")[0] + "/" for name in names}))
+
+
+def _moment(name: str, value: Moment | None) -> int | None:
+    """`since`/`until` as epoch milliseconds: an int is one already, an ISO 8601 text (with Z or an
+    offset; none: UTC) or a datetime (naive: UTC) is converted. FilterError for anything else."""
+    if value is None or type(value) is int:
+        return value
+    try:
+        if isinstance(value, datetime.datetime):
+            moment = value if value.tzinfo is not None else value.replace(tzinfo=datetime.timezone.utc)
+            return epoch_ms(moment)
+        if isinstance(value, str):
+            return epoch_ms(parse_time(value))
+    except (ValueError, OverflowError) as exc:
+        raise FilterError(f"{name}: {shown(value, 40)} {exc} (such as 2026-07-06T15:36:05Z)") from None
+    raise FilterError(f"{name}: {shown(value, 40)} is no time: give ISO 8601 text (such as "
+                      "2026-07-06T15:36:05Z), epoch milliseconds or a datetime")
+
+
+def _types(value: str | Iterable[str] | None) -> frozenset[str]:
+    """The type filter as a set, every entry checked: a type names its family ("user/message",
+    or the family alone, "user/"), and that family is one of dsh's; else nothing could match."""
+    types = frozenset() if value is None else frozenset({value} if isinstance(value, str) else value)
+    for kind in sorted(types, key=str):
+        if type(kind) is not str:
+            raise FilterError(f"type {shown(kind, 40)}: give event types as text, such as user/message")
+        if "/" not in kind:
+            raise FilterError(f"no event type {shown(kind, 40)}: every type names its family, as user/message "
+                              f"does; did you mean {shown(kind + '/', 40)}?")
+        family, families = kind.split("/", 1)[0] + "/", event_families()
+        if family not in families:
+            raise FilterError(f"no event type family {shown(family, 40)}; families: {', '.join(families)}")
+    return types
 
 
 @dataclass(frozen=True)
 class EventFilter:
-    types: frozenset[str] = frozenset()  # exact types, or prefixes ending in "/"
+    """Which events `Session.query` (and `dshreplay events`) lists; every field is optional and
+    all that are given must hold. Checked when made: a filter that could match nothing, or
+    cannot be read, is a FilterError naming the fix.
+
+    types    exact types ("user/message") or families ("tool/"); a text is one type
+    start, end  a seq range (in either order)
+    turn     only events inside this turn (known after the pass: a turn past the last is an error)
+    surface  current | shadowed | log-only
+    grep     text anywhere in the record, any case; several: every one of them
+    since, until  only events at or after / at or before this time: epoch ms, ISO 8601
+             ("2026-06-02T07:09:00Z", an offset, or none: UTC) or a datetime (naive: UTC);
+             events without a time are left out, and a log with none is an error
+    """
+
+    types: frozenset[str] = frozenset()
     start: int | None = None
     end: int | None = None
     turn: int | None = None
-    surface: str | None = None  # current | shadowed | log-only
-    grep: str | tuple | None = None  # text anywhere in the record (any case); several: every one of them
-    since: int | None = None  # epoch ms: only events at or after (events without a time are left out)
-    until: int | None = None  # epoch ms: only events at or before
+    surface: str | None = None
+    grep: str | tuple[str, ...] | None = None
+    since: int | None = field(default=None)
+    until: int | None = field(default=None)
 
-    def wants_type(self, kind) -> bool:
+    def __post_init__(self) -> None:
+        # a frozen dataclass normalises its own fields once, here: the per-event checks read plain values
+        setattr_ = object.__setattr__
+        setattr_(self, "types", _types(self.types))
+        setattr_(self, "since", _moment("since", self.since))
+        setattr_(self, "until", _moment("until", self.until))
+        start, end = self.start, self.end
+        if start is not None and end is not None and start > end:  # a range in either order, as `diff` takes it
+            setattr_(self, "start", end)
+            setattr_(self, "end", start)
+        if self.surface is not None and self.surface not in SURFACES:
+            raise FilterError(f"surface {shown(self.surface, 40)}: give one of {', '.join(SURFACES)}")
+        if self.turn is not None and (type(self.turn) is not int or self.turn < 1):
+            raise FilterError(f"turn {shown(self.turn, 40)}: turns count from 1")
+
+    @classmethod
+    def of(cls, **filters: Any) -> EventFilter:
+        """A filter from keyword arguments (`type=` is `types=`); an unknown keyword is a
+        FilterError naming the known ones (not a TypeError)."""
+        if "type" in filters:
+            if "types" in filters:
+                raise FilterError("give type or types, not both")
+            filters["types"] = filters.pop("type")
+        known = cls.__dataclass_fields__
+        unknown = sorted(set(filters) - set(known))
+        if unknown:
+            raise FilterError(f"no event filter {unknown[0]!r}; filters: type, {', '.join(known)}")
+        return cls(**filters)
+
+    @property
+    def timed(self) -> bool:
+        return self.since is not None or self.until is not None
+
+    def wants_type(self, kind: object) -> bool:
         if not self.types:
             return True
         if type(kind) is not str:
@@ -37,6 +142,8 @@ class EventFilter:
 
 @dataclass(frozen=True)
 class EventRow:
+    """One event as `events` lists it: where it is, what it is, its surface status and one line of text."""
+
     seq: int
     line: int
     time: str | None
@@ -46,61 +153,99 @@ class EventRow:
     surface: str
     op: object
     text: str
-    record: dict
+    record: dict[str, Any]
     call_id: object = None  # the tool call a tool, approval or hook event belongs to (by id)
     tool: object = None  # that call's tool
+    arguments: object = None  # that call's arguments (the tool/call's, else the model's block's)
+    compaction_id: object = None  # the compaction it names (compaction/*), else the one open around it
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
+        """The row as `events --json` prints it."""
         return {"seq": self.seq, "line": self.line, "time": self.time, "type": self.type, "turn": self.turn,
                 "step": self.step, "surface": self.surface, "op": self.op, "callId": self.call_id,
                 "tool": self.tool, "text": self.text, "record": self.record}
+
+    def to_record(self) -> dict[str, Any]:
+        """The row as one flat record (`Session.to_records`): the JSON's columns but the record, with
+        the call's arguments (as the JSON text dsh logs: one column type for pandas and DuckDB) and
+        the compaction id."""
+        arguments = self.arguments
+        if arguments is not None and type(arguments) is not str:  # (dsh logs them as text: kept as written)
+            arguments = json_bytes(arguments).decode()
+        return {"seq": self.seq, "line": self.line, "time": self.time, "type": self.type, "turn": self.turn,
+                "step": self.step, "surface": self.surface, "op": self.op, "callId": self.call_id,
+                "tool": self.tool, "arguments": arguments, "compactionId": self.compaction_id,
+                "text": self.text}
+
+    def __repr__(self) -> str:
+        return f"<EventRow seq {self.seq} line {self.line} {shown(self.type, 40, quote=False)} {self.surface}>"
 
 
 class EventQuery(Observer):
     """The rows of the events that pass `flt`, one per event (packed rows
     expanded); `nodes` is the surface that classifies them (current or
     shadowed); events after `last` are left out. A tool call's events (its
-    call, result, approval, hooks) name the call and its tool."""
+    call, result, approval, hooks) name the call, its tool and arguments; an
+    event inside a compaction bracket names its compaction id.
 
-    requires = (TurnTracker, ToolLedger)
+    While it reads, it notes what tells a filter that matched nothing from one
+    that could not match (`check`): the highest turn, whether any event has a time."""
 
-    def __init__(self, flt: EventFilter, nodes: frozenset[int], last: int | None = None, sink=None) -> None:
+    requires = (TurnTracker, ToolLedger, CompactionTracker)
+
+    def __init__(self, flt: EventFilter, nodes: frozenset[int], last: int | None = None,
+                 sink: Callable[[EventRow], None] | None = None) -> None:
         self.flt = flt
         self.nodes = nodes
         self.last = last
         self.rows: list[EventRow] = []
         self.sink = sink if sink is not None else self.rows.append  # sink(row): stream rows, keep none
-        grep = (flt.grep,) if type(flt.grep) is str else tuple(flt.grep or ())
+        grep = (flt.grep,) if isinstance(flt.grep, str) else tuple(flt.grep or ())
         self._needles = tuple(g.casefold() for g in grep if g)
+        self.matched = 0
+        self.last_turn = 0  # the highest turn number read (with a turn filter)
+        self.seen_time = False  # an event in range has a usable time (with a time filter)
 
-    def begin(self, run) -> None:
+    def begin(self, run: Run) -> None:
         self.tools = run.get(ToolLedger)
+        self.compactions = run.get(CompactionTracker)
 
-    def observe(self, record) -> None:
-        item, flt = record.item, self.flt
+    def observe(self, record: Record) -> None:
+        # (Record.item is annotated None until core/driver.py is typed: it holds an Event or a PackedRun)
+        item: Event | PackedRun = record.item  # type: ignore[assignment]
+        flt = self.flt
         if (flt.start is not None and item.seq + item.count <= flt.start) \
                 or (flt.end is not None and item.seq > flt.end):
             return
-        if flt.turn is not None and record.turn != flt.turn:
-            return
-        for event in item.members() if item.row is not None else (item,):
-            self._one(event, record.turn)
+        if flt.turn is not None:
+            turn: object = record.turn
+            if type(turn) is int and turn > self.last_turn:
+                self.last_turn = turn
+            if turn != flt.turn:
+                return
+        if isinstance(item, PackedRun):  # (a packed row: its member events, one by one)
+            for event in item.members():
+                self._one(event, record.turn)
+        else:
+            self._one(item, record.turn)
 
-    def _one(self, event, turn) -> None:
+    def _one(self, event: Event, turn: object) -> None:
         flt, seq = self.flt, event.seq
         if (self.last is not None and seq > self.last) or (flt.start is not None and seq < flt.start) \
                 or (flt.end is not None and seq > flt.end):
             return
+        time = event.time
+        if flt.since is not None or flt.until is not None:
+            if not is_time(time):
+                return
+            self.seen_time = True
+            if (flt.since is not None and time < flt.since) or (flt.until is not None and time > flt.until):
+                return
         kind = event.type
         if not flt.wants_type(kind):
             return
         surface = (CURRENT if seq in self.nodes else SHADOWED) if kind in SURFACE_TYPES else LOG_ONLY
         if flt.surface is not None and surface != flt.surface:
-            return
-        time = event.time
-        if (flt.since is not None or flt.until is not None) and not (
-                is_time(time) and (flt.since is None or time >= flt.since)
-                and (flt.until is None or time <= flt.until)):
             return
         record = event.record
         if self._needles:
@@ -111,18 +256,42 @@ class EventQuery(Observer):
         text = event_text(event, call)
         data = record.get("data")
         step = data.get("step") if type(data) is dict else None
+        cid = data.get("compactionId") if type(data) is dict else None
+        if cid is None and self.compactions.open is not None:
+            cid = self.compactions.open.cid
+        self.matched += 1
+        call_id, tool, arguments = (call.call_id, call.tool, call.arguments) if call is not None else (None, None, None)
         self.sink(EventRow(seq, event.line, utc_time(time), kind, turn, step, surface, record.get("surfaceOp"),
-                           text, record, *((call.call_id, call.tool) if call is not None else ())))
+                           text, record, call_id, tool, arguments, cid))
+
+    def check(self, run: Run) -> None:
+        """FilterError when nothing matched because nothing could: a turn past the last one
+        read, or a time filter on events that have no time."""
+        if self.matched:
+            return
+        flt = self.flt
+        if flt.turn is not None and flt.turn > self.last_turn:
+            upto = "" if run.complete else f" up to seq {run.last_seq}"
+            turns = f"{self.last_turn} turn" + ("" if self.last_turn == 1 else "s")
+            raise FilterError(f"turn {flt.turn}: the log has {turns}{upto}", path=run.path)
+        if (flt.since is not None or flt.until is not None) and not self.seen_time:
+            name = "since" if flt.since is not None else "until"
+            limited = flt.start is not None or flt.end is not None or self.last is not None
+            where = "no event in the seqs asked for has a time" if limited else "on a log without times"
+            raise FilterError(f"{name} {where} (a projected log has none): leave out since and until",
+                              path=run.path)
 
 
-def query_events(source, nodes: frozenset[int], flt: EventFilter, last: int | None = None,
-                 observers=(), sink=None) -> list[EventRow]:
-    """The rows of the events of `source` (a LogSource) that pass `flt`, in one
-    pass (it ends where the fold fails); handed to `sink` one by one when given
-    (then none is kept)."""
+def query_events(source: LogSource, nodes: frozenset[int], flt: EventFilter, last: int | None = None,
+                 observers: Iterable[Observer] = (), sink: Callable[[EventRow], None] | None = None
+                 ) -> list[EventRow]:
+    """The rows of the events of `source` that pass `flt`, in one pass (it ends where the
+    fold fails); handed to `sink` one by one when given (then none is kept). FilterError
+    when the filter could match nothing in this log (`EventQuery.check`)."""
     query = EventQuery(flt, nodes, last, sink)
     stop = last if flt.end is None else (flt.end if last is None else min(last, flt.end))
-    run_pass(source, [query, *observers], on_fold_error=STOP, until=stop)
+    run = run_pass(source, [query, *observers], on_fold_error=STOP, until=stop)
+    query.check(run)
     return query.rows
 
 
@@ -148,7 +317,7 @@ class RawLine:
             return text
         return "".join(c if c.isprintable() else _escape(c) for c in text)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"line": self.line, "offset": self.offset, "bytes": len(self.raw), "text": self.text}
 
 
@@ -157,7 +326,7 @@ def _escape(c: str) -> str:
     return f"\\x{n:02x}" if n < 0x100 else (f"\\u{n:04x}" if n < 0x10000 else f"\\U{n:08x}")
 
 
-def raw_lines(source, first: int, last: int) -> list[RawLine]:
+def raw_lines(source: LogSource, first: int, last: int) -> list[RawLine]:
     """Physical lines `first`..`last` (from 1) of `source` (a LogSource), as stored, in one
     read that stops after `last`; UsageError for a range that is empty or starts past the end."""
     if first < 1 or last < first:

@@ -19,6 +19,8 @@ from dshreplay.core.driver import Observer, Record, Run
 from dshreplay.io.reader import seed_length
 from dshreplay.jsvalues import MAX_SAFE_INTEGER, parse_count
 
+__all__ = ["Spill", "Spills"]
+
 NOTE = re.compile(r"\(Omitted ([0-9]+) bytes\. Full formatted result stored at: (.+?)\. ")
 
 

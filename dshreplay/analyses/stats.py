@@ -30,6 +30,8 @@ from dshreplay.jsvalues import as_text, is_number, is_time, utc_time
 from dshreplay.jsvalues import dig as _get
 from dshreplay.options import Options
 
+__all__ = ["SessionStats", "session_stats", "totals"]
+
 TOKEN_FIELDS = (("input", "inputTokens"), ("output", "outputTokens"), ("cacheRead", "cacheReadTokens"),
                 ("reasoning", "reasoningTokens"))
 Timing = dict[str, float]  # count, totalMs, medianMs, maxMs of a list of durations

@@ -28,6 +28,8 @@ from dshreplay.analyses.turns import Placed, Stored, TurnTracker
 from dshreplay.core.driver import Observer, Record, Run
 from dshreplay.jsvalues import MISSING, as_key, dig, is_number, shown
 
+__all__ = ["ToolCall", "Approval", "HookRun", "Closer", "ToolTracker", "ToolLedger"]
+
 TOOL_NOT_STARTED = "TOOL_NOT_STARTED"
 TOOL_OUTCOME_UNKNOWN = "TOOL_OUTCOME_UNKNOWN"
 COMPLETED, ERROR, NOT_STARTED, OUTCOME_UNKNOWN, UNREAD = (

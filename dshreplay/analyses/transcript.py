@@ -26,6 +26,8 @@ from dshreplay.errors import DeriveError, FoldError, LineError
 from dshreplay.io.reader import Event, LogSource
 from dshreplay.jsvalues import as_text, utc_time
 
+__all__ = ["Entry", "transcript"]
+
 
 @dataclass(frozen=True)
 class Entry:

@@ -14,6 +14,8 @@ from typing import Any, Callable, Protocol
 from dshreplay.core.driver import Observer, Record, Run
 from dshreplay.jsvalues import as_text
 
+__all__ = ["TurnTracker", "TurnSpans", "Span"]
+
 
 class Placed(Protocol):
     """What every observer may read of `record.item`, whichever it is (an Event, a PackedRun

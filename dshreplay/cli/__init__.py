@@ -553,13 +553,11 @@ def events(log: str, types, start, end, turn, surface, grep, since, until, line_
         reporter_for(as_json).lines(session.lines(*line_range))
         return
     from dshreplay.analyses.query import EventFilter
-    for kind in types:  # (every dsh event type names its family: a filter without one matches nothing)
-        if "/" not in kind:
-            raise click.UsageError(f"no event type {json_text(kind)}: every type names its family, as "
-                                   f"user/message does; did you mean {json_text(kind + '/')}?")
-    if start is not None and end is not None and start > end:  # (a range in either order, as diff takes it)
-        start, end = end, start
-    flt = EventFilter(frozenset(types), start, end, turn, surface, tuple(grep) or None, since, until)
+    from dshreplay.errors import FilterError
+    try:  # (the filter checks itself: a type without its family, an unknown family, ...; ranges in either order)
+        flt = EventFilter(frozenset(types), start, end, turn, surface, tuple(grep) or None, since, until)
+    except FilterError as exc:
+        raise click.UsageError(exc.message) from None
     reporter = reporter_for(as_json)
     told: list = []  # (the answer says how far it reaches before its first row)
 

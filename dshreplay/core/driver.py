@@ -57,6 +57,9 @@ from dshreplay.core.surface import Replacement, SurfaceFold, SurfaceState
 from dshreplay.errors import DeriveError, DshReplayError, FoldError, LineError, ReadError, UsageError
 from dshreplay.io.reader import Event, LogSource, PackedRun, TornTail
 
+__all__ = ["run_pass", "Observer", "Record", "Run", "PassState", "SKIP", "STOP", "FoldReport", "fold_report",
+           "states_at"]
+
 STOP, SKIP = "stop", "skip"
 
 

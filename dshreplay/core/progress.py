@@ -10,6 +10,8 @@ terminal (`dshreplay.cli.progress`).
 
 from __future__ import annotations
 
+__all__ = ["Meter"]
+
 BYTES, LOGS = "bytes", "logs"
 
 

@@ -16,6 +16,8 @@ from dshreplay.errors import DeriveError, FoldError
 from dshreplay.io.reader import Event, Fault, fault_of
 from dshreplay.jsvalues import MAX_SAFE_INTEGER, MISSING, is_event_seq, is_number, js_equal, js_length, shown
 
+__all__ = ["SurfaceFold", "SurfaceState", "Replacement", "derive_message", "SURFACE_TYPES"]
+
 SURFACE_TYPES = frozenset({"user/message", "assistant/message", "tool/result"})
 
 # Fold error codes: the finding codes `validate` reports (see findings.py).

@@ -35,6 +35,8 @@ from dshreplay.errors import FormatVersionError, LineError, ReadError
 from dshreplay.jsvalues import MAX_SAFE_INTEGER, MISSING, is_event_seq, is_number, is_safe_int, shown
 from dshreplay.options import DEFAULT, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINE, Options
 
+__all__ = ["LogSource", "LogReader", "Event", "PackedRun", "PackedMember", "TornTail", "read_log"]
+
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 FORMAT_VERSION = 0
 ROW_TAGS = frozenset({"text-chunks", "reasoning-chunks", "tool-call-chunks"})

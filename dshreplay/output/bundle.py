@@ -84,6 +84,8 @@ from dshreplay.output.redact import ArgumentDeltas, Redactor
 from dshreplay.output.reporters import TextReporter, markdown_label
 from dshreplay.output.signing import NAMESPACE, Signer, canonical, representable
 
+__all__ = ["export_bundle", "ExportOptions", "read_manifest"]
+
 JSON_OPTS = orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE
 
 

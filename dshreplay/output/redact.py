@@ -47,6 +47,8 @@ from dshreplay.io.reader import read_small_file
 from dshreplay.jsvalues import as_key, json_bytes, parse_count, pointer_parts, shown
 from dshreplay.output.secretrules import KEEP, PLAIN_MEMBER_VALUES, SECRET_MEMBER_IN_JSON, SECRET_MEMBERS
 
+__all__ = ["Redactor", "load_redactor", "MASK"]
+
 MASK = "[REDACTED]"
 MAX_RULES_BYTES = 1024**2
 RULES_MEMORY = 64 << 20  # RE2 memory for all text rules together (each gets an even share as its max_mem)

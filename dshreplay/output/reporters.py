@@ -10,29 +10,56 @@ import os
 import re
 import sys
 from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, TextIO
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 from dshreplay.analyses.render import clean, json_size, message_text, one_line, role_of
 from dshreplay.core.surface import numbered
-from dshreplay.errors import answered_for, fails_at
+from dshreplay.errors import DshReplayError, answered_for, fails_at
 from dshreplay.jsvalues import as_text, json_bytes, shown
 
 if TYPE_CHECKING:  # (validate's machinery is imported by the command that validates, not by every start)
+    from dshreplay.analyses.calls import Call, Request
+    from dshreplay.analyses.compaction import BracketRecord
+    from dshreplay.analyses.health import Health
+    from dshreplay.analyses.lineage import Node
+    from dshreplay.analyses.provenance import MessageProvenance, ShadowRecord, ViewDiff
+    from dshreplay.analyses.query import EventRow, RawLine
+    from dshreplay.analyses.spills import Spill
+    from dshreplay.analyses.stats import SessionStats
+    from dshreplay.analyses.transcript import Entry
     from dshreplay.analyses.validate import FileReport
     from dshreplay.core.driver import FoldReport
+    from dshreplay.output.sqlindex import IndexReport
+    from dshreplay.output.usage import UsageReport, UsageRow
+    from dshreplay.output.verify import Verification
+
+__all__ = ["Reporter", "TextReporter", "JsonReporter", "JsonLinesReporter", "CsvReporter", "HasJson", "json_text",
+           "envelope_of", "answer_json", "fold_json", "health_facts", "files_json", "stats_json", "lineage_json",
+           "render_table", "display_width"]
+
+
+class HasJson(Protocol):
+    """A row any JSON reporter writes: it has the JSON its command prints for it."""
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
+NodeMessages = Sequence[tuple[int, Any]]  # (seq, derived message or None) per surface node
 
 WIDTH = 100  # human output reads well at this many columns
 MAX_INDENT = 20  # a tree (lineage) is indented this many levels at most
 
 
-def error_json(error) -> dict:
+def error_json(error: DshReplayError) -> dict[str, Any]:
     """The error object of every `--json` output (see DshReplayError.to_json)."""
     return error.to_json()
 
 
-def render_table(rows, headers=(), width: int = WIDTH, *, text_col: int | None = None, wrap: bool = False,
-                 show_headers: bool = True) -> str:
+def render_table(rows: Sequence[Sequence[object]], headers: Sequence[object] = (), width: int = WIDTH, *,
+                 text_col: int | None = None, wrap: bool = False, show_headers: bool = True) -> str:
     """Left-aligned columns two spaces apart under a dashed rule (the look of tabulate's
     "simple" tables), fitted to `width` terminal columns by display width: a CJK
     character or an emoji takes two columns, a combining mark none (wcwidth).
@@ -47,16 +74,16 @@ def render_table(rows, headers=(), width: int = WIDTH, *, text_col: int | None =
     """
     if not rows:
         return ""
-    headers = [str(h) for h in headers] if show_headers else []
-    cols = max(len(headers), *(len(r) for r in rows))
+    titles = [str(h) for h in headers] if show_headers else []
+    cols = max(len(titles), *(len(r) for r in rows))
     # the text column is cleaned whole only to be wrapped; cut, it is cleaned when cut (a text can be 100 MB)
     cells = [[one_line(_dash(v), 10**6) if i != text_col else clean(_dash(v)) if wrap else _dash(v)
               for i, v in enumerate(r)] + [""] * (cols - len(r)) for r in rows]
     need = [max(_cell_width(r[i], wrap, width) if i == text_col else display_width(r[i]) for r in cells)
             for i in range(cols)]
-    heads = [[h] for h in headers] + [[""]] * (cols - len(headers))
+    heads: list[list[str]] = [[h] for h in titles] + [[""]] * (cols - len(titles))
     floor = [max(map(display_width, h)) for h in heads]
-    widths = [max(need[i], floor[i] + 2 if headers else 0) for i in range(cols)]
+    widths = [max(need[i], floor[i] + 2 if titles else 0) for i in range(cols)]
     numbers = {i for i in range(cols) if i != text_col and all(_NUMBER.match(r[i]) for r in cells)}
 
     def total() -> int:
@@ -71,7 +98,7 @@ def render_table(rows, headers=(), width: int = WIDTH, *, text_col: int | None =
     if total() > width:
         widths = [max(need[i], floor[i]) for i in range(cols)]
         fit_text()
-        if total() > width and headers:
+        if total() > width and titles:
             for i in range(cols):
                 if i != text_col and floor[i] > need[i] and len(heads[i]) == 1:
                     heads[i] = _break_header(heads[i][0])
@@ -95,7 +122,7 @@ def render_table(rows, headers=(), width: int = WIDTH, *, text_col: int | None =
         for r in cells:
             r[text_col] = "\n".join(_wrap(r[text_col], w)) if wrap else clip_end(one_line(r[text_col], w), w)
     lines = []
-    if headers:
+    if titles:
         depth = max(len(h) for h in heads)
         for n in range(depth):  # a one-line header stands on the last header line
             lines.append(_pad([h[n - depth + len(h)] if n >= depth - len(h) else "" for h in heads], widths))
@@ -107,7 +134,7 @@ def render_table(rows, headers=(), width: int = WIDTH, *, text_col: int | None =
     return "\n".join(lines)
 
 
-def _pad(cells: list, widths: list) -> str:
+def _pad(cells: Sequence[str], widths: Sequence[int]) -> str:
     """Cells left-aligned in their columns, two spaces apart, padded by display width."""
     return "  ".join(c + " " * (w - display_width(c)) for c, w in zip(cells, widths)).rstrip()
 
@@ -142,7 +169,7 @@ def _columns(text: str, start: int, end: int) -> str:
     return clip(text, start, end)
 
 
-def _cut_column(values: list, width: int) -> list:
+def _cut_column(values: list[str], width: int) -> list[str]:
     """A column's values cut in the middle to `width`; where that makes two different
     values look alike, the start and end they all share give way to "…" first
     (`…headless-agent__c…`, `…acp-agent__error-f…`), so each keeps what tells it apart."""
@@ -176,7 +203,7 @@ def _cell_width(text: str, wrapped: bool, width: int) -> int:
     return display_width(one_line(text, width + 1))
 
 
-def _break_header(header: str) -> list:
+def _break_header(header: str) -> list[str]:
     """A header on two lines, broken at the space, "/" or camelCase hump nearest its middle
     (or hyphenated, if it is one long word)."""
     cuts = [i for i in range(1, len(header)) if header[i - 1] in " /" or (header[i].isupper()
@@ -187,7 +214,7 @@ def _break_header(header: str) -> list:
     return [header[:at].rstrip(), header[at:].lstrip()]
 
 
-def _wrap(text: str, width: int) -> list:
+def _wrap(text: str, width: int) -> list[str]:
     """`text` wrapped to `width` display columns, its own line breaks kept."""
     from wcwidth import wrap
     out = []
@@ -218,7 +245,7 @@ def terminal_width() -> int:
     return max(shutil.get_terminal_size((WIDTH, 24)).columns, 40)
 
 
-def _dash(value) -> str:
+def _dash(value: object) -> str:
     """A table cell for a log value: "-" for none, else the value (a string as it is)."""
     return "-" if value is None else as_text(value)
 
@@ -226,7 +253,7 @@ def _dash(value) -> str:
 _C1 = re.compile("[\x80-\x9f]")  # C1 controls: a terminal may act on them, so JSON shows them escaped
 
 
-def cell_json(value):
+def cell_json(value: object) -> Any:
     """A query result's cell as JSON: a time as ISO 8601 UTC text ("2026-07-06T15:36:05.190Z"),
     a day as "2026-07-06", a decimal as a number; lists and maps as they are."""
     import datetime
@@ -250,7 +277,7 @@ def cell_json(value):
     return value
 
 
-def cell_text(value) -> str:
+def cell_text(value: object) -> str:
     """A query result's cell in a table or CSV: as JSON gives it, text as it is, "-" for NULL."""
     value = cell_json(value)
     return "-" if value is None else value if type(value) is str else json_text(value)
@@ -262,7 +289,7 @@ class CsvReporter:
     def __init__(self, out: TextIO | None = None) -> None:
         self.out = out or sys.stdout
 
-    def query(self, columns: list[str], rows: list) -> None:
+    def query(self, columns: list[str], rows: Sequence[Sequence[object]]) -> None:
         import csv
         writer = csv.writer(self.out, lineterminator="\n")
         writer.writerow(columns)
@@ -270,7 +297,7 @@ class CsvReporter:
             writer.writerow(["" if v is None else cell_text(v) for v in row])
 
 
-def json_text(value) -> str:
+def json_text(value: object) -> str:
     """Compact JSON on one line: C1 control characters escaped, and text that
     is not UTF-8 (a path's undecodable bytes) shown as \\xNN."""
     data = json_bytes(value)
@@ -278,6 +305,60 @@ def json_text(value) -> str:
     if b"\xc2" not in data:  # (every C1 character is \xc2\x80 to \xc2\x9f in UTF-8: most text is checked at once)
         return text
     return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text) if _C1.search(text) else text
+
+
+def envelope_of(failure: DshReplayError) -> dict[str, Any]:
+    """What an answer for the events before the point where the fold fails is wrapped in (its
+    `"answer"` added): the failure and the last seq answered."""
+    seq = failure.seq if failure.seq is not None else 0
+    return {"error": failure.to_json(), "answeredUpTo": seq - 1}
+
+
+def answer_json(value: object, partial: DshReplayError | None) -> object:
+    """An answer as `--json` prints it: the value, or inside its envelope when it stops where
+    the fold fails (`partial`)."""
+    return value if partial is None else {**envelope_of(partial), "answer": value}
+
+
+def fold_json(report: FoldReport) -> dict[str, Any]:
+    """`fold --json`: the view at a seq (nodes, replacements, messages), or where the fold fails."""
+    state = report.state
+    if report.error is not None and state is None:  # no view: where the fold fails
+        return {"error": error_json(report.error), "answeredUpTo": None, "answer": None}
+    assert state is not None  # (a report without an error has its state)
+    if report.error is not None:  # the fold holds, a node's message cannot be derived
+        return {"seq": report.seq, "error": error_json(report.error),
+                "nodes": [{"seq": seq, "message": None} for seq in state.nodes],
+                "replacements": [r.to_json() for r in state.replacements], "messages": None}
+    return {"seq": report.seq,
+            "nodes": [{"seq": seq, "message": n} for seq, n, _ in numbered(report.node_messages or [])],
+            "replacements": [r.to_json() for r in state.replacements],
+            "messages": report.messages}
+
+
+def health_facts(health: Health) -> dict[str, Any]:
+    """The health summary's own facts, without the envelope `Session.inspect`'s `to_json()`
+    adds when the fold fails (a reporter adds it itself, when the command line sets one)."""
+    from dshreplay.analyses.health import Health
+    return Health.to_json(health)
+
+
+def files_json(reports: Iterable[FileReport]) -> dict[str, Any]:
+    """`validate --json`: one object per log."""
+    return {"files": [r.to_json() for r in reports]}
+
+
+def stats_json(stats: Iterable[SessionStats], total: SessionStats | None = None) -> dict[str, Any]:
+    """`stats --json`: one object per session, and their total over several."""
+    body: dict[str, Any] = {"sessions": [s.to_json() for s in stats]}
+    if total is not None:
+        body["total"] = total.to_json()
+    return body
+
+
+def lineage_json(roots: Iterable[Node], problems: list[str]) -> dict[str, Any]:
+    """`lineage --json`: the session trees, and the problems of no single session."""
+    return {"sessions": [r.to_json() for r in roots], "problems": problems}
 
 
 class Reporter:
@@ -299,125 +380,125 @@ class Reporter:
         """The findings of each log (`validate_log`)."""
         raise NotImplementedError
 
-    def shadows(self, records) -> None:
+    def shadows(self, records: Sequence[ShadowRecord]) -> None:
         """Every replacement (`Session.shadows`)."""
         raise NotImplementedError
 
-    def brackets(self, records) -> None:
+    def brackets(self, records: Sequence[BracketRecord]) -> None:
         """Every compaction bracket (`Session.brackets`)."""
         raise NotImplementedError
 
-    def provenance(self, rows) -> None:
+    def provenance(self, rows: Iterable[MessageProvenance]) -> None:
         """Where each model message came from (`Session.provenance`); rows are written as they come."""
         raise NotImplementedError
 
-    def diff(self, diff, text: str | None = None) -> None:
+    def diff(self, diff: ViewDiff, text: str | None = None) -> None:
         """The model's view at one seq against another (`Session.diff`), or its unified `text` diff."""
         raise NotImplementedError
 
-    def calls(self, calls) -> None:
+    def calls(self, calls: Sequence[Call]) -> None:
         """The model calls, each with its outcome (`Session.calls`)."""
         raise NotImplementedError
 
-    def request(self, request) -> None:
+    def request(self, request: Request) -> None:
         """The exact request of one call, with its outcome, or the one built at a seq (`Session.request`)."""
         raise NotImplementedError
 
-    def transcript(self, entries, markdown: bool = False) -> None:
+    def transcript(self, entries: Sequence[Entry], markdown: bool = False) -> None:
         """The conversation as it happened (`Session.transcript`); `markdown` for the text form."""
         raise NotImplementedError
 
     @contextmanager
-    def event_rows(self):
+    def event_rows(self) -> Iterator[Callable[[EventRow], None]]:
         """A sink for event rows (`Session.query(sink=...)`), each written as it is found."""
         raise NotImplementedError
         yield
 
-    def lines(self, lines) -> None:
+    def lines(self, lines: Sequence[RawLine]) -> None:
         """Physical lines as stored (`Session.lines`)."""
         raise NotImplementedError
 
-    def spills(self, spills) -> None:
+    def spills(self, spills: Sequence[Spill]) -> None:
         """The tool results dsh kept out of the model's view (`Session.spills`)."""
         raise NotImplementedError
 
-    def inspect(self, health) -> None:
+    def inspect(self, health: Health) -> None:
         """The health summary (`Session.inspect`)."""
         raise NotImplementedError
 
-    def stats(self, stats, total=None) -> None:
+    def stats(self, stats: Sequence[SessionStats], total: SessionStats | None = None) -> None:
         """Figures per session (`session_stats`), and their `total` over several."""
         raise NotImplementedError
 
-    def lineage(self, roots, problems) -> None:
+    def lineage(self, roots: Sequence[Node], problems: list[str]) -> None:
         """The tree of parent and child sessions (`lineage`), and the problems of no single session."""
         raise NotImplementedError
 
-    def verify(self, result) -> None:
+    def verify(self, result: Verification) -> None:
         """What `verify_export` found in a bundle and did (a `verify.Verification`)."""
         raise NotImplementedError
 
-    def exported(self, out, manifest, digest: str) -> None:
+    def exported(self, out: Path | str, manifest: dict[str, Any], digest: str) -> None:
         """What `export` wrote, and the bundle digest."""
         raise NotImplementedError
 
-    def query(self, columns: list[str], rows: list) -> None:
+    def query(self, columns: list[str], rows: Sequence[Sequence[object]]) -> None:
         """The result of an SQL query on the index (`sqlindex.run_query`)."""
         raise NotImplementedError
 
-    def indexed(self, report) -> None:
+    def indexed(self, report: IndexReport) -> None:
         """What one run of `index` did (`sqlindex.IndexReport`)."""
         raise NotImplementedError
 
-    def usage(self, report) -> None:
+    def usage(self, report: UsageReport) -> None:
         """Tokens, calls, failures, retries, compactions and cost by period, session or model (`usage.UsageReport`)."""
         raise NotImplementedError
 
 
 class JsonReporter(Reporter):
+    """One JSON value per answer: the shapes below (`fold_json`, `files_json`, ...), one place
+    each, which the library's results give as their `to_json()` too."""
+
     def __init__(self, out: TextIO | None = None) -> None:
         self.out = out or sys.stdout
-        self.envelope: dict | None = None  # set when the answer is for a prefix: {"error", "answeredUpTo"}
+        self.envelope: dict[str, Any] | None = None  # set when the answer is for a prefix: `envelope_of`
 
-    def emit(self, value) -> None:
+    def emit(self, value: object) -> None:
         if self.envelope is not None:
             value = {**self.envelope, "answer": value}
         self.out.write(json_text(value))
         self.out.write("\n")
 
     def fold(self, report: FoldReport) -> None:
-        if report.error is not None and report.state is None:  # no view: where the fold fails
-            self.emit({"error": error_json(report.error), "answeredUpTo": None, "answer": None})
-            return
-        if report.error is not None:  # the fold holds, a node's message cannot be derived
-            self.emit({"seq": report.seq, "error": error_json(report.error),
-                       "nodes": [{"seq": seq, "message": None} for seq in report.state.nodes],
-                       "replacements": [r.to_json() for r in report.state.replacements], "messages": None})
-            return
-        state = report.state
-        self.emit({"seq": report.seq,
-                   "nodes": [{"seq": seq, "message": n} for seq, n, _ in numbered(report.node_messages)],
-                   "replacements": [r.to_json() for r in state.replacements],
-                   "messages": report.messages})
-
+        self.emit(fold_json(report))
 
     def validate(self, reports: list[FileReport]) -> None:
-        self.emit({"files": [r.to_json() for r in reports]})
+        self.emit(files_json(reports))
 
-    def items(self, items) -> None:
+    def items(self, items: Iterable[HasJson]) -> None:
         """Any list of report objects with `to_json()`."""
         self.emit([item.to_json() for item in items])
 
-    shadows = brackets = calls = spills = items
+    def shadows(self, records: Sequence[ShadowRecord]) -> None:
+        self.items(records)
 
-    def provenance(self, rows) -> None:
+    def brackets(self, records: Sequence[BracketRecord]) -> None:
+        self.items(records)
+
+    def calls(self, calls: Sequence[Call]) -> None:
+        self.items(calls)
+
+    def spills(self, spills: Sequence[Spill]) -> None:
+        self.items(spills)
+
+    def provenance(self, rows: Iterable[MessageProvenance]) -> None:
         """Row by row: each row's origins are worked out as it is written, then dropped."""
         with self.event_rows() as sink:
             for row in rows:
                 sink(row)
 
     @contextmanager
-    def event_rows(self):
+    def event_rows(self) -> Iterator[Callable[[HasJson], None]]:
         """A sink for rows (events, provenance), written as they come: one JSON array (inside the
         envelope, when one is set before the first row)."""
         out, first = self.out, [True]
@@ -425,40 +506,37 @@ class JsonReporter(Reporter):
         def head() -> str:
             return "[" if self.envelope is None else json_text(self.envelope)[:-1] + ',"answer":['
 
-        def sink(row) -> None:
+        def sink(row: HasJson) -> None:
             out.write((head() if first[0] else ",") + json_text(row.to_json()))
             first[0] = False
         yield sink
         out.write((head() if first[0] else "") + ("]\n" if self.envelope is None else "]}\n"))
 
-    def lines(self, lines) -> None:
+    def lines(self, lines: Sequence[RawLine]) -> None:
         self.emit([line.to_json() for line in lines])
 
-    def diff(self, diff, text: str | None = None) -> None:
+    def diff(self, diff: ViewDiff, text: str | None = None) -> None:
         body = diff.to_json()
         if text is not None:
             body["text"] = text
         self.emit(body)
 
-    def request(self, request) -> None:
+    def request(self, request: Request) -> None:
         self.emit(request.to_json())
 
-    def transcript(self, entries, markdown: bool = False) -> None:
+    def transcript(self, entries: Sequence[Entry], markdown: bool = False) -> None:
         self.emit([e.to_json() for e in entries])
 
-    def inspect(self, health) -> None:
-        self.emit(health.to_json())
+    def inspect(self, health: Health) -> None:
+        self.emit(health_facts(health))  # (the envelope, when set, is added here)
 
-    def stats(self, stats, total=None) -> None:
-        body = {"sessions": [s.to_json() for s in stats]}
-        if total is not None:
-            body["total"] = total.to_json()
-        self.emit(body)
+    def stats(self, stats: Sequence[SessionStats], total: SessionStats | None = None) -> None:
+        self.emit(stats_json(stats, total))
 
-    def lineage(self, roots, problems) -> None:
-        self.emit({"sessions": [r.to_json() for r in roots], "problems": problems})
+    def lineage(self, roots: Sequence[Node], problems: list[str]) -> None:
+        self.emit(lineage_json(roots, problems))
 
-    def verify(self, result) -> None:
+    def verify(self, result: Verification) -> None:
         self.emit({"bundle": str(result.bundle), "ok": result.ok, "format": result.format,
                    "generatedAt": result.generated_at, "sessions": result.sessions,
                    "manifestCheckedBy": result.manifest_checked_by,
@@ -467,17 +545,17 @@ class JsonReporter(Reporter):
                    "inputsNotChecked": result.unchecked_inputs(),
                    "inputsGrown": [{"input": g.path, "detail": g.problem} for g in result.grown()]})
 
-    def exported(self, out, manifest, digest: str) -> None:
+    def exported(self, out: Path | str, manifest: dict[str, Any], digest: str) -> None:
         self.emit({"out": str(out), "sessions": manifest["sessions"],
                    "redaction": manifest["redaction"], "files": len(manifest["files"]), "digest": digest})
 
-    def query(self, columns: list[str], rows: list) -> None:
+    def query(self, columns: list[str], rows: Sequence[Sequence[object]]) -> None:
         self.emit([dict(zip(columns, map(cell_json, row))) for row in rows])
 
-    def indexed(self, report) -> None:
+    def indexed(self, report: IndexReport) -> None:
         self.emit(report.to_json())
 
-    def usage(self, report) -> None:
+    def usage(self, report: UsageReport) -> None:
         self.emit(report.to_json())
 
 
@@ -490,15 +568,15 @@ class JsonLinesReporter(JsonReporter):
     names its kind first (`{"kind": "session", ...}`, `{"kind": "total", ...}`,
     `{"kind": "problem", "problem": TEXT}`)."""
 
-    def stats(self, stats, total=None) -> None:
+    def stats(self, stats: Sequence[SessionStats], total: SessionStats | None = None) -> None:
         self.emit([{"kind": "session", **s.to_json()} for s in stats]
                   + ([{"kind": "total", **total.to_json()}] if total is not None else []))
 
-    def lineage(self, roots, problems) -> None:
+    def lineage(self, roots: Sequence[Node], problems: list[str]) -> None:
         self.emit([{"kind": "session", **r.to_json()} for r in roots]
                   + [{"kind": "problem", "problem": p} for p in problems])
 
-    def emit(self, value) -> None:
+    def emit(self, value: object) -> None:
         if self.envelope is not None:  # a listing answered for a prefix: the envelope's line, then its rows
             if type(value) is list:
                 self.out.write(json_text(self.envelope) + "\n")
@@ -513,7 +591,7 @@ class JsonLinesReporter(JsonReporter):
             self.out.write("\n")
 
     @contextmanager
-    def event_rows(self):
+    def event_rows(self) -> Iterator[Callable[[HasJson], None]]:
         """Rows one per line (after one line holding the envelope, when one is set
         before the first row)."""
         first = [True]
@@ -523,7 +601,7 @@ class JsonLinesReporter(JsonReporter):
                 self.out.write(json_text(self.envelope) + "\n")
             first[0] = False
 
-        def sink(row) -> None:
+        def sink(row: HasJson) -> None:
             head()
             self.out.write(json_text(row.to_json()) + "\n")
         yield sink
@@ -540,10 +618,11 @@ class TextReporter(Reporter):
         self.wide = wide
         self.width = 10**6 if wide else (width or terminal_width())
 
-    def _tbl(self, rows, headers, text_col=None, show_headers: bool = True) -> str:
+    def _tbl(self, rows: Sequence[Sequence[object]], headers: Sequence[str], text_col: int | None = None,
+             show_headers: bool = True) -> str:
         return render_table(rows, headers, self.width, text_col=text_col, show_headers=show_headers)
 
-    def _wtbl(self, rows, headers, wrap_col: int) -> str:
+    def _wtbl(self, rows: Sequence[Sequence[object]], headers: Sequence[str], wrap_col: int) -> str:
         return render_table(rows, headers, self.width, text_col=wrap_col, wrap=True)
 
     def _mid(self, text: str, width: int) -> str:
@@ -564,7 +643,7 @@ class TextReporter(Reporter):
             return  # the error line on stderr says it all
         state = report.state
         replaced = {r.seq: r for r in state.replacements}
-        rows = []
+        rows: list[tuple[object, ...]] = []
         for seq, number, message in numbered(report.node_messages):
             event = state.events[seq]
             r = replaced.get(seq)
@@ -577,7 +656,7 @@ class TextReporter(Reporter):
         if rows:
             self.line(self._tbl(rows, ["#", "seq", "role", "op", "bytes", "text"], text_col=5))
         at = "no events" if report.seq is None else f"seq {report.seq}"
-        self.line(f"{len(state.nodes)} nodes, {len(report.messages)} messages, "
+        self.line(f"{len(state.nodes)} nodes, {len(report.messages or ())} messages, "
                   f"{len(state.replacements)} replacements at {at}")
 
     def validate(self, reports: list[FileReport]) -> None:
@@ -605,7 +684,7 @@ class TextReporter(Reporter):
                   f"{total[NOTICE]} notices")
 
     # -- forensics ---------------------------------------------------------
-    def shadows(self, records) -> None:
+    def shadows(self, records: Sequence[ShadowRecord]) -> None:
         rows = [(r.seq, r.kind, f"{r.start}..{r.end}", _seqs(r.shadowed_seqs), _dash(r.meter_seq),
                  _dash(r.tokens), _dash(r.compaction_id) or "-", _seqs(r.chain) or "-")
                 for r in records]
@@ -614,7 +693,7 @@ class TextReporter(Reporter):
                                             "compactionId", "chain"], 3))
         self.line(f"{len(records)} replacements")
 
-    def brackets(self, records) -> None:
+    def brackets(self, records: Sequence[BracketRecord]) -> None:
         rows = [(_dash(b.compaction_id), _dash(b.start), _dash(b.end), b.status, _dash(b.turn),
                  _dash(b.summary_seq), _dash(b.replacement_seq),
                  self._cut("; ".join(b.anomalies + ([f"error: {_dash(b.error)}"] if b.error is not None else [])),
@@ -625,14 +704,14 @@ class TextReporter(Reporter):
                                             "replacement", "notes"], 7))
         self.line(f"{len(records)} compactions")
 
-    def provenance(self, rows) -> None:
+    def provenance(self, rows: Iterable[MessageProvenance]) -> None:
         table = [(p.index, p.seq, str(p.type), _op(p.op), _seqs(p.sources) or "-",
                   _origins(p.origins) or "-", _spilled(p.spills)) for p in rows]
         if table:
             self.line(self._wtbl(table, ["#", "seq", "type", "op", "sources", "origins", "spilled"], 5))
-        self.line(f"{len(rows)} messages")
+        self.line(f"{len(table)} messages")
 
-    def diff(self, diff, text: str | None = None) -> None:
+    def diff(self, diff: ViewDiff, text: str | None = None) -> None:
         if text is not None:
             self.out.write(text)
             return
@@ -643,7 +722,7 @@ class TextReporter(Reporter):
         if rows:
             self.line(self._tbl(rows, ["change", "seq", "note"]))
 
-    def calls(self, calls) -> None:
+    def calls(self, calls: Sequence[Call]) -> None:
         from dshreplay.analyses.calls import outcome_text
         rows = []
         for c in calls:
@@ -659,7 +738,7 @@ class TextReporter(Reporter):
         main = sum(1 for c in calls if c.kind == "main")
         self.line(f"{main} model calls" + (f", {len(calls) - main} auxiliary" if len(calls) > main else ""))
 
-    def request(self, request) -> None:
+    def request(self, request: Request) -> None:
         config = request.header.get("config") if type(request.header) is dict else None
         title = f"call {request.call}" if request.call is not None else f"request at seq {request.at_seq}"
         self.line(f"{title}: turn {_dash(request.turn)}, step {_dash(request.step)}; messages as of seq "
@@ -686,7 +765,8 @@ class TextReporter(Reporter):
             self.line(self._tbl(rows, ["#", "role", "text"], text_col=2))
         self.line(f"{len(request.messages)} messages")
 
-    def transcript(self, entries, markdown: bool = False, quote=None) -> None:
+    def transcript(self, entries: Sequence[Entry], markdown: bool = False,
+                   quote: Callable[[Entry, str], tuple[str, str | None]] | None = None) -> None:
         """The conversation as text; with `markdown`, as Markdown that reads as
         plain text: log text only inside fences and code spans, never escaped.
         `quote(entry, text)`, when given, says how much of a message's text to show
@@ -718,9 +798,9 @@ class TextReporter(Reporter):
             self.line()
 
     @contextmanager
-    def event_rows(self, page: int = 5000):
+    def event_rows(self, page: int = 5000) -> Iterator[Callable[[EventRow], None]]:
         """A sink for event rows, printed as tables of `page` rows (memory stays bounded)."""
-        table: list = []
+        table: list[tuple[object, ...]] = []
         count = [0]
         headers = ["seq", "time", "type", "turn", "step", "surface", "text"]
 
@@ -729,7 +809,7 @@ class TextReporter(Reporter):
                 self.line(self._tbl(table, headers, text_col=6, show_headers=count[0] <= page))
                 table.clear()
 
-        def sink(r) -> None:
+        def sink(r: EventRow) -> None:
             table.append((r.seq, r.time[11:23] if r.time else "-", str(r.type), _dash(r.turn),
                           _dash(r.step), r.surface, self._cut(r.text, 200) or "-"))
             count[0] += 1
@@ -739,13 +819,13 @@ class TextReporter(Reporter):
         flush()
         self.line(f"{count[0]} events")
 
-    def lines(self, lines) -> None:
+    def lines(self, lines: Sequence[RawLine]) -> None:
         """Physical lines as stored, each after its number, escaped for the terminal."""
         width = len(str(lines[-1].line)) if lines else 1
         for line in lines:
             self.line(f"{line.line:>{width}}  {line.escaped()}")
 
-    def spills(self, spills) -> None:
+    def spills(self, spills: Sequence[Spill]) -> None:
         rows = [(s.seq, _dash(s.call_id), _dash(s.tool), s.omitted,
                  "-" if s.found is None else (f"{s.stored} bytes" if s.found else "missing"),
                  "yes" if s.inherited else "-", s.locator) for s in spills]
@@ -753,10 +833,10 @@ class TextReporter(Reporter):
             self.line(self._tbl(rows, ["seq", "callId", "tool", "omitted", "stored", "inherited", "locator"]))
         self.line(f"{len(spills)} spilled results")
 
-    def inspect(self, health) -> None:
-        h = health.to_json()
+    def inspect(self, health: Health) -> None:
+        h = health_facts(health)
         head = h["header"]
-        def fact(value) -> str:
+        def fact(value: object) -> str:
             return self._cut(_dash(value), 80)
         facts = [("file", fact(h["path"])), ("encoding", h["encoding"]),
                  ("session id", fact(head["id"])), ("cwd", fact(head["cwd"])),
@@ -781,9 +861,9 @@ class TextReporter(Reporter):
         self.line(self._tbl([(k, v) for k, v in counts], ["type", "events"]))
 
 
-    def stats(self, stats, total=None) -> None:
-        rows = []
-        for s in stats + ([total] if total is not None else []):
+    def stats(self, stats: Sequence[SessionStats], total: SessionStats | None = None) -> None:
+        rows: list[tuple[object, ...]] = []
+        for s in [*stats, *([total] if total is not None else [])]:
             if s.unreadable:
                 rows.append((s.path, "unreadable", "", "", "", "", "", "", "", ""))
                 continue
@@ -822,7 +902,7 @@ class TextReporter(Reporter):
                 if v:
                     self.line(f"  {k}: median {v['medianMs']:.0f} ms, max {v['maxMs']:.0f} ms (n={v['count']})")
 
-    def lineage(self, roots, problems) -> None:
+    def lineage(self, roots: Sequence[Node], problems: list[str]) -> None:
         for root in roots:
             for depth, node in root.walk():
                 # indented up to MAX_INDENT levels; deeper ones say their depth (a line stays short)
@@ -837,7 +917,7 @@ class TextReporter(Reporter):
         for problem in problems:
             self.line("! " + self._cut(problem, self.width - 2))
 
-    def verify(self, result) -> None:
+    def verify(self, result: Verification) -> None:
         self.line(f"bundle   format {shown(result.format, 20, quote=False)}, made "
                   f"{shown(result.generated_at, 40, quote=False)}, {result.sessions} sessions")
         for i in result.inputs:
@@ -850,13 +930,13 @@ class TextReporter(Reporter):
             self.line(f"not checked: {what}")
         self.line(f"{result.bundle}: {_verdict(result)}")
 
-    def query(self, columns: list[str], rows: list) -> None:
+    def query(self, columns: list[str], rows: Sequence[Sequence[object]]) -> None:
         if columns:
             cells = [[cell_text(v) for v in row] for row in rows]
             self.line(self._tbl(cells, columns) if cells else "  ".join(columns))
         self.line(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
 
-    def indexed(self, report) -> None:
+    def indexed(self, report: IndexReport) -> None:
         self.line(f"{whole(report.db)}: {report.sessions} sessions; this run: {len(report.new)} new, "
                   f"{len(report.appended)} grown ({report.resumed} read from where they were indexed), "
                   f"{len(report.rewritten)} rewritten (indexed again whole), "
@@ -865,8 +945,8 @@ class TextReporter(Reporter):
         if report.parquet is not None:
             self.line(f"Parquet partitions in {whole(report.parquet)}")
 
-    def usage(self, report) -> None:
-        def cells(row) -> list:
+    def usage(self, report: UsageReport) -> None:
+        def cells(row: UsageRow) -> list[object]:
             failed = sum(row.failed.values())
             codes = ", ".join(f"{code} {n}" for code, n in sorted(row.failed.items()))
             tokens = row.tokens
@@ -885,7 +965,7 @@ class TextReporter(Reporter):
         if report.unpriced:
             self.line("no price for: " + ", ".join(report.unpriced))
 
-    def exported(self, out, manifest, digest: str) -> None:
+    def exported(self, out: Path | str, manifest: dict[str, Any], digest: str) -> None:
         rows = [(e.get("input", ""), e.get("folder") or "-", e.get("verdict"), e.get("events", "-"),
                  _redactions(e.get("redactions")))
                 for e in manifest["sessions"]]
@@ -897,7 +977,7 @@ class TextReporter(Reporter):
         self.line(f"bundle digest: {digest}")
 
 
-def _verdict(result) -> str:
+def _verdict(result: Verification) -> str:
     """verify-export's last line: "verified" only when the manifest itself was checked."""
     if result.differences:
         return f"{len(result.differences)} differences"
@@ -919,7 +999,7 @@ def _verdict(result) -> str:
     return f"verified: every file matches the manifest, the manifest its {by}, and {told}"
 
 
-def _redactions(counts) -> str:
+def _redactions(counts: object) -> str:
     """A session's replacements, with the rules that made the most: "12 (GitHub Token 9, password
     assignment 3)"; "-" when it was not exported."""
     if type(counts) is not dict:
@@ -929,7 +1009,7 @@ def _redactions(counts) -> str:
     return f"{counts['replacements']} ({rules})" if rules else str(counts["replacements"])
 
 
-def _last_turn(h: dict) -> str:
+def _last_turn(h: dict[str, Any]) -> str:
     """How the last turn ended, with where: "completed (turn 2, seq 40)", "error AUTH (turn 1, seq 9)";
     when the fold fails inside it, "unknown past seq S (turn 4, from seq 520)"."""
     if not h["turnEndings"]:
@@ -943,27 +1023,27 @@ def _last_turn(h: dict) -> str:
     return one_line(f"{ending} ({where})", 80)
 
 
-def _seqs(seqs) -> str:
+def _seqs(seqs: Iterable[int]) -> str:
     seqs = list(seqs)
     if len(seqs) > 6:
         return ", ".join(map(str, seqs[:3])) + f", … {seqs[-1]} ({len(seqs)})"
     return ", ".join(map(str, seqs))
 
 
-def _op(op) -> str:
+def _op(op: object) -> str:
     if isinstance(op, tuple):
         return f"replace {op[0]}..{op[1]}"
     return one_line(_dash(op), 20)
 
 
-def _origins(origins) -> str:
-    by_type: dict = {}
+def _origins(origins: Iterable[tuple[int, object]]) -> str:
+    by_type: dict[object, list[int]] = {}
     for seq, kind in origins:
         by_type.setdefault(kind, []).append(seq)
     return "; ".join(f"{clean(str(k))}: {_seqs(v)}" for k, v in by_type.items())
 
 
-def _spilled(spills) -> str:
+def _spilled(spills: Sequence[Spill]) -> str:
     """A message's spill notes in short: the bytes dsh kept out of the model's view."""
     if not spills:
         return "-"
@@ -1002,10 +1082,10 @@ _PLAIN_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ./:@-]*")
 _PLAIN_MARKER = re.compile(r"\[[A-Za-z0-9 .,:_/-]*\]")
 
 
-def unified_text_diff(before, after, a: int, b: int) -> str:
+def unified_text_diff(before: NodeMessages, after: NodeMessages, a: int, b: int) -> str:
     """A unified diff of two rendered model views ([(seq, message)] each)."""
     import difflib
-    def render(node_messages):
+    def render(node_messages: NodeMessages) -> list[str]:
         lines = []
         for seq, message in node_messages:
             if message is None:

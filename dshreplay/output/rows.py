@@ -24,6 +24,7 @@ import os
 from array import array
 from bisect import bisect_right
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from dshreplay.analyses.calls import CallTracker, failed, retries
 from dshreplay.analyses.compaction import CompactionTracker
@@ -39,12 +40,20 @@ from dshreplay.core.driver import Observer, Run
 from dshreplay.core.passstate import StateError, dump_state, load_state, state_key
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
 from dshreplay.errors import DeriveError, DshReplayError
-from dshreplay.io.reader import LogSource, open_regular, resolve_log_path, seed_length, shown_path
+from dshreplay.io.reader import Event, LogSource, PackedRun, open_regular, resolve_log_path, seed_length, shown_path
 from dshreplay.jsvalues import as_text, epoch_ms, is_safe_int, is_time, json_bytes, parse_time
 from dshreplay.options import DEFAULT, Options
 from dshreplay.output.chain import TurnEndLines, line_chain
 from dshreplay.output.evidence import PLAIN_HASH, InputHash
 from dshreplay.output.redact import Redactor
+
+if TYPE_CHECKING:
+    from dshreplay.analyses.validate import FileReport
+    from dshreplay.core.driver import PassState, Record
+
+__all__ = ["TABLES", "Column", "Indexed", "Row", "index_log", "log_key"]
+
+Row = tuple[Any, ...]  # one row of a table, its cells in TABLES' column order (DuckDB values)
 
 INDEX_FORMAT = 1  # the tables' shape: an index of another format is rebuilt, never mixed
 
@@ -56,7 +65,7 @@ class Column:
     doc: str
 
 
-def _cols(*spec) -> tuple[Column, ...]:
+def _cols(*spec: tuple[str, str, str]) -> tuple[Column, ...]:
     return tuple(Column(*c) for c in spec)
 
 
@@ -253,15 +262,15 @@ class Indexed:
 
     log: str  # the key: the log file's absolute path
     status: str  # "indexed", "unreadable"
-    facts: dict = field(default_factory=dict)  # size, sha256, encoding, chain (as the export records them:
+    facts: dict[str, Any] = field(default_factory=dict)  # size, sha256, encoding, chain (as the export records them:
     # keyed hashes when the index redacts, under the member names the export's manifest uses)
-    tables: dict = field(default_factory=dict)  # table -> list of row tuples (in TABLES' column order)
+    tables: dict[str, list[Row]] = field(default_factory=dict)  # table -> list of row tuples (in TABLES' column order)
     error: str | None = None
     state: bytes | None = None  # the pass kept where the log ended (None: it did not end cleanly)
     resumed: bool = False  # read on from a kept state (only the lines appended since were parsed)
 
 
-def log_key(path) -> str:
+def log_key(path: str | os.PathLike[str]) -> str:
     """The key of a log in the index: the absolute path of its file (a session folder's log file)."""
     try:
         return shown_path(os.path.abspath(resolve_log_path(path)))
@@ -270,7 +279,7 @@ def log_key(path) -> str:
 
 
 def input_facts(source: LogSource, prefix: int | None = None, *, seal: bool = True,
-                hasher: InputHash = PLAIN_HASH) -> tuple[dict, bytes, bytes | None]:
+                hasher: InputHash = PLAIN_HASH) -> tuple[dict[str, Any], bytes | None, bytes | None]:
     """The size and hash (`hasher`'s: keyed when the index redacts) of a log file, read as every
     input is (`open_regular`), and (with `seal`) the keys that seal the state of a pass over the
     whole file and over its first `prefix` bytes (`passstate.state_key`, keyed as `hasher` is: never
@@ -305,9 +314,10 @@ def index_log(path: str | os.PathLike[str], options: Options = DEFAULT, redactor
     """
     key = log_key(path)
     redactor = redactor or Redactor()
-    kept: list = []
+    kept: list[bytes] = []
 
-    def checkpoint(state) -> None:
+    def checkpoint(state: PassState) -> None:
+        assert sealing is not None  # (a kept state is sealed: `keep` asks input_facts for its key)
         kept[:] = [dump_state(state, sealing)]
 
     try:
@@ -340,7 +350,7 @@ def index_log(path: str | os.PathLike[str], options: Options = DEFAULT, redactor
     return Indexed(key, "indexed", facts, tables, state=kept[0] if kept else None, resumed=resume is not None)
 
 
-def unreadable_row(key: str, error: str, facts: dict | None = None) -> tuple:
+def unreadable_row(key: str, error: str, facts: dict[str, Any] | None = None) -> Row:
     """The sessions row of a log that cannot be read."""
     row = dict.fromkeys(c.name for c in TABLES["sessions"])
     row.update(log=key, status="unreadable", error=error, verdict="unreadable")
@@ -362,7 +372,7 @@ class LineMap:
         self.seqs.append(seq)
         self.lines.append(line)
 
-    def __call__(self, seq) -> int | None:
+    def __call__(self, seq: object) -> int | None:
         if type(seq) is not int or not self.seqs:
             return None
         n = bisect_right(self.seqs, seq) - 1
@@ -379,17 +389,18 @@ class IndexRows(Observer):
         self.messages = messages
 
     def begin(self, run: Run) -> None:
-        self.run = None
+        self.run: Run | None = None
         self.header = run.header
         self.header_line = run.header_line
         self.encoding = run.encoding
         self.line_of = LineMap()
-        self.nodes: list = []  # (seq, line, role, type, op, message) of each surface node
+        self.nodes: list[tuple[int, int, str, str, object, Any]] = []  # (seq, line, role, type, op, message)
 
-    def observe(self, record) -> None:
-        item = record.item
+    def observe(self, record: Record) -> None:
+        # (Record.item is annotated None until core/driver.py is typed: it holds an Event or a PackedRun)
+        item: Event | PackedRun = record.item  # type: ignore[assignment]
         self.line_of.add(item.seq, item.line)
-        if self.messages and item.row is None and item.type in SURFACE_TYPES and record.error is None:
+        if self.messages and isinstance(item, Event) and item.type in SURFACE_TYPES and record.error is None:
             op = item.record.get("surfaceOp")
             op = f"replace {as_text(op.get('start'))}..{as_text(op.get('end'))}" if type(op) is dict else op
             try:
@@ -403,23 +414,23 @@ class IndexRows(Observer):
         self.run = run
 
 
-def _int(value):
+def _int(value: Any) -> int | None:  # (value: a JSON value of the log)
     """A log value as a BIGINT cell: a safe integer (5.0 is 5), else NULL."""
     if type(value) is int:
         return value if is_safe_int(value) else None
     return int(value) if is_safe_int(value) else None
 
 
-def _ms(later, earlier):
+def _ms(later: Any, earlier: Any) -> float | None:
     return float(later - earlier) if is_time(later) and is_time(earlier) else None
 
 
-def _time(value):
+def _time(value: Any) -> int | None:
     """An event time as a TIMESTAMP cell: epoch milliseconds (the writer makes them times), else NULL."""
     return int(value) if is_time(value) else None
 
 
-def _iso_ms(text: str | None):
+def _iso_ms(text: str | None) -> int | None:
     """A UTC time as SessionStats gives it, back in epoch milliseconds."""
     return None if text is None else epoch_ms(parse_time(text))
 
@@ -430,17 +441,18 @@ class RowWriter:
     def __init__(self, key: str, rows: IndexRows, redactor: Redactor) -> None:
         self.key = key
         self.rows = rows
-        self.run = rows.run
+        assert rows.run is not None  # (the rows of a pass that ended)
+        self.run: Run = rows.run
         self.redactor = redactor
         self.session_id = self.text(rows.header.get("id"))
         self.line_of = rows.line_of
         self.seed = seed_length(rows.header) or 0
 
-    def inherited(self, seq) -> bool:
+    def inherited(self, seq: object) -> bool:
         """Whether the event at `seq` is in a fork's seed (the parent's, repeated)."""
         return type(seq) is int and seq < self.seed
 
-    def text(self, value):
+    def text(self, value: Any) -> str | None:
         """A log value as a VARCHAR cell: a string redacted (a JSON one read, redacted, written back),
         anything else as redacted JSON text; None stays NULL."""
         if value is None:
@@ -449,14 +461,14 @@ class RowWriter:
             return self.redactor.string(value)
         return json_bytes(self.redactor.value(value)).decode()
 
-    def json(self, value):
+    def json(self, value: Any) -> str | None:
         """A log value as JSON text (a VARCHAR cell), redacted; None stays NULL."""
         return None if value is None else json_bytes(self.redactor.value(value)).decode()
 
-    def keyed(self, seq, *rest) -> tuple:
+    def keyed(self, seq: int | None, *rest: object) -> Row:
         return (self.key, self.session_id, seq, self.line_of(seq), *rest)
 
-    def tables(self, report, facts: dict) -> dict:
+    def tables(self, report: FileReport, facts: dict[str, Any]) -> dict[str, list[Row]]:
         out = {"sessions": [self.session(report, facts)], "turns": self.turns(), "model_calls": self.calls(),
                "tool_calls": self.tools(), "approvals": self.approvals(), "replacements": self.replacements(),
                "compactions": self.compactions(), "findings": self.findings(report)}
@@ -464,7 +476,7 @@ class RowWriter:
             out["messages"] = self.messages()
         return out
 
-    def session(self, report, facts: dict) -> tuple:
+    def session(self, report: FileReport, facts: dict[str, Any]) -> Row:
         stats = self.run.get(SessionSummary).stats
         header = self.rows.header
         index = self.run.get(Indexer).index
@@ -484,7 +496,7 @@ class RowWriter:
                 stats.torn_tail is not None, stats.answered_up_to if stats.answered_up_to is not None else
                 (None if stats.fold_error is None else stats.fold_error.seq - 1))
 
-    def turns(self) -> list:
+    def turns(self) -> list[Row]:
         spans = self.run.get(TurnSpans)
         endings = self.run.get(SessionSummary).stats.turn_endings
         step_starts = [s.start for s in spans.steps]  # (in log order)
@@ -498,7 +510,7 @@ class RowWriter:
                                   _ms(span.end_time, span.start_time) if ended else None, self.text(ending), steps))
         return out
 
-    def calls(self) -> list:
+    def calls(self) -> list[Row]:
         tracker = self.run.get(CallTracker)
         retried = {id(c) for c in retries(tracker.calls)}
         out = []
@@ -517,7 +529,7 @@ class RowWriter:
                 self.inherited(call.first_chunk_seq)))
         return out
 
-    def tools(self) -> list:
+    def tools(self) -> list[Row]:
         index = self.run.get(Indexer).index
         out = []
         for call in self.run.get(ToolLedger).calls:
@@ -538,7 +550,7 @@ class RowWriter:
                 sum(s.omitted for s in spills) if spills else None, self.inherited(first)))
         return out
 
-    def approvals(self) -> list:
+    def approvals(self) -> list[Row]:
         out = []
         for a in self.run.get(ToolLedger).approvals:
             seq = a.asked_seq if a.asked_seq is not None else a.decided_seq
@@ -547,12 +559,12 @@ class RowWriter:
                                   _time(a.decided_time), self.text(a.arguments), self.inherited(seq)))
         return out
 
-    def replacements(self) -> list:
+    def replacements(self) -> list[Row]:
         return [self.keyed(r.seq, r.kind, r.start, r.end, list(r.shadowed_seqs), len(r.shadowed_seqs), r.meter_seq,
                            _int(r.tokens), self.text(r.compaction_id))
                 for r in self.run.get(ShadowTracker).shadows]
 
-    def compactions(self) -> list:
+    def compactions(self) -> list[Row]:
         out = []
         for b in self.run.get(CompactionTracker).brackets.values():
             first = next((s for s in (b.start, b.summary_seq, b.replacement_seq, b.end) if s is not None), None)
@@ -561,7 +573,7 @@ class RowWriter:
                                   self.text("; ".join(b.anomalies)) if b.anomalies else None, self.inherited(first)))
         return out
 
-    def findings(self, report) -> list:
+    def findings(self, report: FileReport) -> list[Row]:
         out = []
         for f in report.findings:
             shown = self.redactor.finding(f.to_json())
@@ -569,8 +581,8 @@ class RowWriter:
                         shown["message"], f.caused_by))
         return out
 
-    def messages(self) -> list:
-        until: dict = {}
+    def messages(self) -> list[Row]:
+        until: dict[int, int] = {}
         for r in self.run.get(ShadowTracker).shadows:
             for seq in r.shadowed_seqs:
                 until.setdefault(seq, r.seq)

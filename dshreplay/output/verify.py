@@ -35,6 +35,8 @@ from dshreplay.output.signing import (
     trusted_keys,
 )
 
+__all__ = ["verify_export", "Verification"]
+
 MAX_DIFFERENCES = 10_000  # listed; a doctored manifest can name millions of files: the rest are counted
 
 

@@ -121,7 +121,9 @@ def test_events_filters(cli, compactions):
                                                         (14, "log-only")]
     rows = cli("events", compactions, "--grep", "GAMMA", "--at", 8, "--json").json()
     assert [(r["seq"], r["surface"], r["turn"]) for r in rows] == [(4, "current", 1)]
-    assert cli("events", compactions, "--turn", 2, "--json").json() == []
+    nothing = cli("events", compactions, "--turn", 2, expect=2)  # (a turn past the last: it can match nothing)
+    assert (nothing.stdout, nothing.stderr) == ("", f"dshreplay: usage error: {compactions}: turn 2: the log has "
+                                                    "1 turn\n")
 
 
 def test_inspect_of_a_crashed_log(cli, crashed):
