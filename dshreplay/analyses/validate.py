@@ -52,6 +52,7 @@ class FileReport:
     events: int = 0
     findings: list[Finding] = field(default_factory=list)
     unreadable: DshReplayError | None = None  # set when the file could not be read at all
+    stopped: ReadError | None = None  # set when reading stopped before the end (corrupt zstd, a ceiling)
     omitted: dict = field(default_factory=dict)  # code -> findings counted, not listed (past the cap)
     omitted_records: int = 0  # further records failing their schema, findings not listed
 
@@ -136,6 +137,7 @@ def _validate(log: LogSource, options: Options, parallel: bool, observers=(), re
             return _validate(log, options, parallel=False, observers=observers)
         validation.report.events = validation.run.fold.next_seq  # the events read before it stopped
         later = [finding("DSH-E013", f"reading stopped: {exc.message}", seq=exc.seq, line=exc.line)]
+        validation.report.stopped = exc
         validation.assemble(read_errors, checks.findings, later)
         validation.count_omitted(read_errors, checks)
         return validation.report
