@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from dshreplay.core.driver import Observer
 from dshreplay.core.surface import SURFACE_TYPES, Replacement, SurfaceState, numbered
 from dshreplay.io.reader import Event
-from dshreplay.jsvalues import dig
+from dshreplay.jsvalues import as_text, dig
 
 METERS = {"compaction/summary": "summary", "compaction/prune": "prune"}
 
@@ -142,8 +142,30 @@ def diff_states(before: SurfaceState, after: SurfaceState, shadows=None) -> View
 
 
 @dataclass(frozen=True)
+class Replaced:
+    """What took a node off the model's view: the replacement `by` (its seq, kind and
+    compaction id) and the node of the view that stands for it now (`visible_as`: `by`
+    itself, or the replacement that in turn shadowed `by`, and so on)."""
+
+    by: ShadowRecord
+    visible_as: int
+
+    def to_json(self) -> dict:
+        return {"seq": self.by.seq, "kind": self.by.kind, "compactionId": self.by.compaction_id,
+                "visibleAs": self.visible_as}
+
+    def describe(self, seq: int) -> str:
+        """One line: what replaced node `seq`, and what stands for it in the view."""
+        by = self.by
+        how = by.kind + (f", compaction {as_text(by.compaction_id)}" if by.compaction_id is not None else "")
+        now = "" if self.visible_as == by.seq else f"; in the view as seq {self.visible_as}"
+        return f"seq {seq} is not in the model's view: replaced at seq {by.seq} ({how}){now}"
+
+
+@dataclass(frozen=True)
 class MessageProvenance:
-    """Where one model-visible message came from.
+    """Where one model-visible message came from (or, asked for by seq, one that a
+    replacement took off the view: `index` None, `replaced` says by what).
 
     Its origins are worked out from the log's index each time they are asked
     for, and never kept: in a chain of N messages each citing the one before,
@@ -151,13 +173,14 @@ class MessageProvenance:
     one at a time and each row's origins live only while it is written.
     """
 
-    index: int  # position among the model messages, from 1
+    index: int | None  # position among the model messages, from 1 (None: replaced, not in the view)
     seq: int
     type: object
     op: object
     sources: tuple[int, ...]
     links: object = field(repr=False, compare=False)  # the LogIndex its origins are followed in
     spills: tuple = ()  # spills.Spill notes in it: output dsh kept out of the model's view
+    replaced: Replaced | None = None  # the replacement that took it off the view, when it is not in it
 
     @property
     def origins(self) -> tuple[tuple[int, object], ...]:
@@ -171,17 +194,36 @@ class MessageProvenance:
                 "sources": list(self.sources),
                 "origins": [{"seq": s, "type": t} for s, t in self.links.origins(self.seq)],
                 "spills": [{"omittedBytes": s.omitted, "locator": s.locator, "inherited": s.inherited}
-                           for s in self.spills]}
+                           for s in self.spills],
+                "replacedBy": self.replaced.to_json() if self.replaced is not None else None}
 
 
 def message_provenance(node_messages, index, *, message: int | None = None,
                        seq: int | None = None) -> list[MessageProvenance]:
     """Provenance of each model message (`node_messages` as SurfaceState.node_messages()),
     or only of message number `message` (from 1) or of the message of node `seq`:
-    origins are followed only when a row's are asked for."""
+    origins are followed only when a row's are asked for. A `seq` that a replacement
+    took off this view gives its row with `replaced` set (see `replaced_in_view`)."""
     out = []
     for node, position, _ in numbered(node_messages):
         if position is not None and (message is None or message == position) and (seq is None or seq == node):
             out.append(MessageProvenance(position, node, index.type_of(node), index.ops.get(node),
                                          index.sources.get(node, ()), index, index.spills_of(node)))
+    if seq is not None and not out:
+        replaced = replaced_in_view(seq, {node for node, _ in node_messages}, index.shadows)
+        if replaced is not None:
+            out.append(MessageProvenance(None, seq, index.type_of(seq), index.ops.get(seq),
+                                         index.sources.get(seq, ()), index, index.spills_of(seq), replaced))
     return out
+
+
+def replaced_in_view(seq: int, view: set[int], shadows: list[ShadowRecord]) -> Replaced | None:
+    """The replacement that shadowed node `seq`, when a chain of replacements leads from
+    it to a node of `view` (the nodes of the model's view at some seq); else None: the
+    node is in that view, not shadowed, or shadowed only after it."""
+    shadowed_by = {shadowed: record for record in shadows for shadowed in record.shadowed_seqs}
+    first = shadowed_by.get(seq)
+    record = first
+    while record is not None and record.seq not in view:
+        record = shadowed_by.get(record.seq)
+    return Replaced(first, record.seq) if first is not None and record is not None else None

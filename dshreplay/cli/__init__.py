@@ -360,11 +360,19 @@ def provenance(log: str, at: int | None, message: int | None, seq: int | None, o
     For each message: its seq, type, how it entered the surface, the seqs it
     cites directly, and its origins: everything it stands for, followed
     through replacements down to the original messages and the chunks and
-    tool calls they cite.
+    tool calls they cite. --seq Q of a message a replacement took off the
+    view gives its row, with no message number, and names the replacement
+    (its seq, kind and compaction id) and the node that stands for it now
+    (in JSON: "replacedBy": {"seq", "kind", "compactionId", "visibleAs"},
+    null for a message in the view).
     """
     if message is not None and seq is not None:
         raise click.UsageError("give --message or --seq, not both")
-    reporter_for(output).provenance(open_log(log).provenance(at, message=message, seq=seq))
+    rows = open_log(log).provenance(at, message=message, seq=seq)
+    reporter_for(output).provenance(rows)
+    for row in rows if not output.machine else ():
+        if row.replaced is not None:  # (a node taken off the view: --seq of a shadowed message)
+            click.echo(_safe(row.replaced.describe(row.seq)))
 
 
 @cli.command()
