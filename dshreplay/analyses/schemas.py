@@ -14,7 +14,9 @@ Snapshot placeholders: dsh's committed test snapshots replace volatile values
 with whole strings such as "{{cwd}}" (even where an array is expected). With
 `snapshot=True`, an error whose failing value is such a placeholder is
 excused, and so is a combinator error one of whose branches fails only on
-placeholders.
+placeholders. Without it, such an error says so (`SchemaError.placeholder`),
+so that a report can suggest `--snapshot` once instead of leaving a user with
+`'{{tools}}' is not of type 'array'`.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ def event_schema_name(event_type: str) -> str:
 class SchemaError:
     pointer: str  # JSON pointer into the validated instance
     message: str
+    placeholder: bool = False  # caused only by snapshot placeholders: validating with snapshot=True excuses it
 
 
 def is_placeholder(value) -> bool:
@@ -143,8 +146,9 @@ class SchemaSet:
             return []
         out: list[SchemaError] = []
         for error in self.slow(name).iter_errors(_quotable(instance)):
-            if not (snapshot and _excused(error)):
-                out.append(SchemaError(json_pointer(error.absolute_path), _describe(error)))
+            excused = _excused(error)
+            if not (snapshot and excused):
+                out.append(SchemaError(json_pointer(error.absolute_path), _describe(error), excused))
                 if len(out) == limit:
                     break
         return out

@@ -297,6 +297,10 @@ def validate(logs: tuple[str, ...], strict: bool, snapshot: bool, select: frozen
     for report in reports:
         if report.unreadable is not None or report.stopped is not None:  # (the rest of a log was not read)
             say_error(report.unreadable or report.stopped)
+    placeholders = sum(r.placeholder_errors for r in reports)
+    if placeholders and not snapshot:  # (one hint for the run, however many findings they caused)
+        click.echo(f"dshreplay: hint: {placeholders} schema errors are values such as \"{{{{tools}}}}\", the "
+                   "placeholders of dsh's test snapshots: validate them with --snapshot", err=True)
     if any(r.unreadable or r.stopped for r in reports):
         sys.exit(EXIT_UNREADABLE)
     from dshreplay.analyses.findings import ERROR, WARNING

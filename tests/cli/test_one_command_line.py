@@ -216,3 +216,37 @@ def test_validate_still_lists_what_it_read_before_reading_stopped(cli):
 @pytest.mark.parametrize("command", ["fold", "validate", "inspect", "events", "stats"])
 def test_a_line_that_is_not_json_inside_a_readable_log_is_a_finding_exit_1(cli, command):
     cli(command, SAMPLES / "broken-bad-json-line.jsonl", expect=1)
+
+
+# -- --snapshot suggested when placeholders are seen ---------------------------------------
+
+@pytest.fixture
+def snapshot_log(builder, write_log):
+    """A dsh test snapshot: the header's tools are the placeholder "{{tools}}" where an array belongs."""
+    b = builder()
+    b.user("hi")
+    b.end_step()
+    b.end_turn()
+    b.events[1]["data"]["header"]["tools"] = "{{tools}}"
+    return write_log(b)
+
+
+def test_placeholders_seen_without_snapshot_suggest_it_once(cli, snapshot_log, read_mode):
+    result = cli("validate", snapshot_log, snapshot_log, expect=1)
+    assert result.stdout.count("'{{tools}}' is not of type 'array'") == 2
+    assert result.stderr == ('dshreplay: hint: 2 schema errors are values such as "{{tools}}", the placeholders of '
+                             "dsh's test snapshots: validate them with --snapshot\n")
+    assert cli("validate", snapshot_log, "--json", expect=1).stderr.startswith("dshreplay: hint: 1 schema errors")
+    accepted = cli("validate", snapshot_log, "--snapshot")
+    assert (accepted.stderr, accepted.stdout.splitlines()[0]) == (
+        "", f"{snapshot_log}: ok: {accepted.stdout.split(': ok: ')[1].split(' events')[0]} events, 0 errors, 0 "
+            "warnings, 1 notices")
+
+
+def test_no_hint_when_the_errors_are_not_placeholders(cli, builder, write_log):
+    b = builder()
+    b.user("hi")
+    b.events[1]["data"]["header"]["tools"] = "tools"  # (a plain string: wrong, and no placeholder)
+    result = cli("validate", write_log(b), expect=1)
+    assert "is not of type 'array'" in result.stdout
+    assert result.stderr == ""
