@@ -19,6 +19,10 @@
 - Files are written through `create` / `write_file` / `make_folder`, whose
   every OSError is an `OutputError` naming the file: a full disk is an error
   of the output, never taken for an unreadable input.
+- Every folder and file is created with the process umask (0777 or 0666
+  less the umask), the bundle's top folder too: who may read a bundle is the
+  user's choice, made as for any file they write. (The evidence key, a
+  secret, is made 0600 by `output.evidence`.)
 """
 
 from __future__ import annotations
@@ -26,9 +30,9 @@ from __future__ import annotations
 import errno
 import io
 import os
+import secrets
 import shutil
 import signal
-import tempfile
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -209,7 +213,16 @@ def _lock(fd: int, shown: str) -> None:
 # -- staging and the swap -------------------------------------------------------------
 
 def _beside(claim: _Claim, kind: str) -> Path:
-    return Path(tempfile.mkdtemp(prefix=f".{claim.path.name}.{kind}-", dir=claim.path.parent))
+    """A new folder beside `--out` (`.OUT.KIND-XXXXXXXX`), made as `--out` is: with the process
+    umask (tempfile.mkdtemp's are 0700, and the staging folder becomes the bundle's top folder)."""
+    for _ in range(100):
+        path = claim.path.parent / f".{claim.path.name}.{kind}-{secrets.token_hex(4)}"
+        try:
+            os.mkdir(path)
+        except FileExistsError:
+            continue
+        return path
+    raise FileExistsError(errno.EEXIST, "no free name for a folder beside it", str(claim.path))
 
 
 def _swap(claim: _Claim, staging: Path) -> Path | None:

@@ -250,3 +250,56 @@ def test_no_hint_when_the_errors_are_not_placeholders(cli, builder, write_log):
     result = cli("validate", write_log(b), expect=1)
     assert "is not of type 'array'" in result.stdout
     assert result.stderr == ""
+
+
+# -- files and folders follow the umask ----------------------------------------------------
+
+@pytest.fixture
+def umask():
+    """Run with a umask, the one before restored after."""
+    import os
+    previous = os.umask(0o022)
+    yield lambda mask: os.umask(mask)
+    os.umask(previous)
+
+
+def modes(root):
+    """{path relative to root: permission bits} of root and everything under it."""
+    import os
+    import stat
+    found = {".": stat.S_IMODE(os.stat(root).st_mode)}
+    for path in root.rglob("*"):
+        found[str(path.relative_to(root))] = stat.S_IMODE(path.stat().st_mode)
+    return found
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o077, 0o002], ids=oct)
+def test_export_creates_its_folders_and_files_with_the_umask(cli, tmp_path, umask, mask):
+    umask(mask)
+    key = tmp_path / "evidence.key"
+    cli("export", PRUNE, SAMPLES / "compaction.jsonl", "--out", tmp_path / "b", "--evidence-key", key)
+    found = modes(tmp_path / "b")
+    folders = {p for p in found if (tmp_path / "b" / p).is_dir()}
+    assert folders == {".", "sample-prune", "sample-compaction"}
+    assert {found[p] for p in folders} == {0o777 & ~mask}  # (the top folder was 0700 whatever the umask)
+    assert {mode for p, mode in found.items() if p not in folders} == {0o666 & ~mask}
+    assert len(found) > 20
+    import os
+    assert os.stat(key).st_mode & 0o777 == 0o600  # (a secret: 0600 whatever the umask)
+
+
+def test_export_with_force_keeps_following_the_umask(cli, tmp_path, umask):
+    cli("export", PRUNE, "--out", tmp_path / "b")
+    umask(0o027)
+    cli("export", PRUNE, "--out", tmp_path / "b", "--force")
+    assert set(modes(tmp_path / "b").values()) == {0o750, 0o640}
+
+
+def test_index_creates_its_database_and_parquet_files_with_the_umask(cli, tmp_path, umask):
+    pytest.importorskip("duckdb", reason="the sql extra (duckdb) is not installed")
+    umask(0o027)
+    cli("index", PRUNE, "--db", tmp_path / "i.duckdb", "--parquet", tmp_path / "pq")
+    assert modes(tmp_path / "i.duckdb") == {".": 0o640}
+    found = modes(tmp_path / "pq")
+    assert {mode for p, mode in found.items() if (tmp_path / "pq" / p).is_dir()} == {0o750}
+    assert {mode for p, mode in found.items() if p.endswith(".parquet")} == {0o640}
