@@ -303,3 +303,50 @@ def test_index_creates_its_database_and_parquet_files_with_the_umask(cli, tmp_pa
     found = modes(tmp_path / "pq")
     assert {mode for p, mode in found.items() if (tmp_path / "pq" / p).is_dir()} == {0o750}
     assert {mode for p, mode in found.items() if p.endswith(".parquet")} == {0o640}
+
+
+# -- filters that can match nothing: the library's usage error, one line, exit 2 ---------
+
+def test_a_usage_error_the_library_raises_is_one_line_exit_2(cli, monkeypatch):
+    from dshreplay.errors import UsageError
+
+    class NoMatch(UsageError):  # (the library's error for a filter that can match nothing is one of these)
+        pass
+
+    def refuse(self, flt, at=None, sink=None):
+        raise NoMatch("turn 9: the log has 3 turns")
+    monkeypatch.setattr("dshreplay.session.Session.query", refuse)
+    result = cli("events", SAMPLES / "compaction.jsonl", "--turn", 9, expect=2)
+    assert (result.stdout, result.stderr) == ("", "dshreplay: usage error: turn 9: the log has 3 turns\n")
+    result = cli("events", SAMPLES / "compaction.jsonl", "--turn", 9, "--json", expect=2)
+    assert result.json() == {"error": {"stage": "usage", "seq": None, "line": None, "pointer": None,
+                                       "message": "turn 9: the log has 3 turns"},
+                             "answeredUpTo": None, "answer": None}
+    assert result.stderr == "dshreplay: usage error: turn 9: the log has 3 turns\n"
+
+
+def _library_checks_filters() -> bool:
+    import dshreplay.errors
+    return hasattr(dshreplay.errors, "FilterError")  # (branch h28l: EventFilter refuses what can match nothing)
+
+
+needs_h28l = pytest.mark.skipif(not _library_checks_filters(), reason="the library's filter checks (branch h28l)")
+
+
+@needs_h28l
+@pytest.mark.parametrize("args, says", [
+    (["--type", "usr/"], 'no event type family "usr/"; families: '),
+    (["--turn", "9"], "turn 9: the log has 3 turns"),
+])
+def test_a_filter_that_can_match_nothing_is_a_usage_error_naming_the_fix(cli, args, says):
+    result = cli("events", SAMPLES / "compaction.jsonl", *args, expect=2)
+    assert result.stdout == "" and result.stderr.count("\n") == 1
+    assert result.stderr.startswith("dshreplay: usage error: ") and says in result.stderr
+
+
+@needs_h28l
+@pytest.mark.parametrize("option", ["--since", "--until"])
+def test_a_time_filter_on_a_log_without_times_is_a_usage_error(cli, option):
+    result = cli("events", SAMPLES / "multi-turn.jsonl", option, "2026-07-06T15:36:05Z", expect=2)
+    assert result.stdout == "" and result.stderr.count("\n") == 1
+    assert "on a log without times" in result.stderr
