@@ -136,7 +136,8 @@ def snapshot_option(func: F) -> F:
 
 def jobs_options(func: F) -> F:
     """--jobs and --quiet, for commands that take many logs."""
-    func = click.option("--quiet", "-q", is_flag=True, help="No progress bar on stderr.")(func)
+    func = click.option("--quiet", "-q", is_flag=True,
+                        help="No progress bar on stderr (under fleet, no word from Dask either).")(func)
     return click.option("--jobs", "-j", type=click.IntRange(min=1), metavar="N",
                         help="Use N processes: for N logs at once, or to read one large log in "
                              "parallel windows (default: the number of cores).")(func)
