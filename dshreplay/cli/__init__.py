@@ -129,7 +129,7 @@ class DshGroup(click.Group):
         super().__init__(*args, **kwargs)
         self.params.extend(global_params())
 
-    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,  # type: ignore[override]  # (always exits: click's overloads say it may return)
+    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
              standalone_mode: bool = True, **extra: Any) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
@@ -153,8 +153,9 @@ class DshGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             result = super().invoke(ctx)
-            if run_of(ctx).exit:
-                ctx.exit(run_of(ctx).exit)
+            code = run_of(ctx).exit
+            if code:
+                ctx.exit(code)
             return result
         except DshReplayError as error:
             if run_of(ctx).output.machine:  # one JSON error object
@@ -200,7 +201,8 @@ def answered_prefix(session: Session, reporter: Reporter) -> None:
         return
     ctx = click.get_current_context()
     if isinstance(reporter, JsonReporter):
-        reporter.envelope = {"error": failure.to_json(), "answeredUpTo": failure.seq - 1}
+        reporter.envelope = {"error": failure.to_json(),
+                             "answeredUpTo": failure.seq - 1 if failure.seq is not None else None}
     else:
         note = _safe(answered_for(failure))
         ctx.call_on_close(lambda: click.echo(f"({note})"))
@@ -541,7 +543,8 @@ def events(log: str, types: tuple[str, ...], start: int | None, end: int | None,
 
     def each(row: Any) -> None:
         if not told:
-            told.append(answered_prefix(session, reporter))
+            answered_prefix(session, reporter)
+            told.append(None)
         sink(row)
     with reporter.event_rows() as sink:
         session.query(flt, at, sink=each)

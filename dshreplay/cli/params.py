@@ -9,18 +9,25 @@ word the error for the command line.
 from __future__ import annotations
 
 import difflib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from dshreplay.jsvalues import epoch_ms, parse_time, shown
 from dshreplay.options import parse_size
 
+if TYPE_CHECKING:  # (click 8.2 made ParamType generic in its value; click 8.1, also supported, cannot subscript it)
+    _Int = click.ParamType[int, Any]
+    _Codes = click.ParamType[frozenset[str], Any]
+    _Lines = click.ParamType[tuple[int, int], Any]
+else:
+    _Int = _Codes = _Lines = click.ParamType
+
 __all__ = ["CODES", "LINE_RANGE", "SEQ", "SIZE", "TIME", "CodesType", "LineRangeType", "SeqType", "SizeType",
            "TimeType"]
 
 
-class SizeType(click.ParamType):
+class SizeType(_Int):
     """A size such as 1M or 512k, in bytes (`options.parse_size`)."""
 
     name = "size"
@@ -34,7 +41,7 @@ class SizeType(click.ParamType):
             self.fail(f"{shown(value, 40)}: {exc}", param, ctx)
 
 
-class SeqType(click.ParamType):
+class SeqType(_Int):
     """An event's seq: a whole number from 0 (ASCII digits)."""
 
     name = "seq"
@@ -48,7 +55,7 @@ class SeqType(click.ParamType):
         return int(text)
 
 
-class CodesType(click.ParamType):
+class CodesType(_Codes):
     """Finding codes or prefixes of them, comma-separated (DSH-E1,DSH-W), each one that
     names at least one code of `analyses.findings.CODES`."""
 
@@ -69,7 +76,7 @@ class CodesType(click.ParamType):
         return codes
 
 
-class TimeType(click.ParamType):
+class TimeType(_Int):
     """An ISO 8601 time (UTC unless it names an offset) as epoch milliseconds."""
 
     name = "time"
@@ -83,7 +90,7 @@ class TimeType(click.ParamType):
             self.fail(f"{shown(value, 40)} {exc} (such as 2026-07-06T15:36:05Z)", param, ctx)
 
 
-class LineRangeType(click.ParamType):
+class LineRangeType(_Lines):
     """Physical lines A-B (or one line, A) as (A, B)."""
 
     name = "lines"

@@ -49,9 +49,10 @@ class DaskMapper:
         self.scratch: str | None = None
         self.quieted: ExitStack | None = ExitStack()
         self.quieted.enter_context(_quiet_dask(logging.CRITICAL + 1 if quiet else logging.ERROR))
+        # (distributed's Client and LocalCluster have no annotations: their calls ignore no-untyped-call)
         if scheduler:
             try:
-                self.client = Client(scheduler, timeout="30s")
+                self.client = Client(scheduler, timeout="30s")  # type: ignore[no-untyped-call]
             except (OSError, ValueError, TypeError) as exc:  # (a malformed address is a ValueError)
                 self.close()
                 raise UsageError(f"cannot reach the Dask scheduler at {scheduler!r}: {exc}") from None
@@ -59,9 +60,9 @@ class DaskMapper:
         self.scratch = tempfile.mkdtemp(prefix="dshreplay-dask-")
         self.quieted.enter_context(dask.config.set({"temporary-directory": self.scratch}))
         try:
-            self.cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                        dashboard_address=":0", scheduler_kwargs={"dashboard": False})
-            self.client = Client(self.cluster)
+            self.cluster = LocalCluster(n_workers=workers, threads_per_worker=1,  # type: ignore[no-untyped-call]
+                                        processes=True, dashboard_address=":0", scheduler_kwargs={"dashboard": False})
+            self.client = Client(self.cluster)  # type: ignore[no-untyped-call]
         except BaseException:
             self.close()
             raise

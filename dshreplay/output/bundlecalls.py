@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from dshreplay.analyses.calls import Request
-from dshreplay.errors import DshReplayError, UsageError
+from dshreplay.errors import DshReplayError, ReadError, UsageError
 from dshreplay.io.reader import shown_path
+from dshreplay.jsvalues import shown
 from dshreplay.output.bundlejson import read_bundle_json
 from dshreplay.output.callrecords import CALLS, calls_from_bundle, request_from_bundle
 
@@ -37,7 +38,11 @@ def session_folder(path: Path) -> Path:
                          f"of one (no {CALLS})")
     _, manifest = read_bundle_json(path / MANIFEST, "the manifest")
     sessions = manifest.get("sessions") if type(manifest) is dict else None
-    folders = [s["folder"] for s in sessions or () if type(s) is dict and type(s.get("folder")) is str]
+    folders: list[str] = [s["folder"] for s in sessions or () if type(s) is dict and type(s.get("folder")) is str]
+    for folder in folders:
+        if folder in ("", ".", "..") or "/" in folder or "\\" in folder:  # (a bundle's folders are its own)
+            raise ReadError(f"the manifest names the session folder {shown(folder, 60)}, which is no folder of "
+                            "the bundle (the bundle is damaged)", path=shown_path(path / MANIFEST))
     if len(folders) == 1:
         return path / folders[0]
     if not folders:
