@@ -8,14 +8,23 @@ model's view at two seqs. All of it reads the one fold in `surface`.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
-from dshreplay.core.driver import Observer
+from dshreplay.core.driver import Observer, Record, Run
 from dshreplay.core.surface import SURFACE_TYPES, Replacement, SurfaceState, numbered
 from dshreplay.io.reader import Event
 from dshreplay.jsvalues import as_text, dig
 
-METERS = {"compaction/summary": "summary", "compaction/prune": "prune"}
+if TYPE_CHECKING:
+    from dshreplay.analyses.index import LogIndex
+    from dshreplay.analyses.spills import Spill
+
+__all__ = ["METERS", "MessageProvenance", "Replaced", "ShadowRecord", "ShadowTracker", "ViewDiff", "diff_states",
+           "message_provenance", "meter_of", "origins", "replaced_in_view"]
+
+METERS: dict[object, str] = {"compaction/summary": "summary", "compaction/prune": "prune"}  # (keyed by event type)
 
 
 @dataclass(frozen=True)
@@ -28,21 +37,21 @@ class ShadowRecord:
     end: int
     shadowed_seqs: tuple[int, ...]
     meter_seq: int | None
-    tokens: object
-    compaction_id: object
+    tokens: Any  # (the metering event's shadowedTokenCount, as logged)
+    compaction_id: Any  # (as logged)
     chain: tuple[int, ...]  # shadowed nodes that were themselves replacements
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"seq": self.seq, "kind": self.kind, "start": self.start, "end": self.end,
                 "shadowedSeqs": list(self.shadowed_seqs), "meterSeq": self.meter_seq,
                 "tokens": self.tokens, "compactionId": self.compaction_id, "chain": list(self.chain)}
 
 
-def _data_get(record: dict, *keys):
+def _data_get(record: dict[str, Any], *keys: str) -> Any:
     return dig(record, "data", *keys)
 
 
-def meter_of(record) -> Event | None:
+def meter_of(record: Record) -> Event | None:
     """The metering event directly before a record (compaction/summary or
     compaction/prune): what its replacement, if it makes one, is priced by."""
     previous = record.previous
@@ -55,12 +64,12 @@ class ShadowTracker(Observer):
 
     types = SURFACE_TYPES  # (only surface events make replacements)
 
-    def begin(self, run) -> None:
+    def begin(self, run: Run) -> None:
         self.shadows: list[ShadowRecord] = []
         self.by_seq: dict[int, ShadowRecord] = {}
         self.replacers: set[int] = set()
 
-    def observe(self, record) -> None:
+    def observe(self, record: Record) -> None:
         if record.replacement is not None:
             event = record.item
             shadow = self._record(event, record.replacement, meter_of(record))
@@ -68,7 +77,7 @@ class ShadowTracker(Observer):
             self.by_seq[event.seq] = shadow
             self.replacers.add(event.seq)
 
-    def _record(self, event: Event, r: Replacement, meter) -> ShadowRecord:
+    def _record(self, event: Event, r: Replacement, meter: Event | None) -> ShadowRecord:
         if meter is not None and meter.seq != event.seq - 1:
             meter = None  # (an unreadable line between them)
         if meter is not None:
@@ -87,7 +96,7 @@ class ShadowTracker(Observer):
             compaction_id=cid, chain=tuple(s for s in r.shadowed_seqs if s in self.replacers))
 
 
-def origins(seq: int, sources: dict[int, tuple], types) -> list[tuple[int, object]]:
+def origins(seq: int, sources: dict[int, tuple[int, ...]], types: Sequence[object]) -> list[tuple[int, object]]:
     """Every event `seq` stands for: the transitive closure of `sourceEventSeqs`.
 
     Through replacements down to the append-origin messages they replaced and
@@ -109,18 +118,19 @@ def origins(seq: int, sources: dict[int, tuple], types) -> list[tuple[int, objec
 class ViewDiff:
     """The model's view at `a` versus at `b`."""
 
-    a: int
-    b: int
+    a: int | None  # (the seqs of the two views; None: before any event)
+    b: int | None
     kept: tuple[int, ...]
     removed: tuple[tuple[int, int | None], ...]  # (seq, replacement that shadowed it or None)
     added: tuple[int, ...]
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"from": self.a, "to": self.b, "kept": list(self.kept),
                 "removed": [{"seq": s, "by": by} for s, by in self.removed], "added": list(self.added)}
 
 
-def diff_states(before: SurfaceState, after: SurfaceState, shadows=None) -> ViewDiff:
+def diff_states(before: SurfaceState, after: SurfaceState,
+                shadows: Iterable[Replacement | ShadowRecord] | None = None) -> ViewDiff:
     """Compare two views. `removed` names the replacement that shadowed each node
     (the first one after `before`'s seq that took it off the surface), when
     the later view is `after`; going back in time nothing shadowed them.
@@ -131,7 +141,7 @@ def diff_states(before: SurfaceState, after: SurfaceState, shadows=None) -> View
     forward = (after.seq or 0) >= (before.seq or 0)
     shadowed_by: dict[int, int] = {}
     if forward:
-        low, high = before.seq if before.seq is not None else -1, after.seq
+        low, high = before.seq if before.seq is not None else -1, after.seq if after.seq is not None else -1
         for record in shadows:
             if low < record.seq <= high:
                 for s in record.shadowed_seqs:
@@ -150,7 +160,7 @@ class Replaced:
     by: ShadowRecord
     visible_as: int
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"seq": self.by.seq, "kind": self.by.kind, "compactionId": self.by.compaction_id,
                 "visibleAs": self.visible_as}
 
@@ -176,10 +186,10 @@ class MessageProvenance:
     index: int | None  # position among the model messages, from 1 (None: replaced, not in the view)
     seq: int
     type: object
-    op: object
+    op: str | tuple[int, int] | None  # "append" or the replaced range (LogIndex.ops)
     sources: tuple[int, ...]
-    links: object = field(repr=False, compare=False)  # the LogIndex its origins are followed in
-    spills: tuple = ()  # spills.Spill notes in it: output dsh kept out of the model's view
+    links: LogIndex = field(repr=False, compare=False)  # the LogIndex its origins are followed in
+    spills: tuple[Spill, ...] = ()  # spills.Spill notes in it: output dsh kept out of the model's view
     replaced: Replaced | None = None  # the replacement that took it off the view, when it is not in it
 
     @property
@@ -187,7 +197,7 @@ class MessageProvenance:
         """Every event the message stands for, as (seq, type) in seq order (see `origins`)."""
         return tuple(self.links.origins(self.seq))
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         op = self.op if not isinstance(self.op, tuple) else {"op": "replace", "start": self.op[0],
                                                               "end": self.op[1]}
         return {"index": self.index, "seq": self.seq, "type": self.type, "op": op,
@@ -198,7 +208,7 @@ class MessageProvenance:
                 "replacedBy": self.replaced.to_json() if self.replaced is not None else None}
 
 
-def message_provenance(node_messages, index, *, message: int | None = None,
+def message_provenance(node_messages: list[tuple[int, object | None]], index: LogIndex, *, message: int | None = None,
                        seq: int | None = None) -> list[MessageProvenance]:
     """Provenance of each model message (`node_messages` as SurfaceState.node_messages()),
     or only of message number `message` (from 1) or of the message of node `seq`:
