@@ -56,9 +56,10 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_UNREADABLE, EXIT_BUG = 0, 1, 2, 70
 
 
 def exit_code_for(error: DshReplayError) -> int:
-    """2 for a log that cannot be read, a question that does not fit it, or an output that
-    cannot be written; 1 for a defect of the log (a fold that fails, a line that cannot be
-    read inside a readable log)."""
+    """2 for a log that cannot be read to its end (in every command: validate's
+    `FileReport.stopped` is the same case), a question that does not fit it, or an output
+    that cannot be written; 1 for a defect of the log (a fold that fails, a line that is
+    not JSON inside a log read to its end)."""
     unreadable = isinstance(error, (ReadError, UsageError, OutputError)) and not isinstance(error, LineError)
     return EXIT_UNREADABLE if unreadable else EXIT_FINDINGS
 
@@ -289,7 +290,11 @@ def validate(logs: tuple[str, ...], strict: bool, snapshot: bool, select: frozen
     brackets, metering). Each finding has a stable code (docs/findings.md),
     a severity, and its seq, line and JSON pointer. Exit 0 when no file has
     an error, 1 when one does (or a warning, with --strict), 2 when a file
-    cannot be read at all.
+    cannot be read to its end, as in every command (no header, corrupt zstd,
+    a size ceiling: the findings of what was read are still listed). A line
+    that is not JSON is a finding (DSH-E001): the lines after it are read.
+    When schema errors are snapshot placeholders, one line on stderr
+    suggests --snapshot.
     """
     options = options_of(snapshot=snapshot, select=select, ignore=ignore or frozenset(), jobs=jobs,
                          quiet=quiet, all_findings=all_findings)
