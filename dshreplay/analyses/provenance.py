@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from dshreplay.core.driver import Observer, Record, Run
 from dshreplay.core.surface import SURFACE_TYPES, Replacement, SurfaceState, numbered
@@ -18,11 +18,10 @@ from dshreplay.io.reader import Event
 from dshreplay.jsvalues import as_text, dig
 
 if TYPE_CHECKING:
-    from dshreplay.analyses.index import LogIndex
     from dshreplay.analyses.spills import Spill
 
-__all__ = ["METERS", "MessageProvenance", "Replaced", "ShadowRecord", "ShadowTracker", "ViewDiff", "diff_states",
-           "message_provenance", "meter_of", "origins", "replaced_in_view"]
+__all__ = ["METERS", "Links", "MessageProvenance", "Replaced", "ShadowRecord", "ShadowTracker", "ViewDiff",
+           "diff_states", "message_provenance", "meter_of", "origins", "replaced_in_view"]
 
 METERS: dict[object, str] = {"compaction/summary": "summary", "compaction/prune": "prune"}  # (keyed by event type)
 
@@ -56,6 +55,21 @@ def meter_of(record: Record) -> Event | None:
     compaction/prune): what its replacement, if it makes one, is priced by."""
     previous = record.previous
     return previous if previous is not None and previous.type in METERS else None
+
+
+class Links(Protocol):
+    """What provenance reads of a log's index (`analyses.index.LogIndex`, which imports this
+    module: named here by what it offers)."""
+
+    ops: dict[int, str | tuple[int, int]]  # surface event -> "append" or its replaced range
+    sources: dict[int, tuple[int, ...]]  # surface event -> its sourceEventSeqs
+    shadows: list[ShadowRecord]
+
+    def type_of(self, seq: int) -> object: ...
+
+    def origins(self, seq: int) -> list[tuple[int, object]]: ...
+
+    def spills_of(self, seq: int) -> tuple[Spill, ...]: ...
 
 
 class ShadowTracker(Observer):
@@ -188,7 +202,7 @@ class MessageProvenance:
     type: object
     op: str | tuple[int, int] | None  # "append" or the replaced range (LogIndex.ops)
     sources: tuple[int, ...]
-    links: LogIndex = field(repr=False, compare=False)  # the LogIndex its origins are followed in
+    links: Links = field(repr=False, compare=False)  # the LogIndex its origins are followed in
     spills: tuple[Spill, ...] = ()  # spills.Spill notes in it: output dsh kept out of the model's view
     replaced: Replaced | None = None  # the replacement that took it off the view, when it is not in it
 
@@ -208,7 +222,7 @@ class MessageProvenance:
                 "replacedBy": self.replaced.to_json() if self.replaced is not None else None}
 
 
-def message_provenance(node_messages: list[tuple[int, object | None]], index: LogIndex, *, message: int | None = None,
+def message_provenance(node_messages: list[tuple[int, object | None]], index: Links, *, message: int | None = None,
                        seq: int | None = None) -> list[MessageProvenance]:
     """Provenance of each model message (`node_messages` as SurfaceState.node_messages()),
     or only of message number `message` (from 1) or of the message of node `seq`:
