@@ -439,7 +439,7 @@ class Validation(Observer):
         head_checks = RecordChecks(self.snapshot)
         head_checks.schema_check("header.schema.json", run.header, "DSH-E003", "", seq=None, line=run.header_line)
         self.head = head_checks.findings
-        self.checks.placeholder_errors += head_checks.placeholder_errors
+        self.head_placeholder_errors = head_checks.placeholder_errors
         if self.snapshot:
             self.checks.placeholders += count_placeholders(run.header)
 
@@ -525,7 +525,7 @@ class Validation(Observer):
             found.append(finding("DSH-W010", tail.describe(), line=tail.line))
         elif not run.final_newline:
             found.append(finding("DSH-W012", "the last record has no closing newline", line=run.lines or None))
-        self.report.placeholder_errors = checks.placeholder_errors
+        self.report.placeholder_errors = self.head_placeholder_errors + checks.placeholder_errors
         if checks.placeholders:
             found.append(finding("DSH-N011", f"{checks.placeholders} snapshot placeholder values accepted "
                                              "(--snapshot)"))

@@ -465,11 +465,7 @@ def _bundle_request(folder: Path, listing: bool, call: int | None, reporter: Rep
     """The calls of a bundle's session folder (`listing`), or the request of one, as the log's are shown."""
     from dshreplay.output.bundlecalls import bundle_request, listed_calls
     if listing:
-        rows, calls = listed_calls(folder)
-        if isinstance(reporter, JsonReporter):
-            reporter.emit(rows)  # (the records as the bundle keeps them: no finish object)
-        else:
-            reporter.calls(calls)
+        reporter.calls(listed_calls(folder))
     else:
         assert call is not None  # (checked by the command: exactly one of --list, --call)
         reporter.request(bundle_request(folder, call))

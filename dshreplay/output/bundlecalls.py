@@ -53,7 +53,8 @@ def session_folder(path: Path) -> Path:
 
 @dataclass(frozen=True)
 class ListedCall:
-    """A call of a bundle's listing with the fields the text reporter shows of a `Call`."""
+    """A call of a bundle's listing with the fields the reporters show of a `Call`; its JSON is
+    the record as the bundle keeps it (without the finish reason's object)."""
 
     call: int
     turn: object
@@ -66,14 +67,18 @@ class ListedCall:
     error_code: object
     usage: object
     message_count: object
+    row: dict[str, Any]  # (the listed record: JSON values as the bundle holds them)
     kind: str = "main"  # (a bundle records the main-loop calls only)
 
+    def to_json(self) -> dict[str, Any]:
+        return self.row
 
-def listed_calls(folder: Path) -> tuple[list[dict[str, Any]], list[ListedCall]]:
-    """The calls of a session folder: as `request --bundle --list --json` prints them, and as rows."""
-    rows = calls_from_bundle(folder)
-    return rows, [ListedCall(r["call"], r["turn"], r["step"], r["firstChunkSeq"], r["lastChunkSeq"], r["provider"],
-                             r["model"], r["outcome"], r["errorCode"], r["usage"], r["messageCount"]) for r in rows]
+
+def listed_calls(folder: Path) -> list[ListedCall]:
+    """The calls of a session folder (`request --bundle DIR --list`)."""
+    return [ListedCall(r["call"], r["turn"], r["step"], r["firstChunkSeq"], r["lastChunkSeq"], r["provider"],
+                       r["model"], r["outcome"], r["errorCode"], r["usage"], r["messageCount"], r)
+            for r in calls_from_bundle(folder)]
 
 
 def bundle_request(folder: Path, call: int) -> Request:

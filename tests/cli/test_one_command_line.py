@@ -350,3 +350,15 @@ def test_a_time_filter_on_a_log_without_times_is_a_usage_error(cli, option):
     result = cli("events", SAMPLES / "multi-turn.jsonl", option, "2026-07-06T15:36:05Z", expect=2)
     assert result.stdout == "" and result.stderr.count("\n") == 1
     assert "on a log without times" in result.stderr
+
+
+def test_request_bundle_refuses_a_manifest_naming_a_folder_outside_the_bundle(cli, tmp_path):
+    import json
+    cli("export", PRUNE, "--out", tmp_path / "b")
+    manifest = tmp_path / "b" / "manifest.json"
+    body = json.loads(manifest.read_text())
+    body["sessions"][0]["folder"] = "../elsewhere"
+    manifest.write_text(json.dumps(body))
+    assert cli("request", "--bundle", tmp_path / "b", "--list", expect=2).stderr == (
+        f'dshreplay: read error: {manifest}: the manifest names the session folder "../elsewhere", which is no '
+        "folder of the bundle (the bundle is damaged)\n")
