@@ -14,7 +14,9 @@ Snapshot placeholders: dsh's committed test snapshots replace volatile values
 with whole strings such as "{{cwd}}" (even where an array is expected). With
 `snapshot=True`, an error whose failing value is such a placeholder is
 excused, and so is a combinator error one of whose branches fails only on
-placeholders.
+placeholders. Without it, such an error says so (`SchemaError.placeholder`),
+so that a report can suggest `--snapshot` once instead of leaving a user with
+`'{{tools}}' is not of type 'array'`.
 """
 
 from __future__ import annotations
@@ -24,10 +26,22 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Union
 
 import orjson
 
 from dshreplay.jsvalues import json_pointer, pointer_parts, shown
+
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
+    from jsonschema.protocols import Validator
+    from referencing import Registry
+
+__all__ = ["ID_BASE", "PLACEHOLDER", "SchemaError", "SchemaSet", "count_placeholders", "event_schema_name",
+           "is_placeholder", "schema_dir"]
+
+Schema = dict[str, Any]  # a JSON Schema document or subschema, as parsed (JSON values: Any)
+Inlined = tuple[tuple[str, str], ...]  # the (file, fragment) references being inlined, outermost first
 
 ID_BASE = "https://dshreplay.invalid/schemas/"
 PLACEHOLDER = re.compile(r"\{\{[A-Za-z0-9_.-]+\}\}")
@@ -47,13 +61,14 @@ def event_schema_name(event_type: str) -> str:
 class SchemaError:
     pointer: str  # JSON pointer into the validated instance
     message: str
+    placeholder: bool = False  # caused only by snapshot placeholders: validating with snapshot=True excuses it
 
 
-def is_placeholder(value) -> bool:
+def is_placeholder(value: object) -> bool:
     return type(value) is str and PLACEHOLDER.fullmatch(value) is not None
 
 
-def count_placeholders(value) -> int:
+def count_placeholders(value: Any) -> int:
     """How many whole-string placeholders a JSON value holds (at any depth)."""
     count, stack = 0, [value]
     while stack:
@@ -73,12 +88,12 @@ class SchemaSet:
 
     def __init__(self, folder: Path | None = None) -> None:
         self.folder = folder or schema_dir()
-        self.documents: dict[str, dict] = {}
+        self.documents: dict[str, Schema] = {}
         for path in sorted(self.folder.rglob("*.schema.json")):
             doc = orjson.loads(path.read_bytes())
             self.documents[path.relative_to(self.folder).as_posix()] = doc
-        self._fast: dict[str, object] = {}
-        self._slow: dict[str, object] = {}
+        self._fast: dict[str, Any] = {}  # (jsonschema_rs validators: the library has no types)
+        self._slow: dict[str, Validator] = {}
 
     @cached_property
     def event_types(self) -> frozenset[str]:
@@ -87,17 +102,17 @@ class SchemaSet:
                          for name in self.documents if name.startswith("events/"))
 
     @cached_property
-    def _rs_registry(self):
+    def _rs_registry(self) -> Any:
         import jsonschema_rs
         return jsonschema_rs.Registry([(doc["$id"], doc) for doc in self.documents.values()])
 
     @cached_property
-    def _py_registry(self):
+    def _py_registry(self) -> Registry[Any]:
         from referencing import Registry, Resource
         return Registry().with_resources(
             (doc["$id"], Resource.from_contents(doc)) for doc in self.documents.values())
 
-    def fast(self, name: str):
+    def fast(self, name: str) -> Any:
         """A compiled validator for one schema file (cached)."""
         validator = self._fast.get(name)
         if validator is None:
@@ -106,11 +121,14 @@ class SchemaSet:
             self._fast[name] = validator
         return validator
 
-    def fast_form(self, name: str) -> dict:
+    def fast_form(self, name: str) -> Schema:
         """Schema file `name` in the equivalent form the compiled validator checks."""
-        return _FastForm(self.documents).schema(self.documents[name], name, ())
+        form = _FastForm(self.documents).schema(self.documents[name], name, ())
+        if not isinstance(form, dict):  # (every shipped file is an object; a file that is `true` would not be)
+            raise TypeError(f"schema {name} is no object")
+        return form
 
-    def slow(self, name: str):
+    def slow(self, name: str) -> Validator:
         validator = self._slow.get(name)
         if validator is None:
             from jsonschema import Draft202012Validator
@@ -118,7 +136,7 @@ class SchemaSet:
             self._slow[name] = validator
         return validator
 
-    def record_validator(self, event_type: str):
+    def record_validator(self, event_type: str) -> Any:
         """One compiled validator for a whole event record of a known type:
         the envelope and its `data` payload in a single call (the hot path)."""
         key = "record+" + event_type
@@ -134,7 +152,8 @@ class SchemaSet:
             self._fast[key] = validator
         return validator
 
-    def errors(self, name: str, instance, *, snapshot: bool = False, limit: int | None = None) -> list[SchemaError]:
+    def errors(self, name: str, instance: Any, *, snapshot: bool = False,
+               limit: int | None = None) -> list[SchemaError]:
         """Why `instance` fails schema `name` ([] when it is valid): its first
         `limit` reasons (None: all). The reasons are worked out one by one and
         no further than asked: a record of 90 KB can have 60,000 of them, each
@@ -143,14 +162,15 @@ class SchemaSet:
             return []
         out: list[SchemaError] = []
         for error in self.slow(name).iter_errors(_quotable(instance)):
-            if not (snapshot and _excused(error)):
-                out.append(SchemaError(json_pointer(error.absolute_path), _describe(error)))
+            excused = _excused(error)
+            if not (snapshot and excused):
+                out.append(SchemaError(json_pointer(error.absolute_path), _describe(error), excused))
                 if len(out) == limit:
                     break
         return out
 
 
-class _QuotedList(list):
+class _QuotedList(list[Any]):
     """A list that `jsonschema` quotes in its messages through `shown` (its own
     repr() recurses and overflows on a value nested as deep as the parser goes)."""
 
@@ -160,21 +180,21 @@ class _QuotedList(list):
         return shown(self, 80)
 
 
-class _QuotedDict(dict):
+class _QuotedDict(dict[Any, Any]):
     __slots__ = ()
 
     def __repr__(self) -> str:
         return shown(self, 80)
 
 
-def _quotable(value):
+def _quotable(value: Any) -> Any:
     """A copy of a parsed value whose arrays and objects quote themselves
     boundedly; made with an explicit stack, so at any depth."""
-    kinds = {list: _QuotedList, dict: _QuotedDict}
+    kinds: dict[type, type[_QuotedList | _QuotedDict]] = {list: _QuotedList, dict: _QuotedDict}
     if type(value) not in kinds:
         return value
     top = kinds[type(value)]()
-    stack = [(value, top)]
+    stack: list[tuple[Any, _QuotedList | _QuotedDict]] = [(value, top)]
     while stack:
         source, target = stack.pop()
         for key, item in (source.items() if type(source) is dict else enumerate(source)):
@@ -182,7 +202,7 @@ def _quotable(value):
                 copy = kinds[type(item)]()
                 stack.append((item, copy))
                 item = copy
-            if type(target) is _QuotedDict:
+            if isinstance(target, _QuotedDict):
                 target[key] = item
             else:
                 target.append(item)
@@ -215,13 +235,13 @@ class _FastForm:
       the same values.
     """
 
-    def __init__(self, documents: dict[str, dict]) -> None:
+    def __init__(self, documents: dict[str, Schema]) -> None:
         self.documents = documents
 
-    def schema(self, node, base: str, stack: tuple):
+    def schema(self, node: Schema | bool, base: str, stack: Inlined) -> Schema | bool:
         if type(node) is not dict:
             return node  # true / false
-        out = {}
+        out: Schema = {}
         ref = node.get("$ref")
         for key, value in node.items():
             if key in _ANNOTATIONS or key == "$ref":
@@ -243,7 +263,7 @@ class _FastForm:
         target = self._inline(ref, base, stack)
         return target if not out else {"allOf": [target, out]}
 
-    def _inline(self, ref: str, base: str, stack: tuple):
+    def _inline(self, ref: str, base: str, stack: Inlined) -> Schema | bool:
         path, _, fragment = ref.partition("#")
         if path.startswith(ID_BASE):
             path = path[len(ID_BASE):]
@@ -251,18 +271,20 @@ class _FastForm:
         where = (name, fragment)
         if where in stack:  # recursive: leave it to the registry
             return {"$ref": ID_BASE + name + ("#" + fragment if fragment else "")}
-        node = self.documents[name]
+        node: Any = self.documents[name]
         for part in filter(None, pointer_parts(fragment)):
             node = node[part]
         return self.schema(node, name, stack + (where,))
 
     @staticmethod
-    def _dispatch(schema: dict):
+    def _dispatch(schema: Schema) -> list[Schema] | None:
         """The anyOf equivalent to the schema's allOf of if/then clauses, or None."""
         clauses = schema.get("allOf")
         if not clauses or schema.get("anyOf") is not None or schema.get("type") != "object":
             return None  # (on a non-object, every `if` holds and every `then` applies)
-        key, branches, constants = None, [], []
+        key: str | None = None
+        branches: list[Schema] = []
+        constants: list[str] = []
         for clause in clauses:
             if type(clause) is not dict or set(clause) != {"if", "then"}:
                 return None
@@ -284,21 +306,21 @@ class _FastForm:
         return branches
 
 
-def _excused(error) -> bool:
+def _excused(error: ValidationError) -> bool:
     """A failure caused only by snapshot placeholders."""
     if is_placeholder(error.instance):
         return True
     if error.validator in ("anyOf", "oneOf") and error.context:
-        branches: dict[int, list] = {}
+        branches: dict[Union[str, int], list[ValidationError]] = {}
         for sub in error.context:
             branches.setdefault(sub.relative_schema_path[0], []).append(sub)
         return any(all(_excused(sub) for sub in subs) for subs in branches.values())
     return False
 
 
-def _describe(error) -> str:
+def _describe(error: ValidationError) -> str:
     """A short message naming what was expected (and the best sub-error of a combinator)."""
-    message = error.message
+    message: str = error.message
     if error.validator in ("anyOf", "oneOf") and error.context:
         from jsonschema.exceptions import best_match
         # a branch whose type does not even fit says least: prefer the others

@@ -52,6 +52,8 @@ class FileReport:
     events: int = 0
     findings: list[Finding] = field(default_factory=list)
     unreadable: DshReplayError | None = None  # set when the file could not be read at all
+    stopped: ReadError | None = None  # set when reading stopped before the end (corrupt zstd, a ceiling)
+    placeholder_errors: int = 0  # schema errors only snapshot placeholders cause ("{{tools}}"): --snapshot
     omitted: dict = field(default_factory=dict)  # code -> findings counted, not listed (past the cap)
     omitted_records: int = 0  # further records failing their schema, findings not listed
 
@@ -136,6 +138,7 @@ def _validate(log: LogSource, options: Options, parallel: bool, observers=(), re
             return _validate(log, options, parallel=False, observers=observers)
         validation.report.events = validation.run.fold.next_seq  # the events read before it stopped
         later = [finding("DSH-E013", f"reading stopped: {exc.message}", seq=exc.seq, line=exc.line)]
+        validation.report.stopped = exc
         validation.assemble(read_errors, checks.findings, later)
         validation.count_omitted(read_errors, checks)
         return validation.report
@@ -192,6 +195,7 @@ class RecordChecks:
         self.explained = 0  # records failing their schema whose findings were worked out
         self.unexplained = 0  # further ones, past the cap: counted (explaining is the costly part)
         self.placeholders = 0
+        self.placeholder_errors = 0  # schema errors only placeholders cause (without snapshot)
         self.layouts: set[bool] = set()
         self._schemas = schemas()
         self._validators: dict = {}  # event type (or packed row type) -> compiled whole-record validator
@@ -240,6 +244,7 @@ class RecordChecks:
         self.findings.omitted.update(other.findings.omitted)
         self.unexplained += other.unexplained
         self.placeholders += other.placeholders
+        self.placeholder_errors += other.placeholder_errors
         self.layouts |= other.layouts
 
     def schema_check(self, name: str, instance, code: str, prefix: str, *, seq, line,
@@ -247,6 +252,7 @@ class RecordChecks:
         """Why `instance` fails schema `name`: at most `room` findings, then (if
         there are more) one saying so. Returns the room left, -1 when it ran out."""
         errors = self._schemas.errors(name, instance, snapshot=self.snapshot, limit=room + 1)
+        self.placeholder_errors += sum(1 for error in errors if error.placeholder)
         for error in errors[:room]:
             self.add(code, error.message, seq=seq, line=line, pointer=prefix + error.pointer)
         if len(errors) > room:
@@ -433,6 +439,7 @@ class Validation(Observer):
         head_checks = RecordChecks(self.snapshot)
         head_checks.schema_check("header.schema.json", run.header, "DSH-E003", "", seq=None, line=run.header_line)
         self.head = head_checks.findings
+        self.head_placeholder_errors = head_checks.placeholder_errors
         if self.snapshot:
             self.checks.placeholders += count_placeholders(run.header)
 
@@ -518,6 +525,7 @@ class Validation(Observer):
             found.append(finding("DSH-W010", tail.describe(), line=tail.line))
         elif not run.final_newline:
             found.append(finding("DSH-W012", "the last record has no closing newline", line=run.lines or None))
+        self.report.placeholder_errors = self.head_placeholder_errors + checks.placeholder_errors
         if checks.placeholders:
             found.append(finding("DSH-N011", f"{checks.placeholders} snapshot placeholder values accepted "
                                              "(--snapshot)"))

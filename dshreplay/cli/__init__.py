@@ -7,11 +7,27 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import click
 
 from dshreplay import __version__
+from dshreplay.cli.options import (
+    DshCommand,
+    Mapper,
+    Output,
+    at_option,
+    global_params,
+    jobs_options,
+    log_argument,
+    output_options,
+    run_of,
+    snapshot_option,
+)
+from dshreplay.cli.params import CODES, LINE_RANGE, SEQ, TIME
+from dshreplay.core.progress import Meter
 from dshreplay.errors import (
     DshReplayError,
     Interrupted,
@@ -23,24 +39,27 @@ from dshreplay.errors import (
     answered_for,
 )
 from dshreplay.io.reader import TornTail, shown_path
-from dshreplay.jsvalues import epoch_ms, parse_time, shown
-from dshreplay.options import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINE, Options, parse_size
+from dshreplay.options import Options
 from dshreplay.output.reporters import (
     JsonLinesReporter,
     JsonReporter,
+    Reporter,
     TextReporter,
     json_text,
     unified_text_diff,
 )
 from dshreplay.session import Session
 
+__all__ = ["cli", "main"]
+
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_UNREADABLE, EXIT_BUG = 0, 1, 2, 70
 
 
 def exit_code_for(error: DshReplayError) -> int:
-    """2 for a log that cannot be read, a question that does not fit it, or an output that
-    cannot be written; 1 for a defect of the log (a fold that fails, a line that cannot be
-    read inside a readable log)."""
+    """2 for a log that cannot be read to its end (in every command: validate's
+    `FileReport.stopped` is the same case), a question that does not fit it, or an output
+    that cannot be written; 1 for a defect of the log (a fold that fails, a line that is
+    not JSON inside a log read to its end)."""
     unreadable = isinstance(error, (ReadError, UsageError, OutputError)) and not isinstance(error, LineError)
     return EXIT_UNREADABLE if unreadable else EXIT_FINDINGS
 
@@ -52,7 +71,7 @@ def say_error(error: DshReplayError) -> None:
     click.echo(f"dshreplay: {error.kind} error: {_safe(str(error))}", err=True)
 
 
-def say_answered_for(path: str, failure) -> None:
+def say_answered_for(path: str, failure: Any) -> None:
     """The one stderr line of an answer cut short where the fold fails (`failure`: the
     error, or its JSON as a bundle's manifest keeps it)."""
     click.echo(f"dshreplay: {_safe(path)}: {_safe(answered_for(failure))}", err=True)
@@ -62,29 +81,27 @@ def warn(text: str) -> None:
     click.echo(f"dshreplay: warning: {_safe(text)}", err=True)
 
 
-def warn_torn_tail(path: str, tail, after: str = "") -> None:
+def warn_torn_tail(path: str, tail: TornTail | None, after: str = "") -> None:
     """One warning line for a torn tail (a half-written last line, left out of every answer)."""
     if tail is not None:
         warn(f"{path}: line {tail.line}: {tail.describe()}{after}")
 
 
-def options_of(quiet: bool = False, **changes) -> Options:
-    """The run's options (built once by the group from the global flags), with
-    this command's own settings, and a progress bar on a terminal unless the
-    output is JSON or `quiet` (-q)."""
-    ctx = click.get_current_context()
-    return ctx.find_root().obj.with_(progress=None if quiet else _meter(ctx), **changes)
+def options_of(quiet: bool = False, **changes: Any) -> Options:
+    """The run's options (from the global flags), with this command's own settings,
+    and a progress bar on a terminal unless the output is JSON or `quiet` (-q)."""
+    return run_of().options.with_(progress=None if quiet else _meter(), **changes)
 
 
-def _meter(ctx: click.Context):
+def _meter() -> Meter | None:
     """The command's one progress meter (None: stderr is no terminal, or the output is JSON)."""
-    meta = ctx.meta
-    if "dshreplay.meter" not in meta:
-        shown = sys.stderr.isatty() and not meta.get("dshreplay.json") and not meta.get("dshreplay.jsonl")
-        if shown:
+    run = run_of()
+    if not run.metered:
+        if sys.stderr.isatty() and not run.output.machine:
             from dshreplay.cli.progress import TerminalMeter
-        meta["dshreplay.meter"] = TerminalMeter() if shown else None
-    return meta["dshreplay.meter"]
+            run.meter = TerminalMeter()
+        run.metered = True
+    return run.meter
 
 
 def open_log(log: str) -> Session:
@@ -102,9 +119,19 @@ def _safe(text: str) -> str:
 
 
 class DshGroup(click.Group):
-    """Turns every library error, and every usage error click finds, into one stderr line and an exit code."""
+    """Turns every library error, and every usage error click finds, into one stderr line and an exit code.
 
-    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+    Its subcommands (and subgroups) take the global options too (`options.DshCommand`)."""
+
+    command_class = DshCommand
+    group_class = type
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.params.extend(global_params())
+
+    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         try:
@@ -124,14 +151,15 @@ class DshGroup(click.Group):
             sys.exit(128 + 2)
         sys.exit(code if type(code) is int else EXIT_CLEAN)
 
-    def invoke(self, ctx: click.Context):
+    def invoke(self, ctx: click.Context) -> Any:
         try:
             result = super().invoke(ctx)
-            if ctx.meta.get("dshreplay.exit"):
-                ctx.exit(ctx.meta["dshreplay.exit"])
+            code = run_of(ctx).exit
+            if code:
+                ctx.exit(code)
             return result
         except DshReplayError as error:
-            if ctx.meta.get("dshreplay.json") or ctx.meta.get("dshreplay.jsonl"):  # one JSON error object
+            if run_of(ctx).output.machine:  # one JSON error object
                 click.echo(json_text({"error": error.to_json(), "answeredUpTo": None, "answer": None}))
             say_error(error)
             ctx.exit(exit_code_for(error))
@@ -149,7 +177,7 @@ class DshGroup(click.Group):
             click.echo(f"dshreplay: error: {_safe(where)}{_safe(error.strerror or str(error))}", err=True)
             ctx.exit(EXIT_UNREADABLE)
         except Exception as exc:  # noqa: BLE001 - the one boundary for bugs of ours: exit 70, never a verdict
-            if ctx.meta.get("dshreplay.debug") or os.environ.get("DSHREPLAY_DEBUG"):
+            if run_of(ctx).debug or os.environ.get("DSHREPLAY_DEBUG"):
                 import traceback
                 traceback.print_exc()
             click.echo(f"dshreplay: internal error: {type(exc).__name__}: {_safe(str(exc))[:300]} "
@@ -165,24 +193,7 @@ def _silence_stdout() -> None:
         pass
 
 
-def output_options(func):
-    """The options every command shares for choosing its output."""
-    def remember(ctx, param, value):
-        ctx.meta[f"dshreplay.{param.name}"] = value  # (a failure with --json prints its JSON error object)
-        return value
-
-    def as_json(ctx, param, value):
-        ctx.meta["dshreplay.json"] = value or ctx.meta.get("dshreplay.json", False)
-        return value or ctx.meta.get("dshreplay.jsonl", False)
-    func = click.option("--wide", is_flag=True, expose_value=False, callback=remember, is_eager=True,
-                        help="Print table cells whole, however wide the table gets.")(func)
-    func = click.option("--jsonl", is_flag=True, expose_value=False, callback=remember, is_eager=True,
-                        help="Print one JSON object per line (a listing's rows; else its one object).")(func)
-    return click.option("--json", "as_json", is_flag=True, callback=as_json,
-                        help="Print machine-readable JSON (shape documented in README).")(func)
-
-
-def answered_prefix(session: Session, reporter) -> None:
+def answered_prefix(session: Session, reporter: Reporter) -> None:
     """When the session's last answer stops where the fold fails (`session.partial`),
     make the answer say so (JSON: {"error", "answeredUpTo", "answer"}; text: a last line),
     say it on one stderr line and end with exit 1 (at close)."""
@@ -191,78 +202,56 @@ def answered_prefix(session: Session, reporter) -> None:
         return
     ctx = click.get_current_context()
     if isinstance(reporter, JsonReporter):
-        reporter.envelope = {"error": failure.to_json(), "answeredUpTo": failure.seq - 1}
+        reporter.envelope = {"error": failure.to_json(),
+                             "answeredUpTo": failure.seq - 1 if failure.seq is not None else None}
     else:
         note = _safe(answered_for(failure))
         ctx.call_on_close(lambda: click.echo(f"({note})"))
     say_answered_for(session.path, failure)
-    ctx.meta["dshreplay.exit"] = EXIT_FINDINGS
+    run_of(ctx).exit = EXIT_FINDINGS
 
 
-def jobs_options(func):
-    """--jobs and --quiet, for commands that take many logs."""
-    func = click.option("--quiet", "-q", is_flag=True, help="No progress bar on stderr.")(func)
-    return click.option("--jobs", "-j", type=click.IntRange(min=1), metavar="N",
-                        help="Use N processes: for N logs at once, or to read one large log in "
-                             "parallel windows (default: the number of cores).")(func)
-
-
-def mapper_for(options: Options):
+def mapper_for(options: Options) -> Mapper:
     """How a many-logs command runs its per-log function: a fleet's Dask
     mapper when `dshreplay fleet` set one, else a local process pool."""
-    fleet = click.get_current_context().meta.get("dshreplay.mapper")
+    fleet = run_of().mapper
     if fleet is not None:
         return fleet
     from dshreplay.core.parallel import run_map
     return lambda fn, items: run_map(fn, items, options)
 
 
-def reporter_for(as_json: bool):
+def reporter_for(output: Output) -> Reporter:
     """The reporter the output options ask for: JSON, JSON lines, or tables (--wide: cells whole)."""
-    meta = click.get_current_context().meta
-    if meta.get("dshreplay.jsonl"):
+    if output.format == "jsonl":
         return JsonLinesReporter()
-    return JsonReporter() if as_json else TextReporter(wide=meta.get("dshreplay.wide", False))
-
-
-def _size(ctx, param, value: str | None):
-    if value is None:
-        return None
-    try:
-        return parse_size(value)
-    except ValueError as exc:
-        raise click.BadParameter(f"{shown(value, 40)}: {exc}") from None
+    return JsonReporter() if output.format == "json" else TextReporter(wide=output.wide)
 
 
 @click.group(name="dshreplay", cls=DshGroup, context_settings={"help_option_names": ["-h", "--help"],
                                              "max_content_width": 100})
 @click.version_option(__version__, "--version", prog_name="dshreplay")
-@click.option("--max-bytes", callback=_size, expose_value=True, metavar="SIZE",
-              help="Refuse a .zstd log that decompresses to more than SIZE (default 8G): "
-                   "a decompression bomb stops with an error.")
-@click.option("--max-line", callback=_size, expose_value=True, metavar="SIZE",
-              help="Refuse a line longer than SIZE (default 256M): a line with no end stops with an error.")
-@click.option("--debug", is_flag=True, help="Show the traceback of an internal error.")
-@click.pass_context
-def cli(ctx: click.Context, max_bytes: int | None, max_line: int | None, debug: bool) -> None:
+def cli() -> None:
     """Read DeepSeek Harness session logs offline: what did the model see,
     where did it come from, and is the log intact?
 
     LOG is a session.jsonl file, a session.jsonl.zstd file, a session
-    directory, or - for standard input. Exit codes: 0 clean, 1 findings
-    (or a failed fold), 2 cannot read or bad usage, 70 an internal error
-    (a bug of dshreplay: please report it).
+    directory, or - for standard input. The global options (--max-bytes,
+    --max-line, --debug) go before the command or after it (given in both
+    places, the one after the command wins). Exit codes: 0 clean, 1 findings
+    (a log read to its end has errors, or a fold that fails: the answer
+    stops there), 2 cannot read (no header, corrupt zstd, unsupported
+    format version, a size ceiling, a missing file: in every command), bad
+    usage or an output that cannot be written, 70 an internal error (a bug
+    of dshreplay: please report it).
     """
-    ctx.meta["dshreplay.debug"] = debug
-    ctx.obj = Options(max_bytes=max_bytes or DEFAULT_MAX_BYTES, max_line=max_line or DEFAULT_MAX_LINE)
 
 
 @cli.command()
-@click.argument("log")
-@click.option("--at", "at", type=int, metavar="S",
-              help="Show the model's view right after event S (default: the last event).")
+@log_argument
+@at_option
 @output_options
-def fold(log: str, at: int | None, as_json: bool) -> None:
+def fold(log: str, at: int | None, output: Output) -> None:
     """Refold the surface: the messages the model sees, in order.
 
     The table lists each surface node: the number of its message (from 1;
@@ -272,45 +261,27 @@ def fold(log: str, at: int | None, as_json: bool) -> None:
     {"seq", "message"}, the number of its message in "messages" (or null).
     """
     report = open_log(log).fold(at)
-    reporter_for(as_json).fold(report)
+    reporter_for(output).fold(report)
     if report.error is not None:
         say_error(report.error)
         sys.exit(exit_code_for(report.error))
 
 
-def _codes(ctx, param, value: str | None):
-    if value is None:
-        return None
-    codes = frozenset(c.strip().upper() for c in value.split(",") if c.strip())
-    if not codes:
-        raise click.BadParameter("give one or more codes or prefixes, comma-separated")
-    from dshreplay.analyses.findings import CODES
-    for code in sorted(codes):
-        if not any(known.startswith(code) for known in CODES):
-            import difflib
-            close = difflib.get_close_matches(code, list(CODES), n=1, cutoff=0.0)
-            raise click.BadParameter(f"{code} is no finding code or prefix of one (the closest is {close[0]}; "
-                                     "all are in docs/findings.md)")
-    return codes
-
-
 @cli.command()
 @click.argument("logs", nargs=-1, required=True, metavar="LOG...")
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too, not only on errors.")
-@click.option("--snapshot", is_flag=True,
-              help="Accept whole-string placeholders such as \"{{cwd}}\" (dsh's test snapshots) as any "
-                   "value; they are counted in one notice per file.")
-@click.option("--select", callback=_codes, metavar="CODES",
+@snapshot_option
+@click.option("--select", type=CODES, metavar="CODES",
               help="Report only these finding codes or prefixes, comma-separated (e.g. DSH-E1,DSH-W).")
-@click.option("--ignore", callback=_codes, metavar="CODES",
+@click.option("--ignore", type=CODES, metavar="CODES",
               help="Never report these finding codes or prefixes, comma-separated.")
 @click.option("--all-findings", is_flag=True,
               help="List every finding (by default 1,000 per code are listed and the rest counted); a "
                    "record lists 20 schema errors at most either way, then one finding says it has more.")
 @jobs_options
 @output_options
-def validate(logs: tuple[str, ...], strict: bool, snapshot: bool, select, ignore, all_findings: bool, jobs,
-             quiet, as_json: bool) -> None:
+def validate(logs: tuple[str, ...], strict: bool, snapshot: bool, select: frozenset[str] | None,
+             ignore: frozenset[str] | None, all_findings: bool, jobs: int | None, quiet: bool, output: Output) -> None:
     """Check that logs are intact and well-formed, in one streaming pass each.
 
     Checks every record against the JSON Schemas, the format rules (seqs,
@@ -319,17 +290,25 @@ def validate(logs: tuple[str, ...], strict: bool, snapshot: bool, select, ignore
     brackets, metering). Each finding has a stable code (docs/findings.md),
     a severity, and its seq, line and JSON pointer. Exit 0 when no file has
     an error, 1 when one does (or a warning, with --strict), 2 when a file
-    cannot be read at all.
+    cannot be read to its end, as in every command (no header, corrupt zstd,
+    a size ceiling: the findings of what was read are still listed). A line
+    that is not JSON is a finding (DSH-E001): the lines after it are read.
+    When schema errors are snapshot placeholders, one line on stderr
+    suggests --snapshot.
     """
     options = options_of(snapshot=snapshot, select=select, ignore=ignore or frozenset(), jobs=jobs,
                          quiet=quiet, all_findings=all_findings)
     from dshreplay.io.store import discover
     reports = mapper_for(options)(_validate_one, [(log, options) for log in discover(logs)])
-    reporter_for(as_json).validate(reports)
+    reporter_for(output).validate(reports)
     for report in reports:
-        if report.unreadable is not None:
-            say_error(report.unreadable)
-    if any(r.unreadable for r in reports):
+        if report.unreadable is not None or report.stopped is not None:  # (the rest of a log was not read)
+            say_error(report.unreadable or report.stopped)
+    placeholders = sum(r.placeholder_errors for r in reports)
+    if placeholders and not snapshot:  # (one hint for the run, however many findings they caused)
+        click.echo(f"dshreplay: hint: {placeholders} schema errors are values such as \"{{{{tools}}}}\", the "
+                   "placeholders of dsh's test snapshots: validate them with --snapshot", err=True)
+    if any(r.unreadable or r.stopped for r in reports):
         sys.exit(EXIT_UNREADABLE)
     from dshreplay.analyses.findings import ERROR, WARNING
     failing = (ERROR, WARNING) if strict else (ERROR,)
@@ -337,53 +316,24 @@ def validate(logs: tuple[str, ...], strict: bool, snapshot: bool, select, ignore
         sys.exit(EXIT_FINDINGS)
 
 
-def _validate_one(item):
+def _validate_one(item: tuple[str, Options]) -> Any:
     log, options = item
     from dshreplay.analyses.validate import validate_log
     return validate_log(log, options)
-
-
-def _moment(ctx, param, value: str | None):
-    """An ISO 8601 time as epoch milliseconds."""
-    if value is None:
-        return None
-    try:
-        return epoch_ms(parse_time(value))
-    except ValueError as exc:
-        raise click.BadParameter(f"{shown(value, 40)} {exc} (such as 2026-07-06T15:36:05Z)") from None
-
-
-def _line_range(ctx, param, value: str | None):
-    """A-B (or A) as (A, B)."""
-    if value is None:
-        return None
-    first, _, last = value.strip().partition("-")
-    if not first.isdigit() or not (last or first).isdigit():
-        raise click.BadParameter(f"{value!r} is not a line range such as 480-490 (or one line, 482)")
-    return int(first), int(last or first)
-
-
-def log_argument(func):
-    return click.argument("log")(func)
-
-
-def at_option(func):
-    return click.option("--at", "at", type=int, metavar="S",
-                        help="Answer for the model's view right after event S (default: the end).")(func)
 
 
 @cli.command()
 @log_argument
 @at_option
 @output_options
-def shadows(log: str, at: int | None, as_json: bool) -> None:
+def shadows(log: str, at: int | None, output: Output) -> None:
     """List every replacement: what it shadowed, its kind and what priced it.
 
     Kind is summary (a compaction/summary meters it), prune (compaction/prune),
     tool-result-rewrite, or other. The chain column names shadowed nodes that
     were themselves replacements (a summary of a summary).
     """
-    session, reporter = open_log(log), reporter_for(as_json)
+    session, reporter = open_log(log), reporter_for(output)
     shadows = session.shadows(at)
     answered_prefix(session, reporter)
     reporter.shadows(shadows)
@@ -392,7 +342,7 @@ def shadows(log: str, at: int | None, as_json: bool) -> None:
 @cli.command()
 @log_argument
 @output_options
-def brackets(log: str, as_json: bool) -> None:
+def brackets(log: str, output: Output) -> None:
     """One row per compaction: start, end, status, summary and replacement.
 
     Status is closed, failed (with its error), open (no end: in progress or
@@ -400,7 +350,7 @@ def brackets(log: str, as_json: bool) -> None:
     a bracket is open or has an anomaly (end without start, started twice,
     replacement outside its bracket), so scripts can alert.
     """
-    session, reporter = open_log(log), reporter_for(as_json)
+    session, reporter = open_log(log), reporter_for(output)
     records = session.brackets()
     answered_prefix(session, reporter)
     reporter.brackets(records)
@@ -412,28 +362,37 @@ def brackets(log: str, as_json: bool) -> None:
 @log_argument
 @at_option
 @click.option("--message", "message", type=int, metavar="N", help="Only the N-th model message (from 1).")
-@click.option("--seq", "seq", type=int, metavar="Q", help="Only the message of surface node Q.")
+@click.option("--seq", "seq", type=SEQ, metavar="Q", help="Only the message of surface node Q (a shadowed "
+              "node: what replaced it).")
 @output_options
-def provenance(log: str, at: int | None, message: int | None, seq: int | None, as_json: bool) -> None:
+def provenance(log: str, at: int | None, message: int | None, seq: int | None, output: Output) -> None:
     """Where each model-visible message came from.
 
     For each message: its seq, type, how it entered the surface, the seqs it
     cites directly, and its origins: everything it stands for, followed
     through replacements down to the original messages and the chunks and
-    tool calls they cite.
+    tool calls they cite. --seq Q of a message a replacement took off the
+    view gives its row, with no message number, and names the replacement
+    (its seq, kind and compaction id) and the node that stands for it now
+    (in JSON: "replacedBy": {"seq", "kind", "compactionId", "visibleAs"},
+    null for a message in the view).
     """
     if message is not None and seq is not None:
         raise click.UsageError("give --message or --seq, not both")
-    reporter_for(as_json).provenance(open_log(log).provenance(at, message=message, seq=seq))
+    rows = open_log(log).provenance(at, message=message, seq=seq)
+    reporter_for(output).provenance(rows)
+    for row in rows if not output.machine else ():
+        if row.replaced is not None:  # (a node taken off the view: --seq of a shadowed message)
+            click.echo(_safe(row.replaced.describe(row.seq)))
 
 
 @cli.command()
 @log_argument
-@click.option("--from", "a", type=int, required=True, metavar="A", help="The earlier (or first) seq.")
-@click.option("--to", "b", type=int, required=True, metavar="B", help="The later (or second) seq.")
+@click.option("--from", "a", type=SEQ, required=True, metavar="A", help="The earlier (or first) seq.")
+@click.option("--to", "b", type=SEQ, required=True, metavar="B", help="The later (or second) seq.")
 @click.option("--text", "as_text", is_flag=True, help="Print a unified diff of the rendered messages.")
 @output_options
-def diff(log: str, a: int, b: int, as_text: bool, as_json: bool) -> None:
+def diff(log: str, a: int, b: int, as_text: bool, output: Output) -> None:
     """Compare the model's view at seq A with its view at seq B.
 
     Nodes kept, removed (with the replacement that shadowed each) and
@@ -444,7 +403,7 @@ def diff(log: str, a: int, b: int, as_text: bool, as_json: bool) -> None:
     states = open_log(log).states([a, b])
     result = diff_states(states[a], states[b])
     text = unified_text_diff(states[a].node_messages(), states[b].node_messages(), a, b) if as_text else None
-    reporter_for(as_json).diff(result, text)
+    reporter_for(output).diff(result, text)
 
 
 @cli.command()
@@ -453,12 +412,13 @@ def diff(log: str, a: int, b: int, as_text: bool, as_json: bool) -> None:
 @click.option("--all", "include_all", is_flag=True,
               help="With --list: also the auxiliary model calls (summaries, titles, web search).")
 @click.option("--call", "call", type=int, metavar="N", help="The full request of main-loop call N.")
-@click.option("--at", "at", type=int, metavar="S", help="The request the harness would build after seq S.")
+@at_option
 @click.option("--bundle", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
-              help="With --call N or --list and no LOG: read the calls from a session folder of an export bundle.")
+              help="With --call N or --list and no LOG: read the calls from an export bundle (its folder, "
+                   "when it holds one session, or a session folder of it).")
 @output_options
-def request(log: str | None, listing: bool, include_all: bool, call: int | None, at: int | None, bundle,
-            as_json: bool) -> None:
+def request(log: str | None, listing: bool, include_all: bool, call: int | None, at: int | None,
+            bundle: Path | None, output: Output) -> None:
     """Reconstruct the exact requests sent to the model.
 
     --list enumerates the model calls (one chunk stream each, retries
@@ -468,11 +428,12 @@ def request(log: str | None, listing: bool, include_all: bool, call: int | None,
     --call N prints the request of call N: its outcome, the header in force
     and the messages the model was given (numbered from 1). --at S prints
     the request built right after seq S, with the turn and step in force
-    there. --bundle DIR --call N rebuilds it from an export bundle's session
-    folder, byte for byte what `request LOG --call N --json` prints for the
-    (redacted) log; --bundle DIR --list lists its calls as `--list --json`
-    does (without the finish reason's object; a call after the point where
-    the fold fails has no message count).
+    there. --bundle DIR --call N rebuilds it from an export bundle (DIR: the
+    bundle, when it holds one session, or one of its session folders):
+    with --json, byte for byte what `request LOG --call N --json` prints
+    for the (redacted) log; --bundle DIR --list lists its calls as `--list`
+    does (in JSON without the finish reason's object; a call after the
+    point where the fold fails has no message count).
     """
     if sum(x is not None and x is not False for x in (listing or None, call, at)) != 1:
         raise click.UsageError("give exactly one of --list, --call N, --at S")
@@ -483,17 +444,31 @@ def request(log: str | None, listing: bool, include_all: bool, call: int | None,
     if bundle is not None:
         if at is not None or include_all:
             raise click.UsageError("--bundle goes with --call N or --list")
-        from dshreplay.output.callrecords import calls_from_bundle, request_from_bundle
-        click.get_current_context().meta["dshreplay.json"] = True  # (it answers in JSON only)
-        JsonReporter().emit(calls_from_bundle(bundle) if listing else request_from_bundle(bundle, call))
+        _bundle_request(session_folder_of(bundle), listing, call, reporter_for(output))
         return
-    session, reporter = open_log(log), reporter_for(as_json)
+    assert log is not None  # (checked above: a LOG or --bundle)
+    session, reporter = open_log(log), reporter_for(output)
     if listing:
         calls, _ = session.call_list(include_auxiliary=include_all)
         answered_prefix(session, reporter)
         reporter.calls(calls)
     else:
         reporter.request(session.request(call, at=at))
+
+
+def session_folder_of(bundle: Path) -> Path:
+    from dshreplay.output.bundlecalls import session_folder
+    return session_folder(bundle)
+
+
+def _bundle_request(folder: Path, listing: bool, call: int | None, reporter: Reporter) -> None:
+    """The calls of a bundle's session folder (`listing`), or the request of one, as the log's are shown."""
+    from dshreplay.output.bundlecalls import bundle_request, listed_calls
+    if listing:
+        reporter.calls(listed_calls(folder))
+    else:
+        assert call is not None  # (checked by the command: exactly one of --list, --call)
+        reporter.request(bundle_request(folder, call))
 
 
 @cli.command()
@@ -503,7 +478,7 @@ def request(log: str | None, listing: bool, include_all: bool, call: int | None,
 @click.option("--reasoning", is_flag=True, help="Include the model's reasoning blocks (in every format; left "
               "out otherwise).")
 @output_options
-def transcript(log: str, fmt: str, reasoning: bool, as_json: bool) -> None:
+def transcript(log: str, fmt: str, reasoning: bool, output: Output) -> None:
     """The conversation as it happened (not the model's compacted view).
 
     Messages that entered by appending, in log order, with a marker where a
@@ -511,7 +486,9 @@ def transcript(log: str, fmt: str, reasoning: bool, as_json: bool) -> None:
     """
     session = open_log(log)
     entries = session.transcript(reasoning)
-    reporter = reporter_for(as_json or fmt == "json")  # (--json is --format json)
+    if fmt == "json" and not output.machine:  # (--format json is --json)
+        output = run_of().output = replace(output, format="json")
+    reporter = reporter_for(output)
     answered_prefix(session, reporter)
     reporter.transcript(entries, markdown=fmt == "markdown")
 
@@ -520,23 +497,25 @@ def transcript(log: str, fmt: str, reasoning: bool, as_json: bool) -> None:
 @log_argument
 @click.option("--type", "types", multiple=True, metavar="T",
               help="Only events of type T (repeatable; a prefix ending in / matches a family).")
-@click.option("--from", "start", type=int, metavar="A", help="Only events from seq A on (with --to, in either "
+@click.option("--from", "start", type=SEQ, metavar="A", help="Only events from seq A on (with --to, in either "
               "order).")
-@click.option("--to", "end", type=int, metavar="B", help="Only events up to seq B.")
+@click.option("--to", "end", type=SEQ, metavar="B", help="Only events up to seq B.")
 @click.option("--turn", type=int, metavar="N", help="Only events inside turn N.")
 @click.option("--surface", type=click.Choice(["current", "shadowed", "log-only"]),
               help="Only events with this surface status.")
 @click.option("--grep", multiple=True, metavar="TEXT", help="Only events whose record holds TEXT anywhere (any "
               "case); repeated, only events that hold every one of them.")
-@click.option("--since", callback=_moment, metavar="ISO", help="Only events at or after this time (UTC unless "
+@click.option("--since", type=TIME, metavar="ISO", help="Only events at or after this time (UTC unless "
               "the time says otherwise); events without a time are left out.")
-@click.option("--until", callback=_moment, metavar="ISO", help="Only events at or before this time.")
-@click.option("--lines", "line_range", callback=_line_range, metavar="A-B",
+@click.option("--until", type=TIME, metavar="ISO", help="Only events at or before this time.")
+@click.option("--lines", "line_range", type=LINE_RANGE, metavar="A-B",
               help="Instead: physical lines A to B (line 1 is the header) as stored, readable or not, each "
                    "with its number (characters a terminal would act on escaped).")
 @at_option
 @output_options
-def events(log: str, types, start, end, turn, surface, grep, since, until, line_range, at, as_json: bool) -> None:
+def events(log: str, types: tuple[str, ...], start: int | None, end: int | None, turn: int | None,
+           surface: str | None, grep: tuple[str, ...], since: int | None, until: int | None,
+           line_range: tuple[int, int] | None, at: int | None, output: Output) -> None:
     """Find events; each is current (on the model's surface), shadowed, or log-only.
 
     Each row gives the event's time, type, turn and step, surface status and
@@ -550,7 +529,7 @@ def events(log: str, types, start, end, turn, surface, grep, since, until, line_
     if line_range is not None:
         if types or grep or any(v is not None for v in (start, end, turn, surface, since, until, at)):
             raise click.UsageError("--lines goes alone: it shows lines as stored, not events")
-        reporter_for(as_json).lines(session.lines(*line_range))
+        reporter_for(output).lines(session.lines(*line_range))
         return
     from dshreplay.analyses.query import EventFilter
     from dshreplay.errors import FilterError
@@ -558,12 +537,13 @@ def events(log: str, types, start, end, turn, surface, grep, since, until, line_
         flt = EventFilter(frozenset(types), start, end, turn, surface, tuple(grep) or None, since, until)
     except FilterError as exc:
         raise click.UsageError(exc.message) from None
-    reporter = reporter_for(as_json)
-    told: list = []  # (the answer says how far it reaches before its first row)
+    reporter = reporter_for(output)
+    told: list[None] = []  # (the answer says how far it reaches before its first row)
 
-    def each(row) -> None:
+    def each(row: Any) -> None:
         if not told:
-            told.append(answered_prefix(session, reporter))
+            answered_prefix(session, reporter)
+            told.append(None)
         sink(row)
     with reporter.event_rows() as sink:
         session.query(flt, at, sink=each)
@@ -576,7 +556,7 @@ def events(log: str, types, start, end, turn, surface, grep, since, until, line_
 @click.option("--spill-root", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
               help="Where the stored results are, when not at the paths the log names.")
 @output_options
-def spills(log: str, spill_root, as_json: bool) -> None:
+def spills(log: str, spill_root: Path | None, output: Output) -> None:
     """Tool results dsh moved out of the model's view, and where it stored them.
 
     For each: the seq of the result, the call id and tool, the bytes left out
@@ -584,7 +564,7 @@ def spills(log: str, spill_root, as_json: bool) -> None:
     --spill-root holds it) whether the file is there and its size. A fork
     child marks the spills it inherited from its seed.
     """
-    session, reporter = open_log(log), reporter_for(as_json)
+    session, reporter = open_log(log), reporter_for(output)
     spills = session.spills(spill_root)
     answered_prefix(session, reporter)
     reporter.spills(spills)
@@ -593,7 +573,7 @@ def spills(log: str, spill_root, as_json: bool) -> None:
 @cli.command("inspect")
 @log_argument
 @output_options
-def inspect_command(log: str, as_json: bool) -> None:
+def inspect_command(log: str, output: Output) -> None:
     """The health summary an incident starts with.
 
     Header facts, counts by type, turns, steps and calls, a torn tail, and
@@ -601,7 +581,7 @@ def inspect_command(log: str, as_json: bool) -> None:
     append on load (TOOL_OUTCOME_UNKNOWN for a recorded tool call that may
     have had side effects, TOOL_NOT_STARTED for one only asked for).
     """
-    session, reporter = open_log(log), reporter_for(as_json)
+    session, reporter = open_log(log), reporter_for(output)
     health = session.inspect()
     answered_prefix(session, reporter)
     reporter.inspect(health)
@@ -619,7 +599,7 @@ def inspect_command(log: str, as_json: bool) -> None:
 @click.option("--timestamp", metavar="ISO", help="The generated-at time to record (default: "
               "SOURCE_DATE_EPOCH, else now); fix it for byte-identical bundles.")
 @click.option("--force", is_flag=True, help="Replace an existing bundle in --out.")
-@click.option("--snapshot", is_flag=True, help="Validate as `validate --snapshot` does (dsh's test snapshots).")
+@snapshot_option
 @click.option("--sign-key", type=click.Path(dir_okay=False), metavar="KEY",
               help="Sign manifest.json with this Ed25519 private key (an OpenSSH key file, as ssh-keygen -t "
                    "ed25519 makes, or PEM; without a passphrase), writing manifest.json.sig as ssh-keygen -Y sign "
@@ -631,8 +611,9 @@ def inspect_command(log: str, as_json: bool) -> None:
                    "never with the bundle.")
 @jobs_options
 @output_options
-def export(logs, out: Path, rules, no_default_redaction: bool, timestamp, force: bool, snapshot: bool,
-           sign_key, evidence_key, jobs, quiet, as_json: bool) -> None:
+def export(logs: tuple[str, ...], out: Path, rules: str | None, no_default_redaction: bool, timestamp: str | None,
+           force: bool, snapshot: bool, sign_key: str | None, evidence_key: str | None, jobs: int | None, quiet: bool,
+           output: Output) -> None:
     """Write an audit bundle: manifest, findings, events, every model request,
     shadows, brackets, approvals, transcript and an HTML report per session.
 
@@ -658,7 +639,7 @@ def export(logs, out: Path, rules, no_default_redaction: bool, timestamp, force:
     read = options_of(jobs=jobs, quiet=quiet, redactor=redactor, snapshot=snapshot)
     options = ExportOptions(out, read, rules, timestamp, force, not no_default_redaction, sign_key, evidence_key)
     manifest = write_bundle(discover(logs), options, mapper_for(read))
-    reporter_for(as_json).exported(out, manifest, manifest_digest(canonical(manifest)))
+    reporter_for(output).exported(out, manifest, manifest_digest(canonical(manifest)))
     for entry in manifest["sessions"]:
         if entry.get("tornTail") is not None:
             warn_torn_tail(entry["input"], TornTail.from_json(entry["tornTail"], entry["encoding"]), " (not exported)")
@@ -692,8 +673,8 @@ def export(logs, out: Path, rules, no_default_redaction: bool, timestamp, force:
               show_envvar=True, help="The evidence key the export was given: checks the inputs of a bundle "
                                      "whose export redacted (their hashes are keyed).")
 @output_options
-def verify_export_command(bundle: Path, inputs, bundle_only: bool, grown: bool, digest, public_key, evidence_key,
-                          as_json: bool) -> None:
+def verify_export_command(bundle: Path, inputs: Path | None, bundle_only: bool, grown: bool, digest: str | None,
+                          public_key: str | None, evidence_key: str | None, output: Output) -> None:
     """Re-hash a bundle and its inputs; say what differs and what went unchecked.
 
     Shows when the bundle was made and each input's size at export.
@@ -711,7 +692,7 @@ def verify_export_command(bundle: Path, inputs, bundle_only: bool, grown: bool, 
     from dshreplay.output.verify import verify_export
     result = verify_export(bundle, inputs=inputs, bundle_only=bundle_only, grown=grown, digest=digest,
                            public_key=public_key, evidence_key=evidence_key, options=options_of())
-    reporter_for(as_json).verify(result)
+    reporter_for(output).verify(result)
     if not result.ok:
         sys.exit(EXIT_FINDINGS)
 
@@ -720,7 +701,7 @@ def verify_export_command(bundle: Path, inputs, bundle_only: bool, grown: bool, 
 @click.argument("logs", nargs=-1, required=True, metavar="LOG...")
 @jobs_options
 @output_options
-def stats(logs, jobs, quiet, as_json: bool) -> None:
+def stats(logs: tuple[str, ...], jobs: int | None, quiet: bool, output: Output) -> None:
     """Figures per session: turns, steps, calls, retries, tools, approvals,
     compactions, tokens, how much the model has forgotten, and times.
 
@@ -731,7 +712,7 @@ def stats(logs, jobs, quiet, as_json: bool) -> None:
     from dshreplay.io.store import discover
     options = options_of(jobs=jobs, quiet=quiet)
     results = mapper_for(options)(stats_for, [(log, options) for log in discover(logs)])
-    reporter_for(as_json).stats(results, totals(results) if len(results) > 1 else None)
+    reporter_for(output).stats(results, totals(results) if len(results) > 1 else None)
     for result in results:
         warn_torn_tail(result.path, result.torn_tail)
         if result.unreadable:
@@ -748,7 +729,7 @@ def stats(logs, jobs, quiet, as_json: bool) -> None:
 @click.argument("inputs", nargs=-1, required=True, metavar="ROOT_OR_FILES...")
 @jobs_options
 @output_options
-def lineage(inputs, jobs, quiet, as_json: bool) -> None:
+def lineage(inputs: tuple[str, ...], jobs: int | None, quiet: bool, output: Output) -> None:
     """The tree of parent and child sessions, with each fork's seed verified.
 
     Finds logs in store roots, session folders or files. For each child that
@@ -762,7 +743,7 @@ def lineage(inputs, jobs, quiet, as_json: bool) -> None:
     from dshreplay.analyses.lineage import lineage as build
     options = options_of(jobs=jobs, quiet=quiet)
     roots, problems = build(inputs, options, mapper_for(options))
-    reporter_for(as_json).lineage(roots, problems)
+    reporter_for(output).lineage(roots, problems)
     if problems or any(node.problems for root in roots for _, node in root.walk()):
         sys.exit(EXIT_FINDINGS)
 
@@ -787,8 +768,8 @@ def lineage(inputs, jobs, quiet, as_json: bool) -> None:
                    "built with.")
 @jobs_options
 @output_options
-def index(paths, db: Path, messages: bool, rules, no_default_redaction: bool, parquet, evidence_key, jobs, quiet,
-          as_json: bool) -> None:
+def index(paths: tuple[str, ...], db: Path, messages: bool, rules: str | None, no_default_redaction: bool,
+          parquet: Path | None, evidence_key: str | None, jobs: int | None, quiet: bool, output: Output) -> None:
     """Build or update an SQL index (DuckDB) of many sessions: one row per
     session, turn, model call, tool call, approval, replacement, compaction
     and finding (and message, with --messages), each with its log, session
@@ -810,7 +791,7 @@ def index(paths, db: Path, messages: bool, rules, no_default_redaction: bool, pa
     options = index_options(read, messages=messages, rules=rules, defaults=not no_default_redaction,
                             parquet=parquet, db=db, evidence_key=evidence_key)
     report = update_index(paths, db, options, mapper_for(options.read))
-    reporter_for(as_json).indexed(report)
+    reporter_for(output).indexed(report)
     for log, detail in report.rewritten:
         warn(f"{log}: rewritten since it was indexed ({detail}): indexed again whole")
     for log in report.vanished:
@@ -828,7 +809,7 @@ def index(paths, db: Path, messages: bool, rules, no_default_redaction: bool, pa
 @click.argument("query", metavar="QUERY")
 @click.option("--csv", "as_csv", is_flag=True, help="Print CSV with a header row.")
 @output_options
-def sql(db: Path, query: str, as_csv: bool, as_json: bool) -> None:
+def sql(db: Path, query: str, as_csv: bool, output: Output) -> None:
     """Run an SQL query on an index database (`dshreplay index`) and print
     its rows: a table fitted to the terminal, --json (an array of objects),
     --jsonl (one object per line) or --csv. The database is opened read-only
@@ -837,7 +818,7 @@ def sql(db: Path, query: str, as_csv: bool, as_json: bool) -> None:
     from dshreplay.output.reporters import CsvReporter
     from dshreplay.output.sqlindex import run_query
     columns, rows = run_query(db, query)
-    (CsvReporter() if as_csv else reporter_for(as_json)).query(columns, rows)
+    (CsvReporter() if as_csv else reporter_for(output)).query(columns, rows)
 
 
 @cli.command()
@@ -848,12 +829,13 @@ def sql(db: Path, query: str, as_csv: bool, as_json: bool) -> None:
               show_default=True, help="Group by UTC day, ISO week, month, session or provider/model.")
 @click.option("--prices", type=click.Path(dir_okay=False), metavar="FILE",
               help="Per-model prices per million tokens, TOML or JSON (docs/prices.example.toml): adds costs.")
-@click.option("--since", callback=_moment, metavar="ISO", help="Only calls at or after this time (UTC unless "
+@click.option("--since", type=TIME, metavar="ISO", help="Only calls at or after this time (UTC unless "
               "it says otherwise).")
-@click.option("--until", callback=_moment, metavar="ISO", help="Only calls at or before this time.")
+@click.option("--until", type=TIME, metavar="ISO", help="Only calls at or before this time.")
 @jobs_options
 @output_options
-def usage(paths, db, by: str, prices, since, until, jobs, quiet, as_json: bool) -> None:
+def usage(paths: tuple[str, ...], db: Path | None, by: str, prices: str | None, since: int | None, until: int | None,
+          jobs: int | None, quiet: bool, output: Output) -> None:
     """Tokens (input, output, cache read and write), model calls, failed calls
     by error code, retries, compactions and, with --prices, cost: by day,
     week, month, session or model, over logs (PATHs: files, session
@@ -866,13 +848,13 @@ def usage(paths, db, by: str, prices, since, until, jobs, quiet, as_json: bool) 
     if bool(paths) == (db is not None):
         raise UsageError("give logs (PATH...) or an index (--db FILE), not both")
     price_list = load_prices(prices) if prices is not None else None
-    unreadable: list = []
+    unreadable: list[tuple[str, str | None]] = []
     if db is not None:
         calls, compactions = rows_from_db(db)
     else:
         options = options_of(jobs=jobs, quiet=quiet)
         calls, compactions, unreadable = rows_from_logs(discover(paths), options, mapper_for(options))
-    reporter_for(as_json).usage(usage_report(calls, compactions, by, since=since, until=until, prices=price_list))
+    reporter_for(output).usage(usage_report(calls, compactions, by, since=since, until=until, prices=price_list))
     for log, why in unreadable:
         click.echo(f"dshreplay: unreadable: {_safe(log)}: {_safe(why or '')}", err=True)
     if unreadable:
@@ -890,13 +872,14 @@ def fleet() -> None:
 
 
 def _fleet_variant(command: click.Command) -> click.Command:
-    def callback(scheduler, workers, **kwargs):
+    def callback(scheduler: str | None, workers: int, quiet: bool, **kwargs: Any) -> Any:
         from dshreplay.core.fleet import DaskMapper
         ctx = click.get_current_context()
-        mapper = DaskMapper(scheduler, workers)
-        ctx.meta["dshreplay.mapper"] = mapper
+        mapper = DaskMapper(scheduler, workers, quiet=quiet)
+        run_of(ctx).mapper = mapper
         try:
-            return ctx.invoke(command.callback, jobs=1, **kwargs)  # one process per log on the cluster
+            assert command.callback is not None
+            return ctx.invoke(command.callback, jobs=1, quiet=quiet, **kwargs)  # one process per log on the cluster
         finally:
             mapper.close()
     params = [p for p in command.params if p.name != "jobs"] + [
@@ -912,5 +895,5 @@ for _command in (validate, stats, export, index):
     fleet.add_command(_fleet_variant(_command))
 
 
-def main(args=None, prog_name: str = "dshreplay") -> None:
+def main(args: list[str] | None = None, prog_name: str = "dshreplay") -> None:
     cli.main(args=args, prog_name=prog_name)

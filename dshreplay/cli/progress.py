@@ -11,12 +11,18 @@ from __future__ import annotations
 
 import sys
 import time
+from typing import TYPE_CHECKING, Callable, TextIO
 
 import click
+
+if TYPE_CHECKING:
+    from click._termui_impl import ProgressBar  # (what click.progressbar returns)
 
 from dshreplay.core.progress import BYTES, LOGS, Meter
 
 DELAY = 2.0  # seconds a run goes unshown
+
+Rate = tuple[int, float, str]  # what the bar's item shows: (units done, seconds since the start, unit)
 
 
 def _none() -> None:
@@ -24,15 +30,16 @@ def _none() -> None:
 
 
 class TerminalMeter(Meter):
-    def __init__(self, file=None, *, delay: float = DELAY, clock=time.monotonic) -> None:
+    def __init__(self, file: TextIO | None = None, *, delay: float = DELAY,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.file = file if file is not None else sys.stderr
         self.delay = delay
         self.clock = clock
         self.logs = False  # a run over many logs is being counted
-        self.run: tuple | None = None  # (total, unit, label, began) of the run shown or to show
-        self.bar = None
+        self.run: tuple[int | None, str, str, float] | None = None  # (total, unit, label, began) of the run
+        self.bar: ProgressBar[Rate] | None = None
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Callable[[], None], tuple[()]]:
         return _none, ()
 
     def start(self, total: int | None, unit: str, label: str) -> None:
@@ -57,7 +64,7 @@ class TerminalMeter(Meter):
         self.bar.update(max(done - self.bar.pos, 0), (done, self.clock() - began, unit))
 
     @staticmethod
-    def _rate(item) -> str | None:
+    def _rate(item: Rate | None) -> str | None:
         if item is None or item[2] != BYTES:
             return None
         done, seconds, _ = item

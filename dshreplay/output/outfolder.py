@@ -19,6 +19,10 @@
 - Files are written through `create` / `write_file` / `make_folder`, whose
   every OSError is an `OutputError` naming the file: a full disk is an error
   of the output, never taken for an unreadable input.
+- Every folder and file is created with the process umask (0777 or 0666
+  less the umask), the bundle's top folder too: who may read a bundle is the
+  user's choice, made as for any file they write. (The evidence key, a
+  secret, is made 0600 by `output.evidence`.)
 """
 
 from __future__ import annotations
@@ -26,44 +30,58 @@ from __future__ import annotations
 import errno
 import io
 import os
+import secrets
 import shutil
 import signal
-import tempfile
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, TypeVar
+from types import FrameType
+from typing import TYPE_CHECKING, Any, Callable, Literal, TypeVar, Union, overload
 
 from dshreplay.errors import Interrupted, OutputError, UsageError
 from dshreplay.io.reader import shown_path
 
+if TYPE_CHECKING:
+    from _typeshed import ReadableBuffer
+
 T = TypeVar("T")
+Handler = Union[Callable[[int, Union[FrameType, None]], Any], int, signal.Handlers, None]  # (signal.getsignal's)
 
 
 # -- writing files of the output ----------------------------------------------
 
-def output_error(exc: OSError, path) -> OutputError:
+def output_error(exc: OSError, path: str | os.PathLike[str]) -> OutputError:
     return OutputError(exc.strerror or str(exc), path=shown_path(path))
 
 
 class _OutputFile(io.FileIO):
     """A file of the output whose write errors are OutputErrors naming it."""
 
-    def write(self, data) -> int:
+    def write(self, data: ReadableBuffer) -> int:
         try:
             return super().write(data)
         except OSError as exc:
             raise output_error(exc, self.name) from None
 
 
-def create(path: Path, *, text: bool = False, newline: str | None = None):
+@overload
+def create(path: Path, *, text: Literal[False] = False, newline: str | None = None) -> io.BufferedWriter: ...
+
+
+@overload
+def create(path: Path, *, text: Literal[True], newline: str | None = None) -> io.TextIOWrapper: ...
+
+
+def create(path: Path, *, text: bool = False, newline: str | None = None) -> io.BufferedWriter | io.TextIOWrapper:
     """A new file of the output, for writing (text: UTF-8)."""
     try:
         raw = _OutputFile(path, "w")
     except OSError as exc:
         raise output_error(exc, path) from None
-    buffered = io.BufferedWriter(raw)
+    buffered: io.BufferedWriter = io.BufferedWriter(raw)
     return io.TextIOWrapper(buffered, encoding="utf-8", newline=newline) if text else buffered
 
 
@@ -92,7 +110,7 @@ class _Signals:
     ignored (as `nohup` does) stays ignored; the previous handlers come back on exit."""
 
     def __init__(self) -> None:
-        self.previous: dict = {}
+        self.previous: dict[int, Handler] = {}
         self.holding = 0
         self.pending: int | None = None
 
@@ -103,18 +121,18 @@ class _Signals:
                     self.previous[signum] = signal.signal(signum, self._on_signal)
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         for signum, handler in self.previous.items():
             signal.signal(signum, handler)
 
-    def _on_signal(self, signum, frame) -> None:
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         if self.holding:
             self.pending = self.pending or signum
             return
         raise Interrupted(signum)
 
     @contextmanager
-    def held(self):
+    def held(self) -> Iterator[None]:
         self.holding += 1
         try:
             yield
@@ -209,7 +227,16 @@ def _lock(fd: int, shown: str) -> None:
 # -- staging and the swap -------------------------------------------------------------
 
 def _beside(claim: _Claim, kind: str) -> Path:
-    return Path(tempfile.mkdtemp(prefix=f".{claim.path.name}.{kind}-", dir=claim.path.parent))
+    """A new folder beside `--out` (`.OUT.KIND-XXXXXXXX`), made as `--out` is: with the process
+    umask (tempfile.mkdtemp's are 0700, and the staging folder becomes the bundle's top folder)."""
+    for _ in range(100):
+        path = claim.path.parent / f".{claim.path.name}.{kind}-{secrets.token_hex(4)}"
+        try:
+            os.mkdir(path)
+        except FileExistsError:
+            continue
+        return path
+    raise FileExistsError(errno.EEXIST, "no free name for a folder beside it", str(claim.path))
 
 
 def _swap(claim: _Claim, staging: Path) -> Path | None:

@@ -219,11 +219,11 @@ def test_export_writes_no_model_view_for_a_call_after_the_failure(cli, log, tmp_
         assert (record["view"], record["failure"]) == (None, error(kind))
         assert record["reason"] == f"{fails_at(kind)}: no model view past seq {seq - 1}"
         assert "messages" not in record and record["response"]["finish"] in ("stop", "tool-calls")
-    listed = cli("request", "--bundle", folder, "--list").json()
+    listed = cli("request", "--json", "--bundle", folder, "--list").json()
     assert [(c["call"], c["messageCount"]) for c in listed] == [(1, 1)] + [(n, None) for n in range(2, 7)]
-    rebuilt = cli("request", "--bundle", folder, "--call", 1).json()
+    rebuilt = cli("request", "--json", "--bundle", folder, "--call", 1).json()
     assert rebuilt == cli("request", log, "--call", 1, "--json").json()
-    refused = cli("request", "--bundle", folder, "--call", 2, expect=1)
+    refused = cli("request", "--json", "--bundle", folder, "--call", 2, expect=1)
     assert refused.stderr == \
         f"dshreplay: {folder}: no answer: call 2 has no model view in the bundle: {fails_at(kind)}\n"
     assert json.loads(refused.stdout) == {"error": error(kind), "answeredUpTo": None, "answer": None}

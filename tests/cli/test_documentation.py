@@ -47,3 +47,36 @@ def test_readme_mentions_every_command():
     readme = (ROOT / "README.md").read_text()
     for name in cli.commands:
         assert f"dshreplay {name}" in readme, name
+
+
+def documented_sections() -> dict[str, str]:
+    """docs/cli.md's sections, by title (`dshreplay`, `dshreplay fold`, `dshreplay fleet validate`, ...)."""
+    text = (ROOT / "docs" / "cli.md").read_text()
+    sections = {}
+    for part in text.split("\n## ")[1:]:
+        title, _, body = part.partition("\n")
+        sections[title.strip()] = body
+    return sections
+
+
+def test_every_command_and_option_is_documented_in_the_reference():
+    sections = documented_sections()
+    commands = [("dshreplay", cli), *((f"dshreplay {name}", command) for name, command in all_commands())]
+    assert sorted(sections) == sorted(title for title, _ in commands)
+    for title, command in commands:
+        assert command.help and len(command.help.strip()) > 20, title
+        body = sections[title]
+        for param in command.params:
+            if param.param_type_name == "option":
+                assert param.help, f"{title} {param.opts}: no help text"
+                for flag in (*param.opts, *param.secondary_opts):
+                    assert f"  {flag}" in body or f", {flag}" in body, f"{title}: {flag} is not in docs/cli.md"
+            else:
+                assert (param.metavar or param.name.upper()) in body.split("\n", 3)[2], f"{title}: {param.name}"
+
+
+def test_global_options_are_documented_before_and_after_the_command():
+    sections = documented_sections()
+    for title in ("dshreplay", "dshreplay fold", "dshreplay validate", "dshreplay fleet export"):
+        for flag in ("--max-bytes SIZE", "--max-line SIZE", "--debug"):
+            assert f"  {flag}" in sections[title], (title, flag)

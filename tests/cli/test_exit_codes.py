@@ -38,7 +38,7 @@ def test_unreadable_input_and_bad_usage_exit_2(cli, tmp_path):
 
 def test_a_usage_error_click_finds_is_one_line_naming_the_help(cli):
     assert cli("fold", SAMPLES / "prune.jsonl", "--at", "abc", expect=2).stderr == (
-        "dshreplay: usage error: Invalid value for '--at': 'abc' is not a valid integer. "
+        "dshreplay: usage error: Invalid value for '--at': \"abc\" is not a seq (a whole number from 0) "
         "(see 'dshreplay fold --help')\n")
     assert cli("nosuch", expect=2).stderr == ("dshreplay: usage error: No such command 'nosuch'. "
                                               "(see 'dshreplay --help')\n")

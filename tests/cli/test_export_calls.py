@@ -51,7 +51,7 @@ def test_every_call_is_rebuilt_from_the_bundle_byte_for_byte(cli, bundle, name):
     assert calls and [r["call"] for r in call_records(folder)] == [c["call"] for c in calls]
     for c in calls:
         expected = cli("request", SAMPLES / name, "--call", c["call"], "--json").stdout
-        assert cli("request", "--bundle", folder, "--call", c["call"]).stdout == expected, c["call"]
+        assert cli("request", "--json", "--bundle", folder, "--call", c["call"]).stdout == expected, c["call"]
 
 
 def test_messages_are_stored_once_under_the_sha256_of_their_bytes(bundle):
@@ -89,7 +89,7 @@ def test_a_request_is_rebuilt_from_the_two_files_with_plain_json_line_by_line(cl
 def test_the_bundle_lists_its_calls_as_the_log_does(cli, bundle):
     out, _ = bundle
     listed = cli("request", SAMPLES / "compaction.jsonl", "--list", "--json").json()
-    assert cli("request", "--bundle", out / "sample-compaction", "--list").json() == [
+    assert cli("request", "--json", "--bundle", out / "sample-compaction", "--list").json() == [
         {k: v for k, v in c.items() if k != "finish"} for c in listed]
 
 
@@ -136,9 +136,9 @@ def test_a_format_2_bundle_is_still_read_and_verified(cli, tmp_path):
     digest = legacy_digest(json.loads((tmp_path / "v2" / "manifest.json").read_bytes()))
     assert "verified" in cli("verify-export", tmp_path / "v2", "--digest", digest).stdout
     for n in range(1, 7):
-        assert cli("request", "--bundle", folder, "--call", n).stdout == \
+        assert cli("request", "--json", "--bundle", folder, "--call", n).stdout == \
             cli("request", SAMPLES / "compaction.jsonl", "--call", n, "--json").stdout, n
-    listed = cli("request", "--bundle", folder, "--list").json()
+    listed = cli("request", "--json", "--bundle", folder, "--list").json()
     assert [(c["call"], c["provider"], c["messageCount"]) for c in listed] == [
         (1, None, 1), (2, None, 3), (3, None, 5), (4, None, 7), (5, None, 5), (6, None, 7)]
     (folder / "calls" / "0003.json").write_bytes(b"{}\n")
@@ -251,7 +251,7 @@ def test_every_hundredth_call_record_lists_its_whole_request(cli, tmp_path):
     assert records[101]["messageCount"] == len(records[101]["messages"]) == 1 + 2 * 100
     for n in (100, 150, 205):
         expected = cli("request", log, "--call", n, "--json").stdout
-        assert cli("request", "--bundle", folder, "--call", n).stdout == expected, n
+        assert cli("request", "--json", "--bundle", folder, "--call", n).stdout == expected, n
 
 
 def test_transcript_md_quotes_a_long_tool_result_and_names_its_whole_message(cli, tmp_path):
@@ -292,13 +292,13 @@ def test_a_request_reads_only_the_lines_it_needs(cli, bundle, tmp_path):
     out, _ = bundle
     shutil.copytree(out / "sample-compaction", tmp_path / "s")
     folder = tmp_path / "s"
-    expected = cli("request", "--bundle", folder, "--call", 1).stdout
+    expected = cli("request", "--json", "--bundle", folder, "--call", 1).stdout
     with open(folder / "calls.jsonl", "ab") as fh:
         fh.write(b"not a record\n")
     with open(folder / "messages.jsonl", "ab") as fh:
         fh.write(b"not a stored message\n")
-    assert cli("request", "--bundle", folder, "--call", 1).stdout == expected
-    damaged = cli("request", "--bundle", folder, "--list", expect=2)
+    assert cli("request", "--json", "--bundle", folder, "--call", 1).stdout == expected
+    damaged = cli("request", "--json", "--bundle", folder, "--list", expect=2)
     assert damaged.stderr.startswith(f"dshreplay: read error: {folder / 'calls.jsonl'}: line 7: a call record is "
                                      "not valid JSON: ")  # (then orjson's words)
 

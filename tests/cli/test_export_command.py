@@ -58,7 +58,7 @@ def test_bundle_contents_per_session(cli, tmp_path):
     calls = [json.loads(line)["call"] for line in (folder / "calls.jsonl").read_bytes().splitlines()]
     assert calls == list(range(1, 9))
     request = cli("request", SAMPLES / "audit-demo.jsonl", "--call", 3, "--json").json()
-    assert cli("request", "--bundle", folder, "--call", 3).json() == request  # (redaction changed nothing here)
+    assert cli("request", "--json", "--bundle", folder, "--call", 3).json() == request  # (unredacted)
     events = (folder / "events.csv").read_text().splitlines()
     assert events[0] == "seq,line,time,type,turn,step,surface,op,callId,tool,compactionId,preview,rawSha256"
     assert len(events) == 1 + 131
@@ -90,7 +90,7 @@ def test_redaction_rules_file(cli, tmp_path):
     rules.write_text(json.dumps({"text": ["main\\.py"], "pointers": ["/data/header/system"], "keys": ["cwd"]}))
     cli("export", SAMPLES / "compaction.jsonl", "--out", tmp_path / "out", "--redact", rules, "--timestamp", STAMP)
     folder = tmp_path / "out" / "sample-compaction"
-    call = cli("request", "--bundle", folder, "--call", 1).json()
+    call = cli("request", "--json", "--bundle", folder, "--call", 1).json()
     assert call["header"]["system"] == "[REDACTED]"
     assert "main.py" not in (folder / "transcript.md").read_text()
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())

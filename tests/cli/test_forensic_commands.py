@@ -29,6 +29,25 @@ def test_shadows_json_and_at(cli, compactions):
     cli("shadows", compactions, "--at", 99, expect=2)
 
 
+def test_provenance_of_a_shadowed_message_names_the_replacement_that_hid_it(cli, compactions):
+    [row] = cli("provenance", compactions, "--seq", 3, "--json").json()
+    assert (row["index"], row["seq"], row["replacedBy"]) == (
+        None, 3, {"seq": 7, "kind": "summary", "compactionId": "k1", "visibleAs": 12})
+    [row] = cli("provenance", compactions, "--seq", 7, "--json").json()  # (a summary that a summary replaced)
+    assert (row["index"], row["replacedBy"]) == (None, {"seq": 12, "kind": "summary", "compactionId": "k2",
+                                                         "visibleAs": 12})
+    assert cli("provenance", compactions, "--seq", 12, "--json").json()[0]["replacedBy"] is None
+    [row] = cli("provenance", compactions, "--seq", 3, "--at", 9, "--json").json()  # (before k2 replaced 7)
+    assert row["replacedBy"] == {"seq": 7, "kind": "summary", "compactionId": "k1", "visibleAs": 7}
+    text = cli("provenance", compactions, "--seq", 3).stdout.splitlines()
+    assert text[2].split() == ["-", "3", "user/message", "append", "-", "-", "-"]
+    assert text[-1] == "seq 3 is not in the model's view: replaced at seq 7 (summary, compaction k1); in the view " \
+                       "as seq 12"
+    assert cli("provenance", compactions, "--seq", 7).stdout.splitlines()[-1] == (
+        "seq 7 is not in the model's view: replaced at seq 12 (summary, compaction k2)")
+    assert "replaced at" not in cli("provenance", compactions, "--seq", 3, "--at", 4).stdout  # (in the view at 4)
+
+
 def test_shadows_table(cli, compactions):
     lines = cli("shadows", compactions).stdout.splitlines()
     assert lines[3].split() == ["12", "summary", "7..4", "7,", "4", "11", "80", "k2", "7"]
@@ -56,7 +75,7 @@ def test_provenance_selectors(cli, compactions):
     assert [r["seq"] for r in cli("provenance", compactions, "--json").json()] == [12, 15]
     assert cli("provenance", compactions, "--message", 2, "--json").json()[0]["sources"] == [9]
     assert cli("provenance", compactions, "--seq", 3, "--at", 4, "--json").json()[0]["index"] == 2
-    cli("provenance", compactions, "--seq", 3, expect=2)
+    cli("provenance", compactions, "--seq", 1, expect=2)  # (a step/start: never a message)
     cli("provenance", compactions, "--message", 1, "--seq", 12, expect=2)
     assert "it has 2 messages (1..2)" in cli("provenance", compactions, "--message", 0, expect=2).stderr
 

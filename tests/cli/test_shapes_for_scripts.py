@@ -90,7 +90,7 @@ def test_request_call_gives_the_outcome_in_text_and_json_as_the_bundle_rebuilds_
         5: f"outcome: (open); chunks {seqs['call 5'] - 1}..{seqs['call 5']}; usage in - out -"}
     cli("export", log, "--out", tmp_path / "bundle", expect=None)
     for n in range(1, 6):
-        assert cli("request", "--bundle", tmp_path / "bundle" / "outcomes", "--call", n).stdout == \
+        assert cli("request", "--json", "--bundle", tmp_path / "bundle" / "outcomes", "--call", n).stdout == \
             cli("request", log, "--call", n, "--json").stdout
 
 

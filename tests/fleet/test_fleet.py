@@ -47,8 +47,8 @@ def test_max_bytes_holds_on_fleet_workers_as_it_does_locally(cli, tmp_path):
     folder = root / "project" / "s1"
     folder.mkdir(parents=True)
     multi_turn().write(folder / "session.jsonl.zstd")  # about 6 KB of text
-    local = cli("--max-bytes", "1K", "validate", root, "--json", expect=1).json()
-    fleet = cli("--max-bytes", "1K", "fleet", "validate", root, "--json", "--workers", 1, expect=1).json()
+    local = cli("--max-bytes", "1K", "validate", root, "--json", expect=2).json()  # (reading stopped: exit 2)
+    fleet = cli("--max-bytes", "1K", "fleet", "validate", root, "--json", "--workers", 1, expect=2).json()
     assert fleet == local
     [finding] = [f for f in local["files"][0]["findings"] if f["code"] == "DSH-E013"]
     assert "exceeds the 1024-byte ceiling" in finding["message"]
@@ -73,6 +73,24 @@ def test_fleet_leaves_no_scratch_space_in_tmpdir(tmp_path):
     result = _fleet("validate", SAMPLES / "prune.jsonl", "--workers", 1, env={"TMPDIR": str(scratch)})
     assert result.returncode == 0, result.stderr
     assert list(scratch.iterdir()) == []  # (dask-scratch-space/global.lock and purge.lock were left)
+
+
+def test_fleet_says_nothing_of_dask_even_when_its_dashboard_port_is_taken(tmp_path):
+    import socket
+    taken = socket.socket()
+    try:
+        taken.bind(("0.0.0.0", 8787))  # (else someone holds it already: the same case)
+        taken.listen()
+    except OSError:
+        pass
+    try:
+        quiet = _fleet("validate", SAMPLES / "prune.jsonl", "--workers", 1, "-q")
+        shown = _fleet("stats", SAMPLES / "prune.jsonl", "--workers", 1)
+    finally:
+        taken.close()
+    assert (quiet.returncode, quiet.stderr) == (0, "")  # (was: "Port 8787 is already in use", a UserWarning)
+    assert quiet.stdout.startswith(f"{SAMPLES / 'prune.jsonl'}: ok: 31 events")
+    assert (shown.returncode, shown.stderr) == (0, "")
 
 
 def test_fleet_export_refuses_a_pipe_given_by_name_at_once(tmp_path):

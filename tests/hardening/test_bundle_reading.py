@@ -164,7 +164,7 @@ def test_a_call_record_that_builds_on_a_missing_call_or_a_message_that_is_not_it
     assert result.one_line() == (f"dshreplay: read error: {stored}: the stored message's bytes do not hash to "
                                  "its name (the bundle is damaged)")
     assert attack("request", "--bundle", session, "--call", 9).one_line() == (
-        f"dshreplay: usage error: there is no call {9} in {session}")
+        f"dshreplay: usage error: there is no call {9} in {session}: it holds call 2")
 
 
 def test_a_line_of_calls_jsonl_that_builds_on_a_missing_call_or_a_forged_message_is_exit_2(bundle):
@@ -201,7 +201,7 @@ def test_a_line_of_calls_jsonl_that_builds_on_a_missing_call_or_a_forged_message
     assert result.one_line() == (f'dshreplay: read error: {messages}: line 1: expected a stored message, '
                                  '{"sha256":"<hex>","message":<JSON>} (the bundle is damaged)')
     assert attack("request", "--bundle", session, "--call", 9).one_line() == (
-        f"dshreplay: usage error: there is no call 9 in {session}")
+        f"dshreplay: usage error: there is no call 9 in {session}: it holds calls 1..2")
 
 
 def test_a_line_of_calls_jsonl_longer_than_the_bound_is_refused_without_holding_it(bundle):

@@ -79,7 +79,8 @@ def test_provenance_follows_replacements_down_to_the_original_messages(session):
                                    {"seq": 4, "type": "user/message"}, {"seq": 5, "type": "compaction/start"},
                                    {"seq": 6, "type": "compaction/summary"},
                                    {"seq": 7, "type": "user/message"}, {"seq": 10, "type": "compaction/start"},
-                                   {"seq": 11, "type": "compaction/summary"}], "spills": []}
+                                   {"seq": 11, "type": "compaction/summary"}], "spills": [],
+                       "replacedBy": None}
     assert rows[1]["origins"] == [{"seq": 9, "type": "user/message"}]
 
 
