@@ -20,8 +20,8 @@ from dshreplay.jsvalues import as_text, dig
 if TYPE_CHECKING:
     from dshreplay.analyses.spills import Spill
 
-__all__ = ["METERS", "Links", "MessageProvenance", "Replaced", "ShadowRecord", "ShadowTracker", "ViewDiff",
-           "diff_states", "message_provenance", "meter_of", "origins", "replaced_in_view"]
+__all__ = ["MessageProvenance", "Replaced", "ShadowRecord", "ShadowTracker", "ViewDiff", "diff_states",
+           "message_provenance"]
 
 METERS: dict[object, str] = {"compaction/summary": "summary", "compaction/prune": "prune"}  # (keyed by event type)
 
