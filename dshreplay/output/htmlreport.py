@@ -110,7 +110,7 @@ def render_report(*, entry: Mapping[str, Any], index: LogIndex, findings: Sequen
         shadows=rv.shadow_rows(shadows), brackets=rv.bracket_rows(index.brackets),
         approvals=rv.approval_rows(view["approvals"]),
         closers=[c.describe() for c in index.closers] if failure is None else [],  # (a log dsh refuses closes nothing)
-        lanes=lanes if any(lane.marks for lane in lanes) else [],
+        lanes=lanes if any(lane.marks for lane in lanes[1:]) else [],  # (turns alone: the waterfall has them)
         svg={"width": rv.TIMELINE_WIDTH, "left": rv.TIMELINE_LEFT, "height": rv.LANE * len(lanes) + 30,
              "last": max(index.event_count - 1, 0)},
         transcript=transcript_items(transcript, view["finalNodes"]),

@@ -197,7 +197,7 @@ def waterfall(index: LogIndex, views: Iterable[Mapping[str, Any]]) -> Waterfall:
     rows = [bar for _, _, bar in items]
     if timed:
         caption = (f"Time from {utc_time(lo)} ({duration_text(hi - lo)} in all); hover a bar for its seqs, "
-                   "click it for its model view or row. Pale parts are waits: for the first chunk, "
+                   "click it for its model view or row. Striped parts are waits: for the first chunk, "
                    "for an approval.")
         ticks = [Tick(_pct(f * 100), "+" + duration_text((hi - lo) * f) if f else "0") for f in (0, .25, .5, .75, 1)]
     else:
@@ -314,7 +314,7 @@ def _turn_bar(span: Span, place: _Place, axis: _Axis, hi: float, timed: bool) ->
     title = f"turn {as_text(span.turn)}: seqs {span.start} to {end}{times}; {ending}"
     left, width, _ = axis.bar(place, hi)
     return Bar("turn", f"turn {as_text(span.turn)}", turn_status(ending), ending, _when(place, timed), title,
-               f"#turn-{span.start}", left, width)
+               None, left, width)
 
 
 def call_status(call: Call) -> str:
@@ -339,8 +339,10 @@ def _call_bar(call: Call, place: _Place, axis: _Axis, hi: float, timed: bool, vi
     title = f"call {call.call} (turn {as_text(call.turn)}, step {as_text(call.step)}, {model}): seqs " \
             f"{call.first_chunk_seq}-{last}"
     if timed:
-        title += (f"; requested {utc_time(place.start)}, first chunk after {duration_text(call.latency_ms)}, "
-                  f"streamed {duration_text(call.duration_ms)}")
+        asked = _ms(call.requested_at)
+        title += (f"; requested {utc_time(asked)}, first chunk after {duration_text(call.latency_ms)}" if asked
+                  else f"; first chunk at {utc_time(call.first_chunk_time)}")
+        title += f", streamed {duration_text(call.duration_ms)}"
     title += f"; {note}"
     left, width, wait = axis.bar(place, hi)
     return Bar("model", f"call {call.call}", call_status(call), note, _when(place, timed), title,
