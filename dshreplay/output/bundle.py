@@ -81,8 +81,8 @@ from dshreplay.output.evidence import PLAIN_HASH, InputHash, input_hash
 from dshreplay.output.htmlreport import MAX_TRANSCRIPT, render_index, render_report
 from dshreplay.output.outfolder import create, make_folder, output_error, write_file, write_folder
 from dshreplay.output.redact import ArgumentDeltas, Redactor
-from dshreplay.output.reportview import Notes, session_notes
 from dshreplay.output.reporters import TextReporter, markdown_label
+from dshreplay.output.reportview import Notes, session_notes
 from dshreplay.output.signing import NAMESPACE, Signer, canonical, representable
 
 JSON_OPTS = orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE

@@ -35,13 +35,15 @@ MAX_ENTRY_TEXT = 2000  # characters of one entry's text drawn in the report
 def _shown(value: object) -> object:
     """What a template prints of a value: markup the templates made stays; None is
     nothing; anything else is its text (a log value as compact JSON, never a repr)
-    without control characters, then escaped by the environment."""
-    from markupsafe import Markup
-    if isinstance(value, Markup):
-        return value
+    without control characters, then escaped by the environment. (Called for every
+    value a page prints: a plain string is the first question.)"""
+    if type(value) is str:
+        return clean(value)
     if value is None:
         return ""
-    return clean(value if type(value) is str else as_text(value))
+    if hasattr(value, "__html__"):  # (markupsafe.Markup: the templates' own markup)
+        return value
+    return clean(as_text(value))
 
 
 @cache
@@ -84,8 +86,8 @@ def call_views(views: Sequence[Mapping[str, Any]]) -> list[dict[str, object]]:
     """The model view of each call the bundle draws (its first MAX_CALL_VIEWS calls)."""
     out: list[dict[str, object]] = []
     for v in views:
-        header = v["header"] if type(v["header"]) is dict else {}
-        config = header.get("config") if type(header.get("config")) is dict else {}
+        header: dict[str, Any] = v["header"] if type(v["header"]) is dict else {}
+        config: dict[str, Any] = header["config"] if type(header.get("config")) is dict else {}
         system = header.get("system")
         out.append({**v, "provider": config.get("provider"), "model": config.get("model"),
                     "system": one_line(system, 300) if type(system) is str else "-"})

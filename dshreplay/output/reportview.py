@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any, Generic, TypeVar
 
 from dshreplay.analyses.calls import Call, failed, outcome_text
@@ -30,6 +31,7 @@ from dshreplay.analyses.tools import (
 from dshreplay.analyses.turns import Span
 from dshreplay.jsvalues import as_text, is_time, utc_time
 
+S = TypeVar("S")
 T = TypeVar("T")
 
 FIRST_ROWS = 40  # rows of a long list shown at once; the rest one click away (<details>)
@@ -59,8 +61,11 @@ class Listing(Generic[T]):
         return self.total > 0
 
 
-def listing(items: Sequence[T], first: int = FIRST_ROWS, cap: int = MAX_ROWS) -> Listing[T]:
-    return Listing(list(items[:first]), list(items[first:cap]), len(items))
+def listing(items: Sequence[S], make: Callable[[S], T]) -> Listing[T]:
+    """`items` cut for a page, each of the first MAX_ROWS made a row by `make` (the others
+    are counted, never made: a 400k-event log has thousands)."""
+    made = [make(item) for item in items[:MAX_ROWS]]
+    return Listing(made[:FIRST_ROWS], made[FIRST_ROWS:], len(items))
 
 
 # -- the waterfall -------------------------------------------------------------
@@ -167,34 +172,24 @@ def waterfall(index: LogIndex, views: Iterable[Mapping[str, Any]]) -> Waterfall:
     timed = bool(turns or calls) and all(is_time(t.start_time) for t in turns) \
         and all(is_time(c.first_chunk_time) for c in calls)
     place_turn, place_call, place_tool = (_timed if timed else _seqs)(index)
-    items: list[tuple[int, int, Bar]] = []
-    places: list[_Place] = []
-    for t in turns:
-        places.append(place_turn(t))
-    for c in calls:
-        places.append(place_call(c))
-    for tc in tools:
-        places.append(place_tool(tc))
+    items = [_Item(t.start, 0, t, place_turn(t), turn_status(t.ending)) for t in turns]
+    items += [_Item(c.first_chunk_seq if c.first_chunk_seq is not None else 0, 1, c, place_call(c), call_status(c))
+              for c in calls]
+    items += [_Item(_tool_first_seq(tc), 2, tc, place_tool(tc), TOOL_STATUS.get(tc.outcome or "", "open"), n)
+              for n, tc in enumerate(tools, 1)]
     if timed:
-        starts = [p.start for p in places if p.start is not None]
+        starts = [i.place.start for i in items if i.place.start is not None]
         lo = min(starts, default=0.0)
-        hi = max([*starts, *(p.end for p in places if p.end is not None)], default=lo + 1)
+        hi = max([*starts, *(i.place.end for i in items if i.place.end is not None)], default=lo + 1)
     else:
         lo, hi = 0.0, float(max(index.event_count, 1))
     axis = _Axis(lo, hi)
-    k = 0
-    for t in turns:
-        items.append((t.start, 0, _turn_bar(t, places[k], axis, hi, timed)))
-        k += 1
-    for c in calls:
-        first = c.first_chunk_seq if c.first_chunk_seq is not None else 0
-        items.append((first, 1, _call_bar(c, places[k], axis, hi, timed, viewed)))
-        k += 1
-    for n, tc in enumerate(tools, 1):
-        items.append((_tool_first_seq(tc), 2, _tool_bar(tc, n, places[k], axis, hi, timed)))
-        k += 1
-    items.sort(key=lambda i: (i[0], i[1]))
-    rows = [bar for _, _, bar in items]
+    items.sort(key=attrgetter("seq", "order"))
+    problems = [i for i in items if i.status in PROBLEMS]
+
+    def bars(chosen: list[_Item]) -> Listing[Bar]:
+        return listing(chosen, lambda i: _bar(i, axis, hi, timed, viewed))
+
     if timed:
         caption = (f"Time from {utc_time(lo)} ({duration_text(hi - lo)} in all); hover a bar for its seqs, "
                    "click it for its model view or row. Striped parts are waits: for the first chunk, "
@@ -204,9 +199,29 @@ def waterfall(index: LogIndex, views: Iterable[Mapping[str, Any]]) -> Waterfall:
         caption = ("This log has no event times (a projected log): the axis is event seqs, so waits do "
                    "not show; hover a bar for its seqs, click it for its model view or row.")
         ticks = [Tick(_pct(f * 100), f"seq {round(lo + (hi - lo) * f)}") for f in (0, .25, .5, .75, 1)]
-    problems = [b for b in rows if b.status in PROBLEMS]
-    return Waterfall("time" if timed else "seq", caption, ticks, listing(rows), listing(problems),
-                     headline(problems))
+    return Waterfall("time" if timed else "seq", caption, ticks, bars(items), bars(problems), headline(problems))
+
+
+@dataclass(frozen=True)
+class _Item:
+    """A turn, model call or tool call before it is drawn: where it starts in the log, its
+    place on the axis and its status (what the failures list and headline count)."""
+
+    seq: int
+    order: int  # at one seq: a turn, then a model call, then a tool call
+    what: Span | Call | ToolCall
+    place: _Place
+    status: str
+    number: int = 0  # a tool call's row in the tool-call table
+
+
+def _bar(item: _Item, axis: _Axis, hi: float, timed: bool, viewed: set[Any]) -> Bar:
+    what = item.what
+    if isinstance(what, Span):
+        return _turn_bar(what, item.place, axis, hi, timed)
+    if isinstance(what, Call):
+        return _call_bar(what, item.place, axis, hi, timed, viewed)
+    return _tool_bar(what, item.number, item.place, axis, hi, timed)
 
 
 HEADLINES = [  # (kind, status, one, many): how the first line counts the problems, in this order
@@ -221,15 +236,20 @@ HEADLINES = [  # (kind, status, one, many): how the first line counts the proble
 ]
 
 
-def headline(problems: Sequence[Bar]) -> str:
-    """The problems counted in words: "1 failed model call, 1 aborted turn, interrupted (turn 3)"."""
+KINDS = ("turn", "model", "tool")  # by _Item.order
+
+
+def headline(problems: Sequence[_Item]) -> str:
+    """The problems counted in words: "1 failed model call, 1 aborted turn, interrupted: the log
+    ends inside turn 3"."""
     counts: dict[tuple[str, str], int] = {}
-    for b in problems:
-        counts[(b.kind, b.status)] = counts.get((b.kind, b.status), 0) + 1
+    for i in problems:
+        key = (KINDS[i.order], i.status)
+        counts[key] = counts.get(key, 0) + 1
     parts = [f"{counts[(kind, status)]} {one if counts[(kind, status)] == 1 else many}"
              for kind, status, one, many in HEADLINES if (kind, status) in counts]
-    parts += [f"interrupted: the log ends inside {b.label}" for b in problems
-              if b.kind == "turn" and b.status == "interrupted"]
+    parts += [f"interrupted: the log ends inside turn {as_text(i.what.turn)}" for i in problems
+              if i.status == "interrupted" and isinstance(i.what, Span)]
     return ", ".join(parts)
 
 
@@ -408,16 +428,16 @@ class ToolRow:
 
 
 def tool_rows(calls: Sequence[ToolCall]) -> Listing[ToolRow]:
-    rows = []
-    for n, call in enumerate(calls[:MAX_ROWS], 1):
-        arguments = "" if call.arguments is None else one_line(as_text(call.arguments), ARGUMENTS_WIDTH)
-        seqs = "-".join(str(s) for s in (call.call_seq, call.result_seq) if s is not None)
-        rows.append(ToolRow(f"tool-{n}", as_text(call.tool), as_text(call.call_id),
-                            f"{as_text(call.turn)}/{as_text(call.step)}", arguments, tool_note(call),
-                            TOOL_STATUS.get(call.outcome or "", "open"), approval_text(call),
-                            " ".join(h.label() for h in call.hooks) or "-",
-                            duration_text(_elapsed(call.finished_at, call.started_at)), seqs or "-"))
-    return Listing(rows[:FIRST_ROWS], rows[FIRST_ROWS:], len(calls))
+    return listing(range(1, len(calls) + 1), lambda n: _tool_row(n, calls[n - 1]))
+
+
+def _tool_row(n: int, call: ToolCall) -> ToolRow:
+    arguments = "" if call.arguments is None else one_line(as_text(call.arguments), ARGUMENTS_WIDTH)
+    seqs = "-".join(str(s) for s in (call.call_seq, call.result_seq) if s is not None)
+    return ToolRow(f"tool-{n}", as_text(call.tool), as_text(call.call_id), f"{as_text(call.turn)}/{as_text(call.step)}",
+                   arguments, tool_note(call), TOOL_STATUS.get(call.outcome or "", "open"), approval_text(call),
+                   " ".join(h.label() for h in call.hooks) or "-",
+                   duration_text(_elapsed(call.finished_at, call.started_at)), seqs or "-")
 
 
 @dataclass(frozen=True)
@@ -430,15 +450,17 @@ class CallRow:
 
 
 def call_rows(calls: Sequence[Call], failure: Mapping[str, Any] | None) -> Listing[CallRow]:
-    rows = []
-    for call in calls[:MAX_ROWS]:
+    """The model-call table; a call past where the fold fails has no message count (no view)."""
+    def row(call: Call) -> CallRow:
         usage = call.usage if type(call.usage) is dict else {}
         past = failure is not None and call.first_chunk_seq is not None and call.first_chunk_seq > failure["seq"]
-        rows.append(CallRow(f"call-row-{call.call}", [
-            cell(call.call), cell(call.turn), cell(call.step), f"{cell(call.first_chunk_seq)}–{cell(call.last_chunk_seq)}",
+        return CallRow(f"call-row-{call.call}", [
+            cell(call.call), cell(call.turn), cell(call.step),
+            f"{cell(call.first_chunk_seq)}–{cell(call.last_chunk_seq)}",
             f"{as_text(call.provider)}/{as_text(call.model)}", outcome_text(call.outcome, call.error_code),
-            cell(usage.get("inputTokens")), cell(usage.get("outputTokens")), "-" if past else cell(call.message_count)], call_status(call)))
-    return Listing(rows[:FIRST_ROWS], rows[FIRST_ROWS:], len(calls))
+            cell(usage.get("inputTokens")), cell(usage.get("outputTokens")), "-" if past else cell(call.message_count)],
+            call_status(call))
+    return listing(calls, row)
 
 
 @dataclass(frozen=True)
@@ -510,24 +532,24 @@ def cell(value: object, empty: str = "") -> str:
 
 
 def finding_rows(findings: Sequence[Mapping[str, Any]]) -> Listing[list[str]]:
-    return listing([[cell(f["severity"]), cell(f["code"]), cell(f["seq"]), cell(f["line"]),
-                     cell(f["pointer"]), cell(f["message"])] for f in findings])
+    return listing(findings, lambda f: [cell(f["severity"]), cell(f["code"]), cell(f["seq"]), cell(f["line"]),
+                                        cell(f["pointer"]), cell(f["message"])])
 
 
 def shadow_rows(shadows: Sequence[ShadowRecord]) -> Listing[list[str]]:
-    return listing([[cell(r.seq), cell(r.kind), f"{cell(r.start)}–{cell(r.end)}",
-                     ", ".join(map(str, r.shadowed_seqs)), cell(r.meter_seq), cell(r.tokens),
-                     cell(r.compaction_id)] for r in shadows])
+    return listing(shadows, lambda r: [cell(r.seq), cell(r.kind), f"{cell(r.start)}–{cell(r.end)}",
+                                       ", ".join(map(str, r.shadowed_seqs)), cell(r.meter_seq), cell(r.tokens),
+                                       cell(r.compaction_id)])
 
 
 def bracket_rows(brackets: Sequence[BracketRecord]) -> Listing[list[str]]:
-    return listing([[cell(b.compaction_id), cell(b.start), cell(b.end), cell(b.status),
-                     cell(b.turn), cell(b.summary_seq), cell(b.replacement_seq), "; ".join(b.anomalies)]
-                    for b in brackets])
+    return listing(brackets, lambda b: [cell(b.compaction_id), cell(b.start), cell(b.end), cell(b.status),
+                                        cell(b.turn), cell(b.summary_seq), cell(b.replacement_seq),
+                                        "; ".join(b.anomalies)])
 
 
 def approval_rows(rows: Sequence[Sequence[object]]) -> Listing[list[str]]:
-    return listing([[cell(v) for v in row] for row in rows])
+    return listing(rows, lambda row: [cell(v) for v in row])
 
 
 # -- the seq timeline of the model's view ---------------------------------------
