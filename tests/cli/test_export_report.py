@@ -56,7 +56,8 @@ def test_the_tool_call_table_holds_the_arguments_as_the_bundle_does(cli, tmp_pat
     tools = (out / "secret-args" / "tools.csv").read_text()
     [row] = re.findall(r'<tr id="tool-1" class="st-ok">(.*?)</tr>', report)
     cells = [html.unescape(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", row)]
-    assert cells[0] == "bash" and cells[4:] == ["completed", "-", "-", "7 ms", "13-14"]  # (tool/call 13, its result 7 ms later)
+    # (its tool/call at seq 13, its result 7 ms later)
+    assert cells[0] == "bash" and cells[4:] == ["completed", "-", "-", "7 ms", "13-14"]
     arguments = re.sub(r"</?code>", "", cells[3])
     assert "sk-stag1ng" not in report and arguments.startswith('{"command": "deploy --token [REDACTED')
     assert arguments.replace('"', '""') in tools  # (what tools.csv holds, nothing more)

@@ -80,6 +80,13 @@ def test_bars_lie_on_the_time_axis_and_show_long_waits(incident_index):
     assert (rows[9].left, rows[9].width) == ("99.60", "0.40")
 
 
+def test_a_call_right_after_another_has_no_request_time_and_says_when_its_first_chunk_came(incident_index):
+    call_2 = rv.waterfall(incident_index, views(1)).rows.first[2]
+    assert call_2.title == (f"call 2 (turn 1, step 1, deepseek-official/deepseek-v4-flash): seqs 5-19; first chunk "
+                            f"at {at(3231)}, streamed 42 ms; tool-calls")
+    assert call_2.wait is None
+
+
 def test_a_call_without_a_model_view_in_the_report_links_to_its_row(incident_index):
     rows = rv.waterfall(incident_index, views(1, 2)).rows.first
     assert [b.href for b in rows if b.kind == "model"] == [
@@ -190,3 +197,11 @@ def test_index_rows_are_not_a_plain_ok_for_a_torn_or_interrupted_session():
                                       (7_380_000, "2 h 03 min"), (None, "-"), (-5, "-"), (True, "-")])
 def test_durations_in_words(ms, text):
     assert rv.duration_text(ms) == text
+
+
+def test_every_value_a_page_prints_is_escaped_and_stripped_of_control_characters():
+    from dshreplay.output.htmlreport import render_index
+    page = render_index([{"input": "\x1b[31m<b>a</b>\x07.jsonl", "header": {"id": {"x": "<i>"}}, "verdict": "ok",
+                          "events": 3, "folder": "a"}], "2026-01-01T00:00:00Z")
+    assert "<td><code>&lt;b&gt;a&lt;/b&gt;.jsonl</code></td><td>{&#34;x&#34;:&#34;&lt;i&gt;&#34;}</td>" in page
+    assert "\x1b" not in page and "\x07" not in page
