@@ -9,8 +9,8 @@ docs/report-narrow.png (390 px). The browser test uses the same functions.
 
 from __future__ import annotations
 
-import json
 import html
+import json
 import re
 import shutil
 import subprocess

@@ -29,7 +29,7 @@ from dshreplay.analyses.tools import (
     ToolCall,
 )
 from dshreplay.analyses.turns import Span
-from dshreplay.jsvalues import as_text, is_time, utc_time
+from dshreplay.jsvalues import as_text, is_time, shown, utc_time
 
 S = TypeVar("S")
 T = TypeVar("T")
@@ -59,6 +59,15 @@ class Listing(Generic[T]):
 
     def __bool__(self) -> bool:
         return self.total > 0
+
+
+ID_WIDTH = 80  # characters of a turn, step, tool, call id or model a label or cell shows (a log may hold megabytes)
+
+
+def ident(value: object) -> str:
+    """A short log value (turn, step, tool name, call id, model) as a label shows it: its text,
+    cut to ID_WIDTH characters at a cost bounded by that width."""
+    return shown(value, ID_WIDTH, quote=False)
 
 
 def listing(items: Sequence[S], make: Callable[[S], T]) -> Listing[T]:
@@ -248,7 +257,7 @@ def headline(problems: Sequence[_Item]) -> str:
         counts[key] = counts.get(key, 0) + 1
     parts = [f"{counts[(kind, status)]} {one if counts[(kind, status)] == 1 else many}"
              for kind, status, one, many in HEADLINES if (kind, status) in counts]
-    parts += [f"interrupted: the log ends inside turn {as_text(i.what.turn)}" for i in problems
+    parts += [f"interrupted: the log ends inside turn {ident(i.what.turn)}" for i in problems
               if i.status == "interrupted" and isinstance(i.what, Span)]
     return ", ".join(parts)
 
@@ -331,9 +340,9 @@ def _turn_bar(span: Span, place: _Place, axis: _Axis, hi: float, timed: bool) ->
     times = ""
     if timed:
         times = f"; {utc_time(span.start_time)}, {duration_text(_elapsed(span.end_time, span.start_time))}"
-    title = f"turn {as_text(span.turn)}: seqs {span.start} to {end}{times}; {ending}"
+    title = f"turn {ident(span.turn)}: seqs {span.start} to {end}{times}; {ending}"
     left, width, _ = axis.bar(place, hi)
-    return Bar("turn", f"turn {as_text(span.turn)}", turn_status(ending), ending, _when(place, timed), title,
+    return Bar("turn", f"turn {ident(span.turn)}", turn_status(ending), ending, _when(place, timed), title,
                None, left, width)
 
 
@@ -354,9 +363,9 @@ def call_href(number: int | None, viewed: set[Any]) -> str | None:
 
 def _call_bar(call: Call, place: _Place, axis: _Axis, hi: float, timed: bool, viewed: set[Any]) -> Bar:
     note = outcome_text(call.outcome, call.error_code)
-    model = f"{as_text(call.provider)}/{as_text(call.model)}"
+    model = f"{ident(call.provider)}/{ident(call.model)}"
     last = call.last_chunk_seq if call.last_chunk_seq is not None else call.first_chunk_seq
-    title = f"call {call.call} (turn {as_text(call.turn)}, step {as_text(call.step)}, {model}): seqs " \
+    title = f"call {call.call} (turn {ident(call.turn)}, step {ident(call.step)}, {model}): seqs " \
             f"{call.first_chunk_seq}-{last}"
     if timed:
         asked = _ms(call.requested_at)
@@ -378,14 +387,14 @@ def tool_note(call: ToolCall) -> str:
     code = call.error_code
     if code is None or code in (TOOL_NOT_STARTED, TOOL_OUTCOME_UNKNOWN):
         return outcome
-    return f"{outcome} {as_text(code)}"
+    return f"{outcome} {ident(code)}"
 
 
 def _tool_bar(call: ToolCall, number: int, place: _Place, axis: _Axis, hi: float, timed: bool) -> Bar:
     note = tool_note(call)
     seqs = ", ".join(f"{name} {seq}" for name, seq in (("asked", call.asked_seq), ("tool/call", call.call_seq),
                                                        ("result", call.result_seq)) if seq is not None)
-    title = f"{as_text(call.tool)} {as_text(call.call_id)} (turn {as_text(call.turn)}, step {as_text(call.step)})" \
+    title = f"{ident(call.tool)} {ident(call.call_id)} (turn {ident(call.turn)}, step {ident(call.step)})" \
             f": seqs {seqs or '-'}"
     if timed:
         title += f"; {duration_text(_elapsed(call.finished_at, call.started_at))}"
@@ -394,7 +403,7 @@ def _tool_bar(call: ToolCall, number: int, place: _Place, axis: _Axis, hi: float
         title += f"; approval {approval}"
     title += f"; {note}"
     left, width, wait = axis.bar(place, hi)
-    return Bar("tool", as_text(call.tool), TOOL_STATUS.get(call.outcome or "", "open"), note,
+    return Bar("tool", ident(call.tool), TOOL_STATUS.get(call.outcome or "", "open"), note,
                _when(place, timed), title, f"#tool-{number}", left, width, wait)
 
 
@@ -403,7 +412,7 @@ def approval_text(call: ToolCall) -> str:
     approval = call.approval
     if approval is None:
         return "-"
-    outcome = "no decision" if approval.decided_seq is None else as_text(approval.outcome)
+    outcome = "no decision" if approval.decided_seq is None else ident(approval.outcome)
     waited = _elapsed(approval.decided_time, approval.asked_time)
     return f"{outcome} after {duration_text(waited)}" if waited is not None else outcome
 
@@ -432,9 +441,10 @@ def tool_rows(calls: Sequence[ToolCall]) -> Listing[ToolRow]:
 
 
 def _tool_row(n: int, call: ToolCall) -> ToolRow:
-    arguments = "" if call.arguments is None else one_line(as_text(call.arguments), ARGUMENTS_WIDTH)
+    arguments = "" if call.arguments is None else \
+        one_line(shown(call.arguments, 4 * ARGUMENTS_WIDTH, quote=False), ARGUMENTS_WIDTH)
     seqs = "-".join(str(s) for s in (call.call_seq, call.result_seq) if s is not None)
-    return ToolRow(f"tool-{n}", as_text(call.tool), as_text(call.call_id), f"{as_text(call.turn)}/{as_text(call.step)}",
+    return ToolRow(f"tool-{n}", ident(call.tool), ident(call.call_id), f"{ident(call.turn)}/{ident(call.step)}",
                    arguments, tool_note(call), TOOL_STATUS.get(call.outcome or "", "open"), approval_text(call),
                    " ".join(h.label() for h in call.hooks) or "-",
                    duration_text(_elapsed(call.finished_at, call.started_at)), seqs or "-")
@@ -457,7 +467,7 @@ def call_rows(calls: Sequence[Call], failure: Mapping[str, Any] | None) -> Listi
         return CallRow(f"call-row-{call.call}", [
             cell(call.call), cell(call.turn), cell(call.step),
             f"{cell(call.first_chunk_seq)}–{cell(call.last_chunk_seq)}",
-            f"{as_text(call.provider)}/{as_text(call.model)}", outcome_text(call.outcome, call.error_code),
+            f"{ident(call.provider)}/{ident(call.model)}", outcome_text(call.outcome, call.error_code),
             cell(usage.get("inputTokens")), cell(usage.get("outputTokens")), "-" if past else cell(call.message_count)],
             call_status(call))
     return listing(calls, row)
@@ -584,7 +594,7 @@ def surface_lanes(index: LogIndex, shadows: Sequence[ShadowRecord] | None = None
 
     last = total - 1
     turns = [mark(s.start, s.end if s.end is not None else last, "#7aa7d6",
-                  f"turn {as_text(s.turn)}: seqs {s.start}-{s.end if s.end is not None else last}"
+                  f"turn {ident(s.turn)}: seqs {s.start}-{s.end if s.end is not None else last}"
                   + ("" if s.end is not None else " (open)")) for s in index.turn_spans[:MAX_SPANS]]
     brackets = []
     for b in index.brackets[:MAX_SPANS]:
@@ -592,7 +602,7 @@ def surface_lanes(index: LogIndex, shadows: Sequence[ShadowRecord] | None = None
             continue
         end = b.end if b.end is not None else last
         brackets.append(mark(b.start, end, BRACKET_COLOURS.get(b.status, "#8e6bbf"),
-                             f"compaction {as_text(b.compaction_id)} ({b.status}): seqs {b.start}-{end}"))
+                             f"compaction {ident(b.compaction_id)} ({b.status}): seqs {b.start}-{end}"))
     shadowed = []
     for r in (index.shadows if shadows is None else shadows)[:MAX_SPANS]:
         if r.shadowed_seqs:  # (one mark for the messages a replacement shadows: a summary takes hundreds)
