@@ -109,3 +109,19 @@ def test_index_html_gives_each_verdict_its_reason_and_warnings(cli, tmp_path):
     assert why[2].startswith('<ul class="notes"><li class="warn">DSH-W213 at seq 74: log ends inside turn 3; ')
     assert why[3] == '<span class="bad">format version 1 not supported: dshreplay reads format version 0</span>'
     assert why[4].startswith('<span class="bad">DSH-E001 at seq 4: line is not valid JSON')
+
+
+def test_a_megabyte_tool_name_is_cut_in_the_report_not_repeated(cli, tmp_path):
+    name = "t" * 1_000_000
+    b = LogBuilder("long-names")
+    b.start_turn()
+    b.start_step()
+    b.user("go")
+    for _ in range(10):
+        b.tool_round(name, "{}", "ok")
+    b.end_turn()
+    out = export(cli, tmp_path, b.write(tmp_path / "long.jsonl"), expect=None)
+    report = page(out / "long-names" / "report.html")
+    assert (out / "long-names" / "tools.csv").stat().st_size > 10_000_000  # (the data file has every name whole)
+    assert len(report) < 400_000 and "t" * 80 + "<" not in report
+    assert f'<div class="lbl tool" title="{"t" * 77}... ' in report
