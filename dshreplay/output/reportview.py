@@ -180,11 +180,11 @@ def waterfall(index: LogIndex, views: Iterable[Mapping[str, Any]]) -> Waterfall:
     turns, calls, tools = index.turn_spans, index.calls, index.tool_calls
     timed = bool(turns or calls) and all(is_time(t.start_time) for t in turns) \
         and all(is_time(c.first_chunk_time) for c in calls)
-    place_turn, place_call, place_tool = (_timed if timed else _seqs)(index)
+    place_turn, place_call, place_tool = ON_TIME if timed else ON_SEQS
     items = [_Item(t.start, 0, t, place_turn(t), turn_status(t.ending)) for t in turns]
     items += [_Item(c.first_chunk_seq if c.first_chunk_seq is not None else 0, 1, c, place_call(c), call_status(c))
               for c in calls]
-    items += [_Item(_tool_first_seq(tc), 2, tc, place_tool(tc), TOOL_STATUS.get(tc.outcome or "", "open"), n)
+    items += [_Item(_tool_first_seq(tc), 2, tc, place_tool(tc), tool_status(tc), n)
               for n, tc in enumerate(tools, 1)]
     if timed:
         starts = [i.place.start for i in items if i.place.start is not None]
@@ -196,8 +196,10 @@ def waterfall(index: LogIndex, views: Iterable[Mapping[str, Any]]) -> Waterfall:
     items.sort(key=attrgetter("seq", "order"))
     problems = [i for i in items if i.status in PROBLEMS]
 
+    frame = _Frame(axis, hi, timed, viewed)
+
     def bars(chosen: list[_Item]) -> Listing[Bar]:
-        return listing(chosen, lambda i: _bar(i, axis, hi, timed, viewed))
+        return listing(chosen, lambda i: _bar(i, frame))
 
     if timed:
         caption = (f"Time from {utc_time(lo)} ({duration_text(hi - lo)} in all); hover a bar for its seqs, "
@@ -224,13 +226,29 @@ class _Item:
     number: int = 0  # a tool call's row in the tool-call table
 
 
-def _bar(item: _Item, axis: _Axis, hi: float, timed: bool, viewed: set[Any]) -> Bar:
+@dataclass(frozen=True)
+class _Frame:
+    """What every bar is drawn against: the axis, the end of the log on it (where what never
+    ended stops), whether it is a time axis, and the calls whose model view the report draws."""
+
+    axis: _Axis
+    end: float
+    timed: bool
+    viewed: set[Any]
+
+    def when(self, place: _Place) -> str:
+        if place.start is None:
+            return "-"
+        return (utc_time(place.start) or "-") if self.timed else f"seq {place.start:.0f}"
+
+
+def _bar(item: _Item, frame: _Frame) -> Bar:
     what = item.what
     if isinstance(what, Span):
-        return _turn_bar(what, item.place, axis, hi, timed)
+        return _turn_bar(what, item, frame)
     if isinstance(what, Call):
-        return _call_bar(what, item.place, axis, hi, timed, viewed)
-    return _tool_bar(what, item.number, item.place, axis, hi, timed)
+        return _call_bar(what, item, frame)
+    return _tool_bar(what, item, frame)
 
 
 HEADLINES = [  # (kind, status, one, many): how the first line counts the problems, in this order
@@ -269,57 +287,55 @@ def _tool_first_seq(call: ToolCall) -> int:
     return 0
 
 
-def _timed(index: LogIndex) -> tuple[Callable[[Span], _Place], Callable[[Call], _Place], Callable[[ToolCall], _Place]]:
-    """Where turns, model calls and tool calls lie on the time axis (epoch ms)."""
-    def turn(span: Span) -> _Place:
-        return _Place(_ms(span.start_time), _ms(span.end_time) if span.end is not None else None)
-
-    def call(c: Call) -> _Place:
-        first = _ms(c.first_chunk_time)
-        asked = _ms(c.requested_at)
-        start = asked if asked is not None else first
-        wait = (start, first) if start is not None and first is not None and first > start else None
-        return _Place(start, _ms(c.last_chunk_time), wait)
-
-    def tool(tc: ToolCall) -> _Place:
-        approval = tc.approval
-        asked = _ms(approval.asked_time) if approval is not None else None
-        decided = _ms(approval.decided_time) if approval is not None else None
-        starts = [t for t in (_ms(tc.started_at), asked) if t is not None]
-        start = min(starts) if starts else None
-        wait = (asked, decided) if asked is not None and decided is not None else None
-        return _Place(start, _ms(tc.finished_at), wait)
-    return turn, call, tool
+# where turns, model calls and tool calls lie on an axis
+Placer = tuple[Callable[[Span], _Place], Callable[[Call], _Place], Callable[[ToolCall], _Place]]
 
 
-def _seqs(index: LogIndex) -> tuple[Callable[[Span], _Place], Callable[[Call], _Place],
-                                    Callable[[ToolCall], _Place]]:
-    """Where turns, model calls and tool calls lie on the seq axis (a bar ends past its last event)."""
-    def turn(span: Span) -> _Place:
-        return _Place(span.start, None if span.end is None else span.end + 1)
+def _time_turn(span: Span) -> _Place:
+    return _Place(_ms(span.start_time), _ms(span.end_time) if span.end is not None else None)
 
-    def call(c: Call) -> _Place:
-        last = c.last_chunk_seq if c.last_chunk_seq is not None else c.first_chunk_seq
-        return _Place(c.first_chunk_seq, None if last is None else last + 1)
 
-    def tool(tc: ToolCall) -> _Place:
-        approval = tc.approval
-        starts = [s for s in (tc.call_seq, approval.asked_seq if approval else None) if s is not None]
-        start = min(starts) if starts else tc.asked_seq
-        ends = [s for s in (tc.result_seq, approval.decided_seq if approval else None) if s is not None]
-        return _Place(start, max(ends) + 1 if ends else None)
-    return turn, call, tool
+def _time_call(call: Call) -> _Place:
+    """From the request (the event before its first chunk) to its last chunk; the wait: to its first."""
+    first, asked = _ms(call.first_chunk_time), _ms(call.requested_at)
+    start = asked if asked is not None else first
+    wait = (start, first) if start is not None and first is not None and first > start else None
+    return _Place(start, _ms(call.last_chunk_time), wait)
+
+
+def _time_tool(call: ToolCall) -> _Place:
+    """From its approval's ask or its tool/call, whichever is first, to its result; the wait: the approval."""
+    approval = call.approval
+    asked = _ms(approval.asked_time) if approval is not None else None
+    decided = _ms(approval.decided_time) if approval is not None else None
+    starts = [t for t in (_ms(call.started_at), asked) if t is not None]
+    wait = (asked, decided) if asked is not None and decided is not None else None
+    return _Place(min(starts) if starts else None, _ms(call.finished_at), wait)
+
+
+def _seq_turn(span: Span) -> _Place:
+    return _Place(span.start, None if span.end is None else span.end + 1)  # (a bar ends past its last event)
+
+
+def _seq_call(call: Call) -> _Place:
+    last = call.last_chunk_seq if call.last_chunk_seq is not None else call.first_chunk_seq
+    return _Place(call.first_chunk_seq, None if last is None else last + 1)
+
+
+def _seq_tool(call: ToolCall) -> _Place:
+    approval = call.approval
+    starts = [s for s in (call.call_seq, approval.asked_seq if approval else None) if s is not None]
+    ends = [s for s in (call.result_seq, approval.decided_seq if approval else None) if s is not None]
+    return _Place(min(starts) if starts else call.asked_seq, max(ends) + 1 if ends else None)
+
+
+ON_TIME: Placer = (_time_turn, _time_call, _time_tool)
+ON_SEQS: Placer = (_seq_turn, _seq_call, _seq_tool)
 
 
 def _ms(value: object) -> float | None:
     """A log time as a number of epoch ms, or None (`is_time`)."""
     return value if isinstance(value, (int, float)) and is_time(value) else None
-
-
-def _when(place: _Place, timed: bool) -> str:
-    if place.start is None:
-        return "-"
-    return (utc_time(place.start) or "-") if timed else f"seq {place.start:.0f}"
 
 
 TURN_STATUS = {"completed": "ok", "interrupted": "interrupted"}
@@ -334,19 +350,20 @@ def turn_status(ending: str) -> str:
     return "failed" if ending.startswith("error") else "warn"
 
 
-def _turn_bar(span: Span, place: _Place, axis: _Axis, hi: float, timed: bool) -> Bar:
+def _turn_bar(span: Span, item: _Item, frame: _Frame) -> Bar:
     ending = span.ending
     end = "the end of the log (interrupted)" if span.end is None else f"seq {span.end}"
     times = ""
-    if timed:
+    if frame.timed:
         times = f"; {utc_time(span.start_time)}, {duration_text(_elapsed(span.end_time, span.start_time))}"
     title = f"turn {ident(span.turn)}: seqs {span.start} to {end}{times}; {ending}"
-    left, width, _ = axis.bar(place, hi)
-    return Bar("turn", f"turn {ident(span.turn)}", turn_status(ending), ending, _when(place, timed), title,
+    left, width, _ = frame.axis.bar(item.place, frame.end)
+    return Bar("turn", f"turn {ident(span.turn)}", item.status, ending, frame.when(item.place), title,
                None, left, width)
 
 
 def call_status(call: Call) -> str:
+    """A model call's outcome as the report marks it."""
     if failed(call.finish):
         return "failed"
     if call.outcome is None:
@@ -361,24 +378,29 @@ def call_href(number: int | None, viewed: set[Any]) -> str | None:
     return f"#call-{number}" if number in viewed else (f"#call-row-{number}" if number <= MAX_ROWS else None)
 
 
-def _call_bar(call: Call, place: _Place, axis: _Axis, hi: float, timed: bool, viewed: set[Any]) -> Bar:
+def _call_bar(call: Call, item: _Item, frame: _Frame) -> Bar:
     note = outcome_text(call.outcome, call.error_code)
     model = f"{ident(call.provider)}/{ident(call.model)}"
     last = call.last_chunk_seq if call.last_chunk_seq is not None else call.first_chunk_seq
     title = f"call {call.call} (turn {ident(call.turn)}, step {ident(call.step)}, {model}): seqs " \
             f"{call.first_chunk_seq}-{last}"
-    if timed:
+    if frame.timed:
         asked = _ms(call.requested_at)
         title += (f"; requested {utc_time(asked)}, first chunk after {duration_text(call.latency_ms)}" if asked
                   else f"; first chunk at {utc_time(call.first_chunk_time)}")
         title += f", streamed {duration_text(call.duration_ms)}"
     title += f"; {note}"
-    left, width, wait = axis.bar(place, hi)
-    return Bar("model", f"call {call.call}", call_status(call), note, _when(place, timed), title,
-               call_href(call.call, viewed), left, width, wait)
+    left, width, wait = frame.axis.bar(item.place, frame.end)
+    return Bar("model", f"call {call.call}", item.status, note, frame.when(item.place), title,
+               call_href(call.call, frame.viewed), left, width, wait)
 
 
-TOOL_STATUS = {COMPLETED: "ok", ERROR: "failed", NOT_STARTED: "cancelled"}
+TOOL_STATUS = {COMPLETED: "ok", ERROR: "failed", NOT_STARTED: "cancelled"}  # (outcome unknown, unread: open)
+
+
+def tool_status(call: ToolCall) -> str:
+    """A tool call's outcome (the ToolLedger's) as the report marks it."""
+    return TOOL_STATUS.get(call.outcome or "", "open")
 
 
 def tool_note(call: ToolCall) -> str:
@@ -390,21 +412,21 @@ def tool_note(call: ToolCall) -> str:
     return f"{outcome} {ident(code)}"
 
 
-def _tool_bar(call: ToolCall, number: int, place: _Place, axis: _Axis, hi: float, timed: bool) -> Bar:
+def _tool_bar(call: ToolCall, item: _Item, frame: _Frame) -> Bar:
     note = tool_note(call)
     seqs = ", ".join(f"{name} {seq}" for name, seq in (("asked", call.asked_seq), ("tool/call", call.call_seq),
                                                        ("result", call.result_seq)) if seq is not None)
     title = f"{ident(call.tool)} {ident(call.call_id)} (turn {ident(call.turn)}, step {ident(call.step)})" \
             f": seqs {seqs or '-'}"
-    if timed:
+    if frame.timed:
         title += f"; {duration_text(_elapsed(call.finished_at, call.started_at))}"
     approval = approval_text(call)
     if approval != "-":
         title += f"; approval {approval}"
     title += f"; {note}"
-    left, width, wait = axis.bar(place, hi)
-    return Bar("tool", ident(call.tool), TOOL_STATUS.get(call.outcome or "", "open"), note,
-               _when(place, timed), title, f"#tool-{number}", left, width, wait)
+    left, width, wait = frame.axis.bar(item.place, frame.end)
+    return Bar("tool", ident(call.tool), item.status, note, frame.when(item.place), title, f"#tool-{item.number}",
+               left, width, wait)
 
 
 def approval_text(call: ToolCall) -> str:
@@ -445,7 +467,7 @@ def _tool_row(n: int, call: ToolCall) -> ToolRow:
         one_line(shown(call.arguments, 4 * ARGUMENTS_WIDTH, quote=False), ARGUMENTS_WIDTH)
     seqs = "-".join(str(s) for s in (call.call_seq, call.result_seq) if s is not None)
     return ToolRow(f"tool-{n}", ident(call.tool), ident(call.call_id), f"{ident(call.turn)}/{ident(call.step)}",
-                   arguments, tool_note(call), TOOL_STATUS.get(call.outcome or "", "open"), approval_text(call),
+                   arguments, tool_note(call), tool_status(call), approval_text(call),
                    " ".join(h.label() for h in call.hooks) or "-",
                    duration_text(_elapsed(call.finished_at, call.started_at)), seqs or "-")
 
