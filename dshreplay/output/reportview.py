@@ -30,6 +30,7 @@ from dshreplay.analyses.tools import (
 )
 from dshreplay.analyses.turns import Span
 from dshreplay.jsvalues import as_text, is_time, shown, utc_time
+from dshreplay.output.callrecords import elapsed_ms
 
 S = TypeVar("S")
 T = TypeVar("T")
@@ -165,12 +166,6 @@ def duration_text(ms: object) -> str:
         return f"{minutes} min {sec:02d} s"
     hours, minutes = divmod(minutes, 60)
     return f"{hours} h {minutes:02d} min"
-
-
-def _elapsed(later: object, earlier: object) -> float | None:
-    """Milliseconds between two log times (None unless both are times)."""
-    a, b = _ms(later), _ms(earlier)
-    return None if a is None or b is None else a - b
 
 
 def waterfall(index: LogIndex, views: Iterable[Mapping[str, Any]]) -> Waterfall:
@@ -355,7 +350,7 @@ def _turn_bar(span: Span, item: _Item, frame: _Frame) -> Bar:
     end = "the end of the log (interrupted)" if span.end is None else f"seq {span.end}"
     times = ""
     if frame.timed:
-        times = f"; {utc_time(span.start_time)}, {duration_text(_elapsed(span.end_time, span.start_time))}"
+        times = f"; {utc_time(span.start_time)}, {duration_text(elapsed_ms(span.end_time, span.start_time))}"
     title = f"turn {ident(span.turn)}: seqs {span.start} to {end}{times}; {ending}"
     left, width, _ = frame.axis.bar(item.place, frame.end)
     return Bar("turn", f"turn {ident(span.turn)}", item.status, ending, frame.when(item.place), title,
@@ -419,7 +414,7 @@ def _tool_bar(call: ToolCall, item: _Item, frame: _Frame) -> Bar:
     title = f"{ident(call.tool)} {ident(call.call_id)} (turn {ident(call.turn)}, step {ident(call.step)})" \
             f": seqs {seqs or '-'}"
     if frame.timed:
-        title += f"; {duration_text(_elapsed(call.finished_at, call.started_at))}"
+        title += f"; {duration_text(elapsed_ms(call.finished_at, call.started_at))}"
     approval = approval_text(call)
     if approval != "-":
         title += f"; approval {approval}"
@@ -435,7 +430,7 @@ def approval_text(call: ToolCall) -> str:
     if approval is None:
         return "-"
     outcome = "no decision" if approval.decided_seq is None else ident(approval.outcome)
-    waited = _elapsed(approval.decided_time, approval.asked_time)
+    waited = elapsed_ms(approval.decided_time, approval.asked_time)
     return f"{outcome} after {duration_text(waited)}" if waited is not None else outcome
 
 
@@ -469,7 +464,7 @@ def _tool_row(n: int, call: ToolCall) -> ToolRow:
     return ToolRow(f"tool-{n}", ident(call.tool), ident(call.call_id), f"{ident(call.turn)}/{ident(call.step)}",
                    arguments, tool_note(call), tool_status(call), approval_text(call),
                    " ".join(h.label() for h in call.hooks) or "-",
-                   duration_text(_elapsed(call.finished_at, call.started_at)), seqs or "-")
+                   duration_text(elapsed_ms(call.finished_at, call.started_at)), seqs or "-")
 
 
 @dataclass(frozen=True)
