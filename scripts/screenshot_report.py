@@ -106,11 +106,11 @@ def export_sample(out: Path, log: Path = ROOT / "sample_logs" / "audit-demo.json
 
 
 def export_incident(folder: Path) -> Path:
-    """The incident sample written to `folder` and exported there; return its report.html."""
+    """The incident sample written to `folder` as incident.jsonl and exported to folder/bundle
+    (the input named as `folder` names it); return its report.html."""
     from dshreplay.testing.samples import incident
     folder.mkdir(parents=True, exist_ok=True)
-    log = incident().write(folder / "incident.jsonl")
-    return export_sample(folder / "bundle", log)
+    return export_sample(folder / "bundle", incident().write(folder / "incident.jsonl"))
 
 
 def main() -> int:
@@ -119,9 +119,11 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         report = export_sample(Path(tmp) / "bundle", Path("sample_logs/audit-demo.jsonl"))
         print(screenshot(report, ROOT / "docs" / "report.png"))
-        report = export_incident(Path(tmp) / "incident")
+        os.chdir(tmp)
+        report = export_incident(Path("incident"))
         print(screenshot(report, ROOT / "docs" / "report-wide.png", width=1280, height=1100))
         print(screenshot(report, ROOT / "docs" / "report-narrow.png", width=390, height=1600))
+        os.chdir(ROOT)
     return 0
 
 

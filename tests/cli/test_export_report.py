@@ -32,12 +32,12 @@ def test_the_report_opens_on_the_failed_calls_and_their_bars_lead_to_the_model_v
         'model call, 1 tool call without an outcome, interrupted: the log ends inside turn 3</p></header>')
     failures = re.search(r'<table id="failure-list">.*?</table>', report, re.S).group(0)
     linked = re.findall(r'<tr class="st-(\w+)"><td><a href="(#[\w-]+)"[^>]*>([^<]*)</a></td>'
-                        r'<td class="note \w+">([^<]*)</td>', failures)
+                        r'<td class="note \w+ text">([^<]*)</td>', failures)
     assert linked == [("failed", "#call-1", "call 1", "error CONTEXT_WINDOW_EXCEEDED"),
                       ("failed", "#tool-1", "bash", "error"), ("cancelled", "#call-5", "call 5", "cancelled"),
                       ("open", "#tool-3", "bash", "outcome unknown")]
-    assert '<tr class="st-aborted"><td>turn 2</td><td class="note aborted">aborted by user</td>' in failures
-    assert '<tr class="st-interrupted"><td>turn 3</td><td class="note interrupted">interrupted</td>' in failures
+    assert '<tr class="st-aborted"><td>turn 2</td><td class="note aborted text">aborted by user</td>' in failures
+    assert '<tr class="st-interrupted"><td>turn 3</td><td class="note interrupted text">interrupted</td>' in failures
     bar = re.search(r'<a class="bar failed" href="#call-1" title="([^"]*)"', report)
     assert html.unescape(bar.group(1)).endswith("; error CONTEXT_WINDOW_EXCEEDED")
     assert '<details id="call-1"><summary>Call 1 (turn 1, step 1): ' in report
