@@ -65,6 +65,9 @@ document.getElementById("page").addEventListener("load", function () {
   var doc = this.contentDocument, out = {};
   out.scrollWidth = doc.documentElement.scrollWidth;
   out.clientWidth = doc.documentElement.clientWidth;
+  out.boxes = Array.prototype.map.call(doc.querySelectorAll("section[id] > .scroll"), function (box) {
+    return {section: box.parentNode.id, fits: box.scrollWidth <= box.clientWidth};
+  });
   out.bars = Array.prototype.map.call(doc.querySelectorAll("#waterfall a.bar"), function (bar) {
     var box = bar.getBoundingClientRect(), track = bar.parentNode.getBoundingClientRect();
     return {status: bar.className.replace("bar ", ""), href: bar.getAttribute("href"),
@@ -82,10 +85,11 @@ document.getElementById("page").addEventListener("load", function () {
 
 
 def layout(page: Path, width: int) -> dict:
-    """How the page lays out in a viewport `width` px wide: its scroll and client widths and
-    each waterfall bar's status, link, hover text, computed colour, width and whether it lies
-    inside its track. Measured by a script in a wrapper page that frames the report (the
-    report itself runs none: its CSP forbids it)."""
+    """How the page lays out in a viewport `width` px wide: its scroll and client widths, whether
+    each section's table fits its box (or scrolls inside it), and each waterfall bar's status,
+    link, hover text, computed colour, width and whether it lies inside its track. Measured by
+    a script in a wrapper page that frames the report (the report itself runs none: its CSP
+    forbids it)."""
     with tempfile.TemporaryDirectory(prefix="dshreplay-probe-") as folder:
         wrapper = Path(folder) / "probe.html"
         wrapper.write_text(PROBE % {"src": page.resolve().as_uri(), "width": width}, encoding="utf-8")

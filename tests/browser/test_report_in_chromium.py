@@ -81,6 +81,10 @@ RED = "rgb(217, 45, 32)"
 def test_the_report_fits_the_screen_and_its_failed_bars_are_red(incident_report, width):
     measured = browser.layout(incident_report, width)
     assert measured["scrollWidth"] <= measured["clientWidth"] <= width  # (no sideways scrolling)
+    fits = {box["section"]: box["fits"] for box in measured["boxes"]}
+    assert fits["failures"] and fits["facts"]  # (the first screen never scrolls sideways, even inside a box)
+    if width == 1280:
+        assert all(fits.values()), fits
     bars = measured["bars"]
     assert [(b["status"], b["href"]) for b in bars] == [
         ("ok", None), ("failed", "#call-1"), ("ok", "#call-2"), ("failed", "#tool-1"), ("ok", "#call-3"),
