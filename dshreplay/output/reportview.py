@@ -44,7 +44,7 @@ MAX_SPANS = 2000  # marks of each lane of the seq timeline drawn in the report
 PROBLEMS = ("failed", "aborted", "interrupted", "cancelled", "open")  # statuses the failures list names
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Listing(Generic[T]):
     """A list cut for a page: `first` shown, `rest` behind a <details>, `total` in the log
     (more than first + rest when the report holds only MAX_ROWS of them)."""
@@ -80,7 +80,7 @@ def listing(items: Sequence[S], make: Callable[[S], T]) -> Listing[T]:
 
 # -- the waterfall -------------------------------------------------------------
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Bar:
     """One row of the waterfall: a turn, a model call or a tool call, placed on the axis.
 
@@ -101,13 +101,13 @@ class Bar:
     wait: tuple[str, str] | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Tick:
     left: str  # percent of the track
     label: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Waterfall:
     axis: str  # "time" or "seq"
     caption: str
@@ -117,7 +117,7 @@ class Waterfall:
     summary: str  # the problems counted, for the report's first line ("" when there are none)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Place:
     """An item's extent on the axis (in ms or seqs); `wait`: the waiting part's extent."""
 
@@ -208,7 +208,7 @@ def waterfall(index: LogIndex, views: Iterable[Mapping[str, Any]]) -> Waterfall:
     return Waterfall("time" if timed else "seq", caption, ticks, bars(items), bars(problems), headline(problems))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Item:
     """A turn, model call or tool call before it is drawn: where it starts in the log, its
     place on the axis and its status (what the failures list and headline count)."""
@@ -221,7 +221,7 @@ class _Item:
     number: int = 0  # a tool call's row in the tool-call table
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Frame:
     """What every bar is drawn against: the axis, the end of the log on it (where what never
     ended stops), whether it is a time axis, and the calls whose model view the report draws."""
@@ -436,7 +436,7 @@ def approval_text(call: ToolCall) -> str:
 
 # -- tables --------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ToolRow:
     """One row of the tool-call table: the ToolLedger's call, worded."""
 
@@ -467,7 +467,7 @@ def _tool_row(n: int, call: ToolCall) -> ToolRow:
                    duration_text(elapsed_ms(call.finished_at, call.started_at)), seqs or "-")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CallRow:
     """One row of the model-call table."""
 
@@ -490,7 +490,7 @@ def call_rows(calls: Sequence[Call], failure: Mapping[str, Any] | None) -> Listi
     return listing(calls, row)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Fact:
     """A row of the session card; `rest`: the items of a long list past the first (<details>)."""
 
@@ -581,7 +581,7 @@ def approval_rows(rows: Sequence[Sequence[object]]) -> Listing[list[str]]:
 
 # -- the seq timeline of the model's view ---------------------------------------
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Mark:
     x: str
     width: str
@@ -589,7 +589,7 @@ class Mark:
     title: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Lane:
     name: str
     y: int
@@ -633,7 +633,7 @@ def surface_lanes(index: LogIndex, shadows: Sequence[ShadowRecord] | None = None
 
 # -- index.html ----------------------------------------------------------------
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Notes:
     """What index.html says of a session beside its verdict: why it failed (its first
     error) and its warnings (a torn tail, an interrupted turn), from its findings."""
@@ -660,7 +660,7 @@ def _finding_text(finding: Mapping[str, Any]) -> str:
     return one_line(f"{as_text(finding.get('code'))} at {where}: {as_text(finding.get('message'))}", 300)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class IndexRow:
     input: str
     session: str
