@@ -82,6 +82,7 @@ from dshreplay.output.htmlreport import MAX_TRANSCRIPT, render_index, render_rep
 from dshreplay.output.outfolder import create, make_folder, output_error, write_file, write_folder
 from dshreplay.output.redact import ArgumentDeltas, Redactor
 from dshreplay.output.reporters import TextReporter, markdown_label
+from dshreplay.output.reportview import Notes, session_notes
 from dshreplay.output.signing import NAMESPACE, Signer, canonical, representable
 
 __all__ = ["export_bundle", "ExportOptions", "read_manifest"]
@@ -258,6 +259,7 @@ class SessionExport:
     entry: dict = field(default_factory=dict)
     redactions: int = 0
     by_rule: dict = field(default_factory=dict)
+    notes: Notes = field(default_factory=Notes)  # index.html's reason and warnings (not in the manifest)
 
 
 @dataclass(frozen=True)
@@ -468,7 +470,7 @@ def _build(inputs: list, root: Path, options: ExportOptions, stamp: str, mapper,
     for s in sessions:
         for rule, n in s.by_rule.items():
             by_rule[rule] = by_rule.get(rule, 0) + n
-    write_file(root / INDEX, render_index([s.entry for s in sessions], stamp).encode())
+    write_file(root / INDEX, render_index([s.entry for s in sessions], stamp, [s.notes for s in sessions]).encode())
     files = _listing(root)
     manifest = {
         "format": FORMAT,
@@ -619,6 +621,7 @@ def _export_session(given, root: Path, redactor: Redactor, name: str | None,
     report_html = render_report(entry=result.entry, index=index, findings=findings, view=view,
                                 transcript=entries, input_hash=hasher.name)
     write_file(folder / "report.html", report_html.encode())
+    result.notes = session_notes(findings)
     result.redactions, result.by_rule = redactor.replacements, dict(redactor.by_rule)
     return result
 

@@ -542,6 +542,56 @@ def audit_demo() -> LogBuilder:
     return b
 
 
+CONTEXT_EXCEEDED = {"kind": "error", "failure": {"message": "request exceeded the model context window",
+                                                  "code": "CONTEXT_WINDOW_EXCEEDED"}}
+
+
+def incident() -> LogBuilder:
+    """A session a responder opens after an incident (the report's screenshots in docs/):
+    turn 1: a model call that fails (CONTEXT_WINDOW_EXCEEDED, 1.2 s after the user's message)
+    and is retried 2 s later, a build that runs 41 s and fails, an install that waits five
+    minutes for its approval, then an answer; turn 2: the user aborts while the model streams;
+    turn 3: the log ends inside it, its tool call unanswered."""
+    b = LogBuilder("incident-demo")
+    b.start_turn()
+    b.request_header()
+    b.start_step()
+    b.user("The deploy failed: find out why and fix the build.")
+    b.add("assistant/chunk", {"turn": b.turn, "step": b.step,
+                              "chunk": {"type": "finish", "reason": CONTEXT_EXCEEDED}}, dt=1200)
+    b.clock += 2000  # (the harness waits before it retries)
+    b.assistant("Let me look at the build.", calls=[("call_build", "bash", '{"command": "make build"}')])
+    seq = b.tool_call("call_build", "bash", '{"command": "make build"}')
+    b.clock += 41_000
+    b.tool_result("call_build", "error: no module named 'requests'", cites=seq, is_error=True)
+    b.end_step()
+    b.start_step()
+    b.assistant("", calls=[("call_install", "bash", '{"command": "pip install requests"}')])
+    b.add("approval/asked", {"id": "approval-1", "toolName": "bash", "callId": "call_install",
+                             "reason": "installs a package"})
+    b.clock += 300_000
+    b.add("approval/decided", {"id": "approval-1", "outcome": "allowed-once"})
+    seq = b.tool_call("call_install", "bash", '{"command": "pip install requests"}')
+    b.clock += 9_000
+    b.tool_result("call_install", "Successfully installed requests", cites=seq)
+    b.end_step()
+    b.start_step()
+    b.assistant("The build passes now: the requests module was missing.")
+    b.end_turn()
+    b.start_turn()
+    b.start_step()
+    b.user("Now deploy it.")
+    b.clock += 1500
+    b.cancelled("I will run the deploy script")
+    b.end_turn("aborted", by="user")
+    b.start_turn()
+    b.start_step()
+    b.user("Run the tests first.")
+    b.assistant("", calls=[("call_tests", "bash", '{"command": "make test"}')])
+    b.tool_call("call_tests", "bash", '{"command": "make test"}')
+    return b
+
+
 def write_samples(out: Path) -> list[Path]:
     """Regenerate every bundled sample under `out`; returns the written paths."""
     out.mkdir(parents=True, exist_ok=True)

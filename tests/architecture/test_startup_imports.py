@@ -22,7 +22,7 @@ HEAVY = frozenset({
     "re2", "_re2", "concurrent.futures", "multiprocessing", "dshreplay.analyses.validate",
     "dshreplay.analyses.schemas", "dshreplay.analyses.rules", "dshreplay.output.bundle",
     "dshreplay.output.redact", "dshreplay.output.htmlreport", "dshreplay.output.signing",
-    "dshreplay.output.chain", "dshreplay.core.parallel",
+    "dshreplay.output.chain", "dshreplay.core.parallel", "jinja2", "markupsafe", "dshreplay.output.reportview",
 })
 
 
