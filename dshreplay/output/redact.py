@@ -76,15 +76,67 @@ class Rules:
     user: tuple[TextRule, ...] = ()  # the rules file's text rules
     pointers: tuple[tuple[str, ...], ...] = ()
     keys: frozenset[str] = frozenset()
-    gate: object = None  # RE2: every default rule at once (None: no default rule)
+    gate: Gate | None = None  # every default rule at once (None: no default rule)
     secret_members: object = None  # RE2: member names whose text values are masked (the defaults)
-    member_gate: object = None  # RE2: such a member name as JSON text writes it (`password":`)
     only_defaults: bool = False  # no rules file: a record none of whose bytes a default rule matches is kept
     summary: dict | None = None  # the rules file as the manifest records it: how many rules of each kind
 
     @property
     def text(self) -> tuple[TextRule, ...]:
         return self.defaults + self.user
+
+
+SECRET, PERCENT, BASE64_RUN = 1, 2, 4  # what a Gate scan finds: a default rule's match or a secret
+# member's name, a URL escape, a run of base64 long enough to hide a secret
+
+
+class Gate:
+    """Every default rule, a secret member's name as JSON text writes it (`password":`), a
+    URL escape and a run of base64, in one RE2 set: one scan of a text (a DFA, no capture
+    groups) says which of them it holds, where a search for each would take one scan each
+    (most texts hold none). Made from the rules' own patterns: no second copy of a rule.
+    A scan the DFA gives up on (its memory spent) is answered by the regexps instead."""
+
+    def __init__(self, patterns: tuple[str, ...]) -> None:
+        self.patterns = patterns
+        self.any_rule = _compile("|".join(f"(?:{p})" for p in patterns), GATE_MEMORY)
+        self.member = _compile(SECRET_MEMBER_IN_JSON, NAME_MEMORY)
+        options = re2.Options()
+        options.log_errors = False
+        options.max_mem = GATE_MEMORY
+        self._set = re2.Set.SearchSet(options)
+        for pattern in (*patterns, SECRET_MEMBER_IN_JSON, _PERCENT.pattern, _BASE64_BYTES.pattern, b""):
+            self._set.Add(pattern)  # (b"": matches every text, so a scan that ran finds at least it)
+        self._set.Compile()
+        self._member_at = len(patterns)  # the indices of what the set holds past the rules
+        self._flags = {len(patterns): SECRET, len(patterns) + 1: PERCENT, len(patterns) + 2: BASE64_RUN,
+                       len(patterns) + 3: 0}
+
+    def __reduce__(self) -> tuple[type[Gate], tuple[tuple[str, ...]]]:
+        return Gate, (self.patterns,)  # (an RE2 set does not pickle: a worker process compiles its own)
+
+    def scan(self, data: bytes) -> int:
+        """What `data` holds: SECRET, PERCENT and BASE64_RUN or-ed together."""
+        found = self._set.Match(data)
+        if found is None:  # (not even the empty pattern: the DFA gave up)
+            return self._searched(data)
+        flags, member_at = 0, self._member_at
+        for n in found:
+            flags |= SECRET if n < member_at else self._flags[n]
+        return flags
+
+    def rules(self, data: bytes) -> list[int]:
+        """The indices of the default rules that match somewhere in `data`, in rule order."""
+        found = self._set.Match(data)
+        if found is None:
+            return list(range(len(self.patterns))) if self.any_rule.search(data) is not None else []
+        return sorted(n for n in found if n < self._member_at)
+
+    def _searched(self, data: bytes) -> int:
+        flags = SECRET if self.any_rule.search(data) is not None or self.member.search(data) is not None else 0
+        if _PERCENT.search(data) is not None:
+            flags |= PERCENT
+        return flags | BASE64_RUN
 
 
 @dataclass
@@ -168,9 +220,9 @@ class Redactor:
         empty matches and texts a rule's `keep` spares left out."""
         rules = self.rules
         spans: list = []
-        if rules.gate is not None and rules.gate.search(data) is not None:
-            for rule in rules.defaults:
-                _find(rule, data, spans)
+        if rules.gate is not None:
+            for n in rules.gate.rules(data):
+                _find(rules.defaults[n], data, spans)
         for rule in rules.user:
             _find(rule, data, spans)
         return spans
@@ -183,17 +235,19 @@ class Redactor:
         (escaped in one more layer for each level of JSON inside a string), and no default
         rule needs a string's start or end (`secretrules`), so a JSON text for which this
         says no holds no string a default rule changes."""
-        rules = self.rules
+        gate = self.rules.gate
         for layer in _layers(data):
-            if rules.gate.search(layer) is not None or rules.member_gate.search(layer) is not None:
+            found = gate.scan(layer)
+            if found & SECRET:
                 return True
-            if b"%" in layer and _PERCENT.search(layer) is not None:
+            if found & PERCENT:
                 decoded = _PERCENT.sub(lambda m: bytes([int(m.group(1), 16)]), layer)
-                if rules.gate.search(decoded) is not None:
+                if gate.scan(decoded) & SECRET:
                     return True
-            for _, _, decoded in _base64_runs(layer):
-                if self._may_change(_utf8(decoded)):
-                    return True
+            if found & BASE64_RUN:
+                for _, _, decoded in _base64_runs(layer):
+                    if self._may_change(_utf8(decoded)):
+                        return True
         return False
 
     def _count(self, rule: str, n: int = 1) -> None:
@@ -615,9 +669,8 @@ def load_redactor(rules_path: str | None, *, defaults: bool = True) -> Redactor:
     summary = None if rules_path is None else {"text": len(texts), "pointers": len(pointers), "keys": len(keys)}
     return Redactor(Rules(
         default_rules, user_rules, pointers, keys,
-        gate=_compile("|".join(f"(?:{r.pattern})" for r in found), GATE_MEMORY) if defaults else None,
+        gate=Gate(tuple(r.pattern for r in found)) if defaults else None,
         secret_members=_compile(SECRET_MEMBERS, NAME_MEMORY) if defaults else None,
-        member_gate=_compile(SECRET_MEMBER_IN_JSON, NAME_MEMORY) if defaults else None,
         only_defaults=defaults and not texts and not keys,
         summary=summary))
 

@@ -1,0 +1,39 @@
+"""The one RE2 set that gates redaction: what a scan finds, the rules it names, and that it
+travels to worker processes (--jobs)."""
+
+from __future__ import annotations
+
+import pickle
+
+from dshreplay.output.redact import BASE64_RUN, PERCENT, SECRET, Gate, load_redactor
+
+
+def test_a_scan_names_what_a_text_holds():
+    gate = load_redactor(None).rules.gate
+    assert gate.scan(b"nothing to see here") == 0
+    assert gate.scan(b'{"password": 1}') == SECRET  # a secret member's name as JSON writes it
+    assert gate.scan(b"ghp_" + b"a1" * 18) == SECRET | BASE64_RUN  # (a token is a run of base64 too)
+    assert gate.scan(b"a%41b") == PERCENT
+    assert gate.scan(b"QWxhZGRpbjpvcGVu") == BASE64_RUN
+
+
+def test_the_rules_a_text_matches_are_named_in_rule_order():
+    rules = load_redactor(None).rules
+    token = b"x ghp_" + b"a1" * 18
+    names = [rules.defaults[n].name for n in rules.gate.rules(token)]
+    assert names == ["GitHub Token", "GitHub token, any length"]
+    assert rules.gate.rules(b"plain words") == []
+
+
+def test_a_scan_the_set_gives_up_on_is_answered_by_the_regexps():
+    gate = Gate(("ghp_[a-z]{4}",))
+    gate._set = type("GivesUp", (), {"Match": lambda self, data: None})()
+    assert gate.scan(b"ghp_abcd") == SECRET | BASE64_RUN
+    assert gate.scan(b"plain") == BASE64_RUN  # (runs of base64 are then looked for)
+    assert gate.scan(b"%41") == PERCENT | BASE64_RUN
+    assert gate.rules(b"ghp_abcd") == [0] and gate.rules(b"plain") == []
+
+
+def test_a_gate_pickles_for_a_worker_process():
+    gate = pickle.loads(pickle.dumps(Gate(("ghp_[a-z]{4}",))))
+    assert gate.scan(b"ghp_abcd") == SECRET and gate.scan(b"plain") == 0
