@@ -208,6 +208,8 @@ class CsvFile:
         self.writer = csv.writer(self.fh, lineterminator="\n")
         self.writer.writerow(header)
         self.texts: dict = {}  # short log strings met before -> their cells' CSV text
+        self._cell = io.StringIO()  # one cell's CSV text is written here (`cell`), by one writer made once
+        self._cell_writer = csv.writer(self._cell, lineterminator="")
 
     def row(self, values) -> None:
         self.writer.writerow([csv_cell(v) for v in values])
@@ -224,20 +226,22 @@ class CsvFile:
         known = self.texts.get(value) if type(value) is str else None
         if known is None:
             cell = csv_cell(value)
-            known = _csv_text((cell,)) if cell != "" else ""
+            known = self.cell(cell) if cell != "" else ""
             if type(value) is str and len(value) <= 64 and len(self.texts) < 4096:
                 self.texts[value] = known
         return known
 
+    def cell(self, cell) -> str:
+        """A cell (a csv_cell) as the CSV text of part of a row, quoted as the csv module quotes it
+        (by one writer for every cell: a writer and a buffer made per cell cost more than the cell)."""
+        out = self._cell
+        out.seek(0)
+        out.truncate()
+        self._cell_writer.writerow((cell,))
+        return out.getvalue()
+
     def close(self) -> None:
         self.fh.close()
-
-
-def _csv_text(cells) -> str:
-    """Cells (each a csv_cell) as the CSV text of part of a row, quoted as the csv module quotes them."""
-    out = io.StringIO()
-    csv.writer(out, lineterminator="").writerow(cells)
-    return out.getvalue()
 
 
 def write_csv(path: Path, header: list[str], rows) -> None:
@@ -733,7 +737,7 @@ class _EventRows(Observer):
         elif kind != "assistant/chunk" or _finish_chunk(data):  # (a streamed piece: its message's row shows it)
             preview = event_text(event, call)
         if preview:
-            preview = _csv_text((csv_cell(one_line(preview, 120)),))
+            preview = self.csv.cell(csv_cell(one_line(preview, 120)))
         compaction_id = None
         if type(data) is dict:
             compaction_id = data.get("compactionId")

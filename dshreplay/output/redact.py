@@ -105,7 +105,7 @@ class Gate:
         options.log_errors = False
         options.max_mem = GATE_MEMORY
         self._set = re2.Set.SearchSet(options)
-        for pattern in (*patterns, SECRET_MEMBER_IN_JSON, _PERCENT.pattern, _BASE64_BYTES.pattern, b""):
+        for pattern in (*patterns, SECRET_MEMBER_IN_JSON, _PERCENT.pattern, _BASE64_OF_TEXT, b""):
             self._set.Add(pattern)  # (b"": matches every text, so a scan that ran finds at least it)
         self._set.Compile()
         self._member_at = len(patterns)  # the indices of what the set holds past the rules
@@ -792,7 +792,11 @@ def _json_view(content: str):
 
 
 _BASE64_TEXT = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")  # (MIN_BASE64 characters or more)
-_BASE64_BYTES = re.compile(rb"[A-Za-z0-9+/_-]{16,}={0,2}")
+_BASE64_BYTES = _compile(_BASE64_TEXT.pattern.encode(), NAME_MEMORY)  # (RE2: one linear scan of a long line)
+# where a run of base64 that may decode to text starts (Gate): its first character holds the top six bits of
+# the text's first byte, which is printable ASCII ('I'-'f'), a tab or line end ('C', 'D') or a UTF-8 lead
+# byte ('w'-'9'); any other run decodes to a control character or no UTF-8, and `_base64_runs` drops it
+_BASE64_OF_TEXT = rb"(?:^|[^A-Za-z0-9+/_-])[CDI-Za-fw-z0-9][A-Za-z0-9+/_-]{15}"
 _URLSAFE = bytes.maketrans(b"-_", b"+/")
 
 

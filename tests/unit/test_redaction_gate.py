@@ -3,18 +3,33 @@ travels to worker processes (--jobs)."""
 
 from __future__ import annotations
 
+import base64
 import pickle
 
-from dshreplay.output.redact import BASE64_RUN, PERCENT, SECRET, Gate, load_redactor
+from dshreplay.output.redact import BASE64_RUN, PERCENT, SECRET, Gate, _base64_runs, load_redactor
 
 
 def test_a_scan_names_what_a_text_holds():
     gate = load_redactor(None).rules.gate
     assert gate.scan(b"nothing to see here") == 0
     assert gate.scan(b'{"password": 1}') == SECRET  # a secret member's name as JSON writes it
-    assert gate.scan(b"ghp_" + b"a1" * 18) == SECRET | BASE64_RUN  # (a token is a run of base64 too)
+    assert gate.scan(b"ghp_" + b"a1" * 18) == SECRET  # (no base64 of text starts with `g`: a continuation byte)
     assert gate.scan(b"a%41b") == PERCENT
     assert gate.scan(b"QWxhZGRpbjpvcGVu") == BASE64_RUN
+    assert gate.scan(b'{"shadowedTokenCount": 1}') == 0  # (`s`: a continuation byte too)
+
+
+def test_every_run_of_base64_that_decodes_to_text_is_flagged():
+    gate = load_redactor(None).rules.gate
+    texts = ["user:pass", "\tindented", "\nnew line", "\rreturn", "~tilde and more", " space first", "é accent",
+             "日本語のテキスト", "🔑 key emoji", "ghp_" + "a1" * 18, "Z" * 12, "@home"]
+    for text in texts:
+        text += " (and some more words)"  # (16 characters of base64 or more)
+        for encode in (base64.b64encode, base64.urlsafe_b64encode):
+            run = encode(text.encode()).rstrip(b"=")
+            line = b'{"x": "see ' + run + b' here"}'
+            assert [t for _, _, t in _base64_runs(line)] == [text], text
+            assert gate.scan(line) & BASE64_RUN, text
 
 
 def test_the_rules_a_text_matches_are_named_in_rule_order():
