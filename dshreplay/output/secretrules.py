@@ -259,7 +259,9 @@ def _keywords() -> tuple[str, str]:
     words = [w for w in DENYLIST if w not in _NOT_KEYWORDS]
     keys = [w for w in words if w.endswith("key")] + list(_MORE_KEY_WORDS)
     passwords = [w for w in words if not w.endswith("key")] + list(_MORE_PASSWORD_WORDS)
-    return tuple("(?:" + "|".join(w.replace("_?", "[_-]?") for w in group) + ")" for group in (passwords, keys))
+    password_words, key_words = ("(?:" + "|".join(w.replace("_?", "[_-]?") for w in group) + ")"
+                                 for group in (passwords, keys))
+    return password_words, key_words
 
 
 class PluginRuleError(Exception):
@@ -272,7 +274,7 @@ _ENDS_WORD = re.compile(r"\{([0-9]+)(?:,[0-9]+)?\}(?:\(\?!\\w\)|\(\?!\[[^\]]*\]\
 _LONG_REPEAT = re.compile(r"\{([0-9]+),([0-9]{4,})\}")  # RE2 repeats at most 1,000 times: unbounded instead
 
 
-def _re2_form(plugin: str, n: int, regex) -> tuple[str, bool]:
+def _re2_form(plugin: str, n: int, regex: re.Pattern[str]) -> tuple[str, bool]:
     """A plugin regex as an RE2 pattern (its flags written inline), and whether it had to be rewritten.
     Raises PluginRuleError when it cannot be run as it is or rewritten."""
     import re2
