@@ -37,17 +37,23 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Union
 
 import orjson
 import re2
 
-from dshreplay.core.driver import Observer
+from dshreplay.core.driver import Observer, Record, Run
 from dshreplay.errors import ReadError, UsageError
 from dshreplay.io.reader import read_small_file
 from dshreplay.jsvalues import as_key, json_bytes, parse_count, pointer_parts, shown
+if TYPE_CHECKING:
+    from dshreplay.output.secretrules import DefaultRule
 from dshreplay.output.secretrules import KEEP, PLAIN_MEMBER_VALUES, SECRET_MEMBER_IN_JSON, SECRET_MEMBERS
 
 MASK = "[REDACTED]"
+Span = tuple[int, int, str]  # (start, end, rule name): where a text rule matches
+Edit = tuple[int, int, str, Union[str, tuple[str, ...]]]  # (start, end, new text, the rule or rules that made it)
+CallKey = tuple[object, object, object]  # (turn, step, block index) of a tool call, as keys (jsvalues.as_key)
 MAX_RULES_BYTES = 1024**2
 RULES_MEMORY = 64 << 20  # RE2 memory for all text rules together (each gets an even share as its max_mem)
 GATE_MEMORY = 16 << 20  # RE2 memory of the one pattern of every default rule
@@ -63,9 +69,9 @@ class TextRule:
     """One text rule, compiled on its own."""
 
     name: str  # as counted in the manifest: a default rule's name, or "text rule N" of the rules file
-    pattern: object  # an RE2 pattern
-    groups: tuple = (0,)  # the groups masked (0: the whole match)
-    keep: object = None  # a test of a masked text that says it is no secret after all
+    pattern: Any  # an RE2 pattern (re2 has no types)
+    groups: tuple[int, ...] = (0,)  # the groups masked (0: the whole match)
+    keep: Callable[[str], bool] | None = None  # a test of a masked text that says it is no secret after all
 
 
 @dataclass(frozen=True)
@@ -77,9 +83,9 @@ class Rules:
     pointers: tuple[tuple[str, ...], ...] = ()
     keys: frozenset[str] = frozenset()
     gate: Gate | None = None  # every default rule at once (None: no default rule)
-    secret_members: object = None  # RE2: member names whose text values are masked (the defaults)
+    secret_members: Any = None  # RE2: member names whose text values are masked (the defaults)
     only_defaults: bool = False  # no rules file: a record none of whose bytes a default rule matches is kept
-    summary: dict | None = None  # the rules file as the manifest records it: how many rules of each kind
+    summary: dict[str, int] | None = None  # the rules file as the manifest records it: how many rules of each kind
 
     @property
     def text(self) -> tuple[TextRule, ...]:
@@ -145,10 +151,10 @@ class Redactor:
     replaced and remembers the values it masked (to mask them in findings)."""
 
     rules: Rules = field(default_factory=Rules)
-    secret_calls: frozenset = frozenset()  # (turn, step, index) of tool calls whose arguments hold a secret
+    secret_calls: frozenset[CallKey] = frozenset()  # (turn, step, index) of tool calls whose arguments hold a secret
     counting: bool = False
     replacements: int = 0
-    by_rule: Counter = field(default_factory=Counter)  # rule name -> replacements made
+    by_rule: Counter[str] = field(default_factory=Counter)  # rule name -> replacements made
 
     def __post_init__(self) -> None:
         self._clean_keys: dict[str, bool] = {}  # member names no rule changes -> whether one names a secret
@@ -160,10 +166,10 @@ class Redactor:
         return bool(rules.text or rules.pointers or rules.keys or rules.secret_members)
 
     @property
-    def summary(self) -> dict | None:
+    def summary(self) -> dict[str, int] | None:
         return self.rules.summary
 
-    def for_calls(self, secret_calls) -> Redactor:
+    def for_calls(self, secret_calls: Iterable[CallKey]) -> Redactor:
         """A fresh redactor with these rules that also masks the argument deltas of `secret_calls`."""
         return Redactor(self.rules, frozenset(secret_calls))
 
@@ -188,7 +194,7 @@ class Redactor:
             return value
         return _apply(value, [(s, e, MASK, rule) for s, e, rule in spans], self._count)
 
-    def _edits(self, value: str, depth: int) -> list:
+    def _edits(self, value: str, depth: int) -> list[Edit]:
         """The edits (start, end, new text, rule) the rules make to a string."""
         head = value[:1] if value[:1] not in " \t\r\n" else value.lstrip()[:1]
         if (head == "{" or head == "[") and len(value) > 1 and depth < MAX_LAYERS:
@@ -219,7 +225,7 @@ class Redactor:
         """Where each text rule matches `data` (UTF-8): (start, end, rule name) in bytes;
         empty matches and texts a rule's `keep` spares left out."""
         rules = self.rules
-        spans: list = []
+        spans: list[Span] = []
         if rules.gate is not None:
             for n in rules.gate.rules(data):
                 _find(rules.defaults[n], data, spans)
@@ -237,16 +243,16 @@ class Redactor:
         says no holds no string a default rule changes."""
         gate = self.rules.gate
         for layer in _layers(data):
-            found = gate.scan(layer)
+            found = gate.scan(layer)  # type: ignore[union-attr]  # (only_defaults or defaults: a gate)
             if found & SECRET:
                 return True
             if found & PERCENT:
                 decoded = _PERCENT.sub(lambda m: bytes([int(m.group(1), 16)]), layer)
-                if gate.scan(decoded) & SECRET:
+                if gate.scan(decoded) & SECRET:  # type: ignore[union-attr]  # (likewise)
                     return True
             if found & BASE64_RUN:
-                for _, _, decoded in _base64_runs(layer):
-                    if self._may_change(_utf8(decoded)):
+                for _, _, plain in _base64_runs(layer):
+                    if self._may_change(_utf8(plain)):
                         return True
         return False
 
@@ -257,7 +263,7 @@ class Redactor:
 
     # -- values and records ----------------------------------------------------------------
 
-    def value(self, value):
+    def value(self, value: Any) -> Any:  # (a JSON value of the log)
         """Any JSON value with the keys and text rules applied (to member names too);
         unchanged parts are shared with the input, and an unchanged value is returned
         as it is. Iterative: a record nested as deep as the parser allows is redacted too."""
@@ -310,9 +316,10 @@ class Redactor:
 
     def secret_name(self, name: str) -> bool:
         """Whether a member of this name holds a secret when its value is text (the defaults)."""
-        return self.rules.secret_members is not None and self.rules.secret_members.search(_utf8(name)) is not None
+        members = self.rules.secret_members
+        return members is not None and members.search(_utf8(name)) is not None
 
-    def record(self, record, raw: bytes | None = None):
+    def record(self, record: Any, raw: bytes | None = None) -> Any:
         """One log record with the rules applied (pointers, then keys and text).
 
         `raw`, the line it was parsed from, lets the default rules skip a
@@ -333,7 +340,7 @@ class Redactor:
             return record
         return self.value(record)
 
-    def _mask_arguments(self, record: dict) -> dict:
+    def _mask_arguments(self, record: dict[str, Any]) -> dict[str, Any]:
         """A tool-call delta (or a packed row of them) of a call whose assembled
         arguments hold a secret: every piece of its arguments masked."""
         kind, data = record.get("type"), record.get("data")
@@ -352,11 +359,11 @@ class Redactor:
 
     # -- findings --------------------------------------------------------------------------
 
-    def _remember(self, value) -> None:
+    def _remember(self, value: Any) -> None:
         if self.counting:
             self.masked_values.add(value)
 
-    def finding(self, finding: dict) -> dict:
+    def finding(self, finding: dict[str, Any]) -> dict[str, Any]:
         """A finding (computed on the original log) as the bundle writes it: its message and
         pointer with the text rules applied, and every value the session's records had masked
         whole (by a pointer, keys or member-name rule, or as a member name) masked wherever the
@@ -380,7 +387,8 @@ class Redactor:
                     spans.append((start + 1, end))
                 elif cut > 0 and self._masked_prefix(inner[:cut]):
                     spans.append((start + 1, start + 1 + cut))
-        pieces, at = [], 0
+        pieces: list[str] = []
+        at = 0
         for start, end in _merged(spans):
             pieces += (text[at:start], MASK)
             at = end
@@ -419,7 +427,7 @@ class MaskedValues:
         self.overflow = False
         self._sorted: list[str] | None = None
 
-    def add(self, value) -> None:
+    def add(self, value: Any) -> None:
         """Keeps every string of `value` (member names too)."""
         stack = [value]
         while stack and not self.overflow:
@@ -477,17 +485,17 @@ def _unescape(quoted: str) -> str:
     if "\\" not in quoted:
         return quoted
 
-    def one(match: re.Match) -> str:
+    def one(match: re.Match[str]) -> str:
         body = match.group()[1:]
         if len(body) > 1:
             return chr(int(body[1:], 16)) if int(body[1:], 16) <= 0x10FFFF else match.group()
-        return _SIMPLE_ESCAPES.get(body, body)
+        return _SIMPLE_ESCAPES.get(body) or body
 
     # JSON writes characters past U+FFFF as two escaped surrogates: join them
     return _ESCAPE.sub(one, quoted).encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
 
 
-def _merged(spans) -> list[list[int]]:
+def _merged(spans: Iterable[tuple[int, int]]) -> list[list[int]]:
     """(start, end) spans in order, overlapping ones merged into one."""
     merged: list[list[int]] = []
     for start, end in sorted(spans):
@@ -498,9 +506,9 @@ def _merged(spans) -> list[list[int]]:
     return merged
 
 
-def _call_key(data: dict, chunk: dict) -> tuple:
+def _call_key(data: dict[str, Any], chunk: dict[str, Any]) -> CallKey:
     """Which tool call of its step a delta belongs to: (turn, step, block index)."""
-    return tuple(as_key(v) for v in (data.get("turn"), data.get("step"), chunk.get("index")))
+    return as_key(data.get("turn")), as_key(data.get("step")), as_key(chunk.get("index"))
 
 
 class ArgumentDeltas(Observer):
@@ -511,11 +519,11 @@ class ArgumentDeltas(Observer):
 
     types = frozenset({"assistant/chunk"})
 
-    def begin(self, run) -> None:
-        self.parts: dict[tuple, list[str]] = {}
+    def begin(self, run: Run) -> None:
+        self.parts: dict[CallKey, list[str]] = {}
 
-    def observe(self, record) -> None:
-        item = record.item
+    def observe(self, record: Record) -> None:
+        item: Any = record.item  # (an Event or a PackedRun; the driver's Item on h28f)
         if item.row == "tool-call-chunks":
             data = item.row_data
             self.parts.setdefault(_call_key(data, data), []).extend(data["args"])
@@ -526,7 +534,7 @@ class ArgumentDeltas(Observer):
                     and type(chunk.get("argumentsDelta")) is str:
                 self.parts.setdefault(_call_key(data, chunk), []).append(chunk["argumentsDelta"])
 
-    def secret_calls(self, redactor: Redactor) -> frozenset:
+    def secret_calls(self, redactor: Redactor) -> frozenset[CallKey]:
         found = set()
         for key, parts in self.parts.items():
             text = "".join(parts)
@@ -542,15 +550,15 @@ class _Copy:
 
     __slots__ = ("original", "key", "keyed", "items", "copy", "renames", "numbered")
 
-    def __init__(self, original, key) -> None:
+    def __init__(self, original: Any, key: Any) -> None:  # (a JSON object or array, its key)
         self.original, self.key = original, key
         self.keyed = type(original) is dict
         self.items = iter(original.items()) if self.keyed else enumerate(original)
-        self.copy = None
+        self.copy: Any = None  # (a dict or a list once a member changes)
         self.renames: dict[str, str] | None = None
         self.numbered = 0
 
-    def put(self, key, new) -> None:
+    def put(self, key: Any, new: Any) -> None:
         if new is not self.original[key]:
             if self.copy is None:
                 self.copy = dict(self.original) if self.keyed else list(self.original)
@@ -561,12 +569,12 @@ class _Copy:
             self.renames = {}
         self.renames[key] = new
 
-    def result(self):
+    def result(self) -> Any:
         members = self.original if self.copy is None else self.copy
         if self.renames is None:
             return members
         taken = {k for k in members if k not in self.renames}  # names kept as they are
-        renamed: dict = {}
+        renamed: dict[str, Any] = {}
         last: dict[str, int] = {}  # masked name -> the last number given to it
         for k, v in members.items():
             name = self.renames.get(k)
@@ -592,7 +600,7 @@ def _index(part: str) -> int | None:
     return parse_count(part, 10**18) if part == "0" or not part.startswith("0") else None
 
 
-def _replace_at(value, path: tuple[str, ...]):
+def _replace_at(value: Any, path: tuple[str, ...]) -> Any:
     """Masks the value at `path` in place; the value it held (_ABSENT: none)."""
     for part in path[:-1]:
         if type(value) is dict and part in value:
@@ -619,7 +627,7 @@ def _pointer(text: str, where: str) -> tuple[str, ...]:
     return tuple(pointer_parts(text))
 
 
-def _compile(pattern: str, max_mem: int):
+def _compile(pattern: str | bytes, max_mem: int) -> Any:  # (an RE2 pattern: re2 has no types)
     """An RE2 pattern: errors not logged (to stderr), memory bounded."""
     options = re2.Options()
     options.log_errors = False
@@ -637,7 +645,7 @@ def _user_rule(n: int, text: str, max_mem: int, where: str) -> TextRule:
                          f"{max_mem >> 10} KiB of memory per rule)", path=where) from None
 
 
-def _read_rules(rules_path: str) -> dict:
+def _read_rules(rules_path: str) -> dict[str, list[str]]:
     try:
         raw = read_small_file(rules_path, MAX_RULES_BYTES, "the redaction rules file")
     except ReadError as exc:
@@ -662,7 +670,7 @@ def load_redactor(rules_path: str | None, *, defaults: bool = True) -> Redactor:
     texts = user.get("text", [])
     found = _default_rules() if defaults else []
     max_mem = RULES_MEMORY // max(1, len(texts) + len(found))
-    default_rules = tuple(TextRule(r.name, _compile(r.pattern, max_mem), r.groups, KEEP.get(r.keep)) for r in found)
+    default_rules = tuple(TextRule(r.name, _compile(r.pattern, max_mem), r.groups, None if r.keep is None else KEEP[r.keep]) for r in found)
     user_rules = tuple(_user_rule(n, text, max_mem, where) for n, text in enumerate(texts, 1))
     pointers = tuple(_pointer(p, where) for p in user.get("pointers", []))
     keys = frozenset(user.get("keys", []))
@@ -675,7 +683,7 @@ def load_redactor(rules_path: str | None, *, defaults: bool = True) -> Redactor:
         summary=summary))
 
 
-def _default_rules() -> list:
+def _default_rules() -> list[DefaultRule]:  # (imported here: only an export loads detect-secrets)
     from dshreplay.output.secretrules import default_rules
     return default_rules()
 
@@ -686,7 +694,7 @@ def _utf8(text: str) -> bytes:
     return text.encode("utf-8", "surrogatepass")
 
 
-def _find(rule: TextRule, data: bytes, spans: list) -> None:
+def _find(rule: TextRule, data: bytes, spans: list[Span]) -> None:
     """Adds where `rule` matches `data`: the span of each group it masks."""
     keep = rule.keep
     for match in rule.pattern.finditer(data):
@@ -696,7 +704,7 @@ def _find(rule: TextRule, data: bytes, spans: list) -> None:
                 spans.append((start, end, rule.name))
 
 
-def _char_spans(text: str, data: bytes, spans: list) -> list[tuple[int, int, str]]:
+def _char_spans(text: str, data: bytes, spans: list[Span]) -> list[Span]:
     """Byte spans of `data` (the UTF-8 of `text`) as character spans of `text`, widened to
     whole characters (an RE2 \\C can end a match inside one)."""
     if not spans or len(data) == len(text):
@@ -716,20 +724,22 @@ def _char_spans(text: str, data: bytes, spans: list) -> list[tuple[int, int, str
     return [(chars[s], chars[e], rule) for s, e, rule in whole]
 
 
-def _apply(text: str, edits, count) -> str:
+def _apply(text: str, edits: Iterable[Edit], count: Callable[[str], None]) -> str:
     """`text` with each (start, end, new text, rule) edit made (overlapping ones as one: the
     first's new text), and `count(rule)` called for each edit found."""
-    pieces, at, last = [], 0, None
+    pieces: list[str] = []
+    at = 0
+    last: tuple[int, int, str] | None = None  # the edit being made: (start, end, new text)
     for start, end, new, rule in sorted(edits, key=lambda e: (e[0], -e[1])):
-        for name in (rule,) if type(rule) is str else rule:
+        for name in (rule,) if isinstance(rule, str) else rule:
             count(name)
         if last is not None and start < last[1]:
-            last[1] = max(last[1], end)
+            last = (last[0], max(last[1], end), last[2])
             continue
         if last is not None:
             pieces += (text[at:last[0]], last[2])
             at = last[1]
-        last = [start, end, new]
+        last = (start, end, new)
     if last is not None:
         pieces += (text[at:last[0]], last[2])
         at = last[1]
@@ -742,8 +752,9 @@ class _View:
     character of it stands in the text: a span found in the view masks the escapes
     that wrote it."""
 
-    def __init__(self, text: str, escapes, decode) -> None:
-        pieces, at, extra = [], 0, 0
+    def __init__(self, text: str, escapes: Iterable[re.Match[str]], decode: Callable[[re.Match[str]], str]) -> None:
+        pieces: list[str] = []
+        at, extra = 0, 0
         self._at: list[int] = []  # where each escape's character stands in the view
         self._extra: list[int] = []  # the characters escapes take beyond one, up to and with each
         for match in escapes:
@@ -770,12 +781,12 @@ _URL_ESCAPE = re.compile(r"%[0-7][0-9A-Fa-f]")  # (ASCII: what a secret is writt
 _PERCENT = re.compile(rb"%([0-7][0-9A-Fa-f])")
 
 
-def _unbackslash(match: re.Match) -> str:
+def _unbackslash(match: re.Match[str]) -> str:
     body = match.group()[1:]
     return chr(int(body[1:], 16)) if len(body) > 1 else _SIMPLE.get(body, body)
 
 
-def _views(text: str):
+def _views(text: str) -> Iterator[_View]:
     """The text with its backslash escapes (`\\u0067`, `\\n`, `\\"`) undone, and with its
     URL encoding (`%67`) undone, when it holds any."""
     if "\\" in text and _BACKSLASH.search(text) is not None:
@@ -784,7 +795,7 @@ def _views(text: str):
         yield _View(text, _URL_ESCAPE.finditer(text), lambda m: chr(int(m.group()[1:], 16)))
 
 
-def _json_view(content: str):
+def _json_view(content: str) -> _View | None:
     """The inside of a JSON string token as a view (None when it holds no escape)."""
     if "\\" not in content:
         return None
@@ -800,10 +811,10 @@ _BASE64_OF_TEXT = rb"(?:^|[^A-Za-z0-9+/_-])[CDI-Za-fw-z0-9][A-Za-z0-9+/_-]{15}"
 _URLSAFE = bytes.maketrans(b"-_", b"+/")
 
 
-def _base64_runs(text):
+def _base64_runs(text: str | bytes) -> Iterator[tuple[int, int, str]]:
     """The runs of base64 (standard or URL-safe) in a text (str or UTF-8 bytes) that decode
     to text: (start, end, decoded text). Binary (hashes, images) is left alone."""
-    runs = _BASE64_BYTES.finditer(text) if type(text) is bytes else _BASE64_TEXT.finditer(text)
+    runs: Iterator[Any] = _BASE64_BYTES.finditer(text) if isinstance(text, bytes) else _BASE64_TEXT.finditer(text)
     for run in runs:
         body = run.group()
         if len(body) > MAX_BASE64 or body.islower() or body.isupper():  # (words, names, paths: base64 of text
@@ -826,7 +837,7 @@ _JSON_UNESCAPES = ((b'\\"', b'"'), (b"\\/", b"/"), (b"\\n", b"\n"), (b"\\r", b"\
 _U_ESCAPE = re.compile(rb"\\u([0-9a-fA-F]{4})")
 
 
-def _layers(data: bytes):
+def _layers(data: bytes) -> Iterator[bytes]:
     """`data`, then `data` with its JSON escapes undone once, twice... while it holds a
     backslash (at most MAX_LAYERS times): the strings of JSON text inside JSON text stand
     unescaped in the layer of their depth."""
@@ -856,11 +867,11 @@ _ESCAPE_BYTES = re.compile(rb"\\(?:u([0-9a-fA-F]{4})|(.))", re.S)
 _BYTE_ESCAPES = {b"n": b"\n", b"r": b"\r", b"t": b"\t", b"b": b"\b", b"f": b"\f"}
 
 
-def _unescape_bytes(match: re.Match) -> bytes:
+def _unescape_bytes(match: re.Match[bytes]) -> bytes:
     if match.group(1) is not None:
         return chr(int(match.group(1), 16)).encode("utf-8", "surrogatepass")
     char = match.group(2)
-    return _BYTE_ESCAPES.get(char, char)
+    return _BYTE_ESCAPES.get(char) or char
 
 
 def _json_container(text: str) -> bool:
@@ -904,18 +915,18 @@ class _JsonText:
     def __init__(self, redactor: Redactor, text: str, depth: int) -> None:
         self.redactor, self.text, self.depth = redactor, text, depth
         self.tokens = [(m.start(), m.end()) for m in _JSON_STRING.finditer(text)]
-        self.edits_: list = []
-        self.names: dict[int, list] = {}  # object -> [(token, name, new name or None)]
+        self.edits_: list[Edit] = []
+        self.names: dict[int, list[tuple[int, str, str | None, tuple[str, ...]]]] = {}  # object -> [(token, name, new name or None)]
 
     def decoded(self, token: int) -> tuple[str, _View | None]:
         start, end = self.tokens[token]
         view = _json_view(self.text[start + 1:end - 1])
         return (self.text[start + 1:end - 1], None) if view is None else (view.text, view)
 
-    def edits(self) -> list:
+    def edits(self) -> list[Edit]:
         text, tokens, redactor = self.text, self.tokens, self.redactor
         keys = redactor.rules.keys
-        stack: list = []  # the open containers: an object's number, or None for an array
+        stack: list[int | None] = []  # the open containers: an object's number, or None for an array
         objects = 0
         at = i = 0
         while i < len(tokens):
@@ -954,7 +965,7 @@ class _JsonText:
         self.edits_ += [(*self._place(token, view, s, e), _json_escape(new), rule)
                         for s, e, new, rule in self.redactor._edits(value, self.depth + 1)]
 
-    def _inner(self, value: str) -> list:
+    def _inner(self, value: str) -> list[Edit]:
         return self.redactor._edits(value, self.depth + 1)
 
     def _place(self, token: int, view: _View | None, start: int, end: int) -> tuple[int, int]:
@@ -964,7 +975,7 @@ class _JsonText:
         base = self.tokens[token][0] + 1
         return base + start, base + end
 
-    def _containers(self, at: int, end: int, stack: list, objects: int) -> int:
+    def _containers(self, at: int, end: int, stack: list[int | None], objects: int) -> int:
         """Opens and closes the containers whose brackets stand between two strings."""
         segment = self.text[at:end]
         if "{" in segment or "[" in segment or "}" in segment or "]" in segment:
@@ -984,7 +995,8 @@ class _JsonText:
         if text[value] == '"':
             return tokens[token][1], token + 1
         if text[value] not in "{[":
-            return _SCALAR.match(text, value).end(), token
+            scalar = _SCALAR.match(text, value)  # (valid JSON: a number, true, false or null stands there)
+            return (len(text) if scalar is None else scalar.end()), token
         depth, at = 0, value
         while True:
             stop = tokens[token][0] if token < len(tokens) else len(text)
@@ -1024,7 +1036,7 @@ class _JsonText:
                 self.edits_.append((start + 1, end - 1, _json_escape(final), rules))
 
 
-def _rules(edits) -> tuple[str, ...]:
+def _rules(edits: Iterable[Edit]) -> tuple[str, ...]:
     """The rule names of edits (an edit of a renamed member name may carry several)."""
     return tuple(name for *_, rule in edits for name in ((rule,) if type(rule) is str else rule))
 
