@@ -37,8 +37,8 @@ import hashlib
 import io
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Collection
 from pathlib import Path
+from typing import Any, Callable, Collection
 
 from dshreplay.core.driver import Observer, Record, Run
 from dshreplay.errors import ReadError

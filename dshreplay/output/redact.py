@@ -46,9 +46,10 @@ from dshreplay.core.driver import Observer, Record, Run
 from dshreplay.errors import ReadError, UsageError
 from dshreplay.io.reader import read_small_file
 from dshreplay.jsvalues import as_key, json_bytes, parse_count, pointer_parts, shown
+from dshreplay.output.secretrules import KEEP, PLAIN_MEMBER_VALUES, SECRET_MEMBER_IN_JSON, SECRET_MEMBERS
+
 if TYPE_CHECKING:
     from dshreplay.output.secretrules import DefaultRule
-from dshreplay.output.secretrules import KEEP, PLAIN_MEMBER_VALUES, SECRET_MEMBER_IN_JSON, SECRET_MEMBERS
 
 MASK = "[REDACTED]"
 Span = tuple[int, int, str]  # (start, end, rule name): where a text rule matches
@@ -670,7 +671,8 @@ def load_redactor(rules_path: str | None, *, defaults: bool = True) -> Redactor:
     texts = user.get("text", [])
     found = _default_rules() if defaults else []
     max_mem = RULES_MEMORY // max(1, len(texts) + len(found))
-    default_rules = tuple(TextRule(r.name, _compile(r.pattern, max_mem), r.groups, None if r.keep is None else KEEP[r.keep]) for r in found)
+    default_rules = tuple(TextRule(r.name, _compile(r.pattern, max_mem), r.groups,
+                                   None if r.keep is None else KEEP[r.keep]) for r in found)
     user_rules = tuple(_user_rule(n, text, max_mem, where) for n, text in enumerate(texts, 1))
     pointers = tuple(_pointer(p, where) for p in user.get("pointers", []))
     keys = frozenset(user.get("keys", []))
@@ -916,7 +918,8 @@ class _JsonText:
         self.redactor, self.text, self.depth = redactor, text, depth
         self.tokens = [(m.start(), m.end()) for m in _JSON_STRING.finditer(text)]
         self.edits_: list[Edit] = []
-        self.names: dict[int, list[tuple[int, str, str | None, tuple[str, ...]]]] = {}  # object -> [(token, name, new name or None)]
+        # object -> [(token, name, new name or None, the rules that renamed it)]
+        self.names: dict[int, list[tuple[int, str, str | None, tuple[str, ...]]]] = {}
 
     def decoded(self, token: int) -> tuple[str, _View | None]:
         start, end = self.tokens[token]
