@@ -243,7 +243,9 @@ class Redactor:
         rule needs a string's start or end (`secretrules`), so a JSON text for which this
         says no holds no string a default rule changes."""
         gate = self.rules.gate
-        for layer in _layers(data):
+        layer = data
+        for _ in range(MAX_LAYERS + 1):  # `data`, then with its JSON escapes undone once, twice... while it holds a
+            # backslash: the strings of JSON text inside JSON text stand unescaped in the layer of their depth
             found = gate.scan(layer)  # type: ignore[union-attr]  # (only_defaults or defaults: a gate)
             if found & SECRET:
                 return True
@@ -255,6 +257,9 @@ class Redactor:
                 for _, _, plain in _base64_runs(layer):
                     if self._may_change(_utf8(plain)):
                         return True
+            if b"\\" not in layer:
+                return False
+            layer = _json_unescaped(layer)
         return False
 
     def _count(self, rule: str, n: int = 1) -> None:
@@ -837,18 +842,6 @@ def _base64_runs(text: str | bytes) -> Iterator[tuple[int, int, str]]:
 _JSON_UNESCAPES = ((b'\\"', b'"'), (b"\\/", b"/"), (b"\\n", b"\n"), (b"\\r", b"\r"), (b"\\t", b"\t"),
                    (b"\\b", b"\b"), (b"\\f", b"\f"))
 _U_ESCAPE = re.compile(rb"\\u([0-9a-fA-F]{4})")
-
-
-def _layers(data: bytes) -> Iterator[bytes]:
-    """`data`, then `data` with its JSON escapes undone once, twice... while it holds a
-    backslash (at most MAX_LAYERS times): the strings of JSON text inside JSON text stand
-    unescaped in the layer of their depth."""
-    yield data
-    for _ in range(MAX_LAYERS):
-        if b"\\" not in data:
-            return
-        data = _json_unescaped(data)
-        yield data
 
 
 def _json_unescaped(data: bytes) -> bytes:
