@@ -217,7 +217,9 @@ KEEP = {"reference": _reference, "number": _number, "word": _word, "ids": _ids} 
 _MEMBER_WORDS = (r"(?:password|passwd|passphrase|secret|api[_-]?key|apikey|access[_-]?key|private[_-]?key"
                  r"(?:[_-]?id)?|auth[_-]?key|authorization|credentials?|cookie)s?|token")  # (`maxTokens`: a count)
 SECRET_MEMBERS = rf"(?i)(?:{_MEMBER_WORDS})\n?$"
-SECRET_MEMBER_IN_JSON = rf"(?i)(?:{_MEMBER_WORDS})\"[ \t\r\n]*:"  # such a name as JSON text writes it
+# such a name as JSON text writes it: its closing quote after the word or a final line end (SECRET_MEMBERS' `\n?`),
+# escaped (`password\\n":`, the line as logged) or not (the line with its escapes undone)
+SECRET_MEMBER_IN_JSON = rf"(?i)(?:{_MEMBER_WORDS})(?:\\n|\n)?\"[ \t\r\n]*:"
 PLAIN_MEMBER_VALUES = frozenset({"omit", "same-origin", "include"})  # fetch's `credentials` option
 
 

@@ -52,3 +52,14 @@ def test_a_scan_the_set_gives_up_on_is_answered_by_the_regexps():
 def test_a_gate_pickles_for_a_worker_process():
     gate = pickle.loads(pickle.dumps(Gate(("ghp_[a-z]{4}",))))
     assert gate.scan(b"ghp_abcd") == SECRET and gate.scan(b"plain") == 0
+
+
+def test_a_member_named_like_a_secret_with_a_final_line_end_is_masked_through_the_gate():
+    # (SECRET_MEMBERS takes `password\n` as a secret's name; the gate over the raw line missed it, and the
+    # record was kept as it was, its value in the clear)
+    import orjson
+    redactor = load_redactor(None)
+    inner = orjson.dumps({"Token\n": "inner2secretvalue"}).decode()
+    record = {"type": "x", "data": {"password\n": "hunter2secretvalue", "args": inner}}
+    masked = redactor.record(record, orjson.dumps(record))
+    assert masked == {"type": "x", "data": {"password\n": "[REDACTED]", "args": '{"Token\\n":"[REDACTED]"}'}}
