@@ -23,8 +23,9 @@ takes exponential time on `(a+)+$` and quadratic time on a default rule over
 `x.x.x...`), within a fixed memory budget. Each rule is compiled and searched
 on its own, so rules cannot interfere (group names and numbers, flags); the
 spans they find in a string are masked together. The default rules are also
-compiled into one pattern that says at once whether any of them matches a
-text (most texts: none). What RE2 cannot run in linear time (backreferences,
+compiled into one RE2 set (`Gate`) that says in one scan which of them match a
+text, and whether it holds a URL escape or a run of base64 worth decoding
+(most texts: none of these, and no rule runs on them). What RE2 cannot run in linear time (backreferences,
 lookaround, conditionals, `(?x)`...) is a usage error naming the rule, never
 a rule that silently stops matching.
 """
