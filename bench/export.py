@@ -27,7 +27,7 @@ import run  # noqa: E402
 DOC = HERE.parent / "docs" / "bench-export.md"
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("logs", nargs="+", type=Path)
     parser.add_argument("--repeat", type=int, default=3)

@@ -46,6 +46,7 @@ import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence, Union
 
 import orjson
 
@@ -60,7 +61,7 @@ from dshreplay.analyses.tools import ToolLedger
 from dshreplay.analyses.transcript import TranscriptBuilder
 from dshreplay.analyses.turns import TurnSpans
 from dshreplay.analyses.validate import validate_log
-from dshreplay.core.driver import SKIP, Observer, Run, run_pass
+from dshreplay.core.driver import SKIP, Observer, Record, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
 from dshreplay.errors import DeriveError, DshReplayError, OutputError, ReadError, UsageError
 from dshreplay.io.reader import LogSource, open_regular, resolve_log_path, shown_path
@@ -90,7 +91,7 @@ __all__ = ["export_bundle", "ExportOptions", "read_manifest"]
 JSON_OPTS = orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE
 
 
-def dumps(value) -> bytes:
+def dumps(value: Any) -> bytes:  # (JSON: the bundle's own values, or the log's)
     try:
         return orjson.dumps(value, option=JSON_OPTS)
     except orjson.JSONEncodeError:  # deeper than orjson writes, or text that is not UTF-8
@@ -113,7 +114,7 @@ WINDOWS_DEVICES = frozenset({"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$",
                              *(f"COM{n}" for n in range(10)), *(f"LPT{n}" for n in range(10))})
 
 
-def folder_name(session_id) -> str:
+def folder_name(session_id: Any) -> str:  # (a session id as logged: any JSON value)
     """An injective, traversal-proof folder name for a session id.
 
     Letters, digits, `.`, `_` and `-` stay; every other character becomes
@@ -184,7 +185,7 @@ _FORMULA_START = ("=", "+", "-", "@", "\t")
 _RISKY_START = frozenset("=+-@\t \ufeff")  # (a spreadsheet skips leading spaces and a BOM)
 
 
-def csv_cell(value) -> str | int:
+def csv_cell(value: Any) -> str | int:
     """A CSV cell that a spreadsheet will not run as a formula."""
     t = type(value)
     if t is str and value.isprintable():  # the common case: nothing to replace or strip
@@ -193,14 +194,14 @@ def csv_cell(value) -> str | int:
         return ""
     elif t is int:
         if value >= 0:
-            return value
+            return int(value)
         text = str(value)
     else:
         text = value if t is str else json_bytes(value).decode()
         text = clean(text.replace("\r", " ").replace("\n", " "))
     if text and text[0] in _RISKY_START and text.lstrip(" \ufeff")[:1] in _FORMULA_START:
         text = "'" + text
-    return text
+    return str(text)
 
 
 class CsvFile:
@@ -210,12 +211,14 @@ class CsvFile:
         self.fh = create(path, text=True, newline="")
         self.writer = csv.writer(self.fh, lineterminator="\n")
         self.writer.writerow(header)
-        self.texts: dict = {}  # short log strings met before -> their cells' CSV text
+        self.texts: dict[Any, str] = {}  # short log strings met before -> their cells' CSV text
+        self._cell = io.StringIO()  # one cell's CSV text is written here (`cell`), by one writer made once
+        self._cell_writer = csv.writer(self._cell, lineterminator="")
 
-    def row(self, values) -> None:
+    def row(self, values: Iterable[Any]) -> None:
         self.writer.writerow([csv_cell(v) for v in values])
 
-    def text(self, value) -> str:
+    def text(self, value: Any) -> str:
         """The CSV text of `csv_cell(value)` inside a row, as `row` writes it (quoted when it
         holds a comma, a quote or a line end); remembered for the short strings a column
         repeats (types, ops, ids). A row of such texts joined by commas is what `row` writes,
@@ -227,23 +230,25 @@ class CsvFile:
         known = self.texts.get(value) if type(value) is str else None
         if known is None:
             cell = csv_cell(value)
-            known = _csv_text((cell,)) if cell != "" else ""
+            known = self.cell(cell) if cell != "" else ""
             if type(value) is str and len(value) <= 64 and len(self.texts) < 4096:
                 self.texts[value] = known
         return known
+
+    def cell(self, cell: str | int) -> str:
+        """A cell (a csv_cell) as the CSV text of part of a row, quoted as the csv module quotes it
+        (by one writer for every cell: a writer and a buffer made per cell cost more than the cell)."""
+        out = self._cell
+        out.seek(0)
+        out.truncate()
+        self._cell_writer.writerow((cell,))
+        return out.getvalue()
 
     def close(self) -> None:
         self.fh.close()
 
 
-def _csv_text(cells) -> str:
-    """Cells (each a csv_cell) as the CSV text of part of a row, quoted as the csv module quotes them."""
-    out = io.StringIO()
-    csv.writer(out, lineterminator="").writerow(cells)
-    return out.getvalue()
-
-
-def write_csv(path: Path, header: list[str], rows) -> None:
+def write_csv(path: Path, header: list[str], rows: Iterable[Iterable[Any]]) -> None:
     out = CsvFile(path, header)
     for row in rows:
         out.row(row)
@@ -256,9 +261,9 @@ class SessionExport:
 
     input: str
     folder: str | None = None
-    entry: dict = field(default_factory=dict)
+    entry: dict[str, Any] = field(default_factory=dict)
     redactions: int = 0
-    by_rule: dict = field(default_factory=dict)
+    by_rule: dict[str, int] = field(default_factory=dict)
     notes: Notes = field(default_factory=Notes)  # index.html's reason and warnings (not in the manifest)
 
 
@@ -278,7 +283,13 @@ class ExportOptions:
 
     @property
     def redactor(self) -> Redactor:
-        return self.read.redactor
+        return _redactor(self.read)
+
+
+def _redactor(options: Options) -> Redactor:
+    """The run's redactor (none given: one with no rules)."""
+    redactor = options.redactor
+    return redactor if isinstance(redactor, Redactor) else Redactor()
 
 
 @dataclass(frozen=True)
@@ -296,7 +307,7 @@ class _Seal:
         return cls(input_hash(redacts, options.evidence_key, command="export", writes="the bundle",
                               places={"--out": options.out}), signer)
 
-    def integrity(self) -> dict:
+    def integrity(self) -> dict[str, Any]:
         """The manifest's account of its hashes, its key and its signature."""
         signature = None if self.signer is None else {
             "file": SIGNATURE, "format": "sshsig", "namespace": NAMESPACE, "key": self.signer.fingerprint}
@@ -304,7 +315,12 @@ class _Seal:
                 "evidenceKey": self.hasher.fingerprint, "signature": signature}
 
 
-def export(inputs: list[str], options: ExportOptions, mapper=None) -> dict:
+Given = Union[str, Path, LogSource]  # an input: a log, a session folder, or standard input read once
+Job = tuple[Given, Union[str, None], Path, Options, InputHash]  # a session's part: input, folder, root, options, hash
+Mapper = Callable[[Callable[[Job], SessionExport], list[Job]], list[SessionExport]]  # runs the jobs
+
+
+def export(inputs: Sequence[Given], options: ExportOptions, mapper: Mapper | None = None) -> dict[str, Any]:
     """Write the bundle; returns the manifest. Raises UsageError for a bad --out
     and OutputError when the bundle cannot be written (the old one is kept).
 
@@ -315,7 +331,7 @@ def export(inputs: list[str], options: ExportOptions, mapper=None) -> dict:
     stdin = None
     if "-" in inputs:
         stdin = LogSource("-", options.read)
-    given = [stdin if g == "-" else g for g in inputs]
+    given: list[Given] = [stdin if g == "-" and stdin is not None else g for g in inputs]
     stamp = generated_at(options.timestamp)
     seal = _Seal.of(options)
     mapper = mapper or (lambda fn, items: [fn(i) for i in items])
@@ -326,7 +342,7 @@ def export(inputs: list[str], options: ExportOptions, mapper=None) -> dict:
                         force=options.force, check_old=check_old)
 
 
-def _identities(inputs: list, redactor: Redactor) -> dict:
+def _identities(inputs: list[Given], redactor: Redactor) -> dict[tuple[int, int], str]:
     """(st_dev, st_ino) -> the input as messages name it, for every input file (and standard
     input when it is a file): what --force must never delete, whatever path names it."""
     found = {}
@@ -339,7 +355,7 @@ def _identities(inputs: list, redactor: Redactor) -> dict:
     return found
 
 
-def _check_replaceable(folder: Path, shown: str, inputs: dict) -> None:
+def _check_replaceable(folder: Path, shown: str, inputs: dict[tuple[int, int], str]) -> None:
     """Raise a UsageError unless `folder` is provably a dshreplay bundle holding no input:
     its manifest reads as one; every file there is one it lists (or the manifest and its
     signature), every folder one that holds them (or a format 2 session's calls/ and messages/),
@@ -371,7 +387,7 @@ def _check_replaceable(folder: Path, shown: str, inputs: dict) -> None:
                         raise UsageError(f"--out {shown} holds the input {held}: --force would delete it with the "
                                          "old bundle; write the bundle elsewhere")
                     if entry.is_dir(follow_symlinks=False) and rel in folders:
-                        pending.append((entry.path, rel + "/"))
+                        pending.append((Path(entry.path), rel + "/"))
                     elif not (entry.is_file(follow_symlinks=False) and (rel in listed or rel in UNLISTED)):
                         raise UsageError(f"--force: {shown} holds {shown_path(rel)}, which is not in its bundle's "
                                          "manifest: it is not a dshreplay bundle, and nothing was deleted")
@@ -380,9 +396,11 @@ def _check_replaceable(folder: Path, shown: str, inputs: dict) -> None:
                              "nothing was deleted") from None
 
 
-def export_bundle(inputs, out, options: Options | None = None, *, timestamp: str | None = None,
+def export_bundle(inputs: Iterable[str | Path], out: str | Path, options: Options | None = None, *,
+                  timestamp: str | None = None,
                   force: bool = False, rules: str | None = None, default_rules: bool = True,
-                  evidence_key=None, sign_key=None, mapper=None) -> dict:
+                  evidence_key: str | None = None, sign_key: str | None = None,
+                  mapper: Mapper | None = None) -> dict[str, Any]:
     """The library's export: write the bundle of `inputs` (logs, session folders
     or store roots) to `out`; returns the manifest. `rules`: a redaction rules file;
     `evidence_key`: the key file that keys the inputs' hashes (needed when anything
@@ -394,23 +412,23 @@ def export_bundle(inputs, out, options: Options | None = None, *, timestamp: str
                                                   sign_key, evidence_key), mapper)
 
 
-def _source(given, options: Options) -> LogSource:
+def _source(given: Given, options: Options) -> LogSource:
     """An input as a LogSource (standard input is one already, read once)."""
     return given if isinstance(given, LogSource) else LogSource(given, options)
 
 
-def _label(given) -> str:
+def _label(given: Given) -> str:
     """An input as the user gave it: a path, or - for standard input."""
     return "-" if isinstance(given, LogSource) else shown_path(given)
 
 
-def _shown_input(given, redactor: Redactor) -> str:
+def _shown_input(given: Given, redactor: Redactor) -> str:
     """An input as the bundle and every message name it: its path as given, with the rules
     applied (a token in a file or folder name is masked like any other text)."""
     return redactor.text(_label(given))
 
 
-def _log_name(given) -> str:
+def _log_name(given: Given) -> str:
     """A log's name without its extension (`a__session` for `a__session.jsonl.zstd`); the
     folder's name for a session store's `session.jsonl`."""
     if isinstance(given, LogSource):
@@ -424,10 +442,10 @@ def _log_name(given) -> str:
     return name or "stdin"
 
 
-def _plan(inputs: list, options: Options) -> list[str | None]:
+def _plan(inputs: list[Given], options: Options) -> list[str | None]:
     """The folder of each input (None: unreadable), unique in input order."""
     used: set[str] = set()
-    folders = []
+    folders: list[str | None] = []
     for given in inputs:
         try:
             with _source(given, options).reader() as reader:
@@ -435,7 +453,7 @@ def _plan(inputs: list, options: Options) -> list[str | None]:
         except (DshReplayError, OSError):  # the session's job reports why
             folders.append(None)
             continue
-        name = base = _folder_base(session_id, given, options.redactor)
+        name = base = _folder_base(session_id, given, _redactor(options))
         n = 1
         while name in used:
             n += 1
@@ -445,7 +463,7 @@ def _plan(inputs: list, options: Options) -> list[str | None]:
     return folders
 
 
-def _folder_base(session_id, given, redactor: Redactor) -> str:
+def _folder_base(session_id: Any, given: Given, redactor: Redactor) -> str:
     """The folder name of a session before it is numbered apart (`~~2`) from the ones before:
     made from its id with the rules applied (a key in an id never names a folder), or for a
     snapshot's "{{sessionId}}" from its file's name. No hash of the id as logged is taken."""
@@ -454,19 +472,20 @@ def _folder_base(session_id, given, redactor: Redactor) -> str:
     return folder_name(redactor.value(session_id))  # (an id that is no string: its strings redacted too)
 
 
-def _job(item) -> SessionExport:
+def _job(item: Job) -> SessionExport:
     """One session's part of the bundle (runs in any process)."""
     given, folder, root, options, hasher = item
-    return _export_one(given, root, options.redactor.for_calls(()), folder, options, hasher)
+    return _export_one(given, root, _redactor(options).for_calls(()), folder, options, hasher)
 
 
-def _build(inputs: list, root: Path, options: ExportOptions, stamp: str, mapper, seal: _Seal) -> dict:
+def _build(inputs: list[Given], root: Path, options: ExportOptions, stamp: str, mapper: Mapper,
+           seal: _Seal) -> dict[str, Any]:
     redactor = options.redactor
     folders = _plan(inputs, options.read)
     sessions = mapper(_job, [(given, folder, root, options.read, seal.hasher)
                              for given, folder in zip(inputs, folders)])
     replacements = sum(s.redactions for s in sessions)
-    by_rule: dict = {}
+    by_rule: dict[str, int] = {}
     for s in sessions:
         for rule, n in s.by_rule.items():
             by_rule[rule] = by_rule.get(rule, 0) + n
@@ -484,15 +503,15 @@ def _build(inputs: list, root: Path, options: ExportOptions, stamp: str, mapper,
         "sessions": [s.entry for s in sessions],
         "files": files,
     }
-    manifest = representable(manifest)  # (a log's integer past 2^53 - 1 as its decimal string)
-    data = canonical(manifest)  # written as its own RFC 8785 form: `sha256sum manifest.json` is the digest
+    written: dict[str, Any] = representable(manifest)  # (a log's integer past 2^53 - 1 as its decimal string)
+    data = canonical(written)  # written as its own RFC 8785 form: `sha256sum manifest.json` is the digest
     write_file(root / MANIFEST, data)
     if seal.signer is not None:
         write_file(root / SIGNATURE, seal.signer.sign(data))
-    return manifest
+    return written
 
 
-def _listing(root: Path) -> list[dict]:
+def _listing(root: Path) -> list[dict[str, Any]]:
     """The manifest's files: every file written, with its size and SHA-256."""
     files = []
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
@@ -509,18 +528,18 @@ def _listing(root: Path) -> list[dict]:
 FORMAT = 3
 
 
-def _input_facts(given, options: Options, hasher: InputHash) -> dict:
+def _input_facts(given: Given, options: Options, hasher: InputHash) -> dict[str, Any]:
     """The input's size and hash (`sha256`: plain or keyed, as the manifest's integrity says),
     whether it reads as a log or not, read through the one regular-file check (a FIFO or a
     device is refused, never read); standard input's as it was read. Only the input's name
     when it cannot be read at all."""
-    facts: dict = {"input": _label(given)}
+    facts: dict[str, Any] = {"input": _label(given)}
     try:
         source = _source(given, options)
         if source.data is not None:
             facts.update(size=len(source.data), sha256=hasher.hex(source.data))
             return facts
-        if Path(given).is_dir():
+        if not isinstance(given, LogSource) and Path(given).is_dir():
             facts["file"] = shown_path(source.file)
         facts.update(_bytes_facts(source, hasher))
     except (DshReplayError, OSError):  # (the session's export says why)
@@ -528,7 +547,7 @@ def _input_facts(given, options: Options, hasher: InputHash) -> dict:
     return facts
 
 
-def _bytes_facts(source: LogSource, hasher: InputHash) -> dict:
+def _bytes_facts(source: LogSource, hasher: InputHash) -> dict[str, Any]:
     digest, size = hasher.new(), 0
     with open_regular(source.file, source.path) as fh:
         try:
@@ -540,7 +559,7 @@ def _bytes_facts(source: LogSource, hasher: InputHash) -> dict:
     return {"size": size, "sha256": digest.hexdigest()}
 
 
-def _export_one(given, root: Path, redactor: Redactor, name: str | None, options: Options,
+def _export_one(given: Given, root: Path, redactor: Redactor, name: str | None, options: Options,
                 hasher: InputHash) -> SessionExport:
     """One session's part; whatever goes wrong in reading it stays in it: its folder is
     removed and its manifest entry says why (with the input's size and hash, whenever
@@ -570,8 +589,8 @@ def _os_reason(exc: OSError) -> str:
     return f"{where}{exc.strerror or exc}"
 
 
-def _export_session(given, root: Path, redactor: Redactor, name: str | None,
-                    options: Options, facts: dict, hasher: InputHash) -> SessionExport:
+def _export_session(given: Given, root: Path, redactor: Redactor, name: str | None,
+                    options: Options, facts: dict[str, Any], hasher: InputHash) -> SessionExport:
     label = facts["input"]
     result = SessionExport(label)
     try:
@@ -645,9 +664,9 @@ class _TranscriptFile(TranscriptBuilder):
         self.fh = create(self.path, text=True)
         self.fh.write(f"# Transcript of {markdown_label(self.title)}\n\n")
         self.reporter = TextReporter(self.fh)
-        self.kept: list = []
+        self.kept: list[Any] = []  # (the transcript's entries)
 
-    def observe(self, record) -> None:
+    def observe(self, record: Record) -> None:
         super().observe(record)
         if self.entries:
             self._flush()
@@ -664,7 +683,7 @@ class _TranscriptFile(TranscriptBuilder):
                 self.kept.append(entry)
         self.entries.clear()
 
-    def _quote(self, entry, text: str) -> tuple[str, str | None]:
+    def _quote(self, entry: Any, text: str) -> tuple[str, str | None]:
         if entry.type != "tool/result" or len(text) <= TRANSCRIPT_QUOTE:
             return text, None
         key = self.store.put(entry.message)  # (a tool result has no reasoning: the message a request sends)
@@ -681,7 +700,7 @@ class _EventRows(Observer):
               "preview", "rawSha256"]
     requires = (TurnSpans, ToolLedger)
 
-    def __init__(self, path: Path, final_nodes: set, unknown_from: int | None,
+    def __init__(self, path: Path, final_nodes: frozenset[int], unknown_from: int | None,
                  hasher: InputHash = PLAIN_HASH) -> None:
         self.path = path
         self.line_hash = hasher.hex  # the raw line's hash: plain, or keyed when the export redacts
@@ -694,8 +713,9 @@ class _EventRows(Observer):
         self.tools = run.get(ToolLedger)
         self.hashed = None  # the line whose hash was written
 
-    def observe(self, record) -> None:
-        item, raw = record.item, record.raw
+    def observe(self, record: Record) -> None:
+        item: Any = record.item  # (an Event or a PackedRun; the driver's Item on h28f)
+        raw = record.raw
         # the line's hash is on the row of its first event (`sed -n LINEp LOG | sha256sum`, or with
         # the evidence key `| openssl dgst -sha256 -mac HMAC -macopt hexkey:$(cat KEY)`)
         raw_sha256 = self.line_hash(raw) if raw is not None and item.line != self.hashed else ""
@@ -707,7 +727,7 @@ class _EventRows(Observer):
         else:
             self._row(item, raw_sha256, turn, step)
 
-    def _packed(self, run, raw_sha256: str, turn: str, step: str) -> None:
+    def _packed(self, run: Any, raw_sha256: str, turn: str, step: str) -> None:  # (a PackedRun)
         """The events of a packed row: chunks, alike but for their seq and time (no surface op,
         no call, no compaction, no preview)."""
         seq, count, line, times = run.seq, run.count, run.line, run.times
@@ -717,7 +737,7 @@ class _EventRows(Observer):
                             f"{LOG_ONLY if seq + k < unknown_from else ''},,,,,,{'' if k else raw_sha256}\n"
                             for k in range(count)]))
 
-    def _row(self, event, raw_sha256: str, turn: str, step: str) -> None:
+    def _row(self, event: Any, raw_sha256: str, turn: str, step: str) -> None:  # (an Event)
         kind = event.type
         record = event.record
         data = record.get("data")
@@ -738,7 +758,7 @@ class _EventRows(Observer):
         elif kind != "assistant/chunk" or _finish_chunk(data):  # (a streamed piece: its message's row shows it)
             preview = event_text(event, call)
         if preview:
-            preview = _csv_text((csv_cell(one_line(preview, 120)),))
+            preview = self.csv.cell(csv_cell(one_line(preview, 120)))
         compaction_id = None
         if type(data) is dict:
             compaction_id = data.get("compactionId")
@@ -752,7 +772,7 @@ class _EventRows(Observer):
         self.csv.close()
 
 
-def _finish_chunk(data) -> bool:
+def _finish_chunk(data: Any) -> bool:
     """Whether an assistant/chunk's data is the finish of a model call (a provider's error shows there)."""
     chunk = data.get("chunk") if type(data) is dict else None
     return type(chunk) is dict and chunk.get("type") == "finish"
@@ -778,8 +798,8 @@ class _ToolRows(Observer):
         self.tools = run.get(ToolLedger)
         self.previews: dict[int, str] = {}  # tool/result seq -> the start of its text
 
-    def observe(self, record) -> None:
-        item = record.item
+    def observe(self, record: Record) -> None:
+        item: Any = record.item  # (an Event; the driver's Item on h28f)
         if item.record.get("surfaceOp") == "append":
             data = item.record.get("data")
             message = data.get("message") if type(data) is dict else None
@@ -806,16 +826,18 @@ class _FinalNodes(Observer):
     """The surface at the end of a pass (of the original log, for events.csv's surface column),
     or, when the fold fails, before the failure (and the failure)."""
 
-    nodes: frozenset = frozenset()
+    nodes: frozenset[int] = frozenset()
     failure = None
 
     def finish(self, run: Run) -> None:
         self.failure = run.failure
-        self.nodes = frozenset(run.fold.nodes if run.failure is None else run.failure_view.nodes)
+        view = run.fold if run.failure is None or run.failure_view is None else run.failure_view
+        self.nodes = frozenset(view.nodes)
 
 
-def _stream(source: LogSource, folder: Path, header: dict, final_nodes: frozenset, failure: dict | None,
-            hasher: InputHash = PLAIN_HASH) -> tuple:
+def _stream(source: LogSource, folder: Path, header: dict[str, Any], final_nodes: frozenset[int],
+            failure: dict[str, Any] | None,
+            hasher: InputHash = PLAIN_HASH) -> tuple[Any, dict[str, Any]]:
     """The one pass over the redacted log: it indexes it and writes events.csv,
     calls.jsonl, messages.jsonl, tools.csv, approvals.csv and transcript.md; returns the index
     and what the report draws. `failure` (redacted): where the fold fails."""
@@ -834,11 +856,13 @@ def _stream(source: LogSource, folder: Path, header: dict, final_nodes: frozense
         store.close()
     index = indexer.index
     turns = run.get(TurnSpans)
-    session = {k: v for k, v in summary.stats.to_json().items() if k not in ("path", "error")}
+    stats = summary.stats
+    assert stats is not None  # (made when the pass finishes)
+    session = {k: v for k, v in stats.to_json().items() if k not in ("path", "error")}
     write_file(folder / "session.json", dumps(session))
     views = records.views
     last = run.last_seq if run.last_seq is not None else 0
-    spans: dict = {"turns": [], "steps": []}
+    spans: dict[str, list[tuple[int, int, str]]] = {"turns": [], "steps": []}
     for s in turns.steps:
         label = f"turn {as_text(s.turn)} step {as_text(s.step)}"
         spans["steps"].append((s.start, s.end, label) if s.end is not None else (s.start, last, label + " (open)"))
@@ -856,7 +880,7 @@ def _stream(source: LogSource, folder: Path, header: dict, final_nodes: frozense
                    "finalNodes": final_nodes, "session": session, "shadows": shadows, "failure": failure}
 
 
-def _spilled_bytes(index, seq) -> int | None:
+def _spilled_bytes(index: Any, seq: object) -> int | None:  # (the Indexer's index)
     """The bytes dsh kept out of the model's view of the tool result at `seq` (None: none)."""
     spills = index.spills_of(seq) if type(seq) is int else ()
     return sum(s.omitted for s in spills) if spills else None
@@ -864,7 +888,7 @@ def _spilled_bytes(index, seq) -> int | None:
 
 # -- reading a bundle -----------------------------------------------------------
 
-def read_manifest(bundle: Path) -> tuple[bytes, dict]:
+def read_manifest(bundle: Path) -> tuple[bytes, dict[str, Any]]:
     """manifest.json's bytes and value, with its files (a list; a format 1 map) and sessions (a list)."""
     try:
         data, manifest = read_bundle_json(bundle / "manifest.json", "manifest.json")
@@ -875,4 +899,5 @@ def read_manifest(bundle: Path) -> tuple[bytes, dict]:
     sessions = manifest.get("sessions") if type(manifest) is dict else None
     if type(files) not in (list, dict) or type(sessions) is not list:
         raise UsageError(f"{shown_path(bundle)}/manifest.json lacks its files and sessions: not a dshreplay bundle")
+    assert isinstance(manifest, dict)  # (its files and sessions were read from it)
     return data, manifest

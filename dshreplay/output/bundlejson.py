@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import orjson
 
@@ -36,7 +36,7 @@ def read_bundle_json(path: Path, what: str) -> tuple[bytes, object]:
     return data, parse_bundle_json(data, what, shown_path(path))
 
 
-def parse_bundle_json(data: bytes, what: str, where: str, line: int | None = None):
+def parse_bundle_json(data: bytes, what: str, where: str, line: int | None = None) -> Any:
     """The value of JSON text of a bundle (a file's bytes, or one line's), parsed only when
     it holds at most MAX_JSON_VALUES values; else a ReadError naming `where` (and `line`)."""
     if _value_count(data) > MAX_JSON_VALUES:

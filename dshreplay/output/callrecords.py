@@ -29,10 +29,11 @@ import os
 import re
 from collections import deque
 from pathlib import Path
+from typing import Any, Iterator, Union
 
-from dshreplay.analyses.calls import CallTracker
+from dshreplay.analyses.calls import Call, CallTracker
 from dshreplay.analyses.render import message_text, one_line, role_of
-from dshreplay.core.driver import Observer, Run
+from dshreplay.core.driver import Observer, Record, Run
 from dshreplay.core.surface import derive_message
 from dshreplay.errors import DeriveError, NoViewError, ReadError, UsageError, fails_at
 from dshreplay.io.reader import shown_path
@@ -61,7 +62,7 @@ class MessageStore:
         self.fh = create(path)
         self.known: set[str] = set()
 
-    def put(self, value) -> str:
+    def put(self, value: Any) -> str:  # (a JSON value of the log)
         data = json_text(value).encode()
         digest = hashlib.sha256(data).hexdigest()
         if digest not in self.known:
@@ -83,34 +84,36 @@ class CallRecords(Observer):
     requires = (CallTracker,)
     types = frozenset({"assistant/chunk", "assistant/message"})
 
-    def __init__(self, folder: Path, store: MessageStore, failure: dict | None = None) -> None:
+    def __init__(self, folder: Path, store: MessageStore, failure: dict[str, Any] | None = None) -> None:
         self.folder, self.store = folder, store  # (the store is the session's: the transcript stores in it too)
         self.failure = failure  # where the fold fails: calls sent after it get no model view
 
     def begin(self, run: Run) -> None:
         self.calls = run.get(CallTracker)
         self.fh = create(self.folder / CALLS)
-        self.order: deque = deque()  # call numbers in the order their records are written
+        self.order: deque[int] = deque()  # call numbers in the order their records are written
         self.done: dict[int, bytes] = {}  # call number -> its complete record's line, not yet written
-        self.views: list[dict] = []
-        self.pending: dict[int, tuple] = {}  # call number -> (Call, record)
+        self.views: list[dict[str, Any]] = []
+        self.pending: dict[int, tuple[Call, dict[str, Any]]] = {}  # call number -> (Call, record)
         self.fold = run.fold
         self.digests: dict[int, str | None] = {}  # surface node -> its message's digest (None: no message)
         self.previous: list[str] = []  # the previous call's request message ids
         self.nodes: list[int] = []  # the surface nodes it was sent
-        self.previews: dict[str, tuple] = {}  # message id -> (role, preview), for the report's views
-        self.header: tuple = (None, None)  # the request header last stored, and its id
+        self.previews: dict[str, tuple[str, str]] = {}  # message id -> (role, preview), for the report's views
+        self.header: tuple[Any, str | None] = (None, None)  # the request header last stored, and its id
 
-    def _head(self, call, header) -> dict:
+    def _head(self, number: int, first: int, call: Call, header: Any) -> dict[str, Any]:
         if header is not self.header[0]:  # (a header stays in force for many calls: stored once, hashed once)
             self.header = (header, None if header is None else self.store.put(header))
-        return {"call": call.call, "turn": call.turn, "step": call.step, "provider": None, "model": None,
-                "firstChunkSeq": call.first_chunk_seq, "atSeq": call.first_chunk_seq - 1,
+        return {"call": number, "turn": call.turn, "step": call.step, "provider": None, "model": None,
+                "firstChunkSeq": first, "atSeq": first - 1,
                 "headerSeq": call.header_seq, "header": self.header[1]}
 
-    def opened(self, call, header) -> None:
-        if self.failure is not None and call.first_chunk_seq - 1 >= self.failure["seq"]:
-            self._no_view(call, header)
+    def opened(self, call: Call, header: Any) -> None:
+        number, first = call.call, call.first_chunk_seq
+        assert number is not None and first is not None  # (a main-loop call, opened by its first chunk)
+        if self.failure is not None and first - 1 >= self.failure["seq"]:
+            self._no_view(number, first, call, header)
             return
         nodes = self.fold.nodes  # (at the call's first chunk, a log-only event: the surface it was sent)
         before = self.nodes
@@ -122,12 +125,12 @@ class CallRecords(Observer):
             ids = self._ids(nodes)
             kept = _common_prefix(self.previous, ids)
         self.nodes = nodes
-        full = kept == 0 or call.call % FULL_REQUEST_EVERY == 1
-        record = {**self._head(call, header), "messageCount": len(ids),
-                  "messagesFrom": None if full else {"call": call.call - 1, "first": kept},
+        full = kept == 0 or number % FULL_REQUEST_EVERY == 1
+        record = {**self._head(number, first, call, header), "messageCount": len(ids),
+                  "messagesFrom": None if full else {"call": number - 1, "first": kept},
                   "messages": ids if full else ids[kept:], "response": {}}
         self.previous = ids
-        self._opened(call, record)
+        self._opened(number, call, record)
         if len(self.views) < MAX_CALL_VIEWS:
             self.views.append({"call": call.call, "turn": call.turn, "step": call.step,
                                "firstChunkSeq": call.first_chunk_seq, "headerSeq": call.header_seq,
@@ -136,12 +139,13 @@ class CallRecords(Observer):
         if len(self.views) >= MAX_CALL_VIEWS:
             self.previews.clear()
 
-    def _ids(self, nodes: list) -> list[str]:
+    def _ids(self, nodes: list[int]) -> list[str]:
         """The stored messages of surface nodes (a node's message never changes: each is
         encoded, hashed and stored once; a node that yields no message has none)."""
-        ids, digests, events = [], self.digests, self.fold.events
+        ids: list[str] = []
+        digests, events = self.digests, self.fold.events
         for seq in nodes:
-            digest = digests.get(seq, MISSING)
+            digest: object = digests.get(seq, MISSING)
             if digest is MISSING:
                 try:
                     has, message = derive_message(events[seq])
@@ -150,28 +154,29 @@ class CallRecords(Observer):
                 digest = digests[seq] = self.store.put(message) if has else None
                 if digest is not None and len(self.views) < MAX_CALL_VIEWS:
                     self.previews[digest] = (role_of("", message), one_line(message_text(message, False), PREVIEW))
-            if digest is not None:
+            if type(digest) is str:
                 ids.append(digest)
         return ids
 
-    def _no_view(self, call, header) -> None:
+    def _no_view(self, number: int, first: int, call: Call, header: Any) -> None:
         """A call sent after the point where the fold fails: its request has no known view."""
-        reason = f"{fails_at(self.failure)}: no model view past seq {self.failure['seq'] - 1}"
-        record = {**self._head(call, header), "view": None, "reason": reason, "failure": self.failure,
+        failure = self.failure or {}  # (set: only a call past the failure has no view)
+        reason = f"{fails_at(failure)}: no model view past seq {failure['seq'] - 1}"
+        record = {**self._head(number, first, call, header), "view": None, "reason": reason, "failure": self.failure,
                   "response": {}}
         self.previous, self.nodes = [], []
-        self._opened(call, record)
+        self._opened(number, call, record)
         if len(self.views) < MAX_CALL_VIEWS:
             self.views.append({"call": call.call, "turn": call.turn, "step": call.step,
                                "firstChunkSeq": call.first_chunk_seq, "headerSeq": call.header_seq,
                                "header": header, "count": None, "kept": 0, "messages": None, "reason": reason})
 
-    def _opened(self, call, record: dict) -> None:
-        self.pending[call.call] = (call, record)
-        self.order.append(call.call)
+    def _opened(self, number: int, call: Call, record: dict[str, Any]) -> None:
+        self.pending[number] = (call, record)
+        self.order.append(number)
 
-    def observe(self, record) -> None:
-        item = record.item
+    def observe(self, record: Record) -> None:
+        item: Any = record.item  # (an Event or a PackedRun; the driver's Item on h28f)
         if item.type != "assistant/chunk":
             if item.type == "assistant/message" and item.row is None:
                 self._answered(item)
@@ -180,20 +185,21 @@ class CallRecords(Observer):
         if call is not None and call.first_chunk_seq == item.seq:  # this chunk opened a call
             self.opened(call, self.calls.header)
 
-    def _answered(self, item) -> None:
+    def _answered(self, item: Any) -> None:  # (an Event)
         sources = item.record.get("sourceEventSeqs")
         cited = [s for s in sources if type(s) is int] if type(sources) is list else []
         for number, (call, record) in list(self.pending.items()):
-            if any(call.first_chunk_seq <= s <= (call.last_chunk_seq or -1) for s in cited):
+            first = call.first_chunk_seq or 0  # (set: the call was opened by its first chunk)
+            if any(first <= s <= (call.last_chunk_seq or -1) for s in cited):
                 data = item.record.get("data")
                 message = data.get("message") if type(data) is dict else None
                 record["response"].update(messageSeq=item.seq,
                                           message=None if message is None else self.store.put(message))
-                self._complete(call, record)
+                self._complete(number, call, record)
                 del self.pending[number]
                 return
 
-    def _complete(self, call, record) -> None:
+    def _complete(self, number: int, call: Call, record: dict[str, Any]) -> None:
         response = record["response"]
         record["provider"], record["model"] = call.provider, call.model
         record["response"] = {
@@ -202,25 +208,26 @@ class CallRecords(Observer):
             "usage": call.usage, "lastChunkSeq": call.last_chunk_seq,
             "firstChunkTime": utc_time(call.first_chunk_time), "lastChunkTime": utc_time(call.last_chunk_time),
             "timeToFirstChunkMs": call.latency_ms, "durationMs": call.duration_ms}  # (the call tracker's times)
-        self.done[call.call] = json_bytes(record) + b"\n"
+        self.done[number] = json_bytes(record) + b"\n"
         order, done, write = self.order, self.done, self.fh.write
         while order and order[0] in done:
             write(done.pop(order.popleft()))
 
     def finish(self, run: Run) -> None:
-        for call, record in self.pending.values():  # calls with no assistant message (cut short)
-            self._complete(call, record)
+        for number, (call, record) in self.pending.items():  # calls with no assistant message (cut short)
+            self._complete(number, call, record)
         self.pending.clear()
         self.fh.close()
 
 
-def elapsed_ms(later, earlier):
+def elapsed_ms(later: object, earlier: object) -> int | float | None:
     """Milliseconds from one log time to another (None unless both are times)."""
-    ok = is_time(later) and is_time(earlier)
-    return later - earlier if ok else None
+    if isinstance(later, (int, float)) and isinstance(earlier, (int, float)) and is_time(later) and is_time(earlier):
+        return later - earlier  # (is_time: a number, never a bool)
+    return None
 
 
-def _common_prefix(a: list, b: list) -> int:
+def _common_prefix(a: list[str], b: list[str]) -> int:
     n = 0
     for x, y in zip(a, b):
         if x != y:
@@ -231,7 +238,7 @@ def _common_prefix(a: list, b: list) -> int:
 
 # -- reading ---------------------------------------------------------------------------------
 
-def request_from_bundle(folder: Path, call: int) -> dict:
+def request_from_bundle(folder: Path, call: int) -> dict[str, Any]:
     """The request of main-loop call `call` rebuilt from a bundle's session folder:
     what `dshreplay request LOG --call N --json` prints for the (redacted) log.
 
@@ -257,7 +264,7 @@ LISTED = ("call", "turn", "step", "firstChunkSeq", "lastChunkSeq", "provider", "
           "usage", "messageCount")
 
 
-def calls_from_bundle(folder: Path) -> list[dict]:
+def calls_from_bundle(folder: Path) -> list[dict[str, Any]]:
     """Every main-loop call of a bundle's session folder, as `request LOG --list --json` lists
     it (without the finish reason's object): each record checked as `request_from_bundle` does.
     A call sent after the point where the fold fails is listed too, its `messageCount` null
@@ -271,7 +278,7 @@ def calls_from_bundle(folder: Path) -> list[dict]:
     return listed
 
 
-def _records(folder: Path, call: int | None):
+def _records(folder: Path, call: int | None) -> _Records:
     """The call records of `folder` in the format its bundle has (3: calls.jsonl; 2: calls/)."""
     if os.path.lexists(folder / CALLS):
         return _JsonLines(folder, call)
@@ -299,12 +306,12 @@ class _JsonLines:
                 if n >= low:
                     self.lines.setdefault(n, (number, line))
 
-    def _parse(self, number: int, line: bytes, call: int | None) -> dict:
+    def _parse(self, number: int, line: bytes, call: int | None) -> dict[str, Any]:
         record = parse_bundle_json(line, f"the record of call {call}" if call is not None else "a call record",
                                    shown_path(self.path), number)
         return _checked(record, call, "the number its line starts with", shown_path(self.path), number)
 
-    def get(self, call: int, needed_by: int | None) -> dict:
+    def get(self, call: int, needed_by: int | None) -> dict[str, Any]:
         found = self.lines.get(call)
         if found is None:
             if needed_by is None:
@@ -317,31 +324,31 @@ class _JsonLines:
     def where(self, call: int) -> tuple[str, int | None]:
         return shown_path(self.path), self.lines[call][0]
 
-    def every(self):
+    def every(self) -> Iterator[dict[str, Any]]:
         for number, line in bundle_lines(self.path, CALLS):
             yield self._parse(number, line, None)
 
-    def messages(self, wanted: list[str]) -> dict:
+    def messages(self, wanted: list[str]) -> dict[str, Any]:
         """The stored messages `wanted` (SHA-256s, each once), each checked against its key."""
-        path, found, wanted = self.folder / MESSAGES, {}, dict.fromkeys(wanted)
+        path, found, wanted_once = self.folder / MESSAGES, {}, dict.fromkeys(wanted)
         where = shown_path(path)
-        if wanted:
+        if wanted_once:
             for number, line in bundle_lines(path, MESSAGES):
                 if not (line.startswith(_KEY) and line[MESSAGE_AT - len(_VALUE):MESSAGE_AT] == _VALUE
                         and line.endswith(b"}") and is_sha256(line[len(_KEY):len(_KEY) + 64].decode("latin-1"))):
                     raise ReadError('expected a stored message, {"sha256":"<hex>","message":<JSON>} (the bundle '
                                     "is damaged)", path=where, line=number)
                 digest = line[len(_KEY):len(_KEY) + 64].decode()
-                if digest not in wanted or digest in found:
+                if digest not in wanted_once or digest in found:
                     continue
                 data = line[MESSAGE_AT:-1]
                 if hashlib.sha256(data).hexdigest() != digest:
                     raise ReadError("the stored message's bytes do not hash to its key (the bundle is damaged)",
                                     path=where, line=number)
                 found[digest] = parse_bundle_json(data, "a stored message", where, number)
-                if len(found) == len(wanted):
+                if len(found) == len(wanted_once):
                     break
-        missing = [d for d in wanted if d not in found]
+        missing = [d for d in wanted_once if d not in found]
         if missing:
             raise ReadError(f"the request names the stored message {missing[0]}, which is not in {MESSAGES} (the "
                             "bundle is damaged)", path=where)
@@ -358,7 +365,7 @@ class _Files:
     def _path(self, call: int) -> Path:
         return self.folder / "calls" / f"{call:04d}.json"
 
-    def get(self, call: int, needed_by: int | None) -> dict:
+    def get(self, call: int, needed_by: int | None) -> dict[str, Any]:
         path = self._path(call)
         if not os.path.lexists(path):
             if needed_by is None:
@@ -372,14 +379,14 @@ class _Files:
     def where(self, call: int) -> tuple[str, int | None]:
         return shown_path(self._path(call)), None
 
-    def every(self):
+    def every(self) -> Iterator[dict[str, Any]]:
         folder = self.folder / "calls"
         names = sorted((int(p.stem), p) for p in folder.iterdir() if re.fullmatch(r"[0-9]{4,}\.json", p.name))
         for call, path in names:
             _, record = read_bundle_json(path, f"the record of call {call}")
             yield _checked(record, call, "the number in the file's name", shown_path(path), None)
 
-    def messages(self, wanted: list[str]) -> dict:
+    def messages(self, wanted: list[str]) -> dict[str, Any]:
         found = {}
         for digest in wanted:
             path = self.folder / "messages" / f"{digest}.json"
@@ -391,7 +398,10 @@ class _Files:
         return found
 
 
-def _request_ids(records, record: dict) -> list:
+_Records = Union[_JsonLines, _Files]  # (the call records of a format 3 or a format 2 session folder)
+
+
+def _request_ids(records: _Records, record: dict[str, Any]) -> list[str]:
     """A call record's request message ids: its `messages`, after the first
     `messagesFrom.first` ids of the call it names (a record repeats no more
     than it must; every FULL_REQUEST_EVERY-th call lists them all)."""
@@ -410,14 +420,14 @@ def _request_ids(records, record: dict) -> list:
             raise ReadError(f"expected at most the {len(ids)} messages of call {base['call']}, got {base['first']} "
                             "(the bundle is damaged)", path=path, line=line, pointer="/messagesFrom/first")
         ids = ids[:base["first"]] + link["messages"]
-    return ids
+    return list(ids)
 
 
-def _checked(record, call: int | None, named: str, where: str, line: int | None) -> dict:
+def _checked(record: Any, call: int | None, named: str, where: str, line: int | None) -> dict[str, Any]:
     """A call record with every value the readers use checked (`call`: the number it must
     have, `named` where that number comes from; None: any). A record without a view has
     its failure checked instead of its messages."""
-    def expect(pointer: str, value, ok: bool, expected: str) -> None:
+    def expect(pointer: str, value: object, ok: bool, expected: str) -> None:
         if not ok:
             got = "nothing" if value is MISSING else shown(value, 60)
             raise ReadError(f"expected {expected}, got {got} (the bundle is damaged)", path=where, line=line,
@@ -445,7 +455,7 @@ def _checked(record, call: int | None, named: str, where: str, line: int | None)
     expect("/headerSeq", header_seq, header_seq is None or type(header_seq) is int, "a seq or null")
     expect("/header", header, header is None or is_sha256(header), "null or a stored message's SHA-256")
     if "view" in record and record["view"] is None:
-        return record
+        return dict(record)
     messages = record.get("messages", MISSING)
     expect("/messages", messages, type(messages) is list and all(is_sha256(d) for d in messages),
            "an array of stored messages' SHA-256")
@@ -456,10 +466,11 @@ def _checked(record, call: int | None, named: str, where: str, line: int | None)
         expect("/messagesFrom/call", earlier, type(earlier) is int and 0 < earlier < call,
                f"an earlier call (1 to {call - 1})")
         expect("/messagesFrom/first", first, is_count(first), "a message count")
-    return record
+    return dict(record)
 
 
-def _usable(record: dict, call: int, needed_by: int | None, folder: str, where: str, line: int | None) -> dict:
+def _usable(record: dict[str, Any], call: int, needed_by: int | None, folder: str, where: str,
+            line: int | None) -> dict[str, Any]:
     """A checked record a request can be built from: one without a view is a NoViewError (the
     call asked for) or a damaged bundle (a call that builds on it)."""
     if "view" in record and record["view"] is None:

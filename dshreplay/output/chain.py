@@ -38,8 +38,9 @@ import io
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Callable, Collection
 
-from dshreplay.core.driver import Observer
+from dshreplay.core.driver import Observer, Record, Run
 from dshreplay.errors import ReadError
 from dshreplay.io.reader import LogReader, LogSource, line_events, shown_path, sized_file
 from dshreplay.jsvalues import MISSING, parse_count, shown
@@ -55,16 +56,19 @@ class TurnEndLines(Observer):
 
     types = frozenset({"turn/end"})
 
-    def begin(self, run) -> None:
+    def begin(self, run: Run) -> None:
         self.lines: set[int] = set()
 
-    def observe(self, record) -> None:
-        self.lines.add(record.item.line)
+    def observe(self, record: Record) -> None:
+        item: Any = record.item  # (an Event or a PackedRun: both have a line; the driver's Item on h28f)
+        self.lines.add(item.line)
 
 
-def line_chain(source: LogSource, marks=frozenset(), every: int = EVERY, hasher: InputHash = PLAIN_HASH) -> dict:
+def line_chain(source: LogSource, marks: Collection[int] = frozenset(), every: int = EVERY,
+               hasher: InputHash = PLAIN_HASH) -> dict[str, Any]:
     """The chain over every line of `source`, with checkpoints every `every` lines and at `marks`."""
-    h, lines, size, checkpoints = SEED, 0, 0, []
+    h, lines, size = SEED, 0, 0
+    checkpoints: list[dict[str, Any]] = []
     link = hasher.link
     with source.reader() as reader:
         for lineno, _, raw in reader.physical_lines():
@@ -79,12 +83,12 @@ SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 ENCODINGS = {"jsonl": "plain JSONL", "zstd": "zstd-compressed"}
 
 
-def is_sha256(value) -> bool:
+def is_sha256(value: object) -> bool:
     """A SHA-256 as the export writes it: 64 lowercase hex digits."""
     return type(value) is str and SHA256_HEX.fullmatch(value) is not None
 
 
-def is_count(value) -> bool:
+def is_count(value: object) -> bool:
     """A byte, line or message count: a non-negative integer (not a boolean)."""
     return type(value) is int and value >= 0
 
@@ -92,13 +96,13 @@ def is_count(value) -> bool:
 class EntryError(Exception):
     """A value of a manifest entry that is not what an export writes."""
 
-    def __init__(self, pointer: str, expected: str, value) -> None:
+    def __init__(self, pointer: str, expected: str, value: object) -> None:
         got = "nothing" if value is MISSING else shown(value, 60)
         super().__init__(f"{pointer}: expected {expected}, got {got}")
         self.pointer = pointer
 
 
-def _field(obj, pointer: str, key: str, ok, expected: str):
+def _field(obj: object, pointer: str, key: str, ok: Callable[[Any], bool], expected: str) -> Any:
     value = obj.get(key, MISSING) if type(obj) is dict else MISSING
     if value is MISSING or not ok(value):
         raise EntryError(f"{pointer}/{key}", expected, value)
@@ -117,10 +121,10 @@ class Exported:
     lines: int
     text_bytes: int
     head: str
-    checkpoints: dict
+    checkpoints: dict[int, str]
 
     @classmethod
-    def of(cls, entry: dict, where: str) -> Exported:
+    def of(cls, entry: dict[str, Any], where: str) -> Exported:
         """The facts of the manifest entry at JSON pointer `where`; EntryError names the first bad one."""
         size = _field(entry, where, "size", is_count, "a byte count")
         sha256 = _field(entry, where, "sha256", is_sha256, "a SHA-256 in hex")
@@ -132,14 +136,19 @@ class Exported:
                             f"a byte count of the text (at least {lines})")
         head = _field(chain, at, "head", is_sha256, "a SHA-256 in hex")
         listed = _field(chain, at, "checkpoints", lambda v: type(v) is list, "an array of checkpoints")
-        checkpoints, last = {}, 0
+        checkpoints: dict[int, str] = {}
+        last = 0
         for n, point in enumerate(listed):
-            line = _field(point, f"{at}/checkpoints/{n}", "line",
-                          lambda v, after=last: type(v) is int and after < v <= lines,
+            line = _field(point, f"{at}/checkpoints/{n}", "line", _line_between(last, lines),
                           f"a line number after {last} and at most {lines}")
             checkpoints[line] = _field(point, f"{at}/checkpoints/{n}", "sha256", is_sha256, "a SHA-256 in hex")
             last = line
         return cls(size, sha256, encoding, lines, text_bytes, head, checkpoints)
+
+
+def _line_between(after: int, most: int) -> Callable[[object], bool]:
+    """A test of a checkpoint's line: after the one before, within the chain's lines."""
+    return lambda value: type(value) is int and after < value <= most
 
 
 @dataclass(frozen=True)
@@ -161,7 +170,7 @@ class Appended:
             what = f"the rest of line {first}" + (f" and lines {first + 1}..{last}" if last > first else "")
         return f"{what} appended ({self.size} bytes, {self.events} event{'' if self.events == 1 else 's'})"
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"fromByte": self.offset, "fromLine": self.first_line, "lines": self.lines, "bytes": self.size,
                 "events": self.events, "completesLine": self.completes_line}
 

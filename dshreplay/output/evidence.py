@@ -29,8 +29,9 @@ import hmac
 import os
 import re
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Mapping
 
 from dshreplay.errors import ReadError, UsageError
 from dshreplay.io.reader import read_small_file, shown_path
@@ -51,6 +52,7 @@ class InputHash:
     0.8 µs a line instead of the 2.9 µs of `hmac.digest`, the same bytes (tested)."""
 
     key: bytes | None = None
+    _pads: tuple[Any, Any] = field(default=(None, None), init=False, repr=False, compare=False)  # (hashlib states)
 
     def __post_init__(self) -> None:
         if self.key is not None:
@@ -58,10 +60,10 @@ class InputHash:
             object.__setattr__(self, "_pads", (hashlib.sha256(bytes(b ^ 0x36 for b in block)),
                                                hashlib.sha256(bytes(b ^ 0x5C for b in block))))
 
-    def __getstate__(self):  # (sent to worker processes: the key; the pads are made again)
+    def __getstate__(self) -> bytes | None:  # (sent to worker processes: the key; the pads are made again)
         return self.key
 
-    def __setstate__(self, key) -> None:
+    def __setstate__(self, key: bytes | None) -> None:
         object.__setattr__(self, "key", key)
         self.__post_init__()
 
@@ -81,7 +83,7 @@ class InputHash:
         (None without a key). It cannot be turned back into the key."""
         return None if self.key is None else hmac.digest(self.key, FINGERPRINT_LABEL, "sha256").hex()
 
-    def new(self):
+    def new(self) -> Any:  # (a hashlib or hmac object: both have update and hexdigest)
         """A running hash (`update`, `hexdigest`) for bytes that arrive in blocks."""
         return hashlib.sha256() if self.key is None else hmac.new(self.key, digestmod="sha256")
 
@@ -92,7 +94,8 @@ class InputHash:
         inner, outer = self._pads[0].copy(), self._pads[1].copy()
         inner.update(data)
         outer.update(inner.digest())
-        return outer.digest()
+        digest: bytes = outer.digest()
+        return digest
 
     def hex(self, data: bytes) -> str:
         """The hash of `data` in hex (a line of a log: events.csv's `rawSha256`)."""
@@ -106,7 +109,8 @@ class InputHash:
 PLAIN_HASH = InputHash()
 
 
-def input_hash(redacts: bool, key_file, *, command: str, writes: str, places: dict) -> InputHash:
+def input_hash(redacts: bool, key_file: str | Path | None, *, command: str, writes: str,
+               places: Mapping[str, str | Path | None]) -> InputHash:
     """The hash of input bytes for a run of `command` ("export", "index") that writes `writes`
     ("the bundle", "the index"): plain SHA-256 when nothing is redacted; else HMAC-SHA256 under the
     key in `key_file` (required then, made if absent), which must lie in none of `places`
@@ -120,7 +124,8 @@ def input_hash(redacts: bool, key_file, *, command: str, writes: str, places: di
     return InputHash(load_key(key_file, create=True, places=places, writes=writes))
 
 
-def load_key(path, *, create: bool, places: dict | None = None, writes: str = "the bundle") -> bytes:
+def load_key(path: str | Path, *, create: bool, places: Mapping[str, str | Path | None] | None = None,
+             writes: str = "the bundle") -> bytes:
     """The evidence key in the file at `path`; with `create`, a new random key written
     there first when the file is absent (mode 0600, never over an existing file).
     A key file inside one of `places` (option -> path: the bundle's --out, the index's
@@ -143,7 +148,7 @@ def load_key(path, *, create: bool, places: dict | None = None, writes: str = "t
     return bytes.fromhex(match.group(1).decode())
 
 
-def _write_new_key(path, shown: str) -> None:
+def _write_new_key(path: str | Path, shown: str) -> None:
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(path, flags, 0o600)
@@ -155,7 +160,7 @@ def _write_new_key(path, shown: str) -> None:
         fh.write(secrets.token_bytes(KEY_BYTES).hex() + "\n")
 
 
-def _inside(path: Path, folder: Path) -> bool:
+def _inside(path: Path, folder: str | Path) -> bool:
     """Whether `path` is `folder` or lies inside it (links and `..` resolved as far as they exist)."""
     try:
         here, there = Path(os.path.realpath(path)), Path(os.path.realpath(folder))

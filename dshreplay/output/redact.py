@@ -23,8 +23,9 @@ takes exponential time on `(a+)+$` and quadratic time on a default rule over
 `x.x.x...`), within a fixed memory budget. Each rule is compiled and searched
 on its own, so rules cannot interfere (group names and numbers, flags); the
 spans they find in a string are masked together. The default rules are also
-compiled into one pattern that says at once whether any of them matches a
-text (most texts: none). What RE2 cannot run in linear time (backreferences,
+compiled into one RE2 set (`Gate`) that says in one scan which of them match a
+text, and whether it holds a URL escape or a run of base64 worth decoding
+(most texts: none of these, and no rule runs on them). What RE2 cannot run in linear time (backreferences,
 lookaround, conditionals, `(?x)`...) is a usage error naming the rule, never
 a rule that silently stops matching.
 """
@@ -37,19 +38,26 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Union
 
 import orjson
 import re2
 
-from dshreplay.core.driver import Observer
+from dshreplay.core.driver import Observer, Record, Run
 from dshreplay.errors import ReadError, UsageError
 from dshreplay.io.reader import read_small_file
 from dshreplay.jsvalues import as_key, json_bytes, parse_count, pointer_parts, shown
 from dshreplay.output.secretrules import KEEP, PLAIN_MEMBER_VALUES, SECRET_MEMBER_IN_JSON, SECRET_MEMBERS
 
+if TYPE_CHECKING:
+    from dshreplay.output.secretrules import DefaultRule
+
 __all__ = ["Redactor", "load_redactor", "MASK"]
 
 MASK = "[REDACTED]"
+Span = tuple[int, int, str]  # (start, end, rule name): where a text rule matches
+Edit = tuple[int, int, str, Union[str, tuple[str, ...]]]  # (start, end, new text, the rule or rules that made it)
+CallKey = tuple[object, object, object]  # (turn, step, block index) of a tool call, as keys (jsvalues.as_key)
 MAX_RULES_BYTES = 1024**2
 RULES_MEMORY = 64 << 20  # RE2 memory for all text rules together (each gets an even share as its max_mem)
 GATE_MEMORY = 16 << 20  # RE2 memory of the one pattern of every default rule
@@ -65,9 +73,9 @@ class TextRule:
     """One text rule, compiled on its own."""
 
     name: str  # as counted in the manifest: a default rule's name, or "text rule N" of the rules file
-    pattern: object  # an RE2 pattern
-    groups: tuple = (0,)  # the groups masked (0: the whole match)
-    keep: object = None  # a test of a masked text that says it is no secret after all
+    pattern: Any  # an RE2 pattern (re2 has no types)
+    groups: tuple[int, ...] = (0,)  # the groups masked (0: the whole match)
+    keep: Callable[[str], bool] | None = None  # a test of a masked text that says it is no secret after all
 
 
 @dataclass(frozen=True)
@@ -78,15 +86,67 @@ class Rules:
     user: tuple[TextRule, ...] = ()  # the rules file's text rules
     pointers: tuple[tuple[str, ...], ...] = ()
     keys: frozenset[str] = frozenset()
-    gate: object = None  # RE2: every default rule at once (None: no default rule)
-    secret_members: object = None  # RE2: member names whose text values are masked (the defaults)
-    member_gate: object = None  # RE2: such a member name as JSON text writes it (`password":`)
+    gate: Gate | None = None  # every default rule at once (None: no default rule)
+    secret_members: Any = None  # RE2: member names whose text values are masked (the defaults)
     only_defaults: bool = False  # no rules file: a record none of whose bytes a default rule matches is kept
-    summary: dict | None = None  # the rules file as the manifest records it: how many rules of each kind
+    summary: dict[str, int] | None = None  # the rules file as the manifest records it: how many rules of each kind
 
     @property
     def text(self) -> tuple[TextRule, ...]:
         return self.defaults + self.user
+
+
+SECRET, PERCENT, BASE64_RUN = 1, 2, 4  # what a Gate scan finds: a default rule's match or a secret
+# member's name, a URL escape, a run of base64 long enough to hide a secret
+
+
+class Gate:
+    """Every default rule, a secret member's name as JSON text writes it (`password":`), a
+    URL escape and a run of base64, in one RE2 set: one scan of a text (a DFA, no capture
+    groups) says which of them it holds, where a search for each would take one scan each
+    (most texts hold none). Made from the rules' own patterns: no second copy of a rule.
+    A scan the DFA gives up on (its memory spent) is answered by the regexps instead."""
+
+    def __init__(self, patterns: tuple[str, ...]) -> None:
+        self.patterns = patterns
+        self.any_rule = _compile("|".join(f"(?:{p})" for p in patterns), GATE_MEMORY)
+        self.member = _compile(SECRET_MEMBER_IN_JSON, NAME_MEMORY)
+        options = re2.Options()
+        options.log_errors = False
+        options.max_mem = GATE_MEMORY
+        self._set = re2.Set.SearchSet(options)
+        for pattern in (*patterns, SECRET_MEMBER_IN_JSON, _PERCENT.pattern, _BASE64_OF_TEXT, b""):
+            self._set.Add(pattern)  # (b"": matches every text, so a scan that ran finds at least it)
+        self._set.Compile()
+        self._member_at = len(patterns)  # the indices of what the set holds past the rules
+        self._flags = {len(patterns): SECRET, len(patterns) + 1: PERCENT, len(patterns) + 2: BASE64_RUN,
+                       len(patterns) + 3: 0}
+
+    def __reduce__(self) -> tuple[type[Gate], tuple[tuple[str, ...]]]:
+        return Gate, (self.patterns,)  # (an RE2 set does not pickle: a worker process compiles its own)
+
+    def scan(self, data: bytes) -> int:
+        """What `data` holds: SECRET, PERCENT and BASE64_RUN or-ed together."""
+        found = self._set.Match(data)
+        if found is None:  # (not even the empty pattern: the DFA gave up)
+            return self._searched(data)
+        flags, member_at = 0, self._member_at
+        for n in found:
+            flags |= SECRET if n < member_at else self._flags[n]
+        return flags
+
+    def rules(self, data: bytes) -> list[int]:
+        """The indices of the default rules that match somewhere in `data`, in rule order."""
+        found = self._set.Match(data)
+        if found is None:
+            return list(range(len(self.patterns))) if self.any_rule.search(data) is not None else []
+        return sorted(n for n in found if n < self._member_at)
+
+    def _searched(self, data: bytes) -> int:
+        flags = SECRET if self.any_rule.search(data) is not None or self.member.search(data) is not None else 0
+        if _PERCENT.search(data) is not None:
+            flags |= PERCENT
+        return flags | BASE64_RUN
 
 
 @dataclass
@@ -95,10 +155,10 @@ class Redactor:
     replaced and remembers the values it masked (to mask them in findings)."""
 
     rules: Rules = field(default_factory=Rules)
-    secret_calls: frozenset = frozenset()  # (turn, step, index) of tool calls whose arguments hold a secret
+    secret_calls: frozenset[CallKey] = frozenset()  # (turn, step, index) of tool calls whose arguments hold a secret
     counting: bool = False
     replacements: int = 0
-    by_rule: Counter = field(default_factory=Counter)  # rule name -> replacements made
+    by_rule: Counter[str] = field(default_factory=Counter)  # rule name -> replacements made
 
     def __post_init__(self) -> None:
         self._clean_keys: dict[str, bool] = {}  # member names no rule changes -> whether one names a secret
@@ -110,10 +170,10 @@ class Redactor:
         return bool(rules.text or rules.pointers or rules.keys or rules.secret_members)
 
     @property
-    def summary(self) -> dict | None:
+    def summary(self) -> dict[str, int] | None:
         return self.rules.summary
 
-    def for_calls(self, secret_calls) -> Redactor:
+    def for_calls(self, secret_calls: Iterable[CallKey]) -> Redactor:
         """A fresh redactor with these rules that also masks the argument deltas of `secret_calls`."""
         return Redactor(self.rules, frozenset(secret_calls))
 
@@ -138,7 +198,7 @@ class Redactor:
             return value
         return _apply(value, [(s, e, MASK, rule) for s, e, rule in spans], self._count)
 
-    def _edits(self, value: str, depth: int) -> list:
+    def _edits(self, value: str, depth: int) -> list[Edit]:
         """The edits (start, end, new text, rule) the rules make to a string."""
         head = value[:1] if value[:1] not in " \t\r\n" else value.lstrip()[:1]
         if (head == "{" or head == "[") and len(value) > 1 and depth < MAX_LAYERS:
@@ -169,10 +229,10 @@ class Redactor:
         """Where each text rule matches `data` (UTF-8): (start, end, rule name) in bytes;
         empty matches and texts a rule's `keep` spares left out."""
         rules = self.rules
-        spans: list = []
-        if rules.gate is not None and rules.gate.search(data) is not None:
-            for rule in rules.defaults:
-                _find(rule, data, spans)
+        spans: list[Span] = []
+        if rules.gate is not None:
+            for n in rules.gate.rules(data):
+                _find(rules.defaults[n], data, spans)
         for rule in rules.user:
             _find(rule, data, spans)
         return spans
@@ -185,17 +245,24 @@ class Redactor:
         (escaped in one more layer for each level of JSON inside a string), and no default
         rule needs a string's start or end (`secretrules`), so a JSON text for which this
         says no holds no string a default rule changes."""
-        rules = self.rules
-        for layer in _layers(data):
-            if rules.gate.search(layer) is not None or rules.member_gate.search(layer) is not None:
+        gate = self.rules.gate
+        layer = data
+        for _ in range(MAX_LAYERS + 1):  # `data`, then with its JSON escapes undone once, twice... while it holds a
+            # backslash: the strings of JSON text inside JSON text stand unescaped in the layer of their depth
+            found = gate.scan(layer)  # type: ignore[union-attr]  # (only_defaults or defaults: a gate)
+            if found & SECRET:
                 return True
-            if b"%" in layer and _PERCENT.search(layer) is not None:
+            if found & PERCENT:
                 decoded = _PERCENT.sub(lambda m: bytes([int(m.group(1), 16)]), layer)
-                if rules.gate.search(decoded) is not None:
+                if gate.scan(decoded) & SECRET:  # type: ignore[union-attr]  # (likewise)
                     return True
-            for _, _, decoded in _base64_runs(layer):
-                if self._may_change(_utf8(decoded)):
-                    return True
+            if found & BASE64_RUN:
+                for _, _, plain in _base64_runs(layer):
+                    if self._may_change(_utf8(plain)):
+                        return True
+            if b"\\" not in layer:
+                return False
+            layer = _json_unescaped(layer)
         return False
 
     def _count(self, rule: str, n: int = 1) -> None:
@@ -205,7 +272,7 @@ class Redactor:
 
     # -- values and records ----------------------------------------------------------------
 
-    def value(self, value):
+    def value(self, value: Any) -> Any:  # (a JSON value of the log)
         """Any JSON value with the keys and text rules applied (to member names too);
         unchanged parts are shared with the input, and an unchanged value is returned
         as it is. Iterative: a record nested as deep as the parser allows is redacted too."""
@@ -258,9 +325,10 @@ class Redactor:
 
     def secret_name(self, name: str) -> bool:
         """Whether a member of this name holds a secret when its value is text (the defaults)."""
-        return self.rules.secret_members is not None and self.rules.secret_members.search(_utf8(name)) is not None
+        members = self.rules.secret_members
+        return members is not None and members.search(_utf8(name)) is not None
 
-    def record(self, record, raw: bytes | None = None):
+    def record(self, record: Any, raw: bytes | None = None) -> Any:
         """One log record with the rules applied (pointers, then keys and text).
 
         `raw`, the line it was parsed from, lets the default rules skip a
@@ -281,7 +349,7 @@ class Redactor:
             return record
         return self.value(record)
 
-    def _mask_arguments(self, record: dict) -> dict:
+    def _mask_arguments(self, record: dict[str, Any]) -> dict[str, Any]:
         """A tool-call delta (or a packed row of them) of a call whose assembled
         arguments hold a secret: every piece of its arguments masked."""
         kind, data = record.get("type"), record.get("data")
@@ -300,11 +368,11 @@ class Redactor:
 
     # -- findings --------------------------------------------------------------------------
 
-    def _remember(self, value) -> None:
+    def _remember(self, value: Any) -> None:
         if self.counting:
             self.masked_values.add(value)
 
-    def finding(self, finding: dict) -> dict:
+    def finding(self, finding: dict[str, Any]) -> dict[str, Any]:
         """A finding (computed on the original log) as the bundle writes it: its message and
         pointer with the text rules applied, and every value the session's records had masked
         whole (by a pointer, keys or member-name rule, or as a member name) masked wherever the
@@ -328,7 +396,8 @@ class Redactor:
                     spans.append((start + 1, end))
                 elif cut > 0 and self._masked_prefix(inner[:cut]):
                     spans.append((start + 1, start + 1 + cut))
-        pieces, at = [], 0
+        pieces: list[str] = []
+        at = 0
         for start, end in _merged(spans):
             pieces += (text[at:start], MASK)
             at = end
@@ -367,7 +436,7 @@ class MaskedValues:
         self.overflow = False
         self._sorted: list[str] | None = None
 
-    def add(self, value) -> None:
+    def add(self, value: Any) -> None:
         """Keeps every string of `value` (member names too)."""
         stack = [value]
         while stack and not self.overflow:
@@ -425,17 +494,17 @@ def _unescape(quoted: str) -> str:
     if "\\" not in quoted:
         return quoted
 
-    def one(match: re.Match) -> str:
+    def one(match: re.Match[str]) -> str:
         body = match.group()[1:]
         if len(body) > 1:
             return chr(int(body[1:], 16)) if int(body[1:], 16) <= 0x10FFFF else match.group()
-        return _SIMPLE_ESCAPES.get(body, body)
+        return _SIMPLE_ESCAPES.get(body) or body
 
     # JSON writes characters past U+FFFF as two escaped surrogates: join them
     return _ESCAPE.sub(one, quoted).encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
 
 
-def _merged(spans) -> list[list[int]]:
+def _merged(spans: Iterable[tuple[int, int]]) -> list[list[int]]:
     """(start, end) spans in order, overlapping ones merged into one."""
     merged: list[list[int]] = []
     for start, end in sorted(spans):
@@ -446,9 +515,9 @@ def _merged(spans) -> list[list[int]]:
     return merged
 
 
-def _call_key(data: dict, chunk: dict) -> tuple:
+def _call_key(data: dict[str, Any], chunk: dict[str, Any]) -> CallKey:
     """Which tool call of its step a delta belongs to: (turn, step, block index)."""
-    return tuple(as_key(v) for v in (data.get("turn"), data.get("step"), chunk.get("index")))
+    return as_key(data.get("turn")), as_key(data.get("step")), as_key(chunk.get("index"))
 
 
 class ArgumentDeltas(Observer):
@@ -459,11 +528,11 @@ class ArgumentDeltas(Observer):
 
     types = frozenset({"assistant/chunk"})
 
-    def begin(self, run) -> None:
-        self.parts: dict[tuple, list[str]] = {}
+    def begin(self, run: Run) -> None:
+        self.parts: dict[CallKey, list[str]] = {}
 
-    def observe(self, record) -> None:
-        item = record.item
+    def observe(self, record: Record) -> None:
+        item: Any = record.item  # (an Event or a PackedRun; the driver's Item on h28f)
         if item.row == "tool-call-chunks":
             data = item.row_data
             self.parts.setdefault(_call_key(data, data), []).extend(data["args"])
@@ -474,7 +543,7 @@ class ArgumentDeltas(Observer):
                     and type(chunk.get("argumentsDelta")) is str:
                 self.parts.setdefault(_call_key(data, chunk), []).append(chunk["argumentsDelta"])
 
-    def secret_calls(self, redactor: Redactor) -> frozenset:
+    def secret_calls(self, redactor: Redactor) -> frozenset[CallKey]:
         found = set()
         for key, parts in self.parts.items():
             text = "".join(parts)
@@ -490,15 +559,15 @@ class _Copy:
 
     __slots__ = ("original", "key", "keyed", "items", "copy", "renames", "numbered")
 
-    def __init__(self, original, key) -> None:
+    def __init__(self, original: Any, key: Any) -> None:  # (a JSON object or array, its key)
         self.original, self.key = original, key
         self.keyed = type(original) is dict
         self.items = iter(original.items()) if self.keyed else enumerate(original)
-        self.copy = None
+        self.copy: Any = None  # (a dict or a list once a member changes)
         self.renames: dict[str, str] | None = None
         self.numbered = 0
 
-    def put(self, key, new) -> None:
+    def put(self, key: Any, new: Any) -> None:
         if new is not self.original[key]:
             if self.copy is None:
                 self.copy = dict(self.original) if self.keyed else list(self.original)
@@ -509,12 +578,12 @@ class _Copy:
             self.renames = {}
         self.renames[key] = new
 
-    def result(self):
+    def result(self) -> Any:
         members = self.original if self.copy is None else self.copy
         if self.renames is None:
             return members
         taken = {k for k in members if k not in self.renames}  # names kept as they are
-        renamed: dict = {}
+        renamed: dict[str, Any] = {}
         last: dict[str, int] = {}  # masked name -> the last number given to it
         for k, v in members.items():
             name = self.renames.get(k)
@@ -540,7 +609,7 @@ def _index(part: str) -> int | None:
     return parse_count(part, 10**18) if part == "0" or not part.startswith("0") else None
 
 
-def _replace_at(value, path: tuple[str, ...]):
+def _replace_at(value: Any, path: tuple[str, ...]) -> Any:
     """Masks the value at `path` in place; the value it held (_ABSENT: none)."""
     for part in path[:-1]:
         if type(value) is dict and part in value:
@@ -567,7 +636,7 @@ def _pointer(text: str, where: str) -> tuple[str, ...]:
     return tuple(pointer_parts(text))
 
 
-def _compile(pattern: str, max_mem: int):
+def _compile(pattern: str | bytes, max_mem: int) -> Any:  # (an RE2 pattern: re2 has no types)
     """An RE2 pattern: errors not logged (to stderr), memory bounded."""
     options = re2.Options()
     options.log_errors = False
@@ -585,7 +654,7 @@ def _user_rule(n: int, text: str, max_mem: int, where: str) -> TextRule:
                          f"{max_mem >> 10} KiB of memory per rule)", path=where) from None
 
 
-def _read_rules(rules_path: str) -> dict:
+def _read_rules(rules_path: str) -> dict[str, list[str]]:
     try:
         raw = read_small_file(rules_path, MAX_RULES_BYTES, "the redaction rules file")
     except ReadError as exc:
@@ -610,21 +679,21 @@ def load_redactor(rules_path: str | None, *, defaults: bool = True) -> Redactor:
     texts = user.get("text", [])
     found = _default_rules() if defaults else []
     max_mem = RULES_MEMORY // max(1, len(texts) + len(found))
-    default_rules = tuple(TextRule(r.name, _compile(r.pattern, max_mem), r.groups, KEEP.get(r.keep)) for r in found)
+    default_rules = tuple(TextRule(r.name, _compile(r.pattern, max_mem), r.groups,
+                                   None if r.keep is None else KEEP[r.keep]) for r in found)
     user_rules = tuple(_user_rule(n, text, max_mem, where) for n, text in enumerate(texts, 1))
     pointers = tuple(_pointer(p, where) for p in user.get("pointers", []))
     keys = frozenset(user.get("keys", []))
     summary = None if rules_path is None else {"text": len(texts), "pointers": len(pointers), "keys": len(keys)}
     return Redactor(Rules(
         default_rules, user_rules, pointers, keys,
-        gate=_compile("|".join(f"(?:{r.pattern})" for r in found), GATE_MEMORY) if defaults else None,
+        gate=Gate(tuple(r.pattern for r in found)) if defaults else None,
         secret_members=_compile(SECRET_MEMBERS, NAME_MEMORY) if defaults else None,
-        member_gate=_compile(SECRET_MEMBER_IN_JSON, NAME_MEMORY) if defaults else None,
         only_defaults=defaults and not texts and not keys,
         summary=summary))
 
 
-def _default_rules() -> list:
+def _default_rules() -> list[DefaultRule]:  # (imported here: only an export loads detect-secrets)
     from dshreplay.output.secretrules import default_rules
     return default_rules()
 
@@ -635,7 +704,7 @@ def _utf8(text: str) -> bytes:
     return text.encode("utf-8", "surrogatepass")
 
 
-def _find(rule: TextRule, data: bytes, spans: list) -> None:
+def _find(rule: TextRule, data: bytes, spans: list[Span]) -> None:
     """Adds where `rule` matches `data`: the span of each group it masks."""
     keep = rule.keep
     for match in rule.pattern.finditer(data):
@@ -645,7 +714,7 @@ def _find(rule: TextRule, data: bytes, spans: list) -> None:
                 spans.append((start, end, rule.name))
 
 
-def _char_spans(text: str, data: bytes, spans: list) -> list[tuple[int, int, str]]:
+def _char_spans(text: str, data: bytes, spans: list[Span]) -> list[Span]:
     """Byte spans of `data` (the UTF-8 of `text`) as character spans of `text`, widened to
     whole characters (an RE2 \\C can end a match inside one)."""
     if not spans or len(data) == len(text):
@@ -665,20 +734,22 @@ def _char_spans(text: str, data: bytes, spans: list) -> list[tuple[int, int, str
     return [(chars[s], chars[e], rule) for s, e, rule in whole]
 
 
-def _apply(text: str, edits, count) -> str:
+def _apply(text: str, edits: Iterable[Edit], count: Callable[[str], None]) -> str:
     """`text` with each (start, end, new text, rule) edit made (overlapping ones as one: the
     first's new text), and `count(rule)` called for each edit found."""
-    pieces, at, last = [], 0, None
+    pieces: list[str] = []
+    at = 0
+    last: tuple[int, int, str] | None = None  # the edit being made: (start, end, new text)
     for start, end, new, rule in sorted(edits, key=lambda e: (e[0], -e[1])):
-        for name in (rule,) if type(rule) is str else rule:
+        for name in (rule,) if isinstance(rule, str) else rule:
             count(name)
         if last is not None and start < last[1]:
-            last[1] = max(last[1], end)
+            last = (last[0], max(last[1], end), last[2])
             continue
         if last is not None:
             pieces += (text[at:last[0]], last[2])
             at = last[1]
-        last = [start, end, new]
+        last = (start, end, new)
     if last is not None:
         pieces += (text[at:last[0]], last[2])
         at = last[1]
@@ -691,8 +762,9 @@ class _View:
     character of it stands in the text: a span found in the view masks the escapes
     that wrote it."""
 
-    def __init__(self, text: str, escapes, decode) -> None:
-        pieces, at, extra = [], 0, 0
+    def __init__(self, text: str, escapes: Iterable[re.Match[str]], decode: Callable[[re.Match[str]], str]) -> None:
+        pieces: list[str] = []
+        at, extra = 0, 0
         self._at: list[int] = []  # where each escape's character stands in the view
         self._extra: list[int] = []  # the characters escapes take beyond one, up to and with each
         for match in escapes:
@@ -719,12 +791,12 @@ _URL_ESCAPE = re.compile(r"%[0-7][0-9A-Fa-f]")  # (ASCII: what a secret is writt
 _PERCENT = re.compile(rb"%([0-7][0-9A-Fa-f])")
 
 
-def _unbackslash(match: re.Match) -> str:
+def _unbackslash(match: re.Match[str]) -> str:
     body = match.group()[1:]
     return chr(int(body[1:], 16)) if len(body) > 1 else _SIMPLE.get(body, body)
 
 
-def _views(text: str):
+def _views(text: str) -> Iterator[_View]:
     """The text with its backslash escapes (`\\u0067`, `\\n`, `\\"`) undone, and with its
     URL encoding (`%67`) undone, when it holds any."""
     if "\\" in text and _BACKSLASH.search(text) is not None:
@@ -733,7 +805,7 @@ def _views(text: str):
         yield _View(text, _URL_ESCAPE.finditer(text), lambda m: chr(int(m.group()[1:], 16)))
 
 
-def _json_view(content: str):
+def _json_view(content: str) -> _View | None:
     """The inside of a JSON string token as a view (None when it holds no escape)."""
     if "\\" not in content:
         return None
@@ -741,14 +813,18 @@ def _json_view(content: str):
 
 
 _BASE64_TEXT = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")  # (MIN_BASE64 characters or more)
-_BASE64_BYTES = re.compile(rb"[A-Za-z0-9+/_-]{16,}={0,2}")
+_BASE64_BYTES = _compile(_BASE64_TEXT.pattern.encode(), NAME_MEMORY)  # (RE2: one linear scan of a long line)
+# where a run of base64 that may decode to text starts (Gate): its first character holds the top six bits of
+# the text's first byte, which is printable ASCII ('I'-'f'), a tab or line end ('C', 'D') or a UTF-8 lead
+# byte ('w'-'9'); any other run decodes to a control character or no UTF-8, and `_base64_runs` drops it
+_BASE64_OF_TEXT = rb"(?:^|[^A-Za-z0-9+/_-])[CDI-Za-fw-z0-9][A-Za-z0-9+/_-]{15}"
 _URLSAFE = bytes.maketrans(b"-_", b"+/")
 
 
-def _base64_runs(text):
+def _base64_runs(text: str | bytes) -> Iterator[tuple[int, int, str]]:
     """The runs of base64 (standard or URL-safe) in a text (str or UTF-8 bytes) that decode
     to text: (start, end, decoded text). Binary (hashes, images) is left alone."""
-    runs = _BASE64_BYTES.finditer(text) if type(text) is bytes else _BASE64_TEXT.finditer(text)
+    runs: Iterator[Any] = _BASE64_BYTES.finditer(text) if isinstance(text, bytes) else _BASE64_TEXT.finditer(text)
     for run in runs:
         body = run.group()
         if len(body) > MAX_BASE64 or body.islower() or body.isupper():  # (words, names, paths: base64 of text
@@ -771,18 +847,6 @@ _JSON_UNESCAPES = ((b'\\"', b'"'), (b"\\/", b"/"), (b"\\n", b"\n"), (b"\\r", b"\
 _U_ESCAPE = re.compile(rb"\\u([0-9a-fA-F]{4})")
 
 
-def _layers(data: bytes):
-    """`data`, then `data` with its JSON escapes undone once, twice... while it holds a
-    backslash (at most MAX_LAYERS times): the strings of JSON text inside JSON text stand
-    unescaped in the layer of their depth."""
-    yield data
-    for _ in range(MAX_LAYERS):
-        if b"\\" not in data:
-            return
-        data = _json_unescaped(data)
-        yield data
-
-
 def _json_unescaped(data: bytes) -> bytes:
     """JSON escapes undone in a text, quickly: escaped backslashes set aside (as NUL,
     which JSON text never holds raw), the other escapes replaced, then the backslashes back."""
@@ -801,11 +865,11 @@ _ESCAPE_BYTES = re.compile(rb"\\(?:u([0-9a-fA-F]{4})|(.))", re.S)
 _BYTE_ESCAPES = {b"n": b"\n", b"r": b"\r", b"t": b"\t", b"b": b"\b", b"f": b"\f"}
 
 
-def _unescape_bytes(match: re.Match) -> bytes:
+def _unescape_bytes(match: re.Match[bytes]) -> bytes:
     if match.group(1) is not None:
         return chr(int(match.group(1), 16)).encode("utf-8", "surrogatepass")
     char = match.group(2)
-    return _BYTE_ESCAPES.get(char, char)
+    return _BYTE_ESCAPES.get(char) or char
 
 
 def _json_container(text: str) -> bool:
@@ -849,18 +913,19 @@ class _JsonText:
     def __init__(self, redactor: Redactor, text: str, depth: int) -> None:
         self.redactor, self.text, self.depth = redactor, text, depth
         self.tokens = [(m.start(), m.end()) for m in _JSON_STRING.finditer(text)]
-        self.edits_: list = []
-        self.names: dict[int, list] = {}  # object -> [(token, name, new name or None)]
+        self.edits_: list[Edit] = []
+        # object -> [(token, name, new name or None, the rules that renamed it)]
+        self.names: dict[int, list[tuple[int, str, str | None, tuple[str, ...]]]] = {}
 
     def decoded(self, token: int) -> tuple[str, _View | None]:
         start, end = self.tokens[token]
         view = _json_view(self.text[start + 1:end - 1])
         return (self.text[start + 1:end - 1], None) if view is None else (view.text, view)
 
-    def edits(self) -> list:
+    def edits(self) -> list[Edit]:
         text, tokens, redactor = self.text, self.tokens, self.redactor
         keys = redactor.rules.keys
-        stack: list = []  # the open containers: an object's number, or None for an array
+        stack: list[int | None] = []  # the open containers: an object's number, or None for an array
         objects = 0
         at = i = 0
         while i < len(tokens):
@@ -899,7 +964,7 @@ class _JsonText:
         self.edits_ += [(*self._place(token, view, s, e), _json_escape(new), rule)
                         for s, e, new, rule in self.redactor._edits(value, self.depth + 1)]
 
-    def _inner(self, value: str) -> list:
+    def _inner(self, value: str) -> list[Edit]:
         return self.redactor._edits(value, self.depth + 1)
 
     def _place(self, token: int, view: _View | None, start: int, end: int) -> tuple[int, int]:
@@ -909,7 +974,7 @@ class _JsonText:
         base = self.tokens[token][0] + 1
         return base + start, base + end
 
-    def _containers(self, at: int, end: int, stack: list, objects: int) -> int:
+    def _containers(self, at: int, end: int, stack: list[int | None], objects: int) -> int:
         """Opens and closes the containers whose brackets stand between two strings."""
         segment = self.text[at:end]
         if "{" in segment or "[" in segment or "}" in segment or "]" in segment:
@@ -929,7 +994,8 @@ class _JsonText:
         if text[value] == '"':
             return tokens[token][1], token + 1
         if text[value] not in "{[":
-            return _SCALAR.match(text, value).end(), token
+            scalar = _SCALAR.match(text, value)  # (valid JSON: a number, true, false or null stands there)
+            return (len(text) if scalar is None else scalar.end()), token
         depth, at = 0, value
         while True:
             stop = tokens[token][0] if token < len(tokens) else len(text)
@@ -969,7 +1035,7 @@ class _JsonText:
                 self.edits_.append((start + 1, end - 1, _json_escape(final), rules))
 
 
-def _rules(edits) -> tuple[str, ...]:
+def _rules(edits: Iterable[Edit]) -> tuple[str, ...]:
     """The rule names of edits (an edit of a renamed member name may carry several)."""
     return tuple(name for *_, rule in edits for name in ((rule,) if type(rule) is str else rule))
 

@@ -217,7 +217,9 @@ KEEP = {"reference": _reference, "number": _number, "word": _word, "ids": _ids} 
 _MEMBER_WORDS = (r"(?:password|passwd|passphrase|secret|api[_-]?key|apikey|access[_-]?key|private[_-]?key"
                  r"(?:[_-]?id)?|auth[_-]?key|authorization|credentials?|cookie)s?|token")  # (`maxTokens`: a count)
 SECRET_MEMBERS = rf"(?i)(?:{_MEMBER_WORDS})\n?$"
-SECRET_MEMBER_IN_JSON = rf"(?i)(?:{_MEMBER_WORDS})\"[ \t\r\n]*:"  # such a name as JSON text writes it
+# such a name as JSON text writes it: its closing quote after the word or a final line end (SECRET_MEMBERS' `\n?`),
+# escaped (`password\\n":`, the line as logged) or not (the line with its escapes undone)
+SECRET_MEMBER_IN_JSON = rf"(?i)(?:{_MEMBER_WORDS})(?:\\n|\n)?\"[ \t\r\n]*:"
 PLAIN_MEMBER_VALUES = frozenset({"omit", "same-origin", "include"})  # fetch's `credentials` option
 
 
@@ -259,7 +261,9 @@ def _keywords() -> tuple[str, str]:
     words = [w for w in DENYLIST if w not in _NOT_KEYWORDS]
     keys = [w for w in words if w.endswith("key")] + list(_MORE_KEY_WORDS)
     passwords = [w for w in words if not w.endswith("key")] + list(_MORE_PASSWORD_WORDS)
-    return tuple("(?:" + "|".join(w.replace("_?", "[_-]?") for w in group) + ")" for group in (passwords, keys))
+    password_words, key_words = ("(?:" + "|".join(w.replace("_?", "[_-]?") for w in group) + ")"
+                                 for group in (passwords, keys))
+    return password_words, key_words
 
 
 class PluginRuleError(Exception):
@@ -272,7 +276,7 @@ _ENDS_WORD = re.compile(r"\{([0-9]+)(?:,[0-9]+)?\}(?:\(\?!\\w\)|\(\?!\[[^\]]*\]\
 _LONG_REPEAT = re.compile(r"\{([0-9]+),([0-9]{4,})\}")  # RE2 repeats at most 1,000 times: unbounded instead
 
 
-def _re2_form(plugin: str, n: int, regex) -> tuple[str, bool]:
+def _re2_form(plugin: str, n: int, regex: re.Pattern[str]) -> tuple[str, bool]:
     """A plugin regex as an RE2 pattern (its flags written inline), and whether it had to be rewritten.
     Raises PluginRuleError when it cannot be run as it is or rewritten."""
     import re2
