@@ -858,10 +858,15 @@ def _json_reason(raw: bytes, exc: Exception) -> str:
 # -- packed chunk rows ----------------------------------------------------
 
 def _all_safe_ints(values: list) -> bool:
-    """Every value a safe integer (plain ints checked by their extremes)."""
-    if all(type(v) is int for v in values):
-        return not values or (-MAX_SAFE_INTEGER <= min(values) and max(values) <= MAX_SAFE_INTEGER)
-    return all(is_safe_int(v) for v in values)
+    """Every value a safe integer (plain ints checked at once by their extremes)."""
+    if not values:
+        return True
+    if set(map(type, values)) == _INT:
+        return -MAX_SAFE_INTEGER <= min(values) and max(values) <= MAX_SAFE_INTEGER
+    return all(map(is_safe_int, values))
+
+
+_INT = frozenset({int})
 
 
 def _malformed(tag: str, why: str, path: str, line: int, seq: int) -> LineError:
@@ -875,15 +880,16 @@ def expand_row(rec: dict, tag: str, seq: int, line: int, path: str) -> PackedRun
     as each member's written seq (`seq0 + k`), so the fold's contiguity rule
     sees a mismatch the same way it would for plain events.
     """
-    if "seq0" in rec or "time0" in rec:
-        if rec.keys() != _RUNTIME_ROW:
-            raise _malformed(tag, "envelope must be exactly {type, seq0, time0, data}", path, line, seq)
+    keys = rec.keys()
+    if keys == _RUNTIME_ROW:
         seq0, time0 = rec["seq0"], rec["time0"]
-        if not is_event_seq(seq0):
+        if not (type(seq0) is int and 0 <= seq0 <= MAX_SAFE_INTEGER) and not is_event_seq(seq0):
             raise _malformed(tag, "seq0 must be a non-negative safe integer", path, line, seq)
-        if not is_safe_int(time0):
+        if not (type(time0) is int and -MAX_SAFE_INTEGER <= time0 <= MAX_SAFE_INTEGER) and not is_safe_int(time0):
             raise _malformed(tag, "time0 must be a safe integer", path, line, seq)
-    elif rec.keys() != _PROJECTED_ROW:
+    elif "seq0" in rec or "time0" in rec:
+        raise _malformed(tag, "envelope must be exactly {type, seq0, time0, data}", path, line, seq)
+    elif keys != _PROJECTED_ROW:
         raise _malformed(tag, "envelope must be exactly {type, data} (projected) or "
                               "{type, seq0, time0, data} (runtime)", path, line, seq)
     else:
@@ -898,14 +904,15 @@ def expand_row(rec: dict, tag: str, seq: int, line: int, path: str) -> PackedRun
                              path, line, seq)
         if type(data["id"]) is not str or (with_name and type(data["name"]) is not str):
             raise _malformed(tag, "id (and name when present) must be strings", path, line, seq)
+        payload = data["args"]
         key = "args"
     else:
         if data.keys() != _TEXT_ROW:
             raise _malformed(tag, "data must be exactly {turn, step, index, dt, texts}", path, line, seq)
+        payload = data["texts"]
         key = "texts"
-    if not (is_number(data["turn"]) and is_number(data["step"]) and is_number(data["index"])):
+    if not _NUMBERS.issuperset((type(data["turn"]), type(data["step"]), type(data["index"]))):
         raise _malformed(tag, "turn/step/index must be numbers", path, line, seq)
-    payload = data[key]
     if type(payload) is not list or not payload or not _all_strings(payload):
         raise _malformed(tag, f"{key} must be a non-empty array of strings", path, line, seq)
     dt = data["dt"]
@@ -920,6 +927,9 @@ def expand_row(rec: dict, tag: str, seq: int, line: int, path: str) -> PackedRun
             and not _all_safe_ints(list(accumulate(dt, initial=time0))):
         raise _malformed(tag, "member times must stay safe integers", path, line, seq)
     return PackedRun(seq, _Row(tag, data, seq0, rec), line, time0, n)
+
+
+_NUMBERS = frozenset({int, float})  # what `is_number` accepts, for three values at once
 
 
 def line_events(raw: bytes) -> int:
