@@ -268,8 +268,8 @@ class SurfaceFold:
             op = surface_op(event)
         expected = self.next_seq
         declared = event.record.get("seq", MISSING) if event.row is None else event.declared_seq
-        if event.seq != expected or (declared is not MISSING and (declared != expected
-                                                                  or not is_number(declared))):
+        if event.seq != expected or (declared is not MISSING and (
+                declared != expected or (type(declared) is not int and not is_number(declared)))):
             expected = self._out_of_place(event, declared, expected)
         if op is _LOG_ONLY:  # most events: off the surface, nothing to check beyond the seq
             self.next_seq = expected + event.count
