@@ -13,9 +13,8 @@ from dataclasses import dataclass, field
 from typing import Iterable, Iterator, NamedTuple
 
 from dshreplay.errors import DeriveError, FoldError
-from dshreplay.io.reader import Event, Fault, Item, fault_of
-from dshreplay.jsvalues import (MAX_SAFE_INTEGER, MISSING, JSONValue, is_event_seq, is_number, js_equal, js_length,
-                                 shown)
+from dshreplay.io.reader import Fault, Item, fault_of
+from dshreplay.jsvalues import MAX_SAFE_INTEGER, MISSING, JSONValue, is_event_seq, is_number, js_equal, js_length, shown
 
 SURFACE_TYPES = frozenset({"user/message", "assistant/message", "tool/result"})
 

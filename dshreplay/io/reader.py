@@ -32,8 +32,16 @@ from typing import Any, BinaryIO, Callable, Iterable, Iterator, Union
 import orjson
 
 from dshreplay.errors import FormatVersionError, LineError, ReadError
-from dshreplay.jsvalues import (MAX_SAFE_INTEGER, MISSING, JSONObject, JSONValue, is_event_seq, is_number, is_safe_int,
-                                shown)
+from dshreplay.jsvalues import (
+    MAX_SAFE_INTEGER,
+    MISSING,
+    JSONObject,
+    JSONValue,
+    is_event_seq,
+    is_number,
+    is_safe_int,
+    shown,
+)
 from dshreplay.options import DEFAULT, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINE, Options
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
