@@ -54,7 +54,7 @@ from pathlib import Path
 from typing import Any, Callable, ClassVar, Iterable, TypeVar
 
 from dshreplay.core.progress import BYTES, Meter
-from dshreplay.core.surface import Replacement, SurfaceFold, SurfaceState
+from dshreplay.core.surface import Replacement, SurfaceFold, SurfaceState, counted_only
 from dshreplay.errors import DeriveError, DshReplayError, FoldError, LineError, UsageError
 from dshreplay.io.reader import Item, LogReader, LogSource, TornTail
 from dshreplay.jsvalues import JSONObject, JSONValue
@@ -118,11 +118,15 @@ class Observer:
     types     the event types whose records `observe` reads (None: all of them)
     handlers  event type -> name of the method the pass calls with a record of
               that type instead of `observe`
+    reads_records  False: `observe` reads nothing of the records (only where the fold
+              is: Snapshots), so a pass with only such observers may be handed runs of
+              the records the fold only counts as one `Quiet` item each
     """
 
     requires: ClassVar[tuple[type[Observer], ...]] = ()
     types: frozenset[str] | None = None
     handlers: ClassVar[dict[str, str]] = {}
+    reads_records: ClassVar[bool] = True
 
     def begin(self, run: Run) -> None:
         """The header is read; `run.fold` is the fold the pass applies and
@@ -300,13 +304,15 @@ def run_pass(source: LogSource, observers: Iterable[Observer] = (), *, on_fold_e
                 observer.begin(run)
         dispatch = _Dispatch(o for o in ordered if o.handlers or type(o).observe is not Observer.observe)
         readers = dispatch.readers
+        quiet = counted_only if on_fold_error == STOP and record_check is None and resume is None \
+            and checkpoint is None and not any(o.reads_records for o in readers) else None
 
         fold = run.fold
         apply = fold.apply
         then = record._then
         meter = _meter(source, reader)
         ticks = 0
-        for item in reader.records(damaged):
+        for item in reader.records(damaged, quiet):
             if halt:
                 break
             if meter is not None:
@@ -428,6 +434,8 @@ class _Dispatch(dict[Any, list[Callable[[Record], None]]]):
 
 class Snapshots(Observer):
     """The model's view right after each wanted seq (-1: before any event)."""
+
+    reads_records = False  # (the fold's state after each record is all it takes)
 
     def __init__(self, seqs: Iterable[int]) -> None:
         self.wanted = sorted(set(seqs))

@@ -13,8 +13,18 @@ from dataclasses import dataclass, field
 from typing import Iterable, Iterator, NamedTuple
 
 from dshreplay.errors import DeriveError, FoldError
-from dshreplay.io.reader import Fault, Item, fault_of
-from dshreplay.jsvalues import MAX_SAFE_INTEGER, MISSING, JSONValue, is_event_seq, is_number, js_equal, js_length, shown
+from dshreplay.io.reader import ROW_TAGS, Fault, Item, fault_of
+from dshreplay.jsvalues import (
+    MAX_SAFE_INTEGER,
+    MISSING,
+    JSONObject,
+    JSONValue,
+    is_event_seq,
+    is_number,
+    js_equal,
+    js_length,
+    shown,
+)
 
 SURFACE_TYPES = frozenset({"user/message", "assistant/message", "tool/result"})
 
@@ -154,15 +164,29 @@ class SurfaceOp(NamedTuple):
 
 
 _LOG_ONLY = SurfaceOp(LOG_ONLY)
+_GIVEN = SURFACE_TYPES | ROW_TAGS  # (see counted_only)
+
+
+def counted_only(kind: JSONValue, rec: JSONObject) -> bool:
+    """Whether the fold only counts a record of type `kind` (`LogReader.records(quiet=...)`
+    passes over such records for a pass that reads none): not of a surface type, with no
+    surface field (`surface_op`'s first test), and not a packed row (the reader checks
+    those). Records of any other type are given as they are."""
+    return type(kind) is str and kind not in _GIVEN and not _surface_fields(rec)
+
+
+def _surface_fields(rec: JSONObject) -> bool:
+    """Whether a record carries a surface field (one a log-only type must not carry)."""
+    return "surfaceOp" in rec or "sourceEventSeqs" in rec
 
 
 def surface_op(event: Item) -> SurfaceOp:
     """The per-record part of the fold: pure, the same wherever the record is parsed."""
     if event.row is not None:
-        return _LOG_ONLY  # packed chunk rows: the reader checked their exact shape
+        return _LOG_ONLY  # packed chunk rows: the reader checked their exact shape (quiet runs: see counted_only)
     rec = event.record
     if event.type not in SURFACE_TYPES:
-        if "surfaceOp" in rec or "sourceEventSeqs" in rec:
+        if _surface_fields(rec):
             field_name = "surfaceOp" if "surfaceOp" in rec else "sourceEventSeqs"
             return SurfaceOp(LOG_ONLY, error=(
                 SURFACE_FIELD_ON_LOG_ONLY,

@@ -588,7 +588,8 @@ class LogReader:
             elif type(item) is not Misplaced:
                 yield item  # type: ignore[misc]  # (an Event: PackedRun and Misplaced are the others)
 
-    def records(self, recover: Callable[[LineError], None] | None = None) -> Iterator[Item]:
+    def records(self, recover: Callable[[LineError], None] | None = None,
+                quiet: Passes | None = None) -> Iterator[Item]:
         """Yield each stored record as an Event, or a PackedRun for a packed row.
 
         A PackedRun stands for `count` consecutive `assistant/chunk` events
@@ -605,6 +606,12 @@ class LogReader:
         record is given with its `fault` set; a record that holds no event where
         it lies (REPEAT, EARLY) comes as a `Misplaced` (count 0), and an EARLY
         record is given again at its place.
+
+        `quiet` is for a pass that reads no record of most types (the fold alone):
+        `quiet(type, record)` says whether nobody needs a record of that type given
+        (the fold only counts it, and no observer reads it). Such records that are at
+        their place are parsed and checked as any other, then counted: each run of
+        them comes as one `Quiet` item, not a record each.
         """
         if self._started:
             raise RuntimeError("a LogReader's events can be iterated only once")
@@ -677,10 +684,15 @@ class LogReader:
                 seq = first + item.count
 
         item: Event | PackedRun
+        hushed = hushed_line = hushed_offset = 0  # records counted into the Quiet run that ends before this
+        # line, and where it starts
         for lineno, offset, raw in self._lines:
             try:
                 rec = loads(raw)
             except JSONDecodeError as exc:
+                if hushed:
+                    yield Quiet(seq - hushed, hushed, hushed_line, hushed_offset)
+                    hushed = 0
                 if not raw.strip():  # a blank line: dsh writes none; a long run of them is refused
                     blanks += 1
                     if blanks > MAX_BLANK_RUN:
@@ -706,6 +718,18 @@ class LogReader:
                 continue
             blanks = 0
             last = raw
+            if quiet is not None and type(rec) is dict and held is None and resync is None and not early \
+                    and quiet(rec.get("type"), rec):
+                written = rec.get("seq", MISSING)
+                if written is MISSING or (written == seq and type(written) is not bool):  # (at its place)
+                    if not hushed:
+                        hushed_line, hushed_offset = lineno, offset
+                    hushed += 1
+                    seq += 1
+                    continue
+            if hushed:
+                yield Quiet(seq - hushed, hushed, hushed_line, hushed_offset)
+                hushed = 0
             if type(rec) is not dict:
                 if held is not None:
                     yield from place(MISSING)
@@ -768,6 +792,8 @@ class LogReader:
         else:
             if self.torn_tail is None:
                 self.final_newline = last.endswith(b"\n")
+        if hushed:
+            yield Quiet(seq - hushed, hushed, hushed_line, hushed_offset)
         if held is not None:
             yield from place(MISSING)
         if early:
@@ -1123,7 +1149,38 @@ def read_log(source: str | os.PathLike[str] | BinaryIO, **kwargs: Any) -> tuple[
         return reader.header, list(reader.events())
 
 
-Item = Union[Event, PackedRun, Misplaced]  # what `LogReader.records()` gives
+class Quiet:
+    """`count` consecutive events at their places (from seq `seq`, on the lines from
+    `line`) that the pass asked not to be given one by one (`records(quiet=...)`):
+    each was parsed and checked as a line, then counted. Like a packed run, the
+    fold takes them whole: it counts them off the surface (`row` says they hold
+    no record of their own)."""
+
+    __slots__ = ("seq", "count", "line", "offset")
+    type: JSONValue = None  # (several types, none that anybody reads)
+    row = "quiet"
+    time = 0
+    declared_seq = MISSING  # (each was at its place: the reader checked its written seq)
+    seq_pointer = "/seq"
+    record: JSONObject = {}  # (no record is kept)
+
+    def __init__(self, seq: int, count: int, line: int, offset: int) -> None:
+        self.seq = seq
+        self.count = count
+        self.line = line
+        self.offset = offset
+
+    @property
+    def end_line(self) -> int:
+        """The line of its last event (a run is on consecutive lines: a blank one ends it)."""
+        return self.line + self.count - 1
+
+    def __repr__(self) -> str:
+        return f"Quiet(seq={self.seq}, count={self.count}, line={self.line})"
+
+
+Item = Union[Event, PackedRun, Misplaced, Quiet]  # what `LogReader.records()` gives
+Passes = Callable[[JSONValue, JSONObject], bool]  # `records(quiet=...)`: (type, record) -> nobody needs it given
 Fault_ = tuple[str, int, Union[int, None]]  # (Fault kind, expected seq, following seq): an item's `fault`
 LogInput = Union[str, "os.PathLike[str]", bytes, bytearray]  # what a LogSource reads: a path, "-" or the log's bytes
 Transform = Callable[[JSONValue, bytes], JSONValue]  # applied to every parsed line with its raw bytes (redaction)
