@@ -767,8 +767,8 @@ class LogReader:
                 item.offset = offset
                 if resumed is not None:
                     item.fault = (Fault.RESUMED, resumed, None)
-                elif align and item._shared.seq0 is not None and item._shared.seq0 != seq:
-                    held = (item, raw, item._shared.seq0)
+                elif align and item.seq0 is not None and item.seq0 != seq:
+                    held = (item, raw, item.seq0)
                     continue
                 self.raw = raw
                 yield item
@@ -949,25 +949,30 @@ def expand_row(rec: JSONObject, tag: str, seq: int, line: int, path: str) -> Pac
             raise _malformed(tag, "data must be exactly {turn, step, index, dt, texts}", path, line, seq)
         payload = data["texts"]
         key = "texts"
-    if not _NUMBERS.issuperset((type(data["turn"]), type(data["step"]), type(data["index"]))):
+    turn, step, index = data["turn"], data["step"], data["index"]
+    if not (type(turn) is int and type(step) is int and type(index) is int) \
+            and not (is_number(turn) and is_number(step) and is_number(index)):
         raise _malformed(tag, "turn/step/index must be numbers", path, line, seq)
     if type(payload) is not list or not payload or not _all_strings(payload):
         raise _malformed(tag, f"{key} must be a non-empty array of strings", path, line, seq)
     dt = data["dt"]
-    if type(dt) is not list or not _all_safe_ints(dt):
+    if type(dt) is not list:
+        raise _malformed(tag, "dt must be an array of safe integers", path, line, seq)
+    # the common case in one sum: plain ints whose magnitudes, with time0's, stay safe (then every
+    # gap and every member's time is a safe integer); else each is checked
+    plain = type(time0) is int and (not dt or set(map(type, dt)) == _INT) \
+        and abs(time0) + sum(map(abs, dt)) <= MAX_SAFE_INTEGER
+    if not plain and not _all_safe_ints(dt):
         raise _malformed(tag, "dt must be an array of safe integers", path, line, seq)
     n = len(payload)
     if len(dt) != n - 1:
         raise _malformed(tag, f"dt has {len(dt)} gaps for {n} members (want one fewer)", path, line, seq)
-    if seq0 is not None and not is_safe_int(seq0 + n - 1):
+    if seq0 is not None and not (type(seq0) is int and seq0 + n - 1 <= MAX_SAFE_INTEGER) \
+            and not is_safe_int(seq0 + n - 1):
         raise _malformed(tag, "member seqs must stay safe integers", path, line, seq)
-    if abs(time0) + sum(map(abs, dt)) > MAX_SAFE_INTEGER \
-            and not _all_safe_ints(list(accumulate(dt, initial=time0))):
+    if not plain and not _all_safe_ints(list(accumulate(dt, initial=time0))):
         raise _malformed(tag, "member times must stay safe integers", path, line, seq)
-    return PackedRun(seq, _Row(tag, data, seq0, rec), line, time0, n)
-
-
-_NUMBERS = frozenset({int, float})  # what `is_number` accepts, for three values at once
+    return PackedRun(seq, tag, data, seq0, rec, line, time0, n)
 
 
 def line_events(raw: bytes) -> int:
@@ -1006,36 +1011,48 @@ class _RowView:
     """What a packed run and each of its members tell about their row."""
 
     __slots__ = ()
-    _shared: _Row
     seq_pointer = "/seq0"  # where a row's written seq is
+
+    @property
+    def _of(self) -> PackedRun:
+        raise NotImplementedError
 
     @property
     def row_data(self) -> JSONObject:
         """The packed row's `data` (turn, step, index, dt, texts/args)."""
-        return self._shared.data
+        return self._of.data
 
     @property
     def row_record(self) -> JSONObject:
         """The whole packed row as stored."""
-        return self._shared.record
+        return self._of.stored
 
 
 class PackedRun(_RowView):
-    """The `count` assistant/chunk events one packed row stands for."""
+    """The `count` assistant/chunk events one packed row stands for: the row's
+    tag (`row`), `data`, written `seq0` (None in the projected layout) and
+    record (`stored`), which its members share."""
 
-    __slots__ = ("seq", "count", "line", "row", "time0", "_shared", "offset", "fault")
+    __slots__ = ("seq", "count", "line", "row", "time0", "data", "seq0", "stored", "offset", "fault")
     offset: int | None
     fault: Fault_
     type = "assistant/chunk"
     index_in_row = 0
 
-    def __init__(self, seq: int, shared: _Row, line: int, time0: int | float, count: int) -> None:
+    def __init__(self, seq: int, tag: str, data: JSONObject, seq0: int | float | None, stored: JSONObject,
+                 line: int, time0: int | float, count: int) -> None:
         self.seq = seq
         self.count = count
         self.line = line
-        self.row = shared.tag
+        self.row = tag
         self.time0 = time0
-        self._shared = shared
+        self.data = data
+        self.seq0 = seq0
+        self.stored = stored
+
+    @property
+    def _of(self) -> PackedRun:
+        return self
 
     @property
     def last_seq(self) -> int:
@@ -1044,7 +1061,7 @@ class PackedRun(_RowView):
     @property
     def record(self) -> JSONObject:
         """The whole packed row as stored (as `row_record`)."""
-        return self._shared.record
+        return self.stored
 
     @property
     def time(self) -> int | float:
@@ -1058,32 +1075,20 @@ class PackedRun(_RowView):
     @property
     def declared_seq(self) -> JSONValue:
         """The row's written `seq0`, or MISSING in the projected layout."""
-        seq0 = self._shared.seq0
+        seq0 = self.seq0
         return MISSING if seq0 is None else seq0
 
     @property
     def times(self) -> list[int | float]:
         """Each member's time: time0 plus the gaps before it."""
-        return list(accumulate(self._shared.data["dt"], initial=self.time0))
+        return list(accumulate(self.data["dt"], initial=self.time0))
 
     def members(self) -> list[PackedMember]:
-        shared, times, seq, line = self._shared, self.times, self.seq, self.line
-        return [PackedMember(seq + k, shared, k, line, times[k]) for k in range(self.count)]
+        times, seq, line = self.times, self.seq, self.line
+        return [PackedMember(seq + k, self, k, line, times[k]) for k in range(self.count)]
 
     def __repr__(self) -> str:
         return f"PackedRun(seq={self.seq}, count={self.count}, row={shown(self.row)}, line={self.line})"
-
-
-class _Row:
-    """What every member of one packed row shares."""
-
-    __slots__ = ("tag", "data", "seq0", "record")
-
-    def __init__(self, tag: str, data: JSONObject, seq0: int | float | None, record: JSONObject) -> None:
-        self.tag = tag
-        self.data = data
-        self.seq0 = seq0
-        self.record = record
 
 
 class PackedMember(_RowView, Event):
@@ -1093,17 +1098,21 @@ class PackedMember(_RowView, Event):
     the seq, so expanding large rows stays cheap.
     """
 
-    __slots__ = ("_shared", "_k", "_record", "_time")
+    __slots__ = ("_run", "_k", "_record", "_time")
 
-    def __init__(self, seq: int, shared: _Row, k: int, line: int, time: int | float) -> None:
+    def __init__(self, seq: int, run: PackedRun, k: int, line: int, time: int | float) -> None:
         self.seq = seq
         self.type = "assistant/chunk"
         self.line = line
-        self.row = shared.tag
+        self.row = run.row
         self._time = time
-        self._shared = shared
+        self._run = run
         self._k = k
         self._record: JSONObject | None = None
+
+    @property
+    def _of(self) -> PackedRun:
+        return self._run
 
     @property
     def time(self) -> int | float:
@@ -1115,7 +1124,7 @@ class PackedMember(_RowView, Event):
 
     @property
     def declared_seq(self) -> JSONValue:
-        seq0 = self._shared.seq0
+        seq0 = self._run.seq0
         return MISSING if seq0 is None else seq0 + self._k
 
     @property
@@ -1125,11 +1134,11 @@ class PackedMember(_RowView, Event):
         return self._record
 
     def _build(self) -> JSONObject:
-        shared, k = self._shared, self._k
-        data = shared.data
-        if shared.tag == "text-chunks":
+        run, k = self._run, self._k
+        data = run.data
+        if run.row == "text-chunks":
             chunk = {"type": "text-delta", "index": data["index"], "text": data["texts"][k]}
-        elif shared.tag == "reasoning-chunks":
+        elif run.row == "reasoning-chunks":
             chunk = {"type": "reasoning-delta", "index": data["index"], "text": data["texts"][k]}
         elif "name" in data:
             chunk = {"type": "tool-call-delta", "index": data["index"], "id": data["id"],
@@ -1138,9 +1147,9 @@ class PackedMember(_RowView, Event):
             chunk = {"type": "tool-call-delta", "index": data["index"], "id": data["id"],
                      "argumentsDelta": data["args"][k]}
         body = {"turn": data["turn"], "step": data["step"], "chunk": chunk}
-        if shared.seq0 is None:
+        if run.seq0 is None:
             return {"type": "assistant/chunk", "data": body}
-        return {"type": "assistant/chunk", "seq": shared.seq0 + k, "time": self.time, "data": body}
+        return {"type": "assistant/chunk", "seq": run.seq0 + k, "time": self.time, "data": body}
 
 
 def read_log(source: str | os.PathLike[str] | BinaryIO, **kwargs: Any) -> tuple[JSONObject, list[Event]]:
