@@ -22,28 +22,33 @@ import re
 import sys
 from contextlib import contextmanager
 from functools import lru_cache
+from typing import Any, Iterable, Iterator
+
+JSONValue = Any  # a value parsed from a log (or a part of one): any JSON value, checked at run time
+JSONObject = dict[str, Any]  # a JSON object parsed from a log (a record, its data)
 
 MAX_SAFE_INTEGER = 2**53 - 1
 MISSING = object()  # a key absent from a record (JSON has no `undefined`)
 MAX_DEPTH = 1024  # the deepest a parsed value nests: orjson refuses a line nested deeper
 
 
-def is_number(value: object) -> bool:
+def is_number(value: JSONValue) -> bool:
     """A JSON number (a bool is none, as in JavaScript)."""
     t = type(value)
     return t is int or t is float
 
 
-def is_safe_int(value: object) -> bool:
+def is_safe_int(value: JSONValue) -> bool:
     t = type(value)
+    number: float = value  # (typed for the comparisons below; checked by `t` first)
     if t is int:
-        return -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER
+        return -MAX_SAFE_INTEGER <= number <= MAX_SAFE_INTEGER
     if t is float:
-        return value.is_integer() and -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER
+        return number.is_integer() and -MAX_SAFE_INTEGER <= number <= MAX_SAFE_INTEGER
     return False
 
 
-def is_event_seq(value: object) -> bool:
+def is_event_seq(value: JSONValue) -> bool:
     """A non-negative safe integer, as dsh requires of seqs."""
     return is_safe_int(value) and value >= 0
 
@@ -51,14 +56,14 @@ def is_event_seq(value: object) -> bool:
 MAX_TIME = 253402300799999  # 9999-12-31T23:59:59.999Z in epoch ms: the last moment ISO 8601 writes in 4 digits
 
 
-def is_time(value: object) -> bool:
+def is_time(value: JSONValue) -> bool:
     """A usable event time: epoch milliseconds after 1970 (0 is the projected layout's
     "no time") up to the end of the year 9999. Every duration, time filter and shown
     time asks this one question; `utc_time` writes exactly these."""
     return is_number(value) and 0 < value <= MAX_TIME
 
 
-def utc_time(ms) -> str | None:
+def utc_time(ms: JSONValue) -> str | None:
     """Epoch milliseconds as an ISO 8601 UTC time, to the millisecond
     ("2026-07-06T15:36:05.492Z"); None for a value that is no usable time (`is_time`)."""
     if type(ms) is int:  # exactly, whatever its size (ms / 1000 can round the last digit)
@@ -100,7 +105,7 @@ def epoch_ms(moment: datetime.datetime) -> int:
     return (moment - _EPOCH) // datetime.timedelta(milliseconds=1)
 
 
-def json_pointer(parts) -> str:
+def json_pointer(parts: Iterable[object]) -> str:
     """A JSON pointer (RFC 6901) to the value reached by `parts` (keys and array
     indexes), each key escaped: "~" as "~0", "/" as "~1"."""
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
@@ -113,7 +118,7 @@ def pointer_parts(pointer: str) -> list[str]:
     return [p.replace("~1", "/").replace("~0", "~") for p in pointer[1:].split("/")]
 
 
-def parse_count(text, maximum: int) -> int | None:
+def parse_count(text: JSONValue, maximum: int) -> int | None:
     """A whole number written in ASCII digits only, when it is at most
     `maximum`; None for anything else. The one parser of numbers in text
     (a size option, SOURCE_DATE_EPOCH, a spill note, a bundle's CSV):
@@ -131,7 +136,7 @@ def parse_count(text, maximum: int) -> int | None:
 _DIGITS = re.compile(r"[0-9]+")
 
 
-def js_equal(a: object, b: object) -> bool:
+def js_equal(a: JSONValue, b: JSONValue) -> bool:
     """Deep equality over JSON values as dsh compares them (1 == 1.0, True != 1);
     iterative, so a value nested as deep as a parser allows compares too."""
     stack = [(a, b)]
@@ -158,7 +163,7 @@ def js_equal(a: object, b: object) -> bool:
 
 
 @contextmanager
-def nesting_room():
+def nesting_room() -> Iterator[None]:
     """Room for a library routine that recurses once per level of a value
     (pickle.dumps, json.loads) to walk one as deep as the parser reads: the
     interpreter's recursion limit (1,000 by default) is lifted to several
@@ -172,7 +177,7 @@ def nesting_room():
         sys.setrecursionlimit(limit)
 
 
-def js_same(a: object, b: object) -> bool:
+def js_same(a: JSONValue, b: JSONValue) -> bool:
     """`a === b` in JavaScript over parsed JSON values: arrays and objects are
     the same only when they are one value (two records never share one), so
     no comparison walks into them."""
@@ -184,14 +189,14 @@ def js_same(a: object, b: object) -> bool:
     return a == b if (ta in (int, float)) == (tb in (int, float)) else False
 
 
-def js_length(value: object):
+def js_length(value: JSONValue) -> int | None:
     """`value.length` in JavaScript: strings and arrays have one, other values do not."""
     if type(value) in (str, list):
         return len(value)
     return None
 
 
-def dig(value, *keys, default=None):
+def dig(value: JSONValue, *keys: str | int, default: JSONValue = None) -> JSONValue:
     """value[k1][k2]... through objects (and arrays, for int keys); `default` when absent."""
     for key in keys:
         if type(value) is dict:
@@ -205,7 +210,7 @@ def dig(value, *keys, default=None):
     return value
 
 
-def json_bytes(value, *, sort_keys: bool = False) -> bytes:
+def json_bytes(value: JSONValue, *, sort_keys: bool = False) -> bytes:
     """A JSON value as compact JSON bytes: orjson's, or for a value orjson cannot
     write (nested deeper than it goes, text that is not UTF-8) an encoder of
     our own that goes to any depth and shows undecodable text as \\xNN."""
@@ -216,7 +221,7 @@ def json_bytes(value, *, sort_keys: bool = False) -> bytes:
         return "".join(_json_pieces(value, sort_keys)).encode()
 
 
-def shown(value, width: int | None = 60, *, quote: bool = True) -> str:
+def shown(value: JSONValue, width: int | None = 60, *, quote: bool = True) -> str:
     """How a log value is shown to people, in a message or a table cell:
     compact JSON (a string in JSON quotes, or as it is when `quote` is False),
     cut to `width` characters with "..." (None: whole).
@@ -241,14 +246,14 @@ def shown(value, width: int | None = 60, *, quote: bool = True) -> str:
     return text if width is None or len(text) <= width else text[:max(width - 3, 0)] + "..."
 
 
-def as_text(value) -> str:
+def as_text(value: JSONValue) -> str:
     """A log value in running text or a table cell, whole (the caller cuts the
     line): a string as it is, anything else as compact JSON. Never str() of a
     log value: it recurses as repr() does."""
     return shown(value, None, quote=False)
 
 
-def _json_pieces(value, sort_keys: bool = False, limit: int | None = None):
+def _json_pieces(value: JSONValue, sort_keys: bool = False, limit: int | None = None) -> Iterator[str]:
     """Compact JSON text of `value`, piece by piece, with an explicit stack (any
     depth); pieces stop once `limit` characters are out (a long string is cut
     before it is encoded). A value that is no JSON value shows as <its type>."""
@@ -260,7 +265,7 @@ def _json_pieces(value, sort_keys: bool = False, limit: int | None = None):
         return encode(s.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"))
 
     out = 0
-    stack: list = [value]  # values to write, and the text between them
+    stack: list[JSONValue] = [value]  # values to write, and the text between them
     while stack and (limit is None or out < limit):
         item = stack.pop()
         if type(item) is _Raw:
@@ -273,7 +278,7 @@ def _json_pieces(value, sort_keys: bool = False, limit: int | None = None):
             piece = repr(float(item)) if isinstance(item, float) else int.__repr__(item)
         elif isinstance(item, dict):
             pairs = sorted(item.items()) if sort_keys else list(item.items())
-            parts: list = [_Raw("{")]
+            parts: list[JSONValue] = [_Raw("{")]
             for i, (k, v) in enumerate(pairs):
                 parts += [_Raw(("," if i else "") + text(str(k)) + ":"), v]
             parts.append(_Raw("}"))
@@ -308,11 +313,11 @@ class JsonKey:
 
     __slots__ = ("value", "text")
 
-    def __init__(self, value) -> None:
+    def __init__(self, value: JSONValue) -> None:
         self.value = value
         self.text = json_bytes(value, sort_keys=False)
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         return type(other) is JsonKey and other.text == self.text
 
     def __hash__(self) -> int:
@@ -322,7 +327,7 @@ class JsonKey:
         return f"JsonKey({shown(self.value)})"
 
 
-def as_key(value):
+def as_key(value: JSONValue) -> JSONValue:
     """A JSON value usable as a dict key: itself when hashable (MISSING too: an absent
     value keys apart from null), else a JsonKey (lists, objects). Every dict keyed by
     a log value keys it here."""

@@ -13,6 +13,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from functools import cache
+from typing import Any, Callable, Iterable
 
 import orjson
 
@@ -29,12 +30,12 @@ from dshreplay.analyses.findings import (
 )
 from dshreplay.analyses.rules import Relations, RuleFindings
 from dshreplay.analyses.schemas import SchemaSet, count_placeholders, event_schema_name
-from dshreplay.core.driver import SKIP, Observer, PassState, Run, run_pass
+from dshreplay.core.driver import SKIP, Observer, PassState, Record, Run, run_pass
 from dshreplay.core.parallel import window_jobs
 from dshreplay.core.surface import NO_MESSAGE, NOT_CONTIGUOUS, SURFACE_TYPES, has_message
 from dshreplay.errors import DeriveError, DshReplayError, FoldError, LineError, ReadError
-from dshreplay.io.reader import LogSource
-from dshreplay.jsvalues import json_pointer, shown
+from dshreplay.io.reader import Item, LogInput, LogReader, LogSource, PackedRun
+from dshreplay.jsvalues import JSONObject, JSONValue, json_pointer, shown
 from dshreplay.options import DEFAULT, Options
 
 
@@ -54,28 +55,28 @@ class FileReport:
     unreadable: DshReplayError | None = None  # set when the file could not be read at all
     stopped: ReadError | None = None  # set when reading stopped before the end (corrupt zstd, a ceiling)
     placeholder_errors: int = 0  # schema errors only snapshot placeholders cause ("{{tools}}"): --snapshot
-    omitted: dict = field(default_factory=dict)  # code -> findings counted, not listed (past the cap)
+    omitted: dict[str, int] = field(default_factory=dict)  # code -> findings counted, not listed (past the cap)
     omitted_records: int = 0  # further records failing their schema, findings not listed
 
     def count(self, severity: str) -> int:
         listed = sum(1 for f in self.findings if f.severity == severity)
-        counted = sum(n for code, n in self.omitted.items() if CODES[code].severity == severity)
+        counted: int = sum(n for code, n in self.omitted.items() if CODES[code].severity == severity)
         return listed + counted + (self.omitted_records if severity == ERROR else 0)
 
     @property
     def ok(self) -> bool:
         return self.unreadable is None and self.count(ERROR) == 0
 
-    def to_json(self) -> dict:
-        body = {"path": self.path, "ok": self.ok, "events": self.events,
+    def to_json(self) -> JSONObject:
+        body: JSONObject = {"path": self.path, "ok": self.ok, "events": self.events,
                 "findings": [f.to_json() for f in self.findings]}
         if self.omitted or self.omitted_records:
             body["omitted"] = {"findings": dict(sorted(self.omitted.items())), "schemaRecords": self.omitted_records}
         return body
 
 
-def validate_log(source, options: Options = DEFAULT, observers=(), *, resume: PassState | None = None,
-                 checkpoint=None) -> FileReport:
+def validate_log(source: LogInput | LogSource, options: Options = DEFAULT, observers: Iterable[Observer] = (), *,
+                 resume: PassState | None = None, checkpoint: Callable[[PassState], None] | None = None) -> FileReport:
     """Validate one log (a path, "-", bytes or a LogSource). Never raises for a
     defect of the log: see `FileReport`.
 
@@ -97,7 +98,7 @@ def validate_log(source, options: Options = DEFAULT, observers=(), *, resume: Pa
     report.findings.sort(key=_order)
     report.findings, capped, records = cap_findings(report.findings, None if options.all_findings else DEFAULT_CAP)
     counted = report.omitted
-    counted.update((code, n) for code, n in capped.items())
+    counted.update(capped)
     report.omitted = {code: n for code, n in sorted(Counter(counted).items()) if n and _wanted(code, options)}
     if _wanted("DSH-E004", options) or _wanted("DSH-E005", options):
         report.omitted_records += records
@@ -106,8 +107,8 @@ def validate_log(source, options: Options = DEFAULT, observers=(), *, resume: Pa
     return report
 
 
-def _validate(log: LogSource, options: Options, parallel: bool, observers=(), resume: PassState | None = None,
-              checkpoint=None) -> FileReport:
+def _validate(log: LogSource, options: Options, parallel: bool, observers: Iterable[Observer] = (),
+              resume: PassState | None = None, checkpoint: Callable[[PassState], None] | None = None) -> FileReport:
     """(`observers` share the pass: each must start afresh in `begin`, as a pass may be read twice.)"""
     cap = None if options.all_findings else DEFAULT_CAP
     if resume is None:
@@ -116,7 +117,9 @@ def _validate(log: LogSource, options: Options, parallel: bool, observers=(), re
         validation = Validation(checks, options.snapshot)
         rules = RuleFindings(cap)
     else:  # (what the pass kept with its state)
-        checks, read_errors = resume.extra
+        extra = resume.extra
+        assert isinstance(extra, tuple)  # (what `keep` put there: the record checks and the unreadable lines)
+        checks, read_errors = extra
         validation, rules = resume.get(Validation), resume.get(RuleFindings)
     jobs = window_jobs(log, _WindowChecks(options.snapshot, cap), options) if parallel else None
 
@@ -125,6 +128,7 @@ def _validate(log: LogSource, options: Options, parallel: bool, observers=(), re
 
     def keep(state: PassState) -> None:
         state.extra = (checks, read_errors)
+        assert checkpoint is not None  # (keep is handed to the pass only with a checkpoint)
         checkpoint(state)
 
     later: list[Finding] = []
@@ -158,7 +162,7 @@ def _validate(log: LogSource, options: Options, parallel: bool, observers=(), re
     return validation.report
 
 
-def _order(f: Finding):
+def _order(f: Finding) -> tuple[int, int, int]:
     """Findings in file order: by line where known, else by seq; file-wide ones last."""
     if f.line is None and f.seq is None:
         return (1, 0, 0)
@@ -198,19 +202,19 @@ class RecordChecks:
         self.placeholder_errors = 0  # schema errors only placeholders cause (without snapshot)
         self.layouts: set[bool] = set()
         self._schemas = schemas()
-        self._validators: dict = {}  # event type (or packed row type) -> compiled whole-record validator
+        self._validators: dict[JSONValue, Any] = {}  # event type (or packed row type) -> compiled validator
 
-    def __getstate__(self) -> dict:
+    def __getstate__(self) -> dict[str, object]:
         state = dict(self.__dict__)
         state["_schemas"] = None  # compiled validators stay in the process that made them
         state["_validators"] = {}
         return state
 
-    def __setstate__(self, state: dict) -> None:
+    def __setstate__(self, state: dict[str, object]) -> None:
         self.__dict__.update(state)
         self._schemas = schemas()
 
-    def add(self, code: str, message: str, **where) -> None:
+    def add(self, code: str, message: str, **where: Any) -> None:
         self.findings.append(finding(code, message, **where))
 
     def _explains(self) -> bool:
@@ -221,7 +225,7 @@ class RecordChecks:
         self.unexplained += 1
         return False
 
-    def record(self, item, raw: bytes | None = None) -> None:
+    def record(self, item: Item, raw: bytes | None = None) -> None:
         """Check one record as the reader gives it (an Event or a PackedRun), with its line."""
         if item.row is None:
             self.check(item.seq, item.line, item.type, item.record, None)
@@ -232,7 +236,7 @@ class RecordChecks:
                     self.add("DSH-W016", f"key {shown(key, 60)} appears twice in one object; dsh's JSON.parse "
                                          "keeps the last value, and so does dshreplay", seq=item.seq, line=item.line,
                              pointer=pointer)
-        else:
+        elif type(item) is PackedRun:
             self.check(item.seq, item.line, item.row, item.row_record, item)
 
     def merge(self, other: RecordChecks, dseq: int, dline: int) -> None:
@@ -247,8 +251,8 @@ class RecordChecks:
         self.placeholder_errors += other.placeholder_errors
         self.layouts |= other.layouts
 
-    def schema_check(self, name: str, instance, code: str, prefix: str, *, seq, line,
-                     room: int = RECORD_SCHEMA_ERRORS) -> int:
+    def schema_check(self, name: str, instance: JSONValue, code: str, prefix: str, *, seq: int | None,
+                     line: int | None, room: int = RECORD_SCHEMA_ERRORS) -> int:
         """Why `instance` fails schema `name`: at most `room` findings, then (if
         there are more) one saying so. Returns the room left, -1 when it ran out."""
         errors = self._schemas.errors(name, instance, snapshot=self.snapshot, limit=room + 1)
@@ -261,7 +265,7 @@ class RecordChecks:
             return -1
         return room - len(errors)
 
-    def check(self, seq: int, line: int, kind, rec: dict, run) -> None:
+    def check(self, seq: int, line: int, kind: JSONValue, rec: JSONObject, run: PackedRun | None) -> None:
         """One stored record: `kind` its type (None if not a string), `run` the
         PackedRun when it is a packed row."""
         if self.snapshot:
@@ -278,7 +282,7 @@ class RecordChecks:
         if validator is None and kind in self._schemas.event_types:
             validator = self._validators[kind] = self._schemas.record_validator(kind)
         known = validator is not None
-        if not (known and validator.is_valid(rec)) and self._explains():
+        if not (validator is not None and validator.is_valid(rec)) and self._explains():
             # explain: the envelope and the payload separately, in one record's room
             room = self.schema_check("record.schema.json", rec, "DSH-E004", "", seq=seq, line=line)
             if known and "data" in rec and room >= 0:
@@ -300,7 +304,7 @@ class RecordChecks:
                                  "to load the log", seq=seq, line=line, pointer="/type")
 
 
-def duplicate_key(raw: bytes, record: dict) -> tuple[str, str] | None:
+def duplicate_key(raw: bytes, record: JSONObject) -> tuple[str, str] | None:
     """The first key that appears twice in one object of the line, with the
     object's JSON pointer; None when there is none. "First": in the object
     that opens first, the key whose second appearance comes first.
@@ -342,10 +346,10 @@ def _first_duplicate(raw: bytes) -> tuple[int, bytes] | None:
     The object that opens first is the one reported; once one is found, only
     the objects enclosing it (opened earlier) can still beat it, and the
     others are not tracked. Iterative: no depth is too deep."""
-    keys: list = []  # per open container: its keys so far (an object still tracked), else None
+    keys: list[set[bytes] | None] = []  # per open container: its keys so far (an object still tracked), else None
     starts: list[int] = []  # per open container: the offset of its bracket
     tracked = 0  # the containers in `keys` that are tracked
-    found = None
+    found: tuple[int, bytes] | None = None
     for m in _KEY_OR_BRACKET.finditer(raw):
         kind = m.lastindex
         if kind is None:
@@ -356,7 +360,8 @@ def _first_duplicate(raw: bytes) -> tuple[int, bytes] | None:
                 continue
             key = raw[m.start() + 1:m.start(1) - 1]
             if b"\\" in key:  # (escapes: compared as the text they stand for)
-                key = json.loads(raw[m.start():m.start(1)]).encode("utf-8", "surrogatepass")
+                text: str = json.loads(raw[m.start():m.start(1)])
+                key = text.encode("utf-8", "surrogatepass")
             if key not in seen:
                 seen.add(key)
                 continue
@@ -384,7 +389,7 @@ def _first_duplicate(raw: bytes) -> tuple[int, bytes] | None:
 
 def _pointer_at(raw: bytes, offset: int) -> str:
     """The JSON pointer of the value whose text starts at `offset` (one scan of what comes before)."""
-    path: list[list] = []  # per open container: [is an object, its current key's match or its index]
+    path: list[list[Any]] = []  # per open container: [is an object, its current key's match or its index]
     for m in _TOKEN.finditer(raw, 0, offset):
         byte = raw[m.start()]
         if byte == 0x22:  # "
@@ -408,7 +413,7 @@ class _WindowChecks:
         self.snapshot = snapshot
         self.cap = cap
 
-    def __call__(self, reader) -> RecordChecks:
+    def __call__(self, reader: LogReader) -> RecordChecks:
         checks = RecordChecks(self.snapshot, self.cap)
         for item in reader.records():
             checks.record(item, reader.raw)
@@ -427,9 +432,9 @@ class Validation(Observer):
     def __init__(self, checks: RecordChecks, snapshot: bool) -> None:
         self.checks = checks
         self.snapshot = snapshot
-        self.report: FileReport | None = None
+        self.report = FileReport("")  # (each pass's, made in `begin`)
         self.head: list[Finding] = []  # the header's
-        self.follows: dict = {}  # seq of an event citing a seq that never joined the surface -> that defect's seq
+        self.follows: dict[int, int] = {}  # seq of an event citing a seq never on the surface -> that defect's seq
 
     def begin(self, run: Run) -> None:
         self.report = FileReport(run.path)
@@ -443,7 +448,7 @@ class Validation(Observer):
         if self.snapshot:
             self.checks.placeholders += count_placeholders(run.header)
 
-    def observe(self, record) -> None:
+    def observe(self, record: Record) -> None:
         item, error = record.item, record.error
         if item.row is not None:
             return
@@ -464,7 +469,7 @@ class Validation(Observer):
         out.omitted.update(self.projection.omitted)
         return out
 
-    def _cites_lost(self, item) -> None:
+    def _cites_lost(self, item: Item) -> None:
         """Note an event that cites a seq that never joined the surface (a line that could not
         be read, a missing seq, a rejected event) in its sourceEventSeqs, replace range or
         shadowedSeqs: what the rules find wrong with it follows from that."""
@@ -488,7 +493,7 @@ class Validation(Observer):
                 return
 
     def finish(self, run: Run) -> None:
-        if run.complete:
+        if run.complete and run.event_count is not None:  # (a complete pass counted its events)
             self.report.events = run.event_count
 
     def assemble(self, read_errors: list[Finding], checks: list[Finding], later: list[Finding]) -> None:
@@ -509,14 +514,14 @@ class Validation(Observer):
 
     def count_omitted(self, read_errors: FindingList, checks: RecordChecks) -> None:
         """What the producers counted past their caps."""
-        counted = Counter()
+        counted: Counter[str] = Counter()
         for findings in (read_errors, checks.findings, self.surface_findings, self.rules.findings):
             counted.update(findings.omitted)
         self.report.omitted = dict(counted)
         self.report.omitted_records = checks.unexplained
 
     def finish_file(self, run: Run, checks: RecordChecks) -> None:
-        found = []
+        found: list[Finding] = []
         if len(checks.layouts) > 1:
             found.append(finding("DSH-N009", "the file mixes runtime records (with seq/time) and projected "
                                              "records (without)"))

@@ -50,17 +50,20 @@ and goes on with those observers, as if it had read the whole log (see
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Iterable
+from pathlib import Path
+from typing import Any, Callable, ClassVar, Iterable, TypeVar
 
-from dshreplay.core.progress import BYTES
-from dshreplay.core.surface import Replacement, SurfaceFold, SurfaceState
-from dshreplay.errors import DeriveError, DshReplayError, FoldError, LineError, ReadError, UsageError
-from dshreplay.io.reader import Event, LogSource, PackedRun, TornTail
+from dshreplay.core.progress import BYTES, Meter
+from dshreplay.core.surface import Replacement, SurfaceFold, SurfaceState, counted_only
+from dshreplay.errors import DeriveError, DshReplayError, FoldError, LineError, UsageError
+from dshreplay.io.reader import Item, LogReader, LogSource, TornTail
+from dshreplay.jsvalues import JSONObject, JSONValue
 
 __all__ = ["run_pass", "Observer", "Record", "Run", "PassState", "SKIP", "STOP", "FoldReport", "fold_report",
            "states_at"]
 
 STOP, SKIP = "stop", "skip"
+_O = TypeVar("_O", bound="Observer")
 
 
 class Record:
@@ -73,29 +76,29 @@ class Record:
     __slots__ = ("item", "previous", "replacement", "error", "turn", "step", "compaction", "call", "_reader",
                  "_then")
 
-    def __init__(self, reader=None) -> None:
-        self.item: Any = None  # an Event, or a PackedRun (of chunks): an observer of other types reads Events
-        self.previous: Any = None  # the item of the record before (None for the first)
+    def __init__(self, reader: LogReader | None = None) -> None:
+        self.item: Item = None  # type: ignore[assignment]  # (set by the pass before any observer sees the record)
+        self.previous: Item | None = None  # the item of the record before (None for the first)
         self.replacement: Replacement | None = None  # the Replacement the fold made of it
         self.error: FoldError | None = None  # the fold error that rejected it (SKIP)
-        self.turn: Any = None  # the turn in force (a turn/end still belongs to its turn), as logged
+        self.turn: Any = None  # the turn in force (a turn/end still belongs to its turn; the TurnTracker's)
         self.step: Any = None  # the step in force (likewise)
-        self.compaction: Any = None  # the compaction bracket open after it (an analyses.compaction.Bracket)
-        self.call: Any = None  # the main-loop model call in force (the latest one opened; an analyses.calls.Call)
+        self.compaction: Any = None  # the compaction bracket open after it (the CompactionTracker's)
+        self.call: Any = None  # the main-loop model call in force (the latest one opened; the CallTracker's)
         self._reader = reader
-        self._then: list = []
+        self._then: list[Callable[[Record], None]] = []
 
-    def then(self, fn: Callable) -> None:
+    def then(self, fn: Callable[[Record], None]) -> None:
         """Have `fn(record)` called with the next record, once it is folded and before
         any observer sees it: a tracker closes there what this record ended (a
         turn/end still belongs to its turn), or learns what followed it. (`fn`
         itself registers nothing.)"""
         self._then.append(fn)
 
-    def __getstate__(self):
+    def __getstate__(self) -> dict[str, object]:
         return {name: getattr(self, name) for name in self.__slots__ if name != "_reader"}
 
-    def __setstate__(self, state) -> None:
+    def __setstate__(self, state: dict[str, object]) -> None:
         self._reader = None
         for name, value in state.items():
             setattr(self, name, value)
@@ -103,7 +106,7 @@ class Record:
     @property
     def raw(self) -> bytes | None:
         """Its line as read (a packed row's line for each of its events)."""
-        return self._reader.raw
+        return self._reader.raw if self._reader is not None else None
 
     @property
     def line(self) -> int:
@@ -118,11 +121,15 @@ class Observer:
     types     the event types whose records `observe` reads (None: all of them)
     handlers  event type -> name of the method the pass calls with a record of
               that type instead of `observe`
+    reads_records  False: `observe` reads nothing of the records (only where the fold
+              is: Snapshots), so a pass with only such observers may be handed runs of
+              the records the fold only counts as one `Quiet` item each
     """
 
     requires: ClassVar[tuple[type[Observer], ...]] = ()
     types: frozenset[str] | None = None
     handlers: ClassVar[dict[str, str]] = {}
+    reads_records: ClassVar[bool] = True
 
     def begin(self, run: Run) -> None:
         """The header is read; `run.fold` is the fold the pass applies and
@@ -141,22 +148,22 @@ class Run:
     """What one pass learned about the log itself."""
 
     path: str
-    header: dict
+    header: JSONObject
     header_line: int
     encoding: str
     fold: SurfaceFold
-    fold_errors: list = field(default_factory=list)  # FoldErrors and LineErrors, in log order
+    fold_errors: list[FoldError | LineError] = field(default_factory=list)  # FoldErrors and LineErrors, in log order
     complete: bool = False  # read to the end (not stopped early)
     event_count: int | None = None  # set when complete
     lines: int = 0
     torn_tail: TornTail | None = None
     final_newline: bool = True
-    reader: object = field(default=None, repr=False)  # its `raw`: the line of the record being observed
+    reader: LogReader | None = field(default=None, repr=False)  # its `raw`: the line of the record being observed
     failure_view: SurfaceState | None = field(default=None, repr=False)  # the view before `failure`
-    last_item: Event | PackedRun | None = None  # the last record read (set when complete)
-    observers: dict = field(default_factory=dict, repr=False)  # class -> the pass's observer of it
+    last_item: Item | None = None  # the last record read (set when complete)
+    observers: dict[type, Observer] = field(default_factory=dict, repr=False)  # class -> the pass's observer of it
 
-    def __getstate__(self) -> dict:
+    def __getstate__(self) -> dict[str, object]:
         return {**self.__dict__, "reader": None}  # (a reader is an open file: a resumed pass gives its own)
 
     @property
@@ -174,17 +181,17 @@ class Run:
     def answered_up_to(self) -> int | None:
         """The last seq an answer of this pass reaches when the fold failed (-1: none), else None."""
         failure = self.fold_error
-        return None if failure is None else failure.seq - 1
+        return None if failure is None or failure.seq is None else failure.seq - 1
 
-    def get(self, cls: type):
+    def get(self, cls: type[_O]) -> _O:
         """The pass's observer of class `cls` (one that an observer requires)."""
         try:
-            return self.observers[cls]
+            return self.observers[cls]  # type: ignore[return-value]  # (`arrange` keys each class to one of it)
         except KeyError:
             raise LookupError(f"no {cls.__name__} in this pass: require it") from None
 
 
-def arrange(observers: Iterable[Observer]) -> tuple[list[Observer], dict]:
+def arrange(observers: Iterable[Observer]) -> tuple[list[Observer], dict[type, Observer]]:
     """The observers in pass order, each after those it requires (made once
     here when not given), and the class -> observer map `Run.get` answers from.
 
@@ -193,10 +200,10 @@ def arrange(observers: Iterable[Observer]) -> tuple[list[Observer], dict]:
     `TurnSpans`) are one observer, of the subclass: what the pass keeps is
     what some observer asked for, and a pass that asks for less keeps less."""
     given = list(observers)
-    by_class: dict = {}
+    by_class: dict[type, Observer] = {}
     for observer in given:
         by_class.setdefault(type(observer), observer)
-    wanted: set = set()  # every class some observer requires, directly or not
+    wanted: set[type[Observer]] = set()  # every class some observer requires, directly or not
     stack = [type(o) for o in given]
     while stack:
         for cls in stack.pop().requires:
@@ -234,7 +241,7 @@ def arrange(observers: Iterable[Observer]) -> tuple[list[Observer], dict]:
     return ordered, by_class
 
 
-def _most_derived(cls: type, wanted: set) -> type:
+def _most_derived(cls: type, wanted: set[type[Observer]]) -> type[Observer]:
     """The one class of `wanted` that is `cls` or derives from it and from which no other derives."""
     kinds = [k for k in wanted if issubclass(k, cls)]
     last = [k for k in kinds if not any(o is not k and issubclass(o, k) for o in kinds)]
@@ -250,18 +257,18 @@ class PassState:
     lines appended since (`run_pass(resume=...)`). `extra` is what the caller keeps with it."""
 
     run: Run
-    ordered: list
+    ordered: list[Observer]
     record: Record
     extra: object = None
 
-    def get(self, cls: type):
+    def get(self, cls: type[_O]) -> _O:
         """The state's observer of class `cls`."""
         return self.run.get(cls)
 
 
 def run_pass(source: LogSource, observers: Iterable[Observer] = (), *, on_fold_error: str = SKIP,
-             until: int | None = None, recover: Callable[[ReadError], None] | None = None,
-             record_check: Callable | None = None, resume: PassState | None = None,
+             until: int | None = None, recover: Callable[[LineError], None] | None = None,
+             record_check: Callable[[Item, bytes | None], None] | None = None, resume: PassState | None = None,
              checkpoint: Callable[[PassState], None] | None = None) -> Run:
     """Read `source` once, fold it, feed `observers` (and what they require).
 
@@ -285,7 +292,7 @@ def run_pass(source: LogSource, observers: Iterable[Observer] = (), *, on_fold_e
             run, ordered, record = resume.run, resume.ordered, resume.record
             reader.resume(run.header, run.header_line, run.lines, run.fold.next_seq)
             run.path, run.reader, run.complete, record._reader = reader.path, reader, False, reader
-        halt: list = []  # (STOP) a line that cannot be read: the pass ends before the next record
+        halt: list[LineError] = []  # (STOP) a line that cannot be read: the pass ends before the next record
 
         def damaged(error: LineError) -> None:
             error.path = run.path
@@ -300,13 +307,15 @@ def run_pass(source: LogSource, observers: Iterable[Observer] = (), *, on_fold_e
                 observer.begin(run)
         dispatch = _Dispatch(o for o in ordered if o.handlers or type(o).observe is not Observer.observe)
         readers = dispatch.readers
+        quiet = counted_only if on_fold_error == STOP and record_check is None and resume is None \
+            and checkpoint is None and not any(o.reads_records for o in readers) else None
 
         fold = run.fold
         apply = fold.apply
         then = record._then
         meter = _meter(source, reader)
         ticks = 0
-        for item in reader.records(damaged):
+        for item in reader.records(damaged, quiet):
             if halt:
                 break
             if meter is not None:
@@ -357,7 +366,8 @@ def run_pass(source: LogSource, observers: Iterable[Observer] = (), *, on_fold_e
         if meter is not None:
             meter.finish(BYTES)
         if not run.complete and on_fold_error == STOP and run.fold_errors:
-            run.lines = max(run.fold_errors[0].line - 1, run.header_line)  # the lines before the failure
+            failed_at = run.fold_errors[0].line  # (a fold error and a line error always name their line)
+            run.lines = max(failed_at - 1, run.header_line) if failed_at is not None else run.lines
         for observer in ordered:
             observer.finish(run)
     return run
@@ -366,11 +376,11 @@ def run_pass(source: LogSource, observers: Iterable[Observer] = (), *, on_fold_e
 TICK = 4096  # records between two reports to a progress meter
 
 
-def _meter(source: LogSource, reader):
+def _meter(source: LogSource, reader: LogReader) -> Meter | None:
     """The source's progress meter (Options.progress), started on this pass: the size is the
     file's (or standard input's) for a plain log, unknown for a zstd one (offsets count its text)."""
     options = getattr(source, "options", None)
-    meter = getattr(options, "progress", None)
+    meter: Meter | None = getattr(options, "progress", None)
     if meter is None:
         return None
     total = None
@@ -380,20 +390,22 @@ def _meter(source: LogSource, reader):
     return meter
 
 
-def _size(path) -> int | None:
+def _size(path: Path | None) -> int | None:
+    if path is None:
+        return None
     try:
         return path.stat().st_size
-    except (OSError, AttributeError):
+    except OSError:
         return None
 
 
-def _failed(run: Run, error) -> None:
+def _failed(run: Run, error: FoldError | LineError) -> None:
     if not run.fold_errors:  # the view the answers stop at
         run.failure_view = run.fold.state(error.seq - 1) if error.seq else SurfaceState(-1, (), (), {})
     run.fold_errors.append(error)
 
 
-def _resume(run: Run, item, error: FoldError) -> tuple:
+def _resume(run: Run, item: Item, error: FoldError) -> tuple[FoldError, Replacement | None]:
     """SKIP: the fold goes on past `error`; an event the fold takes where the reader
     placed it may be rejected for a defect of its own. (the error the record carries,
     the replacement the fold made of it)"""
@@ -405,15 +417,16 @@ def _resume(run: Run, item, error: FoldError) -> tuple:
         return again, run.fold.resume(item, again)
 
 
-class _Dispatch(dict):
+class _Dispatch(dict[Any, list[Callable[[Record], None]]]):
     """Event type -> the observe hooks of the observers that read it, in pass order."""
 
-    def __init__(self, readers) -> None:
+    def __init__(self, readers: Iterable[Observer]) -> None:
         super().__init__()
         self.readers = list(readers)
 
-    def __missing__(self, kind) -> list:
-        hooks = self[kind] = []
+    def __missing__(self, kind: Any) -> list[Callable[[Record], None]]:  # (a type as written: any JSON value)
+        hooks: list[Callable[[Record], None]] = []
+        self[kind] = hooks
         for o in self.readers:
             name = o.handlers.get(kind)
             if name is not None:
@@ -424,6 +437,8 @@ class _Dispatch(dict):
 
 class Snapshots(Observer):
     """The model's view right after each wanted seq (-1: before any event)."""
+
+    reads_records = False  # (the fold's state after each record is all it takes)
 
     def __init__(self, seqs: Iterable[int]) -> None:
         self.wanted = sorted(set(seqs))
@@ -482,11 +497,11 @@ class FoldReport:
     """The model's view of one log at one seq, or why there is none."""
 
     path: str
-    header: dict
+    header: JSONObject
     seq: int | None  # the seq the state is for (None: a log with no events, or a failed fold)
     state: SurfaceState | None
-    messages: list | None  # derived messages, parallel to `node_messages`
-    node_messages: list | None  # (seq, message or None) per node
+    messages: list[JSONValue] | None  # derived messages, parallel to `node_messages`
+    node_messages: list[tuple[int, JSONValue]] | None  # (seq, message or None) per node
     error: DshReplayError | None = None
     torn_tail: TornTail | None = None
     event_count: int | None = None  # None when reading stopped early

@@ -13,8 +13,18 @@ from dataclasses import dataclass, field
 from typing import Iterable, Iterator, NamedTuple
 
 from dshreplay.errors import DeriveError, FoldError
-from dshreplay.io.reader import Event, Fault, fault_of
-from dshreplay.jsvalues import MAX_SAFE_INTEGER, MISSING, is_event_seq, is_number, js_equal, js_length, shown
+from dshreplay.io.reader import ROW_TAGS, Fault, Item, fault_of
+from dshreplay.jsvalues import (
+    MAX_SAFE_INTEGER,
+    MISSING,
+    JSONObject,
+    JSONValue,
+    is_event_seq,
+    is_number,
+    js_equal,
+    js_length,
+    shown,
+)
 
 __all__ = ["SurfaceFold", "SurfaceState", "Replacement", "derive_message", "SURFACE_TYPES"]
 
@@ -43,7 +53,7 @@ class Replacement:
     end: int
     shadowed_seqs: tuple[int, ...]
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, JSONValue]:
         return {"seq": self.seq, "start": self.start, "end": self.end,
                 "shadowedSeqs": list(self.shadowed_seqs)}
 
@@ -59,9 +69,9 @@ class SurfaceState:
     seq: int | None
     nodes: tuple[int, ...]
     replacements: tuple[Replacement, ...]
-    events: dict = field(repr=False, compare=False)
+    events: dict[int, Item] = field(repr=False, compare=False)
 
-    def messages(self) -> list:
+    def messages(self) -> list[JSONValue]:
         """The model messages, one per node that yields one (raises DeriveError)."""
         out = []
         for s in self.nodes:
@@ -78,13 +88,13 @@ class SurfaceState:
             out.append((s, message if has else None))
         return out
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, JSONValue]:
         return {"seq": self.seq, "nodes": list(self.nodes),
                 "replacements": [r.to_json() for r in self.replacements],
                 "messages": self.messages()}
 
 
-def numbered(node_messages) -> Iterator[tuple[int, int | None, object]]:
+def numbered(node_messages: Iterable[tuple[int, JSONValue]]) -> Iterator[tuple[int, int | None, JSONValue]]:
     """(seq, message number, message) per node of `node_messages` (as `node_messages()`
     gives them): the number is the message's place among the model messages, counted
     from 1 as every command shows and asks for it; None for a node that yields none."""
@@ -97,7 +107,7 @@ def numbered(node_messages) -> Iterator[tuple[int, int | None, object]]:
             yield seq, number, message
 
 
-def derive_message(event: Event) -> tuple[bool, object]:
+def derive_message(event: Item) -> tuple[bool, JSONValue]:
     """Project one surface node to its model message, as dsh does.
 
     Returns (True, message) or (False, None) for an assistant message whose
@@ -126,16 +136,16 @@ def derive_message(event: Event) -> tuple[bool, object]:
     return False, None
 
 
-def has_message(event: Event) -> bool:
+def has_message(event: Item) -> bool:
     """Whether a surface node yields a model message (raises DeriveError as `derive_message`)."""
     return derive_message(event)[0]
 
 
-def _derive_error(event: Event, message: str, pointer: str) -> DeriveError:
+def _derive_error(event: Item, message: str, pointer: str) -> DeriveError:
     return DeriveError(message, line=event.line, seq=event.seq, pointer=pointer)
 
 
-def _fail(event: Event, code: str, message: str, pointer: str | None = None) -> FoldError:
+def _fail(event: Item, code: str, message: str, pointer: str | None = None) -> FoldError:
     return FoldError(message, code=code, line=event.line, seq=event.seq, pointer=pointer)
 
 
@@ -151,20 +161,34 @@ class SurfaceOp(NamedTuple):
     kind: int  # LOG_ONLY (count events off the surface), APPEND or REPLACE
     start: int | None = None
     end: int | None = None
-    sources: list | tuple = ()  # sourceEventSeqs, checked for shape (not yet for being earlier)
-    error: tuple | None = None
+    sources: list[int] | tuple[()] = ()  # sourceEventSeqs, checked for shape (not yet for being earlier)
+    error: tuple[str, str, str] | None = None
 
 
 _LOG_ONLY = SurfaceOp(LOG_ONLY)
+_GIVEN = SURFACE_TYPES | ROW_TAGS  # (see counted_only)
 
 
-def surface_op(event) -> SurfaceOp:
+def counted_only(kind: JSONValue, rec: JSONObject) -> bool:
+    """Whether the fold only counts a record of type `kind` (`LogReader.records(quiet=...)`
+    passes over such records for a pass that reads none): not of a surface type, with no
+    surface field (`surface_op`'s first test), and not a packed row (the reader checks
+    those). Records of any other type are given as they are."""
+    return type(kind) is str and kind not in _GIVEN and not _surface_fields(rec)
+
+
+def _surface_fields(rec: JSONObject) -> bool:
+    """Whether a record carries a surface field (one a log-only type must not carry)."""
+    return "surfaceOp" in rec or "sourceEventSeqs" in rec
+
+
+def surface_op(event: Item) -> SurfaceOp:
     """The per-record part of the fold: pure, the same wherever the record is parsed."""
     if event.row is not None:
-        return _LOG_ONLY  # packed chunk rows: the reader checked their exact shape
+        return _LOG_ONLY  # packed chunk rows: the reader checked their exact shape (quiet runs: see counted_only)
     rec = event.record
     if event.type not in SURFACE_TYPES:
-        if "surfaceOp" in rec or "sourceEventSeqs" in rec:
+        if _surface_fields(rec):
             field_name = "surfaceOp" if "surfaceOp" in rec else "sourceEventSeqs"
             return SurfaceOp(LOG_ONLY, error=(
                 SURFACE_FIELD_ON_LOG_ONLY,
@@ -193,7 +217,7 @@ def surface_op(event) -> SurfaceOp:
     return SurfaceOp(REPLACE, start, end, sources)
 
 
-def _sources(event) -> tuple[list | tuple, tuple | None]:
+def _sources(event: Item) -> tuple[list[int] | tuple[()], tuple[str, str, str] | None]:
     """The record's sourceEventSeqs checked for shape: (seqs, None) or ((), error)."""
     raw = event.record.get("sourceEventSeqs", MISSING)
     if raw is MISSING:
@@ -219,7 +243,7 @@ def _sources(event) -> tuple[list | tuple, tuple | None]:
 _INT = frozenset({int})
 
 
-def _check_earlier(event, sources: tuple) -> None:
+def _check_earlier(event: Item, sources: list[int] | tuple[()]) -> None:
     """Every source cites an event before this one."""
     if sources and max(sources) >= event.seq:
         i, source = next((i, s) for i, s in enumerate(sources) if s >= event.seq)
@@ -240,7 +264,7 @@ class SurfaceFold:
 
     def __init__(self) -> None:
         self.replacements: list[Replacement] = []
-        self.events: dict[int, Event] = {}  # current node seq -> event
+        self.events: dict[int, Item] = {}  # current node seq -> event
         self.next_seq = 0
         self.lost: list[tuple[int, int, bool]] = []  # runs of seqs that never joined the surface (see `_lose`)
         # the surface as a linked list, so that a replacement costs what it shadows, not the surface's length
@@ -263,22 +287,22 @@ class SurfaceFold:
     def __len__(self) -> int:
         return len(self.events)
 
-    def apply(self, event: Event, op: SurfaceOp | None = None) -> Replacement | None:
+    def apply(self, event: Item, op: SurfaceOp | None = None) -> Replacement | None:
         """Fold one event (or a packed run): its own check (`surface_op`, unless
         given), then the state's."""
         if op is None:
             op = surface_op(event)
         expected = self.next_seq
         declared = event.record.get("seq", MISSING) if event.row is None else event.declared_seq
-        if event.seq != expected or (declared is not MISSING and (declared != expected
-                                                                  or not is_number(declared))):
+        if event.seq != expected or (declared is not MISSING and (
+                declared != expected or (type(declared) is not int and not is_number(declared)))):
             expected = self._out_of_place(event, declared, expected)
         if op is _LOG_ONLY:  # most events: off the surface, nothing to check beyond the seq
             self.next_seq = expected + event.count
             return None
         return self._take(event, op, expected)
 
-    def _out_of_place(self, event, declared, expected: int) -> int:
+    def _out_of_place(self, event: Item, declared: JSONValue, expected: int) -> int:
         """An event whose seq is not the next one: after lines that could not be read, the
         seq to go on from; else DSH-E101 (dsh's words, and how the reader placed the record)."""
         fault = fault_of(event)
@@ -301,7 +325,8 @@ class SurfaceFold:
             error.message = f"{message}: {missing} missing"
             error.skipped, error.after = False, f"checking goes on from seq {event.seq}"
         elif kind == Fault.WRONG_SEQ:
-            following = f" (the line after it has seq {fault[2]})" if fault[2] is not None else ""
+            after = fault[2] if fault is not None else None
+            following = f" (the line after it has seq {after})" if after is not None else ""
             error.message = f"{message}: the line's seq is wrong{following}"
             error.skipped, error.after = False, f"taken as seq {expected}"
         elif kind == Fault.EARLY:
@@ -312,12 +337,13 @@ class SurfaceFold:
             error.after = "line skipped"
         raise error
 
-    def resume(self, event, error: FoldError) -> Replacement | None:
+    def resume(self, event: Item, error: FoldError) -> Replacement | None:
         """Go on past `error`, the fold's rejection of `event` (validate, export): an event
         whose seq the reader placed (error.skipped False) is folded at that place (it may
         raise its own FoldError); any other is skipped for surface purposes."""
         if not error.skipped:
-            if fault_of(event)[0] == Fault.GAP:
+            fault = fault_of(event)
+            if fault is not None and fault[0] == Fault.GAP:
                 self._lose(self.next_seq, event.seq - 1, unseen=True)
                 self.next_seq = event.seq
                 return self.apply(event)
@@ -344,7 +370,7 @@ class SurfaceFold:
         return next((first for first, last, never_read in self.lost
                      if first <= seq <= last and (never_read or not unseen)), None)
 
-    def _take(self, event, op: SurfaceOp, expected: int) -> Replacement | None:
+    def _take(self, event: Item, op: SurfaceOp, expected: int) -> Replacement | None:
         """The state's part of folding a surface event whose seq is in order."""
         kind = op.kind
         if op.error is not None and (kind != REPLACE or op.start is None):
@@ -361,6 +387,7 @@ class SurfaceFold:
             self.next_seq = expected + 1
             return None
         start, end = op.start, op.end
+        assert start is not None and end is not None  # (a replace's range was read whole, or it raised above)
         rank = self._rank
         if start not in rank:
             raise self._lost_node(event, START_NOT_FOUND, f"replace start seq {start} is not in the surface",
@@ -397,7 +424,9 @@ class SurfaceFold:
         """The nodes from `start` to `end`, in order (start comes first)."""
         out, seq, following = [start], start, self._next
         while seq != end:
-            seq = following[seq]
+            after = following[seq]
+            assert after is not None  # (`end` comes after `start`: the list reaches it)
+            seq = after
             out.append(seq)
         return tuple(out)
 
@@ -413,14 +442,14 @@ class SurfaceFold:
         else:
             self._prev[after] = seq
 
-    def _lost_node(self, event, code: str, message: str, pointer: str, seq: int) -> FoldError:
+    def _lost_node(self, event: Item, code: str, message: str, pointer: str, seq: int) -> FoldError:
         """A replace bound that is not in the surface; it follows from an earlier defect
         when that seq never joined the surface."""
         error = _fail(event, code, message, pointer)
         error.caused_by = self.cause(seq)
         return error
 
-    def _check_tool_rewrite(self, event: Event, shadowed: tuple[int, ...]) -> None:
+    def _check_tool_rewrite(self, event: Item, shadowed: tuple[int, ...]) -> None:
         if len(shadowed) != 1:
             raise _fail(event, TOOL_REWRITE, f"a tool/result replacement must rewrite exactly one node, "
                                              f"not {len(shadowed)}", "/surfaceOp")
@@ -451,7 +480,7 @@ class _Unreadable(Exception):
     pass
 
 
-def _without_result_content(data):
+def _without_result_content(data: JSONValue) -> dict[str, JSONValue]:
     """The tool/result payload with its first result block's `content` blanked.
 
     Mirrors dsh's comparison: only the first block survives, with `content`
@@ -481,7 +510,7 @@ def _without_result_content(data):
     return out
 
 
-def _spread(value) -> dict:
+def _spread(value: JSONValue) -> dict[str, JSONValue]:
     """`{...value}` in JavaScript for a non-object value."""
     if type(value) is str:
         return {str(i): ch for i, ch in enumerate(value)}
@@ -490,17 +519,17 @@ def _spread(value) -> dict:
     return {}
 
 
-def _show(value) -> str:
+def _show(value: JSONValue) -> str:
     return shown(value, 60)
 
 
-def _show_type(event: Event) -> str:
+def _show_type(event: Item) -> str:
     return _show(event.type) if type(event.type) is str else f"an event of type {_show(event.type)}"
 
 
 # -- drivers --------------------------------------------------------------
 
-def fold(events: Iterable[Event]) -> SurfaceState:
+def fold(events: Iterable[Item]) -> SurfaceState:
     """The state after the last of `events` (or reader records); raises FoldError.
 
     The definition, for a short list in memory; commands read a log through

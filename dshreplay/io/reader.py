@@ -27,12 +27,21 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import accumulate, chain, count
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterator
+from typing import Any, BinaryIO, Callable, Iterable, Iterator, Union
 
 import orjson
 
 from dshreplay.errors import FormatVersionError, LineError, ReadError
-from dshreplay.jsvalues import MAX_SAFE_INTEGER, MISSING, is_event_seq, is_number, is_safe_int, shown
+from dshreplay.jsvalues import (
+    MAX_SAFE_INTEGER,
+    MISSING,
+    JSONObject,
+    JSONValue,
+    is_event_seq,
+    is_number,
+    is_safe_int,
+    shown,
+)
 from dshreplay.options import DEFAULT, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINE, Options
 
 __all__ = ["LogSource", "LogReader", "Event", "PackedRun", "PackedMember", "TornTail", "read_log"]
@@ -78,9 +87,10 @@ class Event:
 
     __slots__ = ("seq", "type", "record", "line", "row", "offset", "fault")
     count = 1  # events this item stands for (a PackedRun stands for several)
+    fault: Fault_  # (set only on a record the reader placed off its written seq)
     seq_pointer = "/seq"  # where the written seq is
 
-    def __init__(self, seq: int, type_: object, record: dict, line: int,
+    def __init__(self, seq: int, type_: JSONValue, record: JSONObject, line: int,
                  row: str | None = None, offset: int | None = None):
         self.seq = seq
         self.type = type_
@@ -90,7 +100,7 @@ class Event:
         self.offset = offset  # byte offset of its line in the (decompressed) text, when known
 
     @property
-    def time(self):
+    def time(self) -> JSONValue:
         """Epoch ms; 0 where the projected layout leaves it out."""
         return self.record.get("time", 0)
 
@@ -100,11 +110,11 @@ class Event:
         return self.line
 
     @property
-    def data(self):
+    def data(self) -> JSONValue:
         return self.record.get("data")
 
     @property
-    def declared_seq(self):
+    def declared_seq(self) -> JSONValue:
         """The seq written in the record, or MISSING in the projected layout."""
         return self.record.get("seq", MISSING)
 
@@ -121,11 +131,11 @@ class TornTail:
     size: int  # bytes lost
     encoding: str
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, int]:
         return {"line": self.line, "offset": self.offset, "bytes": self.size}
 
     @classmethod
-    def from_json(cls, value: dict, encoding: str) -> TornTail:
+    def from_json(cls, value: JSONObject, encoding: str) -> TornTail:
         """A torn tail as `to_json` wrote it (a bundle's manifest keeps it so), with the log's encoding."""
         return cls(value["line"], value["offset"], value["bytes"], encoding)
 
@@ -136,17 +146,17 @@ class TornTail:
         return f"torn tail: {what}; {self.size} bytes lost at byte offset {self.offset}"
 
 
-def seed_length(header: dict) -> int | None:
+def seed_length(header: JSONValue) -> int | None:
     """How many leading events a fork child inherited from its parent: the header's
     `seedLength` as dsh reads it, a non-negative safe integer (JSON `5.0` is the
     number 5 in JavaScript, so it is 5 here); None when the header has none or its
     value is no such number (5.5, -1, "5", true). Every check of the seed asks
     this one function (validate's DSH-E014, spills' inheritance, lineage)."""
-    value = header.get("seedLength") if type(header) is dict else None
+    value: JSONValue = header.get("seedLength") if type(header) is dict else None
     return int(value) if is_safe_int(value) and value >= 0 else None
 
 
-def open_regular(path, shown: str) -> BinaryIO:
+def open_regular(path: str | os.PathLike[str], shown: str) -> BinaryIO:
     """Open a regular file read-only; a FIFO, a device or a folder is refused
     (without blocking on a FIFO): "-" is the way to read a pipe."""
     try:
@@ -166,7 +176,7 @@ def open_regular(path, shown: str) -> BinaryIO:
     return open(fd, "rb")  # (the file owns fd from here, and closes it if this fails: never closed twice)
 
 
-def read_small_file(path, limit: int, what: str) -> bytes:
+def read_small_file(path: str | os.PathLike[str], limit: int, what: str) -> bytes:
     """A regular file of at most `limit` bytes (rules, a manifest), read whole;
     anything else is a ReadError naming `what`."""
     shown = shown_path(path)
@@ -187,7 +197,7 @@ class _Upto(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer) -> int:
+    def readinto(self, buffer: Any) -> int:  # (a writable buffer: memoryview or bytearray)
         if self.left <= 0:
             return 0
         data = self.fh.read(min(len(buffer), self.left))
@@ -212,7 +222,7 @@ def sized_file(path: str | os.PathLike[str], shown: str) -> Iterator[tuple[io.Bu
         yield io.BufferedReader(_Upto(fh, size), 1 << 20), size
 
 
-def resolve_log_path(source: str | os.PathLike) -> Path:
+def resolve_log_path(source: str | os.PathLike[str]) -> Path:
     """Map a session directory to its log file; leave file paths as they are."""
     path = Path(source)
     if path.is_dir():
@@ -239,7 +249,7 @@ class LogSource:
     raw_line)` is applied to every parsed line (redaction).
     """
 
-    def __init__(self, source, options: Options = DEFAULT, *, transform=None) -> None:
+    def __init__(self, source: LogInput, options: Options = DEFAULT, *, transform: Transform | None = None) -> None:
         self.options = options
         self.transform = transform
         self.data: bytes | None = None
@@ -256,7 +266,7 @@ class LogSource:
         else:
             raise TypeError(f"a log is a path, \"-\" or bytes, not {type(source).__name__}")
 
-    def transformed(self, transform) -> LogSource:
+    def transformed(self, transform: Transform | None) -> LogSource:
         """The same log, read through `transform` (standard input is not read again)."""
         source = copy.copy(self)
         source.transform = transform
@@ -267,13 +277,15 @@ class LogSource:
         if self.data is not None:
             return LogReader(io.BufferedReader(io.BytesIO(self.data)), name=self.path,
                              max_bytes=options.max_bytes, max_line=options.max_line, transform=self.transform)
+        assert self.file is not None  # (a source is bytes, or a file)
         return LogReader(self.file, name=self.path, max_bytes=options.max_bytes, max_line=options.max_line,
                          transform=self.transform)
 
 
-def _read_bounded(stream, limit: int, shown: str) -> bytes:
+def _read_bounded(stream: BinaryIO, limit: int, shown: str) -> bytes:
     """All of a stream (standard input is held in memory to be read again), at most `limit` bytes."""
-    parts, size = [], 0
+    parts: list[bytes] = []
+    size = 0
     while True:
         part = stream.read(min(_BLOCK, limit + 1 - size))
         if not part:
@@ -284,11 +296,9 @@ def _read_bounded(stream, limit: int, shown: str) -> bytes:
             raise ReadError(f"more than {limit} bytes (the --max-bytes ceiling; a pipe with no end?)", path=shown)
 
 
-def shown_path(path) -> str:
+def shown_path(path: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> str:
     """A path as text that prints anywhere: bytes that are not UTF-8 shown as \\xNN."""
-    text = os.fspath(path)
-    if isinstance(text, bytes):
-        text = os.fsdecode(text)
+    text = os.fsdecode(path)
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace") \
         if any("\udc80" <= c <= "\udcff" for c in text) else text
 
@@ -301,9 +311,9 @@ class LogReader:
     lines, and `final_newline` whether the last record ended with a newline.
     """
 
-    def __init__(self, source, *, max_bytes: int | None = None, name: str | None = None,
-                 transform=None, window: tuple[int, int, int, int] | None = None,
-                 max_line: int = DEFAULT_MAX_LINE):
+    def __init__(self, source: str | os.PathLike[str] | BinaryIO, *, max_bytes: int | None = None,
+                 name: str | None = None, transform: Transform | None = None,
+                 window: tuple[int, int, int, int] | None = None, max_line: int = DEFAULT_MAX_LINE):
         # transform(value, raw_line) -> value, applied to every parsed line
         self.max_bytes = max_bytes if max_bytes is not None else DEFAULT_MAX_BYTES
         self.transform = transform  # applied to every parsed line (header included), e.g. redaction
@@ -318,7 +328,7 @@ class LogReader:
             self._fh = open_regular(path, self.path)
             self._own = True
         else:
-            self.path = name or getattr(source, "name", "<stream>")
+            self.path = name or str(getattr(source, "name", "<stream>"))
             self._fh = source
         self._fh = self._fh if isinstance(self._fh, io.BufferedReader) else self._fh
         magic = self._peek(4)
@@ -329,7 +339,7 @@ class LogReader:
         self.event_count = 0
         self.lines = 0
         self.final_newline = True
-        self._header = None
+        self._header: JSONObject | None = None
         self._header_line = 0
         self.body_offset: int | None = None  # where the line after the header starts
         self._started = False
@@ -357,16 +367,16 @@ class LogReader:
     def __enter__(self) -> LogReader:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     # -- physical layer --------------------------------------------------
     def _peek(self, n: int) -> bytes:
         fh = self._fh
-        if hasattr(fh, "peek"):
+        if isinstance(fh, io.BufferedReader):
             return fh.peek(n)[:n]
         head = fh.read(n)
-        self._fh = _Prepended(head, fh)
+        self._fh = io.BufferedReader(_Prepended(head, fh))
         return head
 
     def _plain_lines(self, offset: int = 0, lineno: int = 0,
@@ -387,7 +397,7 @@ class LogReader:
     def _zstd_lines(self) -> Iterator[tuple[int, int, bytes]]:
         return chain.from_iterable(self._split(self.zstd_text(), 0, 0))
 
-    def _split(self, chunks: Iterator[bytes], offset: int, lineno: int) -> Iterator:
+    def _split(self, chunks: Iterable[bytes], offset: int, lineno: int) -> Iterator[Iterable[tuple[int, int, bytes]]]:
         """Blocks of (line number, offset, line) from text arriving in chunks of any size.
 
         Splits at most `_BLOCK` bytes at a time (a frame of tiny lines costs
@@ -511,10 +521,10 @@ class LogReader:
 
     # -- logical layer ---------------------------------------------------
     @property
-    def header(self) -> dict:
+    def header(self) -> JSONObject:
         """The parsed header line (reads it on first access)."""
         if self._header is None:
-            self._read_header()
+            self._header = self._read_header()
         return self._header
 
     @property
@@ -522,7 +532,7 @@ class LogReader:
         self.header  # noqa: B018 - ensure read
         return self._header_line
 
-    def _read_header(self) -> None:
+    def _read_header(self) -> JSONObject:
         blanks = 0
         for lineno, offset, raw in self._lines:
             if not raw.strip():
@@ -547,15 +557,14 @@ class LogReader:
                 raise FormatVersionError(
                     f"format version {shown(version, 40)} not supported: "
                     f"dshreplay reads format version {FORMAT_VERSION}", path=self.path, line=lineno)
-            self._header = value
             self._header_line = lineno
             self.body_offset = offset + len(raw)
-            return
+            return value
         if self.torn_tail is not None:
             raise ReadError(f"no complete header: {self.torn_tail.describe()}", path=self.path)
         raise ReadError("empty log: no session header", path=self.path)
 
-    def resume(self, header: dict, header_line: int, lines: int, seq: int) -> None:
+    def resume(self, header: JSONObject, header_line: int, lines: int, seq: int) -> None:
         """Read on after line `lines`, a prefix read before (whose header is `header`, on
         `header_line`, and which held events 0..seq-1): its lines are passed over unparsed,
         and `records()` gives the records after it, from seq `seq`. (The caller has proved the
@@ -570,7 +579,7 @@ class LogReader:
             raise ReadError(f"the log has {reached} lines, fewer than the {lines} read before", path=self.path)
         self._header, self._header_line, self._first_seq = header, header_line, seq
 
-    def events(self, recover: Callable[[ReadError], None] | None = None) -> Iterator[Event]:
+    def events(self, recover: Callable[[LineError], None] | None = None) -> Iterator[Event]:
         """Yield every event in seq order, packed rows expanded into their members.
 
         See `records()` for `recover`.
@@ -578,10 +587,11 @@ class LogReader:
         for item in self.records(recover):
             if type(item) is PackedRun:
                 yield from item.members()
-            else:
-                yield item
+            elif type(item) is not Misplaced:
+                yield item  # type: ignore[misc]  # (an Event: PackedRun and Misplaced are the others)
 
-    def records(self, recover: Callable[[ReadError], None] | None = None) -> Iterator[Event | PackedRun]:
+    def records(self, recover: Callable[[LineError], None] | None = None,
+                quiet: Passes | None = None) -> Iterator[Item]:
         """Yield each stored record as an Event, or a PackedRun for a packed row.
 
         A PackedRun stands for `count` consecutive `assistant/chunk` events
@@ -598,6 +608,12 @@ class LogReader:
         record is given with its `fault` set; a record that holds no event where
         it lies (REPEAT, EARLY) comes as a `Misplaced` (count 0), and an EARLY
         record is given again at its place.
+
+        `quiet` is for a pass that reads no record of most types (the fold alone):
+        `quiet(type, record)` says whether nobody needs a record of that type given
+        (the fold only counts it, and no observer reads it). Such records that are at
+        their place are parsed and checked as any other, then counted: each run of
+        them comes as one `Quiet` item, not a record each.
         """
         if self._started:
             raise RuntimeError("a LogReader's events can be iterated only once")
@@ -612,17 +628,19 @@ class LogReader:
         resync = None  # seq of the first event lost to a skipped line
         blanks = 0
         row_tags = ROW_TAGS
-        held = None  # (item, raw, written seq) of a record not at its place, until the next one is read
-        early: dict = {}  # seq -> (item, raw): records read before their place
+        held: tuple[Event | PackedRun, bytes, JSONValue] | None = None  # (item, raw, written seq) of a record not
+        # at its place, until the next one is read
+        early: dict[int, tuple[Event | PackedRun, bytes]] = {}  # seq -> (item, raw): records read before their place
 
-        def place(following):
+        def place(following: JSONValue) -> Iterator[Item]:
             """Give the held record, now that the next record's written seq is known."""
             nonlocal seq, held
-            item, raw, written = held
+            assert held is not None
+            item, raw, written_value = held
             held = None
             expected, count = seq, item.count
             after = _as_seq(following)
-            written = _as_seq(written)
+            written = _as_seq(written_value)
             if written is not None and written >= expected + 1_000_000:
                 written = None  # (no log jumps so far: a damaged number)
             if written is None or after == expected + count:  # the numbering goes on from its place
@@ -649,7 +667,7 @@ class LogReader:
             if early:
                 yield from release(None)
 
-        def release(before):
+        def release(before: int | None) -> Iterator[Item]:
             """Give the early records whose place has come (and, with `before`, those
             that come before that seq: the seqs between are missing)."""
             nonlocal seq
@@ -667,10 +685,16 @@ class LogReader:
                 yield item
                 seq = first + item.count
 
+        item: Event | PackedRun
+        hushed = hushed_line = hushed_offset = 0  # records counted into the Quiet run that ends before this
+        # line, and where it starts
         for lineno, offset, raw in self._lines:
             try:
                 rec = loads(raw)
             except JSONDecodeError as exc:
+                if hushed:
+                    yield Quiet(seq - hushed, hushed, hushed_line, hushed_offset)
+                    hushed = 0
                 if not raw.strip():  # a blank line: dsh writes none; a long run of them is refused
                     blanks += 1
                     if blanks > MAX_BLANK_RUN:
@@ -696,6 +720,18 @@ class LogReader:
                 continue
             blanks = 0
             last = raw
+            if quiet is not None and type(rec) is dict and held is None and resync is None and not early \
+                    and quiet(rec.get("type"), rec):
+                written = rec.get("seq", MISSING)
+                if written is MISSING or (written == seq and type(written) is not bool):  # (at its place)
+                    if not hushed:
+                        hushed_line, hushed_offset = lineno, offset
+                    hushed += 1
+                    seq += 1
+                    continue
+            if hushed:
+                yield Quiet(seq - hushed, hushed, hushed_line, hushed_offset)
+                hushed = 0
             if type(rec) is not dict:
                 if held is not None:
                     yield from place(MISSING)
@@ -733,8 +769,8 @@ class LogReader:
                 item.offset = offset
                 if resumed is not None:
                     item.fault = (Fault.RESUMED, resumed, None)
-                elif align and item._shared.seq0 is not None and item._shared.seq0 != seq:
-                    held = (item, raw, item._shared.seq0)
+                elif align and item.seq0 is not None and item.seq0 != seq:
+                    held = (item, raw, item.seq0)
                     continue
                 self.raw = raw
                 yield item
@@ -758,6 +794,8 @@ class LogReader:
         else:
             if self.torn_tail is None:
                 self.final_newline = last.endswith(b"\n")
+        if hushed:
+            yield Quiet(seq - hushed, hushed, hushed_line, hushed_offset)
         if held is not None:
             yield from place(MISSING)
         if early:
@@ -765,13 +803,13 @@ class LogReader:
         self.event_count = seq
 
 
-def _written(rec: dict):
+def _written(rec: JSONObject) -> JSONValue:
     """A record's written seq (a packed row's `seq0`), or MISSING."""
     tag = rec.get("type")
     return rec.get("seq0" if type(tag) is str and tag in ROW_TAGS else "seq", MISSING)
 
 
-def _as_seq(value) -> int | None:
+def _as_seq(value: JSONValue) -> int | None:
     """A written seq as an int (JSON numbers: 5.0 is 5), or None when it is no event seq."""
     if type(value) is int and value >= 0:
         return value
@@ -780,7 +818,7 @@ def _as_seq(value) -> int | None:
     return None
 
 
-def fault_of(item) -> tuple | None:
+def fault_of(item: object) -> Fault_ | None:
     """(Fault kind, expected seq, following seq) of a record the reader placed off its written seq, or None."""
     return getattr(item, "fault", None)
 
@@ -793,10 +831,10 @@ class Misplaced:
     __slots__ = ("item", "seq", "fault")
     count = 0
 
-    def __init__(self, item, expected: int, kind: str) -> None:
+    def __init__(self, item: Event | PackedRun, expected: int, kind: str) -> None:
         self.item = item
         self.seq = item.seq  # its written seq (for an EARLY record, the seq it is given at later)
-        self.fault = (kind, expected, None)
+        self.fault: Fault_ = (kind, expected, None)
 
     type = property(lambda self: self.item.type)
     line = property(lambda self: self.item.line)
@@ -808,15 +846,14 @@ class Misplaced:
     seq_pointer = property(lambda self: self.item.seq_pointer)
 
     @property
-    def record(self) -> dict:
-        item = self.item
-        return item.record if item.row is None else item.row_record
+    def record(self) -> JSONObject:
+        return self.item.record
 
     @property
-    def data(self):
+    def data(self) -> JSONValue:
         return self.record.get("data")
 
-    def members(self) -> list:
+    def members(self) -> list[PackedMember]:
         return []
 
     def __repr__(self) -> str:
@@ -826,14 +863,14 @@ class Misplaced:
 class _Prepended(io.RawIOBase):
     """A non-seekable stream with bytes already read put back in front."""
 
-    def __init__(self, head: bytes, rest: BinaryIO):
+    def __init__(self, head: bytes, rest: BinaryIO) -> None:
         self._head = head
         self._rest = rest
 
     def readable(self) -> bool:
         return True
 
-    def readinto(self, b) -> int:
+    def readinto(self, b: Any) -> int:  # (a writable buffer: memoryview or bytearray)
         if self._head:
             n = min(len(b), len(self._head))
             b[:n] = self._head[:n]
@@ -859,33 +896,40 @@ def _json_reason(raw: bytes, exc: Exception) -> str:
 
 # -- packed chunk rows ----------------------------------------------------
 
-def _all_safe_ints(values: list) -> bool:
-    """Every value a safe integer (plain ints checked by their extremes)."""
-    if all(type(v) is int for v in values):
-        return not values or (-MAX_SAFE_INTEGER <= min(values) and max(values) <= MAX_SAFE_INTEGER)
-    return all(is_safe_int(v) for v in values)
+def _all_safe_ints(values: list[JSONValue]) -> bool:
+    """Every value a safe integer (plain ints checked at once by their extremes)."""
+    if not values:
+        return True
+    if set(map(type, values)) == _INT:
+        ints: list[int] = values  # (every one an int, as the test says)
+        return -MAX_SAFE_INTEGER <= min(ints) and max(ints) <= MAX_SAFE_INTEGER
+    return all(map(is_safe_int, values))
+
+
+_INT = frozenset({int})
 
 
 def _malformed(tag: str, why: str, path: str, line: int, seq: int) -> LineError:
     return LineError(f"malformed {tag} row: {why}", code=MALFORMED_ROW, path=path, line=line, seq=seq)
 
 
-def expand_row(rec: dict, tag: str, seq: int, line: int, path: str) -> PackedRun:
+def expand_row(rec: JSONObject, tag: str, seq: int, line: int, path: str) -> PackedRun:
     """Validate one packed row exactly as dsh does; return it as a run of events.
 
     `seq` is the position of the first member. A runtime row's `seq0` is kept
     as each member's written seq (`seq0 + k`), so the fold's contiguity rule
     sees a mismatch the same way it would for plain events.
     """
-    if "seq0" in rec or "time0" in rec:
-        if rec.keys() != _RUNTIME_ROW:
-            raise _malformed(tag, "envelope must be exactly {type, seq0, time0, data}", path, line, seq)
+    keys = rec.keys()
+    if keys == _RUNTIME_ROW:
         seq0, time0 = rec["seq0"], rec["time0"]
-        if not is_event_seq(seq0):
+        if not (type(seq0) is int and 0 <= seq0 <= MAX_SAFE_INTEGER) and not is_event_seq(seq0):
             raise _malformed(tag, "seq0 must be a non-negative safe integer", path, line, seq)
-        if not is_safe_int(time0):
+        if not (type(time0) is int and -MAX_SAFE_INTEGER <= time0 <= MAX_SAFE_INTEGER) and not is_safe_int(time0):
             raise _malformed(tag, "time0 must be a safe integer", path, line, seq)
-    elif rec.keys() != _PROJECTED_ROW:
+    elif "seq0" in rec or "time0" in rec:
+        raise _malformed(tag, "envelope must be exactly {type, seq0, time0, data}", path, line, seq)
+    elif keys != _PROJECTED_ROW:
         raise _malformed(tag, "envelope must be exactly {type, data} (projected) or "
                               "{type, seq0, time0, data} (runtime)", path, line, seq)
     else:
@@ -900,28 +944,37 @@ def expand_row(rec: dict, tag: str, seq: int, line: int, path: str) -> PackedRun
                              path, line, seq)
         if type(data["id"]) is not str or (with_name and type(data["name"]) is not str):
             raise _malformed(tag, "id (and name when present) must be strings", path, line, seq)
+        payload = data["args"]
         key = "args"
     else:
         if data.keys() != _TEXT_ROW:
             raise _malformed(tag, "data must be exactly {turn, step, index, dt, texts}", path, line, seq)
+        payload = data["texts"]
         key = "texts"
-    if not (is_number(data["turn"]) and is_number(data["step"]) and is_number(data["index"])):
+    turn, step, index = data["turn"], data["step"], data["index"]
+    if not (type(turn) is int and type(step) is int and type(index) is int) \
+            and not (is_number(turn) and is_number(step) and is_number(index)):
         raise _malformed(tag, "turn/step/index must be numbers", path, line, seq)
-    payload = data[key]
     if type(payload) is not list or not payload or not _all_strings(payload):
         raise _malformed(tag, f"{key} must be a non-empty array of strings", path, line, seq)
     dt = data["dt"]
-    if type(dt) is not list or not _all_safe_ints(dt):
+    if type(dt) is not list:
+        raise _malformed(tag, "dt must be an array of safe integers", path, line, seq)
+    # the common case in one sum: plain ints whose magnitudes, with time0's, stay safe (then every
+    # gap and every member's time is a safe integer); else each is checked
+    plain = type(time0) is int and (not dt or set(map(type, dt)) == _INT) \
+        and abs(time0) + sum(map(abs, dt)) <= MAX_SAFE_INTEGER
+    if not plain and not _all_safe_ints(dt):
         raise _malformed(tag, "dt must be an array of safe integers", path, line, seq)
     n = len(payload)
     if len(dt) != n - 1:
         raise _malformed(tag, f"dt has {len(dt)} gaps for {n} members (want one fewer)", path, line, seq)
-    if seq0 is not None and not is_safe_int(seq0 + n - 1):
+    if seq0 is not None and not (type(seq0) is int and seq0 + n - 1 <= MAX_SAFE_INTEGER) \
+            and not is_safe_int(seq0 + n - 1):
         raise _malformed(tag, "member seqs must stay safe integers", path, line, seq)
-    if abs(time0) + sum(map(abs, dt)) > MAX_SAFE_INTEGER \
-            and not _all_safe_ints(list(accumulate(dt, initial=time0))):
+    if not plain and not _all_safe_ints(list(accumulate(dt, initial=time0))):
         raise _malformed(tag, "member times must stay safe integers", path, line, seq)
-    return PackedRun(seq, _Row(tag, data, seq0, rec), line, time0, n)
+    return PackedRun(seq, tag, data, seq0, rec, line, time0, n)
 
 
 def line_events(raw: bytes) -> int:
@@ -941,7 +994,7 @@ def line_events(raw: bytes) -> int:
     return 1
 
 
-def _all_strings(values: list) -> bool:
+def _all_strings(values: list[JSONValue]) -> bool:
     try:
         "".join(values)  # checks every item is a string, in C
     except TypeError:
@@ -963,37 +1016,57 @@ class _RowView:
     seq_pointer = "/seq0"  # where a row's written seq is
 
     @property
-    def row_data(self) -> dict:
-        """The packed row's `data` (turn, step, index, dt, texts/args)."""
-        return self._shared.data
+    def _of(self) -> PackedRun:
+        raise NotImplementedError
 
     @property
-    def row_record(self) -> dict:
+    def row_data(self) -> JSONObject:
+        """The packed row's `data` (turn, step, index, dt, texts/args)."""
+        return self._of.data
+
+    @property
+    def row_record(self) -> JSONObject:
         """The whole packed row as stored."""
-        return self._shared.record
+        return self._of.stored
 
 
 class PackedRun(_RowView):
-    """The `count` assistant/chunk events one packed row stands for."""
+    """The `count` assistant/chunk events one packed row stands for: the row's
+    tag (`row`), `data`, written `seq0` (None in the projected layout) and
+    record (`stored`), which its members share."""
 
-    __slots__ = ("seq", "count", "line", "row", "time0", "_shared", "offset", "fault")
+    __slots__ = ("seq", "count", "line", "row", "time0", "data", "seq0", "stored", "offset", "fault")
+    offset: int | None
+    fault: Fault_
     type = "assistant/chunk"
     index_in_row = 0
 
-    def __init__(self, seq: int, shared: _Row, line: int, time0, count: int):
+    def __init__(self, seq: int, tag: str, data: JSONObject, seq0: int | float | None, stored: JSONObject,
+                 line: int, time0: int | float, count: int) -> None:
         self.seq = seq
         self.count = count
         self.line = line
-        self.row = shared.tag
+        self.row = tag
         self.time0 = time0
-        self._shared = shared
+        self.data = data
+        self.seq0 = seq0
+        self.stored = stored
+
+    @property
+    def _of(self) -> PackedRun:
+        return self
 
     @property
     def last_seq(self) -> int:
         return self.seq + self.count - 1
 
     @property
-    def time(self):
+    def record(self) -> JSONObject:
+        """The whole packed row as stored (as `row_record`)."""
+        return self.stored
+
+    @property
+    def time(self) -> int | float:
         """The first member's time."""
         return self.time0
 
@@ -1002,34 +1075,22 @@ class PackedRun(_RowView):
         return self.line
 
     @property
-    def declared_seq(self):
+    def declared_seq(self) -> JSONValue:
         """The row's written `seq0`, or MISSING in the projected layout."""
-        seq0 = self._shared.seq0
+        seq0 = self.seq0
         return MISSING if seq0 is None else seq0
 
     @property
-    def times(self) -> list:
+    def times(self) -> list[int | float]:
         """Each member's time: time0 plus the gaps before it."""
-        return list(accumulate(self._shared.data["dt"], initial=self.time0))
+        return list(accumulate(self.data["dt"], initial=self.time0))
 
     def members(self) -> list[PackedMember]:
-        shared, times, seq, line = self._shared, self.times, self.seq, self.line
-        return [PackedMember(seq + k, shared, k, line, times[k]) for k in range(self.count)]
+        times, seq, line = self.times, self.seq, self.line
+        return [PackedMember(seq + k, self, k, line, times[k]) for k in range(self.count)]
 
     def __repr__(self) -> str:
         return f"PackedRun(seq={self.seq}, count={self.count}, row={shown(self.row)}, line={self.line})"
-
-
-class _Row:
-    """What every member of one packed row shares."""
-
-    __slots__ = ("tag", "data", "seq0", "record")
-
-    def __init__(self, tag: str, data: dict, seq0, record: dict):
-        self.tag = tag
-        self.data = data
-        self.seq0 = seq0
-        self.record = record
 
 
 class PackedMember(_RowView, Event):
@@ -1039,20 +1100,24 @@ class PackedMember(_RowView, Event):
     the seq, so expanding large rows stays cheap.
     """
 
-    __slots__ = ("_shared", "_k", "_record", "_time")
+    __slots__ = ("_run", "_k", "_record", "_time")
 
-    def __init__(self, seq: int, shared: _Row, k: int, line: int, time):
+    def __init__(self, seq: int, run: PackedRun, k: int, line: int, time: int | float) -> None:
         self.seq = seq
         self.type = "assistant/chunk"
         self.line = line
-        self.row = shared.tag
+        self.row = run.row
         self._time = time
-        self._shared = shared
+        self._run = run
         self._k = k
-        self._record = None
+        self._record: JSONObject | None = None
 
     @property
-    def time(self):
+    def _of(self) -> PackedRun:
+        return self._run
+
+    @property
+    def time(self) -> int | float:
         return self._time
 
     @property
@@ -1060,22 +1125,22 @@ class PackedMember(_RowView, Event):
         return self._k
 
     @property
-    def declared_seq(self):
-        seq0 = self._shared.seq0
+    def declared_seq(self) -> JSONValue:
+        seq0 = self._run.seq0
         return MISSING if seq0 is None else seq0 + self._k
 
     @property
-    def record(self) -> dict:
+    def record(self) -> JSONObject:  # type: ignore[override]  # (built from its row on demand: never assigned)
         if self._record is None:
             self._record = self._build()
         return self._record
 
-    def _build(self) -> dict:
-        shared, k = self._shared, self._k
-        data = shared.data
-        if shared.tag == "text-chunks":
+    def _build(self) -> JSONObject:
+        run, k = self._run, self._k
+        data = run.data
+        if run.row == "text-chunks":
             chunk = {"type": "text-delta", "index": data["index"], "text": data["texts"][k]}
-        elif shared.tag == "reasoning-chunks":
+        elif run.row == "reasoning-chunks":
             chunk = {"type": "reasoning-delta", "index": data["index"], "text": data["texts"][k]}
         elif "name" in data:
             chunk = {"type": "tool-call-delta", "index": data["index"], "id": data["id"],
@@ -1084,12 +1149,49 @@ class PackedMember(_RowView, Event):
             chunk = {"type": "tool-call-delta", "index": data["index"], "id": data["id"],
                      "argumentsDelta": data["args"][k]}
         body = {"turn": data["turn"], "step": data["step"], "chunk": chunk}
-        if shared.seq0 is None:
+        if run.seq0 is None:
             return {"type": "assistant/chunk", "data": body}
-        return {"type": "assistant/chunk", "seq": shared.seq0 + k, "time": self.time, "data": body}
+        return {"type": "assistant/chunk", "seq": run.seq0 + k, "time": self.time, "data": body}
 
 
-def read_log(source, **kwargs) -> tuple[dict, list[Event]]:
+def read_log(source: str | os.PathLike[str] | BinaryIO, **kwargs: Any) -> tuple[JSONObject, list[Event]]:
     """Convenience: the header and every event of a small log, as a list."""
     with LogReader(source, **kwargs) as reader:
         return reader.header, list(reader.events())
+
+
+class Quiet:
+    """`count` consecutive events at their places (from seq `seq`, on the lines from
+    `line`) that the pass asked not to be given one by one (`records(quiet=...)`):
+    each was parsed and checked as a line, then counted. Like a packed run, the
+    fold takes them whole: it counts them off the surface (`row` says they hold
+    no record of their own)."""
+
+    __slots__ = ("seq", "count", "line", "offset")
+    type: JSONValue = None  # (several types, none that anybody reads)
+    row = "quiet"
+    time = 0
+    declared_seq = MISSING  # (each was at its place: the reader checked its written seq)
+    seq_pointer = "/seq"
+    record: JSONObject = {}  # (no record is kept)
+
+    def __init__(self, seq: int, count: int, line: int, offset: int) -> None:
+        self.seq = seq
+        self.count = count
+        self.line = line
+        self.offset = offset
+
+    @property
+    def end_line(self) -> int:
+        """The line of its last event (a run is on consecutive lines: a blank one ends it)."""
+        return self.line + self.count - 1
+
+    def __repr__(self) -> str:
+        return f"Quiet(seq={self.seq}, count={self.count}, line={self.line})"
+
+
+Item = Union[Event, PackedRun, Misplaced, Quiet]  # what `LogReader.records()` gives
+Passes = Callable[[JSONValue, JSONObject], bool]  # `records(quiet=...)`: (type, record) -> nobody needs it given
+Fault_ = tuple[str, int, Union[int, None]]  # (Fault kind, expected seq, following seq): an item's `fault`
+LogInput = Union[str, "os.PathLike[str]", bytes, bytearray]  # what a LogSource reads: a path, "-" or the log's bytes
+Transform = Callable[[JSONValue, bytes], JSONValue]  # applied to every parsed line with its raw bytes (redaction)

@@ -10,32 +10,33 @@ it reports why (never a silent skip).
 from __future__ import annotations
 
 import os
+from typing import Callable, Iterable
 
 from dshreplay.io.reader import LOG_NAMES
 
 LOG_SUFFIXES = (".jsonl", ".jsonl.zstd")
 
 
-def _noting(unreadable: list):
+def _noting(unreadable: list[str]) -> Callable[[OSError], None]:
     def note(error: OSError) -> None:
         unreadable.append(error.filename)
     return note
 
 
-def discover(inputs) -> list[str]:
+def discover(inputs: Iterable[str | os.PathLike[str]]) -> list[str]:
     """Log paths (files or session folders) from every input, in input order, sorted within each."""
     out: list[str] = []
     for item in inputs:
-        item = os.fspath(item)
-        if not os.path.isdir(item):
-            out.append(item)
+        path = os.fspath(item)
+        if not os.path.isdir(path):
+            out.append(path)
             continue
-        if any(os.path.isfile(os.path.join(item, name)) for name in LOG_NAMES):
-            out.append(item)  # a session folder
+        if any(os.path.isfile(os.path.join(path, name)) for name in LOG_NAMES):
+            out.append(path)  # a session folder
             continue
         found: list[str] = []
         unreadable: list[str] = []
-        for folder, subfolders, files in os.walk(item, onerror=_noting(unreadable)):
+        for folder, subfolders, files in os.walk(path, onerror=_noting(unreadable)):
             subfolders.sort()
             if any(name in files for name in LOG_NAMES):
                 found.append(folder)
@@ -44,5 +45,5 @@ def discover(inputs) -> list[str]:
             found.extend(os.path.join(folder, name) for name in files
                          if name.endswith(LOG_SUFFIXES) and os.path.isfile(os.path.join(folder, name)))
         found.extend(unreadable)
-        out.extend(sorted(found) or [item])  # nothing found: the folder itself, reported as unreadable
+        out.extend(sorted(found) or [path])  # nothing found: the folder itself, reported as unreadable
     return out

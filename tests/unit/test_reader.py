@@ -95,6 +95,13 @@ def test_tool_call_row_keeps_name_only_when_the_row_has_one():
 GOOD_DATA = {"turn": 1, "step": 1, "index": 0, "dt": [1], "texts": ["a", "b"]}
 
 
+def test_a_row_of_numbers_that_are_not_plain_ints_expands_as_dsh_reads_them():
+    row = {"type": "text-chunks", "seq0": 4.0, "time0": 5, "data": {**GOOD_DATA, "turn": 1.5, "dt": [2.0]}}
+    run = expand_row(row, "text-chunks", 4, 3, "f")
+    assert (run.count, run.times, run.declared_seq, [m.declared_seq for m in run.members()]) == \
+        (2, [5, 7.0], 4.0, [4.0, 5.0])
+
+
 @pytest.mark.parametrize("row,why", [
     ({"type": "text-chunks", "seq0": 0, "data": GOOD_DATA}, "envelope must be exactly"),
     ({"type": "text-chunks", "seq0": -1, "time0": 0, "data": GOOD_DATA}, "seq0 must be"),
@@ -107,6 +114,14 @@ GOOD_DATA = {"turn": 1, "step": 1, "index": 0, "dt": [1], "texts": ["a", "b"]}
     ({"type": "text-chunks", "data": {**GOOD_DATA, "dt": [1.5]}}, "dt must be an array of safe integers"),
     ({"type": "text-chunks", "data": {**GOOD_DATA, "dt": [1, 2]}}, "dt has 2 gaps for 2 members"),
     ({"type": "text-chunks", "seq0": 0, "time0": 2**53 - 1, "data": GOOD_DATA}, "member times"),
+    ({"type": "text-chunks", "seq0": 0, "time0": 2**53 - 1, "data": {**GOOD_DATA, "dt": [1.0]}}, "member times"),
+    ({"type": "text-chunks", "seq0": 2**53 - 1, "time0": 0, "data": GOOD_DATA}, "member seqs"),
+    ({"type": "text-chunks", "seq0": 2**53 - 1, "time0": 2**53 - 1, "data": GOOD_DATA}, "member seqs"),
+    ({"type": "text-chunks", "data": {**GOOD_DATA, "dt": [True]}}, "dt must be an array of safe integers"),
+    ({"type": "text-chunks", "data": {**GOOD_DATA, "dt": [2**53]}}, "dt must be an array of safe integers"),
+    ({"type": "text-chunks", "data": {**GOOD_DATA, "dt": [2**53], "texts": ["a"]}},
+     "dt must be an array of safe integers"),
+    ({"type": "text-chunks", "data": {**GOOD_DATA, "step": True}}, "turn/step/index must be numbers"),
     ({"type": "tool-call-chunks", "data": {**GOOD_DATA}}, "data must be exactly {turn, step, index, id"),
     ({"type": "tool-call-chunks", "data": {"turn": 1, "step": 1, "index": 0, "id": 3, "dt": [],
                                            "args": ["x"]}}, "id (and name when present) must be strings"),
