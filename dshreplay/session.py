@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from dshreplay.core.driver import STOP, FoldReport, Observer, Run, fold_report, run_pass, states_at
 from dshreplay.core.surface import SurfaceState
 from dshreplay.errors import DshReplayError, FoldError, LineError, NoViewError, UsageError
-from dshreplay.io.reader import Event, LogSource, PackedRun, TornTail
+from dshreplay.io.reader import Event, Item, LogSource, TornTail, Transform
 from dshreplay.options import DEFAULT, Options
 from dshreplay.output.results import Fold, Rows
 
@@ -111,7 +111,7 @@ class Session:
     (`answered_for(session.partial)` says it in words); None after a complete answer."""
 
     def __init__(self, source: Source, options: Options = DEFAULT, *,
-                 transform: Callable[[Any], Any] | None = None) -> None:
+                 transform: Transform | None = None) -> None:
         self.options = options
         self.source = LogSource(source, options, transform=transform)
         self.path = self.source.path
@@ -155,7 +155,7 @@ class Session:
                 self._header = reader.header
         return self._header
 
-    def records(self) -> Iterator[Event | PackedRun]:
+    def records(self) -> Iterator[Item]:
         """Stored records in order (packed rows as runs); a new read each call."""
         with self.source.reader() as reader:
             yield from reader.records()
@@ -226,7 +226,7 @@ class Session:
         `to_json()` as `request --list --json` (`--all`)."""
         return Rows(self.call_list(include_auxiliary)[0], "calls", self.partial)
 
-    def call_list(self, include_auxiliary: bool = False) -> tuple[list[Call], list[FoldError]]:
+    def call_list(self, include_auxiliary: bool = False) -> tuple[list[Call], list[FoldError | LineError]]:
         """The model calls, and the failure the list stops at (empty: none)."""
         if self._index is not None:
             main, auxiliary = self._index.calls, self._index.auxiliary_calls
@@ -365,7 +365,7 @@ class Session:
         if flt is not None and filters:
             raise UsageError("give an EventFilter or filters as keywords, not both")
         flt = flt if flt is not None else EventFilter.of(**filters)
-        failure: FoldError | None = None
+        failure: FoldError | LineError | None = None
         try:
             state = self.state(at)
         except NoViewError:
@@ -432,7 +432,7 @@ def _first_chunk(call: Call) -> int:
     return seq
 
 
-def _failure(index: LogIndex) -> FoldError | None:
+def _failure(index: LogIndex) -> FoldError | LineError | None:
     """Where the fold fails in an index's pass (None: it does not)."""
     return index.fold_errors[0] if index.fold_errors else None
 

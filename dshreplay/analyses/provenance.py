@@ -53,7 +53,7 @@ def _data_get(record: dict[str, Any], *keys: str) -> Any:
 def meter_of(record: Record) -> Event | None:
     """The metering event directly before a record (compaction/summary or
     compaction/prune): what its replacement, if it makes one, is priced by."""
-    previous = record.previous
+    previous: Event | None = record.previous  # type: ignore[assignment]  # (a surface event's previous record)
     return previous if previous is not None and previous.type in METERS else None
 
 
@@ -85,7 +85,7 @@ class ShadowTracker(Observer):
 
     def observe(self, record: Record) -> None:
         if record.replacement is not None:
-            event = record.item
+            event: Event = record.item  # type: ignore[assignment]  # (types: surface events only, Events)
             shadow = self._record(event, record.replacement, meter_of(record))
             self.shadows.append(shadow)
             self.by_seq[event.seq] = shadow

@@ -465,7 +465,7 @@ class Validation(Observer):
         """The fold's verdicts (each rejected event) and the projection's, in log order."""
         rejected = [_verdict(e) for e in self.run.fold_errors if isinstance(e, FoldError)]
         out = FindingList(self.rules.cap)
-        out.extend(sorted(rejected + self.projection, key=lambda f: f.seq))
+        out.extend(sorted(rejected + self.projection, key=lambda f: -1 if f.seq is None else f.seq))
         out.omitted.update(self.projection.omitted)
         return out
 
@@ -540,6 +540,7 @@ class Validation(Observer):
 def _verdict(error: FoldError) -> Finding:
     """The finding of an event the fold rejected, with what the pass did next."""
     after = error.after if error.caused_by is None else f"{error.after}; {_follows(error.caused_by)}"
+    assert error.code is not None, "the fold names the code of every event it rejects"
     return finding(error.code, f"{error.message} ({after})", seq=error.seq, line=error.line, pointer=error.pointer,
                    caused_by=error.caused_by)
 

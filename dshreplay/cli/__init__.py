@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -465,7 +466,7 @@ def _bundle_request(folder: Path, listing: bool, call: int | None, reporter: Rep
     """The calls of a bundle's session folder (`listing`), or the request of one, as the log's are shown."""
     from dshreplay.output.bundlecalls import bundle_request, listed_calls
     if listing:
-        reporter.calls(listed_calls(folder))
+        reporter.calls(listed_calls(folder))  # type: ignore[arg-type]  # (a ListedCall has every field a reporter reads of a Call)
     else:
         assert call is not None  # (checked by the command: exactly one of --list, --call)
         reporter.request(bundle_request(folder, call))
@@ -790,7 +791,7 @@ def index(paths: tuple[str, ...], db: Path, messages: bool, rules: str | None, n
     read = options_of(jobs=jobs, quiet=quiet)
     options = index_options(read, messages=messages, rules=rules, defaults=not no_default_redaction,
                             parquet=parquet, db=db, evidence_key=evidence_key)
-    report = update_index(paths, db, options, mapper_for(options.read))
+    report = update_index(list(paths), db, options, mapper_for(options.read))
     reporter_for(output).indexed(report)
     for log, detail in report.rewritten:
         warn(f"{log}: rewritten since it was indexed ({detail}): indexed again whole")
@@ -848,7 +849,7 @@ def usage(paths: tuple[str, ...], db: Path | None, by: str, prices: str | None, 
     if bool(paths) == (db is not None):
         raise UsageError("give logs (PATH...) or an index (--db FILE), not both")
     price_list = load_prices(prices) if prices is not None else None
-    unreadable: list[tuple[str, str | None]] = []
+    unreadable: Sequence[tuple[str, str | None]] = ()
     if db is not None:
         calls, compactions = rows_from_db(db)
     else:

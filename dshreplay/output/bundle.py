@@ -540,6 +540,7 @@ def _input_facts(given: Given, options: Options, hasher: InputHash) -> dict[str,
             facts.update(size=len(source.data), sha256=hasher.hex(source.data))
             return facts
         if not isinstance(given, LogSource) and Path(given).is_dir():
+            assert source.file is not None  # (a session folder's log is a file)
             facts["file"] = shown_path(source.file)
         facts.update(_bytes_facts(source, hasher))
     except (DshReplayError, OSError):  # (the session's export says why)
@@ -549,6 +550,7 @@ def _input_facts(given: Given, options: Options, hasher: InputHash) -> dict[str,
 
 def _bytes_facts(source: LogSource, hasher: InputHash) -> dict[str, Any]:
     digest, size = hasher.new(), 0
+    assert source.file is not None  # (only a file's bytes are read here: standard input is held as data)
     with open_regular(source.file, source.path) as fh:
         try:
             for block in iter(lambda: fh.read(1 << 20), b""):
@@ -812,7 +814,7 @@ class _ToolRows(Observer):
         for call in self.tools.calls:
             started, finished, approval = call.started_at, call.finished_at, call.approval
             rows.append([call.call_id, call.turn, call.step, call.tool, call.outcome, call.arguments,
-                         self.previews.get(call.result_seq), call.is_error,
+                         None if call.result_seq is None else self.previews.get(call.result_seq), call.is_error,
                          None if approval is None else utc_time(approval.asked_time),
                          None if approval is None else approval.outcome,
                          None if approval is None else utc_time(approval.decided_time),

@@ -285,6 +285,7 @@ def input_facts(source: LogSource, prefix: int | None = None, *, seal: bool = Tr
     whole file and over its first `prefix` bytes (`passstate.state_key`, keyed as `hasher` is: never
     stored; None when the file is shorter)."""
     digest, sealing, size, prefix_key = hasher.new(), state_key(hasher.key) if seal else None, 0, None
+    assert source.file is not None  # (the index reads log files: standard input is not indexed)
     with open_regular(source.file, source.path) as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
             if sealing is None:
@@ -478,6 +479,7 @@ class RowWriter:
 
     def session(self, report: FileReport, facts: dict[str, Any]) -> Row:
         stats = self.run.get(SessionSummary).stats
+        assert stats is not None  # (the summary is made when the pass ends, before the rows)
         header = self.rows.header
         index = self.run.get(Indexer).index
         start, end = _iso_ms(stats.start), _iso_ms(stats.end)
@@ -494,16 +496,18 @@ class RowWriter:
                 stats.approvals["denied"], len(index.brackets), stats.compactions["prunes"],
                 _int(tokens["input"]), _int(tokens["output"]), _int(tokens["cacheRead"]), _int(tokens["reasoning"]),
                 stats.torn_tail is not None, stats.answered_up_to if stats.answered_up_to is not None else
-                (None if stats.fold_error is None else stats.fold_error.seq - 1))
+                (None if stats.fold_error is None or stats.fold_error.seq is None else stats.fold_error.seq - 1))
 
     def turns(self) -> list[Row]:
         spans = self.run.get(TurnSpans)
-        endings = self.run.get(SessionSummary).stats.turn_endings
+        stats = self.run.get(SessionSummary).stats
+        assert stats is not None  # (the summary is made when the pass ends, before the rows)
+        endings = stats.turn_endings
         step_starts = [s.start for s in spans.steps]  # (in log order)
         out = []
         for span, ending in zip(spans.turns, endings):
             ended = span.end is not None
-            last = span.end if ended else (1 << 62)
+            last = span.end if span.end is not None else (1 << 62)
             steps = bisect_right(step_starts, last) - bisect_right(step_starts, span.start)
             out.append(self.keyed(span.start, _int(span.turn), span.end, self.line_of(span.end),
                                   _time(span.start_time), _time(span.end_time) if ended else None,
@@ -514,7 +518,7 @@ class RowWriter:
         tracker = self.run.get(CallTracker)
         retried = {id(c) for c in retries(tracker.calls)}
         out = []
-        for call in sorted(tracker.calls + tracker.auxiliary, key=lambda c: c.first_chunk_seq):
+        for call in sorted(tracker.calls + tracker.auxiliary, key=lambda c: c.first_chunk_seq or 0):
             usage = call.usage if type(call.usage) is dict else {}
             out.append(self.keyed(
                 call.first_chunk_seq, call.call, call.kind, _int(call.turn), _int(call.step), self.text(call.provider),
