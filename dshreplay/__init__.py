@@ -9,12 +9,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # (imported on first use below: the CLI starts faster)
-    from dshreplay.analyses.lineage import lineage
     from dshreplay.analyses.query import EventFilter
     from dshreplay.errors import DshReplayError, FilterError, NoViewError, ReadError, UsageError
     from dshreplay.options import Options
     from dshreplay.output.bundle import export_bundle as export
-    from dshreplay.session import Session
+    from dshreplay.session import Session, lineage
 
 __version__ = "0.1.0"
 
@@ -26,7 +25,7 @@ _LAZY = {
     "Options": ("dshreplay.options", "Options"),
     "Session": ("dshreplay.session", "Session"),
     "EventFilter": ("dshreplay.analyses.query", "EventFilter"),
-    "lineage": ("dshreplay.analyses.lineage", "lineage"),
+    "lineage": ("dshreplay.session", "lineage"),
     "export": ("dshreplay.output.bundle", "export_bundle"),
     "DshReplayError": ("dshreplay.errors", "DshReplayError"),
     "UsageError": ("dshreplay.errors", "UsageError"),
@@ -47,7 +46,7 @@ def open(source: Any, options: Options | None = None, **settings: Any) -> Sessio
     `.to_arrow()`; `dshreplay.lineage(paths)` and `dshreplay.export(paths, out)` take many logs.
     """
     from dshreplay.options import Options
-    from dshreplay.session import Session
+    from dshreplay.session import Session, lineage
     if options is None:
         options = Options(**settings)
     elif settings:

@@ -39,15 +39,15 @@ if TYPE_CHECKING:  # each question imports its analyses when asked: `fold` start
     from dshreplay.analyses.provenance import MessageProvenance, ShadowRecord, ViewDiff
     from dshreplay.analyses.query import EventFilter, EventRow, RawLine
     from dshreplay.analyses.spills import Spill
-    from dshreplay.analyses.stats import SessionStats
     from dshreplay.analyses.tools import ToolCall
     from dshreplay.analyses.transcript import Entry
-    from dshreplay.analyses.validate import FileReport
+    from dshreplay.core.mapper import Mapper
     from dshreplay.output.inspection import Inspection
     from dshreplay.output.records import Redaction
+    from dshreplay.output.summaries import Lineage, Stats, Validation
 
 __all__ = ["Session", "EventStream", "FoldReport", "Fold", "Rows", "LogIndex", "open_session",
-           "WHEN_THE_FOLD_FAILS", "PREFIX", "NEEDS_VIEW", "EVERY_LINE"]
+           "WHEN_THE_FOLD_FAILS", "lineage", "PREFIX", "NEEDS_VIEW", "EVERY_LINE"]
 
 Source = str | os.PathLike[str] | bytes  # what a Session reads: a path, a session folder, "-", or the bytes of a log
 
@@ -393,19 +393,23 @@ class Session:
         from dshreplay.output.inspection import Inspection
         return Inspection(index)
 
-    def stats(self) -> SessionStats:
-        """Turns, steps, calls, tools, approvals, compactions, tokens, times."""
+    def stats(self) -> Stats:
+        """Turns, steps, calls, tools, approvals, compactions, tokens, times: a `SessionStats`
+        whose `to_json()` is `stats LOG --json`'s."""
         from dshreplay.analyses.stats import session_stats
+        from dshreplay.output.summaries import Stats
         figures = session_stats(self.source)
         self._answered("stats", figures.error)
-        return figures
+        return Stats.of(figures)
 
-    def validate(self) -> FileReport:
-        """Every finding of `validate` (with this session's options)."""
+    def validate(self) -> Validation:
+        """Every finding of `validate` (with this session's options): a `FileReport` whose
+        `to_json()` is `validate LOG --json`'s."""
         from dshreplay.analyses.validate import validate_log
+        from dshreplay.output.summaries import Validation
         report = validate_log(self.source, self.options)
         self.partial = None
-        return report
+        return Validation.of(report)
 
     def to_records(self, at: int | None = None, *, redact: Redaction = None,
                    **filters: Any) -> list[dict[str, Any]]:
@@ -451,6 +455,17 @@ class EventStream:
 def open_session(source: Source, options: Options = DEFAULT) -> Session:
     """Open a log for questions: `dshreplay.open("session.jsonl.zstd")`."""
     return Session(source, options)
+
+
+def lineage(inputs: Iterable[str | os.PathLike[str]], options: Options = DEFAULT,
+            mapper: Mapper | None = None) -> Lineage:
+    """`dshreplay.lineage`: the tree of parent and child sessions of `inputs` (logs, session
+    folders or store roots), each fork's seed checked; unpack it as `roots, problems`, print
+    it as `lineage --json` with `to_json()`. `mapper(fn, items)` reads the headers (default:
+    in this process)."""
+    from dshreplay.analyses.lineage import lineage as build
+    from dshreplay.output.summaries import Lineage
+    return Lineage(*build(inputs, options, mapper))
 
 
 def __getattr__(name: str) -> Any:

@@ -635,12 +635,11 @@ def export(logs: tuple[str, ...], out: Path, rules: str | None, no_default_redac
     from dshreplay.output.bundle import ExportOptions
     from dshreplay.output.bundle import export as write_bundle
     from dshreplay.output.redact import load_redactor
-    from dshreplay.output.signing import canonical, manifest_digest
     redactor = load_redactor(rules, defaults=not no_default_redaction)
     read = options_of(jobs=jobs, quiet=quiet, redactor=redactor, snapshot=snapshot)
     options = ExportOptions(out, read, rules, timestamp, force, not no_default_redaction, sign_key, evidence_key)
     manifest = write_bundle(discover(logs), options, mapper_for(read))
-    reporter_for(output).exported(out, manifest, manifest_digest(canonical(manifest)))
+    reporter_for(output).exported(out, manifest, manifest.digest)
     for entry in manifest["sessions"]:
         if entry.get("tornTail") is not None:
             warn_torn_tail(entry["input"], TornTail.from_json(entry["tornTail"], entry["encoding"]), " (not exported)")

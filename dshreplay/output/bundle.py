@@ -84,7 +84,8 @@ from dshreplay.output.outfolder import create, make_folder, output_error, write_
 from dshreplay.output.redact import ArgumentDeltas, Redactor
 from dshreplay.output.reporters import TextReporter, markdown_label
 from dshreplay.output.reportview import Notes, session_notes
-from dshreplay.output.signing import NAMESPACE, Signer, canonical, representable
+from dshreplay.output.signing import NAMESPACE, Signer, canonical, manifest_digest, representable
+from dshreplay.output.summaries import Exported
 
 __all__ = ["export_bundle", "ExportOptions", "read_manifest"]
 
@@ -320,8 +321,9 @@ Job = tuple[Given, Union[str, None], Path, Options, InputHash]  # a session's pa
 Mapper = Callable[[Callable[[Job], SessionExport], list[Job]], list[SessionExport]]  # runs the jobs
 
 
-def export(inputs: Sequence[Given], options: ExportOptions, mapper: Mapper | None = None) -> dict[str, Any]:
-    """Write the bundle; returns the manifest. Raises UsageError for a bad --out
+def export(inputs: Sequence[Given], options: ExportOptions, mapper: Mapper | None = None) -> Exported:
+    """Write the bundle; returns the manifest (an `Exported`: with where the bundle is and its
+    digest, printable as `export --json`). Raises UsageError for a bad --out
     and OutputError when the bundle cannot be written (the old one is kept).
 
     `mapper(fn, items)` runs the per-session jobs (default: in this process;
@@ -338,8 +340,9 @@ def export(inputs: Sequence[Given], options: ExportOptions, mapper: Mapper | Non
 
     def check_old(path: Path, shown: str) -> None:
         _check_replaceable(path, shown, _identities(given, options.redactor))
-    return write_folder(options.out, lambda staging: _build(given, staging, options, stamp, mapper, seal),
-                        force=options.force, check_old=check_old)
+    manifest = write_folder(options.out, lambda staging: _build(given, staging, options, stamp, mapper, seal),
+                            force=options.force, check_old=check_old)
+    return Exported(manifest, options.out, manifest_digest(canonical(manifest)))
 
 
 def _identities(inputs: list[Given], redactor: Redactor) -> dict[tuple[int, int], str]:
@@ -400,9 +403,10 @@ def export_bundle(inputs: Iterable[str | Path], out: str | Path, options: Option
                   timestamp: str | None = None,
                   force: bool = False, rules: str | None = None, default_rules: bool = True,
                   evidence_key: str | None = None, sign_key: str | None = None,
-                  mapper: Mapper | None = None) -> dict[str, Any]:
+                  mapper: Mapper | None = None) -> Exported:
     """The library's export: write the bundle of `inputs` (logs, session folders
-    or store roots) to `out`; returns the manifest. `rules`: a redaction rules file;
+    or store roots) to `out`; returns the manifest, an `Exported` whose `to_json()` is
+    `export --json`'s. `rules`: a redaction rules file;
     `evidence_key`: the key file that keys the inputs' hashes (needed when anything
     is redacted, made if absent); `sign_key`: an Ed25519 private key to sign with."""
     from dshreplay.io.store import discover

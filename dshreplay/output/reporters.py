@@ -38,6 +38,7 @@ if TYPE_CHECKING:  # (validate's machinery is imported by the command that valid
 
 __all__ = ["Reporter", "TextReporter", "JsonReporter", "JsonLinesReporter", "CsvReporter", "HasJson", "json_text",
            "envelope_of", "answer_json", "fold_json", "health_facts", "files_json", "stats_json", "lineage_json",
+           "exported_json",
            "render_table", "display_width"]
 
 
@@ -344,21 +345,32 @@ def health_facts(health: Health) -> dict[str, Any]:
 
 
 def files_json(reports: Iterable[FileReport]) -> dict[str, Any]:
-    """`validate --json`: one object per log."""
-    return {"files": [r.to_json() for r in reports]}
+    """`validate --json`: one object per log (`FileReport.to_json`, called as such: the
+    library's `Validation`, a FileReport, prints as this whole command)."""
+    from dshreplay.analyses.validate import FileReport
+    return {"files": [FileReport.to_json(r) for r in reports]}
 
 
 def stats_json(stats: Iterable[SessionStats], total: SessionStats | None = None) -> dict[str, Any]:
-    """`stats --json`: one object per session, and their total over several."""
-    body: dict[str, Any] = {"sessions": [s.to_json() for s in stats]}
+    """`stats --json`: one object per session, and their total over several (`SessionStats.to_json`,
+    called as such: the library's `Stats`, a SessionStats, prints as this whole command)."""
+    from dshreplay.analyses.stats import SessionStats
+    body: dict[str, Any] = {"sessions": [SessionStats.to_json(s) for s in stats]}
     if total is not None:
-        body["total"] = total.to_json()
+        body["total"] = SessionStats.to_json(total)
     return body
 
 
 def lineage_json(roots: Iterable[Node], problems: list[str]) -> dict[str, Any]:
     """`lineage --json`: the session trees, and the problems of no single session."""
     return {"sessions": [r.to_json() for r in roots], "problems": problems}
+
+
+def exported_json(out: Path | str, manifest: dict[str, Any], digest: str) -> dict[str, Any]:
+    """`export --json`: where the bundle is, each session's manifest entry, the redaction
+    counts, how many files the manifest lists, and the bundle digest."""
+    return {"out": str(out), "sessions": manifest["sessions"], "redaction": manifest["redaction"],
+            "files": len(manifest["files"]), "digest": digest}
 
 
 class Reporter:
@@ -546,8 +558,7 @@ class JsonReporter(Reporter):
                    "inputsGrown": [{"input": g.path, "detail": g.problem} for g in result.grown()]})
 
     def exported(self, out: Path | str, manifest: dict[str, Any], digest: str) -> None:
-        self.emit({"out": str(out), "sessions": manifest["sessions"],
-                   "redaction": manifest["redaction"], "files": len(manifest["files"]), "digest": digest})
+        self.emit(exported_json(out, manifest, digest))
 
     def query(self, columns: list[str], rows: Sequence[Sequence[object]]) -> None:
         self.emit([dict(zip(columns, map(cell_json, row))) for row in rows])
@@ -569,8 +580,9 @@ class JsonLinesReporter(JsonReporter):
     `{"kind": "problem", "problem": TEXT}`)."""
 
     def stats(self, stats: Sequence[SessionStats], total: SessionStats | None = None) -> None:
-        self.emit([{"kind": "session", **s.to_json()} for s in stats]
-                  + ([{"kind": "total", **total.to_json()}] if total is not None else []))
+        body = stats_json(stats, total)
+        self.emit([{"kind": "session", **s} for s in body["sessions"]]
+                  + ([{"kind": "total", **body["total"]}] if "total" in body else []))
 
     def lineage(self, roots: Sequence[Node], problems: list[str]) -> None:
         self.emit([{"kind": "session", **r.to_json()} for r in roots]

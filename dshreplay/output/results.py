@@ -1,4 +1,5 @@
-"""What `Session`'s questions return: answers that print as the command line does.
+"""What `Session`'s questions return: answers that print as the command line does
+(`output.summaries` holds those that need the validator, stats or lineage).
 
 Each result's `to_json()` is the value the matching command prints with
 `--json` (`json_text(result.to_json())` is its line, byte for byte): the
