@@ -46,7 +46,7 @@ def open(source: Any, options: Options | None = None, **settings: Any) -> Sessio
     `.to_arrow()`; `dshreplay.lineage(paths)` and `dshreplay.export(paths, out)` take many logs.
     """
     from dshreplay.options import Options
-    from dshreplay.session import Session, lineage
+    from dshreplay.session import Session
     if options is None:
         options = Options(**settings)
     elif settings:

@@ -87,8 +87,8 @@ class Lineage(NamedTuple):
 
 class Exported(dict[str, Any]):
     """`dshreplay.export`: the manifest the bundle holds (this dict, as manifest.json has it),
-    where the bundle is (`out`) and its digest (`digest`: `sha256sum manifest.json`, what
-    `verify-export --digest` takes), printable as `export ... --json`."""
+    where the bundle is (`out`) and its digest (`digest`: "sha256:" and `sha256sum manifest.json`,
+    what `verify-export --digest` takes), printable as `export ... --json`."""
 
     def __init__(self, manifest: dict[str, Any], out: Path, digest: str) -> None:
         super().__init__(manifest)

@@ -9,8 +9,10 @@ import datetime
 import pytest
 
 import dshreplay
+from dshreplay.analyses.stats import SessionStats
+from dshreplay.analyses.validate import FileReport
 from dshreplay.errors import FilterError, UsageError
-from dshreplay.output.reporters import json_text, stats_json
+from dshreplay.output.reporters import json_text
 
 from conftest import SAMPLES
 
@@ -72,19 +74,63 @@ def test_request_provenance_and_diff_print_as_their_commands(cli):
     same_bytes(s.diff(60, 70), cli("diff", COMPACTION, "--from", 60, "--to", 70, "--json").stdout)
 
 
-def test_validate_and_stats_print_one_object_per_log(cli):
-    # (commands of many logs: {"files": [...]} and {"sessions": [...]}, one to_json() per log)
+@pytest.mark.parametrize("log, expect", [(COMPACTION, 0), (BROKEN, 1)], ids=["clean", "fold-fails"])
+def test_validate_and_stats_print_as_their_command_given_this_log(cli, log, expect):
+    report = dshreplay.open(log).validate()
+    same_bytes(report, cli("validate", log, "--json", expect=expect).stdout)
+    figures = dshreplay.open(log).stats()
+    same_bytes(figures, cli("stats", log, "--json", expect=expect).stdout)
+    # the log's own object is still there, as the base class gives it
+    assert report.to_json() == {"files": [FileReport.to_json(report)]}
+    assert figures.to_json() == {"sessions": [SessionStats.to_json(figures)]}
+
+
+def test_validate_and_stats_keep_their_fields():
     report = dshreplay.open(BROKEN).validate()
-    assert cli("validate", BROKEN, "--json", expect=1).stdout == json_text({"files": [report.to_json()]}) + "\n"
+    # 64 lines: the header and 63 events, every one read; line 7 holds seq 8 where 5 belongs
+    assert (report.ok, report.events, [(f.code, f.seq) for f in report.findings]) == (False, 63, [("DSH-E101", 5)])
+    assert report.to_json()["files"][0]["path"] == str(BROKEN)
     figures = dshreplay.open(COMPACTION).stats()
-    assert cli("stats", COMPACTION, "--json").stdout == json_text(stats_json([figures])) + "\n"
+    assert (figures.turns, figures.calls, figures.forgotten) == (3, 6, 5)
+    assert figures.to_json()["sessions"][0]["turns"] == 3
+    assert "total" not in figures.to_json()  # (one log: no total row, as the command prints)
 
 
-def test_lineage_prints_as_lineage(cli):
-    from dshreplay.output.reporters import lineage_json
-    logs = [SAMPLES / "multi-turn.jsonl", SAMPLES / "fork-child.jsonl"]
-    roots, problems = dshreplay.lineage(logs)
-    assert cli("lineage", *logs, "--json").stdout == json_text(lineage_json(roots, problems)) + "\n"
+@pytest.mark.parametrize("logs, expect", [(["multi-turn.jsonl", "fork-child.jsonl"], 0),
+                                          (["fork-child.jsonl", "broken-seq-gap.jsonl"], 0),
+                                          (["fork-child.jsonl"], 1)],
+                         ids=["clean", "parent-fold-fails", "missing-parent"])
+def test_lineage_prints_as_lineage(cli, logs, expect):
+    paths = [SAMPLES / name for name in logs]
+    result = dshreplay.lineage(paths)
+    same_bytes(result, cli("lineage", *paths, "--json", expect=expect).stdout)
+    roots, problems = result  # (it unpacks as before)
+    assert (roots, problems) == (result.roots, result.problems)
+
+
+def test_a_lineage_names_its_sessions_and_problems():
+    roots, problems = dshreplay.lineage([SAMPLES / "multi-turn.jsonl", SAMPLES / "fork-child.jsonl"])
+    body = dshreplay.lineage([SAMPLES / "multi-turn.jsonl", SAMPLES / "fork-child.jsonl"]).to_json()
+    assert [r["sessionId"] for r in body["sessions"]] == ["sample-multi-turn"]
+    assert [c["sessionId"] for c in body["sessions"][0]["children"]] == ["sample-fork-child"]
+    assert body["problems"] == []
+
+
+@pytest.mark.parametrize("log, expect", [(COMPACTION, 0), (BROKEN, 1)], ids=["clean", "fold-fails"])
+def test_export_prints_as_export(cli, tmp_path, log, expect):
+    out, key = tmp_path / "bundle", tmp_path / "evidence.key"
+    printed = cli("export", log, "--out", out, "--timestamp", "2026-01-01T00:00:00Z", "--evidence-key", key,
+                  "--json", expect=expect).stdout
+    result = dshreplay.export([str(log)], out, timestamp="2026-01-01T00:00:00Z", evidence_key=key, force=True)
+    same_bytes(result, printed)
+    body = result.to_json()
+    assert (body["out"], body["files"], [s["verdict"] for s in body["sessions"]]) == (
+        str(out), len(result["files"]), ["ok" if expect == 0 else "errors"])
+    # the digest is "sha256:" and the manifest file's sha256 (what `sha256sum manifest.json` prints)
+    import hashlib
+    assert result.digest == "sha256:" + hashlib.sha256((out / "manifest.json").read_bytes()).hexdigest()
+    assert result["sessions"] == body["sessions"]  # (still the manifest, as a dict)
+    assert repr(result) == f"<Exported {str(out)!r}: 1 sessions, {body['files']} files, digest {result.digest}>"
 
 
 # -- reprs --------------------------------------------------------------------------------------
@@ -98,7 +144,15 @@ def test_reprs_say_what_a_result_holds():
     assert repr(s.query(type="user/", surface="shadowed")[0]) == "<EventRow seq 3 line 5 user/message shadowed>"
     assert repr(s.inspect()).endswith(": 95 events, 3 turns, 6 calls, fold ok>")
     assert repr(s).endswith(": 95 events, fold ok>")
+    assert repr(s.validate()) == f"<Validation {str(COMPACTION)!r}: 95 events, 0 findings, ok>"
+    assert repr(s.stats()) == f"<Stats {str(COMPACTION)!r}: 95 events, 3 turns, 6 calls>"
+    assert repr(dshreplay.lineage([SAMPLES / "multi-turn.jsonl", SAMPLES / "fork-child.jsonl"])) == (
+        "<Lineage: 1 roots, 2 sessions, 0 problems>")
     broken = dshreplay.open(BROKEN)
+    assert repr(broken.validate()) == f"<Validation {str(BROKEN)!r}: 63 events, 1 findings, errors>"
+    assert repr(broken.stats()).endswith(": 5 events, 1 turns, 1 calls; answered for seqs 0..4 only: the fold "
+                                         "fails at seq 5 (DSH-E101, line 7, /seq: seq 8 is not contiguous; "
+                                         "expected 5: the line's seq is wrong (the line after it has seq 6))>")
     broken.calls()
     assert repr(broken).endswith(": fold fails at seq 5 (answered up to seq 4)>")
     assert repr(broken.calls()).startswith("<1 calls: first chunk seq 4; answered for seqs 0..4 only: the fold "

@@ -20,7 +20,8 @@ PUBLIC = ["dshreplay", "dshreplay.session", "dshreplay.errors", "dshreplay.optio
           "dshreplay.analyses.findings", "dshreplay.analyses.index", "dshreplay.analyses.stats",
           "dshreplay.analyses.transcript", "dshreplay.analyses.spills", "dshreplay.analyses.lineage",
           "dshreplay.analyses.health", "dshreplay.output.reporters", "dshreplay.output.results",
-          "dshreplay.output.inspection", "dshreplay.output.records", "dshreplay.output.rows",
+          "dshreplay.output.inspection", "dshreplay.output.summaries", "dshreplay.output.records",
+          "dshreplay.output.rows",
           "dshreplay.output.redact", "dshreplay.output.bundle", "dshreplay.output.verify"]
 INTERNAL = {"dshreplay.__main__", "dshreplay.jsvalues", "dshreplay.analyses.render", "dshreplay.analyses.rules",
             "dshreplay.analyses.schemas", "dshreplay.core.fleet", "dshreplay.core.mapper", "dshreplay.core.parallel",

@@ -27,7 +27,7 @@ def usage_sums(path) -> dict:
 
 def test_stats_of_the_audit_demo():
     path = SAMPLES / "audit-demo.jsonl"
-    s = Session(path).stats().to_json()
+    s = Session(path).stats().to_json()["sessions"][0]  # (as `stats LOG --json`: one session)
     assert (s["turns"], s["steps"], s["calls"], s["retries"]) == (4, 8, 8, 0)
     assert s["tools"] == {"bash": {"calls": 4, "errors": 0}}
     assert s["approvals"] == {"asked": 1, "decided": 1, "denied": 0, "undecided": 0}
