@@ -39,7 +39,8 @@ def commands(log: Path, scratch: Path) -> list[tuple[str, list[str]]]:
         ("dshreplay fold --json", dsh + ["fold", str(log), "--json"]),
         ("dshreplay validate", dsh + ["validate", str(log)]),
         ("dshreplay export", dsh + ["export", str(log), "--out", str(scratch / "bundle"), "--force",
-                                    "--timestamp", "2026-01-01T00:00:00Z"]),
+                                    "--timestamp", "2026-01-01T00:00:00Z",
+                                    "--evidence-key", str(scratch / "evidence.key")]),
     ]
 
 

@@ -8,7 +8,6 @@ word the error for the command line.
 
 from __future__ import annotations
 
-import difflib
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -70,6 +69,7 @@ class CodesType(_Codes):
         from dshreplay.analyses.findings import CODES as KNOWN
         for code in sorted(codes):
             if not any(known.startswith(code) for known in KNOWN):
+                import difflib  # (only for a bad code: `fold` starts without it)
                 close = difflib.get_close_matches(code, list(KNOWN), n=1, cutoff=0.0)
                 self.fail(f"{code} is no finding code or prefix of one (the closest is {close[0]}; all are in "
                           "docs/findings.md)", param, ctx)
