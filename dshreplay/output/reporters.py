@@ -721,7 +721,8 @@ class TextReporter(Reporter):
                   _origins(p.origins) or "-", _spilled(p.spills)) for p in rows]
         if table:
             self.line(self._wtbl(table, ["#", "seq", "type", "op", "sources", "origins", "spilled"], 5))
-        self.line(f"{len(table)} messages")
+        off = sum(1 for row in table if row[0] is None)  # (a row off the view has no message number)
+        self.line(f"{len(table) - off} messages" + (f", {off} off the view" if off else ""))
 
     def diff(self, diff: ViewDiff, text: str | None = None) -> None:
         if text is not None:

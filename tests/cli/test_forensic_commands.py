@@ -42,6 +42,7 @@ def test_provenance_of_a_shadowed_message_names_the_replacement_that_hid_it(cli,
     assert row["replacedBy"] == {"seq": 7, "kind": "summary", "compactionId": "k1", "visibleAs": 7}
     text = cli("provenance", compactions, "--seq", 3).stdout.splitlines()
     assert text[2].split() == ["-", "3", "user/message", "append", "-", "-", "-"]
+    assert text[-2] == "0 messages, 1 off the view"
     assert text[-1] == "seq 3 is not in the model's view: replaced at seq 7 (summary, compaction k1); in the view " \
                        "as seq 12"
     assert cli("provenance", compactions, "--seq", 7).stdout.splitlines()[-1] == (
