@@ -327,10 +327,12 @@ def _escape(c: str) -> str:
 
 
 def raw_lines(source: LogSource, first: int, last: int) -> list[RawLine]:
-    """Physical lines `first`..`last` (from 1) of `source` (a LogSource), as stored, in one
-    read that stops after `last`; UsageError for a range that is empty or starts past the end."""
-    if first < 1 or last < first:
-        raise UsageError(f"lines {first}-{last}: give A-B with 1 <= A <= B (line 1 is the header)")
+    """Physical lines `first`..`last` (from 1, in either order, as every range is taken) of
+    `source` (a LogSource), as stored, in one read that stops after the later; UsageError for a
+    range that starts before line 1 or past the end."""
+    first, last = min(first, last), max(first, last)
+    if first < 1:
+        raise UsageError(f"lines {first}-{last}: lines count from 1 (line 1 is the header)")
     out, count = [], 0
     with source.reader() as reader:
         for lineno, offset, raw in reader.physical_lines():

@@ -184,6 +184,7 @@ def test_events_lines_shows_lines_as_stored_with_their_numbers(cli, write_log):
     out = cli("events", log, "--lines", "21-22").stdout.splitlines()
     assert out[0].startswith('21  {"type":"assistant/message","seq":19,"x":"\\x1b[31m\\xff"')
     assert out[1] == "22  " + lines[21].decode()  # the half line, as it is
+    assert cli("events", log, "--lines", "22-21").stdout.splitlines() == out  # (a range in either order)
     rows = cli("events", log, "--lines", "22", "--json").json()
     assert rows == [{"line": 22, "offset": len(b"\n".join(lines[:21])) + 1, "bytes": len(lines[21]),
                      "text": lines[21].decode()}]
@@ -194,7 +195,7 @@ def test_events_lines_refuses_a_range_it_cannot_show(cli, write_log):
     log = write_log(compacted())
     assert "line 500 is beyond the log: it has 96 lines" in cli("events", log, "--lines", "500-510",
                                                                 expect=2).stderr
-    assert "1 <= A <= B" in cli("events", log, "--lines", "9-3", expect=2).stderr
+    assert "lines count from 1" in cli("events", log, "--lines", "0-3", expect=2).stderr
     assert "--lines goes alone" in cli("events", log, "--lines", "1-2", "--type", "user/", expect=2).stderr
     assert "not a line range" in cli("events", log, "--lines", "a-b", expect=2).stderr
 
