@@ -81,7 +81,7 @@ class EventFilter:
     cannot be read, is a FilterError naming the fix.
 
     types    exact types ("user/message") or families ("tool/"); a text is one type
-    start, end  a seq range (in either order)
+    start, end  a seq range (in either order; so are since and until)
     turn     only events inside this turn (known after the pass: a turn past the last is an error)
     surface  current | shadowed | log-only
     grep     text anywhere in the record, any case; several: every one of them
@@ -105,10 +105,11 @@ class EventFilter:
         setattr_(self, "types", _types(self.types))
         setattr_(self, "since", _moment("since", self.since))
         setattr_(self, "until", _moment("until", self.until))
-        start, end = self.start, self.end
-        if start is not None and end is not None and start > end:  # a range in either order, as `diff` takes it
-            setattr_(self, "start", end)
-            setattr_(self, "end", start)
+        for low, high in (("start", "end"), ("since", "until")):  # ranges in either order, as `diff` takes its
+            a, b = getattr(self, low), getattr(self, high)
+            if a is not None and b is not None and a > b:
+                setattr_(self, low, b)
+                setattr_(self, high, a)
         if self.surface is not None and self.surface not in SURFACES:
             raise FilterError(f"surface {shown(self.surface, 40)}: give one of {', '.join(SURFACES)}")
         if self.turn is not None and (type(self.turn) is not int or self.turn < 1):

@@ -177,6 +177,8 @@ def test_keyword_filters_are_an_event_filter():
     # the log's times run from 2026-07-06T15:36:05Z; seq 20's is 15:36:05.277
     rows = s.query(type="tool/", since="2026-07-06T15:36:05.277Z", until="2026-07-06T15:36:05.278Z")
     assert [(r.seq, r.type, r.time) for r in rows] == [(20, "tool/call", "2026-07-06T15:36:05.277Z")]
+    swapped = s.query(type="tool/", since="2026-07-06T15:36:05.278Z", until="2026-07-06T15:36:05.277Z")
+    assert [r.seq for r in swapped] == [20]  # (a time range in either order, as a seq range)
     assert [r.seq for r in s.query(types={"user/message"}, surface="current")] == [67, 69]
 
 
