@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = ["DshReplayError", "ReadError", "LineError", "FormatVersionError", "FoldError", "NoViewError",
-           "DeriveError", "UsageError", "FilterError", "OutputError", "Interrupted", "fails_at", "answered_for"]
+           "DeriveError", "UsageError", "FilterError", "OutputError", "Interrupted", "fails_at", "answered_for",
+           "answered_up_to"]
 
 
 class DshReplayError(Exception):
@@ -154,6 +155,16 @@ def fails_at(error: DshReplayError | dict[str, Any]) -> str:
     where = ", ".join(str(p) for p in (e.get("code"), None if e.get("line") is None else f"line {e['line']}",
                                        e.get("pointer")) if p)
     return f"the fold fails at seq {e.get('seq')} ({where}: {e.get('message')})"
+
+
+def answered_up_to(failure: DshReplayError | dict[str, Any] | None) -> int | None:
+    """The last seq an answer reaches when the fold fails at `failure` (a DshReplayError or its
+    `to_json()`): the seq before it (-1: none); None when there is no failure (a whole answer),
+    or it names no seq."""
+    if failure is None:
+        return None
+    seq = failure.get("seq") if isinstance(failure, dict) else failure.seq
+    return seq - 1 if type(seq) is int else None
 
 
 def answered_for(error: DshReplayError | dict[str, Any]) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 
 from dshreplay.analyses.index import LogIndex
 from dshreplay.analyses.tools import Closer
-from dshreplay.errors import FoldError, LineError
+from dshreplay.errors import FoldError, LineError, answered_up_to
 from dshreplay.jsvalues import utc_time
 
 __all__ = ["Health"]
@@ -55,7 +55,7 @@ class Health:
                        "seedLength": h.get("seedLength"), "origin": h.get("origin"),
                        "delegationDepth": h.get("delegationDepth"), "agentPreset": h.get("agentPreset")},
             "events": i.event_count, "lines": i.lines,
-            "answeredUpTo": None if failure is None or failure.seq is None else failure.seq - 1,
+            "answeredUpTo": answered_up_to(failure),
             "error": None if failure is None else failure.to_json(),
             "countsByType": dict(sorted(i.counts.items(), key=lambda kv: (-kv[1], str(kv[0])))),
             "turns": i.turns, "steps": i.steps, "calls": len(i.calls),

@@ -46,6 +46,7 @@ from dshreplay.output.reporters import (
     JsonReporter,
     Reporter,
     TextReporter,
+    envelope_of,
     json_text,
     unified_text_diff,
 )
@@ -203,8 +204,7 @@ def answered_prefix(session: Session, reporter: Reporter) -> None:
         return
     ctx = click.get_current_context()
     if isinstance(reporter, JsonReporter):
-        reporter.envelope = {"error": failure.to_json(),
-                             "answeredUpTo": failure.seq - 1 if failure.seq is not None else None}
+        reporter.envelope = envelope_of(failure)
     else:
         note = _safe(answered_for(failure))
         ctx.call_on_close(lambda: click.echo(f"({note})"))

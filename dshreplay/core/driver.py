@@ -55,7 +55,7 @@ from typing import Any, Callable, ClassVar, Iterable, TypeVar
 
 from dshreplay.core.progress import BYTES, Meter
 from dshreplay.core.surface import Replacement, SurfaceFold, SurfaceState, counted_only
-from dshreplay.errors import DeriveError, DshReplayError, FoldError, LineError, UsageError
+from dshreplay.errors import DeriveError, DshReplayError, FoldError, LineError, UsageError, answered_up_to
 from dshreplay.io.reader import Item, LogReader, LogSource, TornTail
 from dshreplay.jsvalues import JSONObject, JSONValue
 
@@ -180,8 +180,7 @@ class Run:
     @property
     def answered_up_to(self) -> int | None:
         """The last seq an answer of this pass reaches when the fold failed (-1: none), else None."""
-        failure = self.fold_error
-        return None if failure is None or failure.seq is None else failure.seq - 1
+        return answered_up_to(self.fold_error)
 
     def get(self, cls: type[_O]) -> _O:
         """The pass's observer of class `cls` (one that an observer requires)."""

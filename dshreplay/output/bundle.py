@@ -63,7 +63,7 @@ from dshreplay.analyses.turns import TurnSpans
 from dshreplay.analyses.validate import validate_log
 from dshreplay.core.driver import SKIP, Observer, Record, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
-from dshreplay.errors import DeriveError, DshReplayError, OutputError, ReadError, UsageError
+from dshreplay.errors import DeriveError, DshReplayError, OutputError, ReadError, UsageError, answered_up_to
 from dshreplay.io.reader import LogSource, open_regular, resolve_log_path, shown_path
 from dshreplay.jsvalues import (
     MAX_TIME,
@@ -640,7 +640,7 @@ def _export_session(given: Given, root: Path, redactor: Redactor, name: str | No
     result.entry = {**facts, "folder": name, "encoding": index.encoding, "header": head,
                     "events": index.event_count, "verdict": "ok" if report.ok else "errors",
                     "findings": counts, "tornTail": None if index.torn_tail is None else index.torn_tail.to_json(),
-                    "answeredUpTo": None if failure is None else failure["seq"] - 1, "failure": failure,
+                    "answeredUpTo": answered_up_to(failure), "failure": failure,
                     "redactions": {"replacements": redactor.replacements,
                                    "byRule": dict(sorted(redactor.by_rule.items()))}}
     report_html = render_report(entry=result.entry, index=index, findings=findings, view=view,

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 from dshreplay.analyses.render import clean, json_size, message_text, one_line, role_of
 from dshreplay.core.surface import numbered
-from dshreplay.errors import DshReplayError, answered_for, fails_at
+from dshreplay.errors import DshReplayError, answered_for, answered_up_to, fails_at
 from dshreplay.jsvalues import as_text, json_bytes, shown
 
 if TYPE_CHECKING:  # (validate's machinery is imported by the command that validates, not by every start)
@@ -311,8 +311,7 @@ def json_text(value: object) -> str:
 def envelope_of(failure: DshReplayError) -> dict[str, Any]:
     """What an answer for the events before the point where the fold fails is wrapped in (its
     `"answer"` added): the failure and the last seq answered."""
-    seq = failure.seq if failure.seq is not None else 0
-    return {"error": failure.to_json(), "answeredUpTo": seq - 1}
+    return {"error": failure.to_json(), "answeredUpTo": answered_up_to(failure)}
 
 
 def answer_json(value: object, partial: DshReplayError | None) -> object:

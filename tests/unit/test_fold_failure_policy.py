@@ -73,3 +73,10 @@ def test_a_log_whose_fold_holds_is_answered_in_full(write_log):
     s = Session(write_log(compacted()))
     s.inspect()
     assert s.partial is None and s.fold().error is None and s.stats().answered_up_to is None
+
+
+def test_an_answer_reaches_the_seq_before_the_failure_in_every_form_of_it():
+    from dshreplay.errors import FoldError, answered_up_to
+    assert answered_up_to(FoldError("x", code="DSH-E101", seq=5, line=7)) == 4
+    assert answered_up_to({"seq": 0, "code": "DSH-E001"}) == -1  # (as a bundle keeps it: nothing answered)
+    assert answered_up_to(None) is None  # (a whole answer)
