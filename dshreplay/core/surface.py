@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Iterator, NamedTuple
 
 from dshreplay.errors import DeriveError, FoldError
-from dshreplay.io.reader import ROW_TAGS, Fault, Item, fault_of
+from dshreplay.io.reader import ROW_TAGS, Fault, Item, QuietRule, fault_of
 from dshreplay.jsvalues import (
     MAX_SAFE_INTEGER,
     MISSING,
@@ -166,20 +166,11 @@ class SurfaceOp(NamedTuple):
 
 
 _LOG_ONLY = SurfaceOp(LOG_ONLY)
-_GIVEN = SURFACE_TYPES | ROW_TAGS  # (see counted_only)
-
-
-def counted_only(kind: JSONValue, rec: JSONObject) -> bool:
-    """Whether the fold only counts a record of type `kind` (`LogReader.records(quiet=...)`
-    passes over such records for a pass that reads none): not of a surface type, with no
-    surface field (`surface_op`'s first test), and not a packed row (the reader checks
-    those). Records of any other type are given as they are."""
-    return type(kind) is str and kind not in _GIVEN and not _surface_fields(rec)
-
-
-def _surface_fields(rec: JSONObject) -> bool:
-    """Whether a record carries a surface field (one a log-only type must not carry)."""
-    return "surfaceOp" in rec or "sourceEventSeqs" in rec
+SURFACE_FIELDS = ("surfaceOp", "sourceEventSeqs")  # the record fields a log-only type must not carry
+# The records the fold only counts (`LogReader.records(quiet=...)` passes over them for a
+# pass that reads none): not of a surface type, with no surface field (`surface_op`'s
+# first test; a packed row, which the reader checks exactly, has none). Any other is given.
+counted_only = QuietRule(SURFACE_TYPES, SURFACE_FIELDS)
 
 
 def surface_op(event: Item) -> SurfaceOp:
@@ -188,8 +179,8 @@ def surface_op(event: Item) -> SurfaceOp:
         return _LOG_ONLY  # packed chunk rows: the reader checked their exact shape (quiet runs: see counted_only)
     rec = event.record
     if event.type not in SURFACE_TYPES:
-        if _surface_fields(rec):
-            field_name = "surfaceOp" if "surfaceOp" in rec else "sourceEventSeqs"
+        if not rec.keys().isdisjoint(SURFACE_FIELDS):
+            field_name = next(name for name in SURFACE_FIELDS if name in rec)
             return SurfaceOp(LOG_ONLY, error=(
                 SURFACE_FIELD_ON_LOG_ONLY,
                 f"{_show_type(event)} is not a surface type and cannot carry {field_name}", f"/{field_name}"))

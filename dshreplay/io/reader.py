@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import accumulate, chain, count
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Iterable, Iterator, Union
+from typing import Any, BinaryIO, Callable, Iterable, Iterator, NamedTuple, Union
 
 import orjson
 
@@ -44,7 +44,7 @@ from dshreplay.jsvalues import (
 )
 from dshreplay.options import DEFAULT, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINE, Options
 
-__all__ = ["LogSource", "LogReader", "Event", "PackedRun", "PackedMember", "TornTail", "read_log"]
+__all__ = ["LogSource", "LogReader", "Event", "PackedRun", "PackedMember", "TornTail", "QuietRule", "read_log"]
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 FORMAT_VERSION = 0
@@ -591,7 +591,7 @@ class LogReader:
                 yield item  # type: ignore[misc]  # (an Event: PackedRun and Misplaced are the others)
 
     def records(self, recover: Callable[[LineError], None] | None = None,
-                quiet: Passes | None = None) -> Iterator[Item]:
+                quiet: QuietRule | None = None) -> Iterator[Item]:
         """Yield each stored record as an Event, or a PackedRun for a packed row.
 
         A PackedRun stands for `count` consecutive `assistant/chunk` events
@@ -609,11 +609,11 @@ class LogReader:
         it lies (REPEAT, EARLY) comes as a `Misplaced` (count 0), and an EARLY
         record is given again at its place.
 
-        `quiet` is for a pass that reads no record of most types (the fold alone):
-        `quiet(type, record)` says whether nobody needs a record of that type given
-        (the fold only counts it, and no observer reads it). Such records that are at
-        their place are parsed and checked as any other, then counted: each run of
-        them comes as one `Quiet` item, not a record each.
+        `quiet` is for a pass that reads no record of most types (the fold alone): a
+        `QuietRule` naming the records nobody needs given (the fold only counts them,
+        and no observer reads them). Such records that are at their place are parsed
+        and checked as any other, then counted: each run of them comes as one `Quiet`
+        item, not a record each.
         """
         if self._started:
             raise RuntimeError("a LogReader's events can be iterated only once")
@@ -686,14 +686,15 @@ class LogReader:
                 seq = first + item.count
 
         item: Event | PackedRun
-        hushed = hushed_line = hushed_offset = 0  # records counted into the Quiet run that ends before this
-        # line, and where it starts
+        hushed = hushed_line = hushed_offset = hushed_end = 0  # events counted into the Quiet run that ends
+        # before this line, and the lines where it starts and ends
+        given, surface_fields = quiet if quiet is not None else (frozenset(), ())
         for lineno, offset, raw in self._lines:
             try:
                 rec = loads(raw)
             except JSONDecodeError as exc:
                 if hushed:
-                    yield Quiet(seq - hushed, hushed, hushed_line, hushed_offset)
+                    yield Quiet(seq - hushed, hushed, hushed_line, hushed_offset, hushed_end)
                     hushed = 0
                 if not raw.strip():  # a blank line: dsh writes none; a long run of them is refused
                     blanks += 1
@@ -720,17 +721,27 @@ class LogReader:
                 continue
             blanks = 0
             last = raw
-            if quiet is not None and type(rec) is dict and held is None and resync is None and not early \
-                    and quiet(rec.get("type"), rec):
-                written = rec.get("seq", MISSING)
-                if written is MISSING or (written == seq and type(written) is not bool):  # (at its place)
-                    if not hushed:
-                        hushed_line, hushed_offset = lineno, offset
-                    hushed += 1
-                    seq += 1
-                    continue
+            if quiet is not None and rec.__class__ is dict and held is None and resync is None and not early:
+                kind = rec.get("type")
+                if kind.__class__ is str and kind not in given and rec.keys().isdisjoint(surface_fields):
+                    if kind in row_tags:  # a packed row, checked exactly: counted whole when at its place
+                        try:
+                            run = expand_row(rec, kind, seq, lineno, path)
+                            counted = run.count if run.seq0 is None or run.seq0 == seq else 0
+                        except LineError:
+                            counted = 0  # (read again below, where its error is raised or recovered)
+                    else:
+                        written = rec.get("seq", MISSING)
+                        counted = written is MISSING or (written == seq and written.__class__ is not bool)
+                    if counted:  # (at its place)
+                        if not hushed:
+                            hushed_line, hushed_offset = lineno, offset
+                        hushed += counted
+                        seq += counted
+                        hushed_end = lineno
+                        continue
             if hushed:
-                yield Quiet(seq - hushed, hushed, hushed_line, hushed_offset)
+                yield Quiet(seq - hushed, hushed, hushed_line, hushed_offset, hushed_end)
                 hushed = 0
             if type(rec) is not dict:
                 if held is not None:
@@ -795,7 +806,7 @@ class LogReader:
             if self.torn_tail is None:
                 self.final_newline = last.endswith(b"\n")
         if hushed:
-            yield Quiet(seq - hushed, hushed, hushed_line, hushed_offset)
+            yield Quiet(seq - hushed, hushed, hushed_line, hushed_offset, hushed_end)
         if held is not None:
             yield from place(MISSING)
         if early:
@@ -1160,14 +1171,24 @@ def read_log(source: str | os.PathLike[str] | BinaryIO, **kwargs: Any) -> tuple[
         return reader.header, list(reader.events())
 
 
-class Quiet:
-    """`count` consecutive events at their places (from seq `seq`, on the lines from
-    `line`) that the pass asked not to be given one by one (`records(quiet=...)`):
-    each was parsed and checked as a line, then counted. Like a packed run, the
-    fold takes them whole: it counts them off the surface (`row` says they hold
-    no record of their own)."""
+class QuietRule(NamedTuple):
+    """The records a pass only counts (`LogReader.records(quiet=...)`): those whose type
+    is a string not in `given` and that carry none of `fields` at the top level. The
+    pass that asks says which (the fold: `core.surface.counted_only`); the reader
+    applies it to every parsed record, inline (this is the hottest line of a fold)."""
 
-    __slots__ = ("seq", "count", "line", "offset")
+    given: frozenset[str]
+    fields: tuple[str, ...]
+
+
+class Quiet:
+    """`count` consecutive events at their places (from seq `seq`, on lines `line` ..
+    `end_line`) that the pass asked not to be given one by one (`records(quiet=...)`):
+    each line was parsed and checked (a packed row exactly, as always), then its events
+    counted. Like a packed run, the fold takes them whole: it counts them off the surface
+    (`row` says they hold no record of their own)."""
+
+    __slots__ = ("seq", "count", "line", "offset", "end_line")
     type: JSONValue = None  # (several types, none that anybody reads)
     row = "quiet"
     time = 0
@@ -1175,23 +1196,18 @@ class Quiet:
     seq_pointer = "/seq"
     record: JSONObject = {}  # (no record is kept)
 
-    def __init__(self, seq: int, count: int, line: int, offset: int) -> None:
+    def __init__(self, seq: int, count: int, line: int, offset: int, end_line: int) -> None:
         self.seq = seq
         self.count = count
         self.line = line
         self.offset = offset
-
-    @property
-    def end_line(self) -> int:
-        """The line of its last event (a run is on consecutive lines: a blank one ends it)."""
-        return self.line + self.count - 1
+        self.end_line = end_line  # the line of its last event
 
     def __repr__(self) -> str:
         return f"Quiet(seq={self.seq}, count={self.count}, line={self.line})"
 
 
 Item = Union[Event, PackedRun, Misplaced, Quiet]  # what `LogReader.records()` gives
-Passes = Callable[[JSONValue, JSONObject], bool]  # `records(quiet=...)`: (type, record) -> nobody needs it given
 Fault_ = tuple[str, int, Union[int, None]]  # (Fault kind, expected seq, following seq): an item's `fault`
 LogInput = Union[str, "os.PathLike[str]", bytes, bytearray]  # what a LogSource reads: a path, "-" or the log's bytes
 Transform = Callable[[JSONValue, bytes], JSONValue]  # applied to every parsed line with its raw bytes (redaction)
