@@ -13,11 +13,10 @@ from dataclasses import dataclass, field
 from typing import Iterable, Iterator, NamedTuple
 
 from dshreplay.errors import DeriveError, FoldError
-from dshreplay.io.reader import ROW_TAGS, Fault, Item, QuietRule, fault_of
+from dshreplay.io.reader import Fault, Item, QuietRule, fault_of
 from dshreplay.jsvalues import (
     MAX_SAFE_INTEGER,
     MISSING,
-    JSONObject,
     JSONValue,
     is_event_seq,
     is_number,
