@@ -724,15 +724,15 @@ class LogReader:
             if quiet is not None and rec.__class__ is dict and held is None and resync is None and not early:
                 kind = rec.get("type")
                 if kind.__class__ is str and kind not in given and rec.keys().isdisjoint(surface_fields):
-                    if kind in row_tags:  # a packed row, checked exactly: counted whole when at its place
+                    if kind not in row_tags:
+                        written = rec.get("seq", MISSING)
+                        counted = written is MISSING or (written == seq and written.__class__ is not bool)
+                    else:  # a packed row, checked exactly: counted whole when at its place
                         try:
                             run = expand_row(rec, kind, seq, lineno, path)
                             counted = run.count if run.seq0 is None or run.seq0 == seq else 0
                         except LineError:
                             counted = 0  # (read again below, where its error is raised or recovered)
-                    else:
-                        written = rec.get("seq", MISSING)
-                        counted = written is MISSING or (written == seq and written.__class__ is not bool)
                     if counted:  # (at its place)
                         if not hushed:
                             hushed_line, hushed_offset = lineno, offset
