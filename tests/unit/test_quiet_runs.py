@@ -91,3 +91,66 @@ def test_views_at_seqs_inside_a_run_are_those_of_the_seqs(write_log):
     states = states_at(LogSource(path), [0, 1, 3, 4])
     assert {seq: (state.seq, state.nodes) for seq, state in states.items()} == \
         {0: (0, ()), 1: (1, ()), 3: (3, (2,)), 4: (4, (2,))}
+
+
+def _line_damage(lines: list[bytes], kind: str, at: int) -> bytes:
+    lines = list(lines)
+    if kind == "bad-json":
+        lines[at] = lines[at][:len(lines[at]) // 2] + b"\n"
+    elif kind == "missing":
+        del lines[at]
+    elif kind == "duplicate":
+        lines.insert(at, lines[at])
+    elif kind == "swap" and at + 1 < len(lines):
+        lines[at], lines[at + 1] = lines[at + 1], lines[at]
+    elif kind == "bad-row":  # a packed row whose data is not the shape dsh writes
+        record = orjson.loads(lines[at])
+        if "seq0" not in record:
+            return b"".join(lines)
+        record["data"]["dt"] = record["data"]["dt"] + [1]
+        lines[at] = orjson.dumps(record) + b"\n"
+    elif kind == "row-seq0":  # a packed row whose seq0 is not its place
+        record = orjson.loads(lines[at])
+        if "seq0" not in record:
+            return b"".join(lines)
+        record["seq0"] += 5
+        lines[at] = orjson.dumps(record) + b"\n"
+    return b"".join(lines)
+
+
+def test_packed_rows_at_their_place_are_counted_into_the_run(write_log):
+    b = LogBuilder()
+    b.start_turn()  # 0
+    b.start_step()  # 1
+    b.assistant("hello there", reasoning="thinking", finish="stop")
+    b.end_step()
+    b.end_turn()
+    path = write_log(b.to_bytes(pack=True))
+    lines = path.read_bytes().splitlines()
+    kinds = [orjson.loads(line)["type"] for line in lines[1:]]
+    assert "text-chunks" in kinds  # (the call's deltas are packed)
+    got = items(path)
+    message = kinds.index("assistant/message")
+    # every line before the model's message is log-only or a packed row: one run of them
+    assert got[0][:2] == ("Quiet", 0) and got[0][3] == 2 and got[1][0] == "Event"
+    assert got[1][1] == got[0][2] and got[1][3] == message + 2  # (the message's seq is the run's count)
+    with LogReader(path) as reader:
+        first = next(iter(reader.records(None, counted_only)))
+    assert first.end_line == message + 1  # the run ends on the line before the message
+
+
+@pytest.mark.parametrize("kind", ["bad-json", "missing", "duplicate", "swap", "bad-row", "row-seq0"])
+def test_the_fold_of_a_packed_log_fails_where_a_pass_reading_every_record_does(write_log, kind):
+    lines = compacted().to_bytes(pack=True).splitlines(keepends=True)
+    rows = [k for k, line in enumerate(lines) if b'"seq0"' in line]
+    assert rows  # (the log has packed rows)
+    for at in sorted({*rows, *(k - 1 for k in rows), *(k + 1 for k in rows)} - {0}):
+        source = LogSource(write_log(_line_damage(lines, kind, at)))
+        quiet, every = run_pass(source, on_fold_error=STOP), run_pass(source, [Reads()], on_fold_error=STOP)
+        assert (quiet.failure is None) == (every.failure is None), (kind, at)
+        if quiet.failure is not None:
+            assert (quiet.failure.code, quiet.failure.seq, quiet.failure.line, quiet.failure.message) == \
+                (every.failure.code, every.failure.seq, every.failure.line, every.failure.message), (kind, at)
+            assert quiet.failure_view.nodes == every.failure_view.nodes and quiet.lines == every.lines
+        else:
+            assert quiet.fold.nodes == every.fold.nodes and quiet.event_count == every.event_count
