@@ -68,6 +68,9 @@ CODES = _codes(
     ("DSH-W016", "duplicate-key", "An object in a record holds the same key twice.",
      "dsh's JSON.parse keeps the last value without a word; a writer that repeats a key may have meant "
      "the first."),
+    ("DSH-W017", "hidden-bytes", "A zstd log holds a frame that decodes to no log text (a skippable frame).",
+     "Every zstd reader, dsh's included, passes over such a frame without a word: bytes in the file "
+     "that no reader of the log sees, which dsh never writes."),
     ("DSH-E014", "seed-boundary", "`seedLength` in the header does not point at the `session/end-seed` "
      "event.", "The inherited prefix of a fork cannot be told from the child's own history."),
     # -- the surface fold (1xx)

@@ -530,6 +530,10 @@ class Validation(Observer):
             found.append(finding("DSH-W010", tail.describe(), line=tail.line))
         elif not run.final_newline:
             found.append(finding("DSH-W012", "the last record has no closing newline", line=run.lines or None))
+        if run.hidden_frame is not None:
+            offset, size = run.hidden_frame
+            found.append(finding("DSH-W017", f"the zstd frame at byte offset {offset} holds {size} bytes that "
+                                             "decode to no log text (a skippable frame): hidden from every reader"))
         self.report.placeholder_errors = self.head_placeholder_errors + checks.placeholder_errors
         if checks.placeholders:
             found.append(finding("DSH-N011", f"{checks.placeholders} snapshot placeholder values accepted "

@@ -158,6 +158,7 @@ class Run:
     lines: int = 0
     torn_tail: TornTail | None = None
     final_newline: bool = True
+    hidden_frame: tuple[int, int] | None = None  # (byte offset, bytes) of the first zstd frame with no log text
     reader: LogReader | None = field(default=None, repr=False)  # its `raw`: the line of the record being observed
     failure_view: SurfaceState | None = field(default=None, repr=False)  # the view before `failure`
     last_item: Item | None = None  # the last record read (set when complete)
@@ -358,6 +359,7 @@ def run_pass(source: LogSource, observers: Iterable[Observer] = (), *, on_fold_e
                 run.event_count = reader.event_count
                 run.lines = reader.lines
                 run.torn_tail = reader.torn_tail
+                run.hidden_frame = reader.textless_frame
                 run.final_newline = reader.final_newline
                 if checkpoint is not None and not run.fold_errors and run.torn_tail is None \
                         and run.final_newline and until is None:

@@ -121,6 +121,20 @@ def test_e013_corrupt_zstd_stops_reading(clean, write_log):
     assert findings(write_log(bytes(data), "c.jsonl.zstd"))[-1][0] == "DSH-E013"
 
 
+def test_w017_a_skippable_zstd_frame_is_bytes_hidden_from_every_reader(clean, write_log):
+    import struct
+
+    clean.end_turn()
+    data = clean.to_zstd(batch=4)
+    hidden = struct.pack("<II", 0x184D2A50, 12) + b"secret notes"  # a skippable frame: 8 + 12 bytes
+    path = write_log(data + hidden, "c.jsonl.zstd")
+    report = validate_log(path)
+    assert [(f.code, f.message) for f in report.findings] == [
+        ("DSH-W017", f"the zstd frame at byte offset {len(data)} holds 20 bytes that decode to no log text "
+                     "(a skippable frame): hidden from every reader")]
+    assert findings(write_log(data, "d.jsonl.zstd")) == []  # (the same log without it is clean)
+
+
 def test_e014_seed_length_must_point_at_end_seed(write_log):
     from dshreplay.testing.samples import fork_child
     b = fork_child()
