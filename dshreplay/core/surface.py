@@ -277,6 +277,23 @@ class SurfaceFold:
     def __len__(self) -> int:
         return len(self.events)
 
+    @property
+    def last_node(self) -> int | None:
+        """The last node of the surface (None: it is empty)."""
+        return self._last
+
+    def nodes_after(self, seq: int | None) -> list[int]:
+        """The nodes after node `seq` (every node for None), in order, in what it returns: a
+        pass that follows the surface asks what was appended since it last looked, which is
+        all that changed while no replacement was made (`len(replacements)` unchanged), and
+        then `seq` is still on it."""
+        out, node, before = [], self._last, self._prev
+        while node is not None and node != seq:
+            out.append(node)
+            node = before[node]
+        out.reverse()
+        return out
+
     def apply(self, event: Item, op: SurfaceOp | None = None) -> Replacement | None:
         """Fold one event (or a packed run): its own check (`surface_op`, unless
         given), then the state's."""

@@ -98,7 +98,8 @@ class CallRecords(Observer):
         self.fold = run.fold
         self.digests: dict[int, str | None] = {}  # surface node -> its message's digest (None: no message)
         self.previous: list[str] = []  # the previous call's request message ids
-        self.nodes: list[int] = []  # the surface nodes it was sent
+        self.last: int | None = None  # the last surface node it was sent
+        self.replacements = -1  # how many replacements the fold had made then (-1: no request to build on)
         self.previews: dict[str, tuple[str, str]] = {}  # message id -> (role, preview), for the report's views
         self.header: tuple[Any, str | None] = (None, None)  # the request header last stored, and its id
 
@@ -115,20 +116,21 @@ class CallRecords(Observer):
         if self.failure is not None and first - 1 >= self.failure["seq"]:
             self._no_view(number, first, call, header)
             return
-        nodes = self.fold.nodes  # (at the call's first chunk, a log-only event: the surface it was sent)
-        before = self.nodes
-        if before and len(nodes) >= len(before) and nodes[:len(before)] == before:  # (the surface only grew)
-            ids = self.previous + self._ids(nodes[len(before):])
-            kept = len(self.previous)
+        fold = self.fold  # (at the call's first chunk, a log-only event: the surface it was sent)
+        if self.replacements == len(fold.replacements):  # the surface only grew: what it was sent, and more
+            ids = self.previous  # (extended in place: a stored record holds a copy of it, never it)
+            kept = len(ids)
+            ids += self._ids(fold.nodes_after(self.last))
         else:
+            nodes = fold.nodes
             self.digests = {seq: self.digests[seq] for seq in nodes if seq in self.digests}  # (those still there)
             ids = self._ids(nodes)
             kept = _common_prefix(self.previous, ids)
-        self.nodes = nodes
+        self.last, self.replacements = fold.last_node, len(fold.replacements)
         full = kept == 0 or number % FULL_REQUEST_EVERY == 1
         record = {**self._head(number, first, call, header), "messageCount": len(ids),
                   "messagesFrom": None if full else {"call": number - 1, "first": kept},
-                  "messages": ids if full else ids[kept:], "response": {}}
+                  "messages": ids[:] if full else ids[kept:], "response": {}}
         self.previous = ids
         self._opened(number, call, record)
         if len(self.views) < MAX_CALL_VIEWS:
@@ -164,7 +166,7 @@ class CallRecords(Observer):
         reason = f"{fails_at(failure)}: no model view past seq {failure['seq'] - 1}"
         record = {**self._head(number, first, call, header), "view": None, "reason": reason, "failure": self.failure,
                   "response": {}}
-        self.previous, self.nodes = [], []
+        self.previous, self.last, self.replacements = [], None, -1
         self._opened(number, call, record)
         if len(self.views) < MAX_CALL_VIEWS:
             self.views.append({"call": call.call, "turn": call.turn, "step": call.step,

@@ -214,6 +214,30 @@ def test_twenty_thousand_single_node_replacements_fold_in_seconds(tmp_path):
     assert json.loads(result.stdout)["nodes"] == [{"seq": s, "message": s - n + 1} for s in range(n, 2 * n)]
 
 
+def test_an_export_of_twenty_thousand_calls_on_a_growing_surface_builds_each_request_from_the_last(tmp_path):
+    # each call's request is the one before plus the message it answered: looking at the whole
+    # surface for each call made this 40 s of CPU (quadratic); it is a few seconds
+    from dshreplay.testing.samples import LogBuilder
+
+    b = LogBuilder()
+    b.start_turn()
+    b.start_step()
+    b.user("go")
+    for _ in range(20_000):
+        b.assistant("ok", finish="stop", pieces=1)
+    b.end_step()
+    b.end_turn()
+    log = b.write(tmp_path / "calls.jsonl")
+    result = attack("export", log, "--out", tmp_path / "b", "--evidence-key", tmp_path / "k", "--json",
+                    mem_mb=600, seconds=25)
+    assert result.code == 0, result.stderr
+    [folder] = [p for p in (tmp_path / "b").iterdir() if p.is_dir()]
+    calls = [json.loads(line) for line in (folder / "calls.jsonl").read_bytes().splitlines()]
+    last = calls[-1]
+    assert (len(calls), last["call"], last["messageCount"], last["messagesFrom"]) == \
+        (20_000, 20_000, 20_000, {"call": 19_999, "first": 19_999})  # (the user's message and 19,999 answers)
+
+
 def test_a_citation_chain_is_followed_once_per_message_asked(tmp_path):
     n = 5_000
     chain = [{"type": "assistant/message", "seq": s, "time": 1783352166000 + s,
