@@ -12,6 +12,8 @@ Each shape at several sizes, each measured in its own process:
 - hook results:  N invocations of one handler, then N results that answer none (`validate`)
 - schema errors: one todo/write record listing N empty todos, two schema errors each (`validate`)
 - duplicate key: a record of M MB (a long list, written with spaces) holding a key twice (`validate`)
+- model calls:   N model calls in one step with no compaction, the surface growing by one message
+                 a call (`export`: each call's request record builds on the one before)
 
     python bench/growth.py [--quick] [--write]    (--write: the table to docs/growth.md)
 """
@@ -94,6 +96,19 @@ def tiny_lines(n: int) -> bytes:
     return b"".join(frames)
 
 
+def model_calls(n: int) -> bytes:
+    from dshreplay.testing.samples import LogBuilder  # (in the --make child only)
+    b = LogBuilder()
+    b.start_turn()
+    b.start_step()
+    b.user("go")
+    for _ in range(n):
+        b.assistant("ok", finish="stop", pieces=1)
+    b.end_step()
+    b.end_turn()
+    return b.to_bytes()
+
+
 SHAPES = {
     "replacements": (replacements, ["fold", "--json"], [10_000, 20_000, 40_000, 100_000], ".jsonl"),
     "citations": (citations, ["provenance", "--seq", "{size}", "--json"], [10_000, 20_000, 40_000, 100_000],
@@ -104,6 +119,8 @@ SHAPES = {
     "hook results": (hook_results, ["validate"], [10_000, 20_000, 40_000, 100_000], ".jsonl"),
     "schema errors": (schema_errors, ["validate"], [100_000, 200_000, 400_000, 1_000_000], ".jsonl"),
     "duplicate key (MB)": (duplicate_key, ["validate"], [4, 8, 16, 32], ".jsonl"),
+    "model calls": (model_calls, ["export", "--out", "{scratch}/bundle-{size}", "--evidence-key", "{scratch}/key"],
+                    [5_000, 10_000, 20_000, 40_000], ".jsonl"),
 }
 
 
@@ -126,7 +143,7 @@ def main(argv=None) -> int:
                 # made in a process of its own: a child forked from a process holding the log's bytes
                 # would start with that memory counted in its peak
                 subprocess.run([sys.executable, __file__, "--make", shape, str(size), str(log)], check=True)
-                extra = [a.format(size=size) for a in command[1:]]
+                extra = [a.format(size=size, scratch=scratch) for a in command[1:]]
                 seconds, cpu, rss = run_once([sys.executable, "-m", "dshreplay", command[0], str(log), *extra])
                 first = first or (size, cpu)
                 per = (cpu / size) / (first[1] / first[0])
