@@ -10,7 +10,12 @@ at most 400 MB.
 
 The parse runs in --repeat interleaved rounds, export once. --write records the table in
 docs/bench-export.md; --profile LOG instead prints where one export of LOG spends its
-time (cProfile, the functions that take most time of their own).
+time (cProfile, the functions that take most time of their own). --against DSHREPLAY
+compares this checkout's export with another's (its `dshreplay` program, e.g. main's
+venv) in the same run: both export in every round, beside the parse, and the table gives
+each one's CPU median and minimum, wall time, peak RSS, files per session and size:
+
+    python bench/export.py LOG --against ../main/.venv/bin/dshreplay --repeat 2
 """
 
 from __future__ import annotations
@@ -33,9 +38,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--write", action="store_true", help=f"write the table to {DOC.relative_to(HERE.parent)}")
     parser.add_argument("--profile", action="store_true", help="profile one export of the first log instead")
+    parser.add_argument("--against", metavar="DSHREPLAY", help="compare with this dshreplay program's export")
     args = parser.parse_args(argv)
     if args.profile:
         return profile(args.logs[0])
+    if args.against:
+        for log in args.logs:
+            print(against(log, args.against, args.repeat))
+        return 0
     exports = ("dshreplay export", "dshreplay export --no-default-redaction")
     results, notes = run.run(args.logs, args.repeat, only=exports)
     text = run.table(results) + "\n\n" + run.bundle_table(results) + "\n" + run.legend(args.repeat, notes)
@@ -45,6 +55,40 @@ def main(argv: list[str] | None = None) -> int:
                        "2-core development machine (the log from `bench/make_log.py`); ratios are to a bare orjson "
                        "parse of the same file in the same run.\n\n```\n" + text + "\n```\n")
     return 0
+
+
+def against(log: Path, other: str, rounds: int) -> str:
+    """The bare parse, `other`'s export and this checkout's, in `rounds` interleaved rounds
+    (each export in every round, with the default redaction rules): a table of each one's
+    CPU (median and minimum, and the median's ratio to the parse's), wall time, peak RSS,
+    files per session and bundle size against the log's."""
+    import tempfile
+
+    from dshreplay.output.reporters import render_table
+    run.compile_package()
+    with tempfile.TemporaryDirectory(prefix="dshreplay-bench-") as scratch:
+        folder = Path(scratch)
+
+        def export(program: list[str], out: str) -> list[str]:
+            return [*program, "export", str(log), "--out", str(folder / out), "--force", "--timestamp",
+                    "2026-01-01T00:00:00Z", "--evidence-key", str(folder / "evidence.key")]
+        cmds = [("orjson parse (baseline)", [sys.executable, "-c", run.BARE_PARSE, str(log)]),
+                (f"export ({other})", export([other], "other")),
+                ("export (this checkout)", export([sys.executable, "-m", "dshreplay"], "this"))]
+        measured = run.measure_rounds(cmds, rounds)
+        base, size = measured[cmds[0][0]]["cpu"], log.stat().st_size
+        rows = []
+        for (name, _), out in zip(cmds, (None, "other", "this")):
+            m = measured[name]
+            bundle = None if out is None else folder / out
+            rows.append((name, f"{m['cpu']:.2f}", f"{m['cpu_min']:.2f}", f"{m['cpu'] / base:.1f}x", f"{m['wall']:.2f}",
+                         f"{m['rss']:.0f}",
+                         "-" if bundle is None else str(run._in_child(run.MOST_FILES, bundle)),
+                         "-" if bundle is None else f"{run._in_child(run.TREE_SIZE, bundle) / size:.2f}x"))
+    return (render_table(rows, ["command", "CPU s", "min", "CPU vs parse", "wall s", "peak RSS MB",
+                                "files / session", "bundle / log"], 10**6)
+            + f"\n({log.name}, {size / 1e6:.0f} MB: medians and minima of {rounds} interleaved rounds; CPU "
+              "includes child processes)")
 
 
 def profile(log: Path, top: int = 30) -> int:

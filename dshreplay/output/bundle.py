@@ -238,7 +238,11 @@ class CsvFile:
 
     def cell(self, cell: str | int) -> str:
         """A cell (a csv_cell) as the CSV text of part of a row, quoted as the csv module quotes it
-        (by one writer for every cell: a writer and a buffer made per cell cost more than the cell)."""
+        (by one writer for every cell: a writer and a buffer made per cell cost more than the cell).
+        Text the writer would not quote (no delimiter, quote or line end; not empty) is its own CSV text."""
+        if type(cell) is str and cell and "," not in cell and '"' not in cell and "\n" not in cell \
+                and "\r" not in cell:  # (the characters for which the csv module quotes: QUOTE_MINIMAL)
+            return cell
         out = self._cell
         out.seek(0)
         out.truncate()
@@ -716,8 +720,10 @@ class _EventRows(Observer):
     def begin(self, run: Run) -> None:
         self.csv = CsvFile(self.path, self.HEADER)
         self.write = self.csv.fh.write
-        self.tools = run.get(ToolLedger)
+        self.text, self.texts = self.csv.text, self.csv.texts  # (bound once: looked up for every cell of every row)
+        self.call_at = run.get(ToolLedger).call_at
         self.hashed = None  # the line whose hash was written
+        self.turn_step: tuple[Any, Any, str] = (None, None, ",")  # the last turn and step, and their cells' text
 
     def observe(self, record: Record) -> None:
         item: Any = record.item  # (an Event or a PackedRun; the driver's Item on h28f)
@@ -726,43 +732,46 @@ class _EventRows(Observer):
         # the evidence key `| openssl dgst -sha256 -mac HMAC -macopt hexkey:$(cat KEY)`)
         raw_sha256 = self.line_hash(raw) if raw is not None and item.line != self.hashed else ""
         self.hashed = item.line
-        text = self.csv.text
-        turn, step = text(record.turn), text(record.step)
+        turn, step = record.turn, record.step
+        last = self.turn_step
+        if turn is not last[0] or step is not last[1]:  # (a step's records share their cells' text)
+            last = self.turn_step = (turn, step, f"{self.text(turn)},{self.text(step)}")
         if item.row is not None:
-            self._packed(item, raw_sha256, turn, step)
+            self._packed(item, raw_sha256, last[2])
         else:
-            self._row(item, raw_sha256, turn, step)
+            self._row(item, raw_sha256, last[2])
 
-    def _packed(self, run: Any, raw_sha256: str, turn: str, step: str) -> None:  # (a PackedRun)
+    def _packed(self, run: Any, raw_sha256: str, turn_step: str) -> None:  # (a PackedRun)
         """The events of a packed row: chunks, alike but for their seq and time (no surface op,
         no call, no compaction, no preview)."""
         seq, count, line, times = run.seq, run.count, run.line, run.times
         unknown_from = self.unknown_from if self.unknown_from is not None else seq + count
-        shared = f"{self.csv.text(run.type)},{turn},{step}"
+        shared = f"{self.text(run.type)},{turn_step}"
         self.write("".join([f"{seq + k},{line},{utc_time(times[k]) or ''},{shared},"
                             f"{LOG_ONLY if seq + k < unknown_from else ''},,,,,,{'' if k else raw_sha256}\n"
                             for k in range(count)]))
 
-    def _row(self, event: Any, raw_sha256: str, turn: str, step: str) -> None:  # (an Event)
+    def _row(self, event: Any, raw_sha256: str, turn_step: str) -> None:  # (an Event)
         kind = event.type
         record = event.record
         data = record.get("data")
-        text = self.csv.text
         seq = event.seq
-        status = (CURRENT if seq in self.final_nodes else SHADOWED) if kind in SURFACE_TYPES else LOG_ONLY
-        if self.unknown_from is not None and seq >= self.unknown_from:
-            status = ""
-        call = self.tools.call_at(seq)
+        call = self.call_at(seq)
         preview = ""
         if kind in SURFACE_TYPES:
+            status = CURRENT if seq in self.final_nodes else SHADOWED
             try:
                 has, message = derive_message(event)
                 names = {call.call_id: call.tool} if call is not None and type(call.call_id) is str else None
                 preview = message_text(message, tools=names) if has else ""
             except DeriveError:
                 preview = ""
-        elif kind != "assistant/chunk" or _finish_chunk(data):  # (a streamed piece: its message's row shows it)
-            preview = event_text(event, call)
+        else:
+            status = LOG_ONLY
+            if kind != "assistant/chunk" or _finish_chunk(data):  # (a streamed piece: its message's row shows it)
+                preview = event_text(event, call)
+        if self.unknown_from is not None and seq >= self.unknown_from:
+            status = ""
         if preview:
             preview = self.csv.cell(csv_cell(one_line(preview, 120)))
         compaction_id = None
@@ -770,9 +779,18 @@ class _EventRows(Observer):
             compaction_id = data.get("compactionId")
             if compaction_id is None and type(data.get("source")) is dict:
                 compaction_id = data["source"].get("compactionId")
+        texts, text = self.texts, self.text
+        kind_text = texts.get(kind) if type(kind) is str else None  # (a cell met before: no call)
+        if kind_text is None:
+            kind_text = text(kind)
+        op = record.get("surfaceOp")
+        op_text = "" if op is None else texts.get(op) if type(op) is str else None
+        if op_text is None:
+            op_text = text(op)
         called = "," if call is None else f"{text(call.call_id)},{text(call.tool)}"
-        self.write(f"{seq},{event.line},{utc_time(event.time) or ''},{text(kind)},{turn},{step},{status},"
-                   f"{text(record.get('surfaceOp'))},{called},{text(compaction_id)},{preview},{raw_sha256}\n")
+        self.write(f"{seq},{event.line},{utc_time(event.time) or ''},{kind_text},{turn_step},{status},"
+                   f"{op_text},{called},{'' if compaction_id is None else text(compaction_id)},{preview},"
+                   f"{raw_sha256}\n")
 
     def finish(self, run: Run) -> None:
         self.csv.close()

@@ -163,6 +163,7 @@ class Redactor:
     def __post_init__(self) -> None:
         self._clean_keys: dict[str, bool] = {}  # member names no rule changes -> whether one names a secret
         self.masked_values = MaskedValues()  # values masked while counting (whole, or a secret in them)
+        self._active = self.active  # (asked of every record: the rules do not change)
 
     @property
     def active(self) -> bool:
@@ -334,7 +335,7 @@ class Redactor:
         `raw`, the line it was parsed from, lets the default rules skip a
         record none of whose bytes could match.
         """
-        if not self.active:
+        if not self._active:
             return record
         if self.secret_calls and type(record) is dict:
             record = self._mask_arguments(record)

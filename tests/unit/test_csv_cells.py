@@ -30,3 +30,19 @@ def test_a_cell_s_csv_text_is_what_the_csv_module_writes_in_a_row(tmp_path):
     assert sheet.texts == {"-x": "'-x", "y": "y", "": "", 'say "hi", then': '"say ""hi"", then"', "a,b": '"a,b"',
                            "=1,2": '"\'=1,2"', "x\ny": "x y"}
     sheet.close()
+
+
+@pytest.mark.parametrize("cell, text", [
+    ("plain words", "plain words"), ("'=x", "'=x"), ("a,b", '"a,b"'), ('say "hi"', '"say ""hi"""'), (5, "5"),
+    ("tab\there", "tab\there"), ("ünï", "ünï"), (",", '","'), ('"', '""""'),
+])
+def test_a_cell_is_quoted_only_where_the_csv_module_quotes_it(tmp_path, cell, text):
+    """(A cell is a csv_cell: never a line end. Most are written as they are, without the csv module.)"""
+    import csv
+    import io
+    sheet = CsvFile(tmp_path / "x.csv", ["a"])
+    assert sheet.cell(cell) == text
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerow([cell, "next"])  # (in a row, as events.csv writes it)
+    assert out.getvalue() == f"{text},next\n"
+    sheet.close()
