@@ -515,3 +515,17 @@ def test_a_key_written_twice_is_found_though_a_longer_number_makes_up_its_bytes(
     assert len(written) == len(lines[1].rstrip(b"\n")) and written != lines[1].rstrip(b"\n")
     report = validate_log(write_log(b"".join(lines)), Options(select=frozenset({"DSH-W016"})))
     assert [(f.code, f.seq, f.line, f.pointer) for f in report.findings] == [("DSH-W016", 0, 2, "/data")]
+
+
+def test_e212_cites_a_chunk_seq_only_as_a_plain_integer(clean, write_log):
+    # a float or a boolean equal to a chunk's seq, or a list holding one, is not that seq
+    message = next(e for e in reversed(clean.events) if e["type"] == "assistant/message")
+    first, *rest = message["sourceEventSeqs"]
+    message["sourceEventSeqs"] = [float(first), *rest, [first], {"seq": first}, True]
+    report = validate_log(write_log(clean), Options(select=frozenset({"DSH-E212"})))
+    assert [(f.code, f.seq, f.pointer, f.message) for f in report.findings] == [
+        ("DSH-E212", message["seq"], "/sourceEventSeqs",
+         f'assistant/message cites [{first}.0,[{first}],{{"seq":{first}}},true], which are not '
+         "assistant/chunk events of its step")]
+    message["sourceEventSeqs"] = [first, *rest]
+    assert findings(write_log(clean), select=frozenset({"DSH-E212"})) == []
