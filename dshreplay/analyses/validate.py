@@ -226,18 +226,62 @@ class RecordChecks:
         return False
 
     def record(self, item: Item, raw: bytes | None = None) -> None:
-        """Check one record as the reader gives it (an Event or a PackedRun), with its line."""
-        if item.row is None:
-            self.check(item.seq, item.line, item.type, item.record, None)
-            if raw is not None:  # (a packed row's keys are checked by its exact shape)
-                duplicate = duplicate_key(raw, item.record)
-                if duplicate is not None:
-                    key, pointer = duplicate
-                    self.add("DSH-W016", f"key {shown(key, 60)} appears twice in one object; dsh's JSON.parse "
-                                         "keeps the last value, and so does dshreplay", seq=item.seq, line=item.line,
-                             pointer=pointer)
-        elif type(item) is PackedRun:
-            self.check(item.seq, item.line, item.row, item.row_record, item)
+        """Check one record as the reader gives it (an Event or a PackedRun), with
+        its line. (validate's hot path, in one frame: a record of a known type that
+        fits its schema costs a lookup, the compiled validator and two key tests.)"""
+        if item.row is not None:
+            if type(item) is PackedRun:
+                self.row(item)
+            return
+        rec, kind = item.record, item.type
+        validator = self._validators.get(kind)
+        if validator is None and kind in self._schemas.event_types:
+            validator = self._validators[kind] = self._schemas.record_validator(kind)
+        if self.snapshot:
+            self.placeholders += count_placeholders(rec)
+        if (validator is None or not validator.is_valid(rec)) and self._explains():
+            # explain: the envelope and the payload separately, in one record's room
+            seq, line = item.seq, item.line
+            room = self.schema_check("record.schema.json", rec, "DSH-E004", "", seq=seq, line=line)
+            if validator is not None and "data" in rec and room >= 0:
+                self.schema_check(event_schema_name(kind), rec["data"], "DSH-E005", "/data", seq=seq,
+                                  line=line, room=room)
+        runtime = "seq" in rec
+        if runtime != ("time" in rec):
+            self.add("DSH-E008", "record has " + ("seq but no time" if runtime else "time but no seq"),
+                     seq=item.seq, line=item.line)
+        self.layouts.add(runtime)
+        if validator is None:
+            self.unknown_type(item.seq, item.line, rec)
+        if raw is not None:  # (a packed row's keys are checked by its exact shape)
+            duplicate = duplicate_key(raw, rec)
+            if duplicate is not None:
+                key, pointer = duplicate
+                self.add("DSH-W016", f"key {shown(key, 60)} appears twice in one object; dsh's JSON.parse "
+                                     "keeps the last value, and so does dshreplay", seq=item.seq, line=item.line,
+                         pointer=pointer)
+
+    def row(self, run: PackedRun) -> None:
+        """One packed row: its stored record against the row's schema."""
+        rec = run.row_record
+        if self.snapshot:
+            self.placeholders += count_placeholders(rec)
+        validator = self._validators.get(run.row)
+        if validator is None:
+            validator = self._validators[run.row] = self._schemas.fast(f"rows/{run.row}.schema.json")
+        if not validator.is_valid(rec) and self._explains():
+            self.schema_check(f"rows/{run.row}.schema.json", rec, "DSH-E004", "", seq=run.seq, line=run.line)
+        self.layouts.add("seq0" in rec)
+
+    def unknown_type(self, seq: int, line: int, rec: JSONObject) -> None:
+        """A record whose type no schema names: skipped when marked ignorable, else dsh refuses the log."""
+        name = shown(rec.get("type"), 80)
+        if rec.get("ignorable") is True:
+            self.add("DSH-N007", f"unknown event type {name} skipped (marked ignorable)", seq=seq,
+                     line=line, pointer="/type")
+        else:
+            self.add("DSH-E006", f"unknown event type {name} without ignorable: true: dsh refuses "
+                                 "to load the log", seq=seq, line=line, pointer="/type")
 
     def merge(self, other: RecordChecks, dseq: int, dline: int) -> None:
         """Take what `other` found in a window whose first event is seq `dseq`
@@ -264,44 +308,6 @@ class RecordChecks:
                            "are listed)", seq=seq, line=line)
             return -1
         return room - len(errors)
-
-    def check(self, seq: int, line: int, kind: JSONValue, rec: JSONObject, run: PackedRun | None) -> None:
-        """One stored record: `kind` its type (None if not a string), `run` the
-        PackedRun when it is a packed row."""
-        if self.snapshot:
-            self.placeholders += count_placeholders(rec)
-        if run is not None:
-            validator = self._validators.get(run.row)
-            if validator is None:
-                validator = self._validators[run.row] = self._schemas.fast(f"rows/{run.row}.schema.json")
-            if not validator.is_valid(rec) and self._explains():
-                self.schema_check(f"rows/{run.row}.schema.json", rec, "DSH-E004", "", seq=seq, line=line)
-            self.layouts.add("seq0" in rec)
-            return
-        validator = self._validators.get(kind)
-        if validator is None and kind in self._schemas.event_types:
-            validator = self._validators[kind] = self._schemas.record_validator(kind)
-        known = validator is not None
-        if not (validator is not None and validator.is_valid(rec)) and self._explains():
-            # explain: the envelope and the payload separately, in one record's room
-            room = self.schema_check("record.schema.json", rec, "DSH-E004", "", seq=seq, line=line)
-            if known and "data" in rec and room >= 0:
-                self.schema_check(event_schema_name(kind), rec["data"], "DSH-E005", "/data", seq=seq,
-                                  line=line, room=room)
-        runtime = "seq" in rec
-        if runtime != ("time" in rec):
-            self.add("DSH-E008", "record has " + ("seq but no time" if runtime else "time but no seq"),
-                     seq=seq, line=line)
-        self.layouts.add(runtime)
-        if known:
-            return
-        name = shown(rec.get("type"), 80)
-        if rec.get("ignorable") is True:
-            self.add("DSH-N007", f"unknown event type {name} skipped (marked ignorable)", seq=seq,
-                     line=line, pointer="/type")
-        else:
-            self.add("DSH-E006", f"unknown event type {name} without ignorable: true: dsh refuses "
-                                 "to load the log", seq=seq, line=line, pointer="/type")
 
 
 def duplicate_key(raw: bytes, record: JSONObject) -> tuple[str, str] | None:

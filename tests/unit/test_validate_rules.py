@@ -529,3 +529,33 @@ def test_a_key_written_twice_is_found_though_a_longer_number_makes_up_its_bytes(
     assert len(written) == len(lines[1].rstrip(b"\n")) and written != lines[1].rstrip(b"\n")
     report = validate_log(write_log(b"".join(lines)), Options(select=frozenset({"DSH-W016"})))
     assert [(f.code, f.seq, f.line, f.pointer) for f in report.findings] == [("DSH-W016", 0, 2, "/data")]
+
+
+def test_e212_cites_a_chunk_seq_only_as_a_plain_integer(clean, write_log):
+    # a float or a boolean equal to a chunk's seq, or a list holding one, is not that seq
+    message = next(e for e in reversed(clean.events) if e["type"] == "assistant/message")
+    first, *rest = message["sourceEventSeqs"]
+    message["sourceEventSeqs"] = [float(first), *rest, [first], {"seq": first}, True]
+    report = validate_log(write_log(clean), Options(select=frozenset({"DSH-E212"})))
+    assert [(f.code, f.seq, f.pointer, f.message) for f in report.findings] == [
+        ("DSH-E212", message["seq"], "/sourceEventSeqs",
+         f'assistant/message cites [{first}.0,[{first}],{{"seq":{first}}},true], which are not '
+         "assistant/chunk events of its step")]
+    message["sourceEventSeqs"] = [first, *rest]
+    assert findings(write_log(clean), select=frozenset({"DSH-E212"})) == []
+
+
+def test_one_record_s_own_findings_come_in_the_order_its_checks_run(clean, write_log):
+    # envelope schema, seq without time, unknown type, a key written twice: all at one line, in that order
+    lines = write_log(clean).read_bytes().splitlines(keepends=True)
+    seq = clean.next_seq
+    lines.append(b'{"type":"custom/thing","seq":%d,"sourceEventSeqs":"no","data":{"x":1,"x":2}}\n' % seq)
+    own = frozenset({"DSH-E004", "DSH-E008", "DSH-E006", "DSH-W016"})  # (the fold's verdict on it comes after)
+    report = validate_log(write_log(b"".join(lines)), Options(select=own))
+    line = len(lines)
+    assert [(f.code, f.seq, f.line, f.pointer) for f in report.findings] == [
+        ("DSH-E004", seq, line, "/sourceEventSeqs"), ("DSH-E008", seq, line, None),
+        ("DSH-E006", seq, line, "/type"), ("DSH-W016", seq, line, "/data")]
+    assert [f.message for f in report.findings[1:3]] == [
+        "record has seq but no time",
+        'unknown event type "custom/thing" without ignorable: true: dsh refuses to load the log']

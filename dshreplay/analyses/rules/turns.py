@@ -12,6 +12,8 @@ from dshreplay.analyses.turns import Placed, Stored, TurnTracker
 from dshreplay.core.driver import Record, Run
 from dshreplay.jsvalues import MISSING, shown
 
+_INT = frozenset({int})
+
 
 class TurnRules(Family):
     handlers = {"turn/start": "turn_start", "turn/end": "turn_end", "step/start": "step_start",
@@ -109,7 +111,9 @@ class TurnRules(Family):
         data = event.record.get("data")
         self.in_step(event, data)
         sources = event.record.get("sourceEventSeqs")
-        if type(sources) is list:
+        if type(sources) is list and not (_INT.issuperset(map(type, sources)) and self.step_chunks.issuperset(sources)):
+            # (in C, what dsh writes: plain ints, each a chunk of the step; the types first: a True or a
+            # 1.0 equals an int in a set, and a list or an object cannot be looked up in one)
             foreign = [s for s in sources if type(s) is not int or s not in self.step_chunks]
             if foreign:
                 self.add("DSH-E212", f"assistant/message cites {shown(foreign[:5])}"
