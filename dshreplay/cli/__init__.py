@@ -9,7 +9,6 @@ for the decorators of twenty others (bench/startup.py measures it).
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
 from collections.abc import Iterator, MutableMapping
@@ -77,7 +76,8 @@ class LazyCommands(MutableMapping[str, click.Command]):
         command = self._commands[name]
         if isinstance(command, str):
             module, _, attribute = command.partition(":")
-            command = self._commands[name] = getattr(importlib.import_module(module), attribute)
+            __import__(module)  # (the import statement's machinery: `python -X importtime` reports it)
+            command = self._commands[name] = getattr(sys.modules[module], attribute)
         return command
 
     def __setitem__(self, name: str, command: click.Command) -> None:

@@ -85,7 +85,7 @@ def render_table(rows: Sequence[Sequence[object]], headers: Sequence[object] = (
     heads: list[list[str]] = [[h] for h in titles] + [[""]] * (cols - len(titles))
     floor = [max(map(display_width, h)) for h in heads]
     widths = [max(need[i], floor[i] + 2 if titles else 0) for i in range(cols)]
-    numbers = {i for i in range(cols) if i != text_col and all(_NUMBER.match(r[i]) for r in cells)}
+    numbers = {i for i in range(cols) if i != text_col and all(re.match(_NUMBER, r[i]) for r in cells)}
 
     def total() -> int:
         return sum(widths) + 2 * (cols - 1)
@@ -140,7 +140,8 @@ def _pad(cells: Sequence[str], widths: Sequence[int]) -> str:
     return "  ".join(c + " " * (w - display_width(c)) for c, w in zip(cells, widths)).rstrip()
 
 
-_NUMBER = re.compile(r"-|[-+]?[0-9][0-9.,:/%]*\Z")  # a count, a seq, a range "4..18", "277/12356", or "-"
+# (this module's patterns are compiled by `re` on first use, and cached: not at start-up)
+_NUMBER = r"-|[-+]?[0-9][0-9.,:/%]*\Z"  # a count, a seq, a range "4..18", "277/12356", or "-"
 
 
 def display_width(text: str) -> int:
@@ -251,7 +252,7 @@ def _dash(value: object) -> str:
     return "-" if value is None else as_text(value)
 
 
-_C1 = re.compile("[\x80-\x9f]")  # C1 controls: a terminal may act on them, so JSON shows them escaped
+_C1 = "[\x80-\x9f]"  # C1 controls: a terminal may act on them, so JSON shows them escaped
 
 
 def cell_json(value: object) -> Any:
@@ -305,7 +306,7 @@ def json_text(value: object) -> str:
     text = data.decode()
     if b"\xc2" not in data:  # (every C1 character is \xc2\x80 to \xc2\x9f in UTF-8: most text is checked at once)
         return text
-    return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text) if _C1.search(text) else text
+    return re.sub(_C1, lambda m: f"\\u{ord(m.group()):04x}", text) if re.search(_C1, text) else text
 
 
 def envelope_of(failure: DshReplayError) -> dict[str, Any]:
@@ -1073,13 +1074,13 @@ def markdown_label(text: str) -> str:
     """A short log value (a role, a session id) for a Markdown heading: as is
     when it is a plain word, else as a code span, so it is shown and inert."""
     text = one_line(text, 200)
-    return text if _PLAIN_LABEL.fullmatch(text) else _code_span(text)
+    return text if re.fullmatch(_PLAIN_LABEL, text) else _code_span(text)
 
 
 def markdown_marker(marker: str) -> str:
     """A transcript marker (`[turn 1 ended: error AUTH at seq 11]`) for Markdown: as is when it
     holds nothing Markdown acts on, else as a code span (a log value in it could make a link)."""
-    return marker if _PLAIN_MARKER.fullmatch(marker) else _code_span(marker)
+    return marker if re.fullmatch(_PLAIN_MARKER, marker) else _code_span(marker)
 
 
 def _code_span(text: str) -> str:
@@ -1090,8 +1091,8 @@ def _code_span(text: str) -> str:
     return f"{tick} {text} {tick}"
 
 
-_PLAIN_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ./:@-]*")
-_PLAIN_MARKER = re.compile(r"\[[A-Za-z0-9 .,:_/-]*\]")
+_PLAIN_LABEL = r"[A-Za-z0-9][A-Za-z0-9 ./:@-]*"
+_PLAIN_MARKER = r"\[[A-Za-z0-9 .,:_/-]*\]"
 
 
 def unified_text_diff(before: NodeMessages, after: NodeMessages, a: int, b: int) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from dshreplay.analyses.render import _ANSI, _CONTROL, _SPACE, clean, one_line
@@ -104,7 +106,7 @@ def test_a_wrapped_text_column_takes_what_the_others_leave():
 
 def _whole_text_preview(text: str, width: int) -> str:
     """The preview as worked out before: the whole text cleaned and folded, then cut."""
-    flat = _SPACE.sub(" ", text if text.isprintable() else _CONTROL.sub("", _ANSI.sub("", text))).strip()
+    flat = re.sub(_SPACE, " ", text if text.isprintable() else re.sub(_CONTROL, "", re.sub(_ANSI, "", text))).strip()
     return flat if len(flat) <= width else flat[:width - 1] + "…"
 
 
@@ -133,4 +135,4 @@ def test_a_preview_cut_before_it_is_cleaned_is_the_one_the_whole_text_gives(text
 ])
 def test_clean_keeps_newlines_and_tabs_and_strips_escapes_and_controls(text, cleaned):
     assert clean(text) == cleaned
-    assert clean(text) == _CONTROL.sub("", _ANSI.sub("", text))
+    assert clean(text) == re.sub(_CONTROL, "", re.sub(_ANSI, "", text))
