@@ -31,7 +31,7 @@ from dshreplay.errors import (
 from dshreplay.output.reporters import JsonLinesReporter, JsonReporter, TextReporter, envelope_of, json_text
 
 if TYPE_CHECKING:
-    from dshreplay.cli.options import Mapper
+    from dshreplay.core.mapper import Mapper
     from dshreplay.core.progress import Meter
     from dshreplay.io.reader import TornTail
     from dshreplay.options import Options

@@ -13,19 +13,21 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Literal, TypeVar
 
 import click
 
 from dshreplay.cli.params import SEQ, SIZE
-from dshreplay.core.progress import Meter
 from dshreplay.options import Options
 
-__all__ = ["DshCommand", "Mapper", "Output", "Run", "at_option", "global_params", "jobs_options", "log_argument",
+if TYPE_CHECKING:
+    from dshreplay.core.mapper import Mapper
+    from dshreplay.core.progress import Meter
+
+__all__ = ["DshCommand", "Output", "Run", "at_option", "global_params", "jobs_options", "log_argument",
            "output_options", "run_of", "snapshot_option"]
 
 F = TypeVar("F", bound=Callable[..., Any])
-Mapper = Callable[[Callable[[Any], Any], list[Any]], list[Any]]  # mapper(fn, items): [fn(item) ...] in order
 
 
 @dataclass(frozen=True)

@@ -144,10 +144,20 @@ def _pad(cells: Sequence[str], widths: Sequence[int]) -> str:
 _NUMBER = r"-|[-+]?[0-9][0-9.,:/%]*\Z"  # a count, a seq, a range "4..18", "277/12356", or "-"
 
 
+_OWN_MARKS = str.maketrans("", "", "…·─└")  # the marks our tables add ("…" ends a cut cell): one column each
+
+
+def _narrow(text: str) -> bool:
+    """Whether every character of `text` takes one column for sure: ASCII and our own marks.
+    (Then its width is its length, and wcwidth, 20 ms to import, is not needed: a table
+    of ASCII text, cut with "…", is drawn without it.)"""
+    return text.isascii() or text.translate(_OWN_MARKS).isascii()
+
+
 def display_width(text: str) -> int:
     """How many terminal columns `text` takes: two for a wide (CJK) character or an emoji,
     none for a combining mark (wcwidth), one for the rest."""
-    if text.isascii():
+    if _narrow(text):
         return len(text)
     from wcwidth import width
     return max(width(text), 0)
@@ -165,7 +175,7 @@ def clip_end(text: str, width: int) -> str:
 def _columns(text: str, start: int, end: int) -> str:
     """The part of `text` in display columns [start, end) (a wide character split by a
     border becomes a space, so the part keeps its width)."""
-    if text.isascii():
+    if _narrow(text):
         return text[start:end]
     from wcwidth import clip
     return clip(text, start, end)
@@ -242,9 +252,19 @@ def _middle(text: str, width: int) -> str:
 
 
 def terminal_width() -> int:
-    """The terminal's width ($COLUMNS first), 100 when the output is not a terminal."""
-    import shutil
-    return max(shutil.get_terminal_size((WIDTH, 24)).columns, 40)
+    """The terminal's width ($COLUMNS first), 100 when the output is not a terminal: the rule
+    of shutil.get_terminal_size for the columns, without importing shutil (with zlib, bz2
+    and lzma: ~2 ms of a table's start-up)."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0 and sys.__stdout__ is not None:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return max(columns or WIDTH, 40)
 
 
 def _dash(value: object) -> str:

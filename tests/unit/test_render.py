@@ -49,6 +49,16 @@ def test_display_width_counts_wide_characters_twice_and_combining_marks_not_at_a
     assert display_width("abc") == 3
 
 
+@pytest.mark.parametrize("text", ["abc…", "… 12 · seq 4 ──", "└─ [3] a…b", "…", "·─└…", "a\u00b7b"])
+def test_text_of_ascii_and_our_marks_is_measured_and_cut_as_wcwidth_measures_and_cuts_it(text):
+    import wcwidth
+
+    from dshreplay.output.reporters import _columns, display_width
+    assert display_width(text) == wcwidth.width(text) == len(text)
+    assert [_columns(text, a, b) for a in range(3) for b in range(a, len(text) + 2)] == \
+        [wcwidth.clip(text, a, b) for a in range(3) for b in range(a, len(text) + 2)]
+
+
 @pytest.mark.parametrize("width", [60, 80, 200])
 def test_a_table_of_cjk_text_fits_its_width_in_display_columns(width):
     from dshreplay.output.reporters import render_table
