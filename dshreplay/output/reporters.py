@@ -228,9 +228,12 @@ def _break_header(header: str) -> list[str]:
 
 def _wrap(text: str, width: int) -> list[str]:
     """`text` wrapped to `width` display columns, its own line breaks kept."""
-    from wcwidth import wrap
     out = []
     for para in text.split("\n"):
+        if len(para) <= width and para.isprintable() and _narrow(para) and para == para.strip():
+            out.append(para)  # (it fits as it is: what wrap gives, without importing wcwidth)
+            continue
+        from wcwidth import wrap
         out.extend(wrap(para, width, break_long_words=True, break_on_hyphens=False) or [""])
     return out
 

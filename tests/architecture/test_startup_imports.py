@@ -87,6 +87,8 @@ def test_validate_imports_its_schemas_but_no_export_dask_or_zstandard(small_log)
     assert {"dshreplay.analyses.validate", "jsonschema_rs"} <= modules
     assert modules & HEAVY <= {"dshreplay.analyses.validate", "dshreplay.analyses.schemas",
                                "dshreplay.analyses.rules", "jsonschema_rs", "dshreplay.core.parallel"}
+    # (nor pickle, for the pool it does not start, nor wcwidth, for the summary line that fits as it is)
+    assert modules & (OTHER_COMMANDS | {"pickle", "wcwidth"}) == {"dshreplay.cli.checks"}
 
 
 def test_export_without_a_key_imports_neither_dask_cryptography_nor_zstandard(small_log, tmp_path):

@@ -59,6 +59,18 @@ def test_text_of_ascii_and_our_marks_is_measured_and_cut_as_wcwidth_measures_and
         [wcwidth.clip(text, a, b) for a in range(3) for b in range(a, len(text) + 2)]
 
 
+@pytest.mark.parametrize("text", ["1 files: 1 ok, 0 with errors", "a  b\n\n c", "x" * 30, "ab…cd · e", "", " ",
+                                  "tab\there", "wide 中文 text", "two words"])
+@pytest.mark.parametrize("width", [5, 12, 30])
+def test_wrapping_gives_what_wcwidth_wraps_whether_or_not_it_is_imported(text, width):
+    import wcwidth
+
+    from dshreplay.output.reporters import _wrap
+    assert _wrap(text, width) == [line for para in text.split("\n")
+                                  for line in wcwidth.wrap(para, width, break_long_words=True,
+                                                           break_on_hyphens=False) or [""]]
+
+
 @pytest.mark.parametrize("width", [60, 80, 200])
 def test_a_table_of_cjk_text_fits_its_width_in_display_columns(width):
     from dshreplay.output.reporters import render_table
