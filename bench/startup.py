@@ -11,8 +11,11 @@ checkout's root that holds a `dshreplay/` folder, such as `git worktree add
 /tmp/main main` makes), every dshreplay command also runs from SRC in the same
 rounds, so the table compares the two same-run. Each package is found by
 PYTHONPATH, from a scratch folder (not the current one), and compiled first.
+With --instructions, each command also runs once under valgrind's callgrind,
+which counts the instructions it executed: a figure other work on a shared
+machine does not change (skipped with a note when valgrind is not there).
 
-    python bench/startup.py [--rounds 21] [--importtime 12] [--against SRC]
+    python bench/startup.py [--rounds 21] [--importtime 12] [--against SRC] [--instructions]
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import argparse
 import compileall
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -102,6 +106,16 @@ def package_from(root: Path | None) -> Iterator[None]:
             os.environ["PYTHONPATH"] = before
 
 
+def instructions(argv: list[str]) -> float | None:
+    """Millions of instructions one run executes (callgrind's count), or None without valgrind."""
+    if shutil.which("valgrind") is None:
+        return None
+    proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *argv],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    found = re.search(r"Collected : (\d+)", proc.stderr)
+    return int(found[1]) / 1e6 if found else None
+
+
 _IMPORT_LINE = re.compile(r"import time:\s*(\d+) \|\s*(\d+) \|( *)(\S.*)")
 
 
@@ -117,11 +131,18 @@ def top_imports(argv: list[str], top: int) -> list[tuple[int, int, str]]:
     return sorted(rows, key=lambda r: -r[1])[:top]
 
 
+BASELINE = "python -c 'import orjson' (baseline)"
+
+
 def table(results: dict[str, dict]) -> str:
-    base = results["python -c 'import orjson' (baseline)"]["cpu"]
+    base = results[BASELINE]["cpu"]
+    counted = all("instructions" in r for r in results.values())
     rows = [(name, f"{r['cpu'] * 1000:.0f}", f"{r['cpu_min'] * 1000:.0f}", f"{r['cpu'] / base:.2f}x",
-             f"{r['wall'] * 1000:.0f}") for name, r in results.items()]
-    head = ("command (10-event log)", "CPU ms median", "CPU ms min", "vs import orjson", "wall ms median")
+             f"{r['wall'] * 1000:.0f}") + ((f"{r['instructions']:.0f}",
+                                            f"{r['instructions'] / results[BASELINE]['instructions']:.2f}x")
+                                           if counted else ()) for name, r in results.items()]
+    head = ("command (10-event log)", "CPU ms median", "CPU ms min", "vs import orjson", "wall ms median") + (
+        ("M instructions", "vs import orjson") if counted else ())
     widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
     fmt = "  ".join(f"{{:<{widths[0]}}}" if i == 0 else f"{{:>{w}}}" for i, w in enumerate(widths))
     return "\n".join([fmt.format(*head), fmt.format(*("-" * w for w in widths))] + [fmt.format(*r) for r in rows])
@@ -132,6 +153,8 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=21, help="runs of every command, interleaved")
     parser.add_argument("--importtime", type=int, metavar="N", default=0,
                         help="also show each dshreplay command's N costliest imports (python -X importtime)")
+    parser.add_argument("--instructions", action="store_true",
+                        help="also count each command's instructions once, under valgrind (callgrind)")
     parser.add_argument("--against", type=Path, metavar="SRC",
                         help="also run every command with the dshreplay of this checkout root, in the same rounds")
     args = parser.parse_args(argv)
@@ -147,6 +170,13 @@ def main(argv=None) -> int:
         cmds = commands(small_log(scratch / "session.jsonl"), scratch, args.against)
         load = os.getloadavg()[0]
         results = measure(cmds, args.rounds)
+        for name, command, root in cmds if args.instructions else ():
+            with package_from(root):
+                count = instructions(command)
+            if count is None:
+                print("(no valgrind here: instructions not counted)")
+                break
+            results[name]["instructions"] = count
         print(table(results))
         print(f"({args.rounds} interleaved rounds; load average {load:.2f} before, {os.getloadavg()[0]:.2f} after, "
               f"on {os.cpu_count()} cores: other work on the machine raises every figure, the ratios less)")
