@@ -6,7 +6,6 @@ when one of them runs (or the help lists them): see `cli.COMMANDS`.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -110,7 +109,7 @@ def transcript(log: str, fmt: str, reasoning: bool, output: Output) -> None:
     session = open_log(log)
     entries = session.transcript(reasoning)
     if fmt == "json" and not output.machine:  # (--format json is --json)
-        output = run_of().output = replace(output, format="json")
+        output = run_of().output = output._replace(format="json")
     reporter = reporter_for(output)
     answered_prefix(session, reporter)
     reporter.transcript(entries, markdown=fmt == "markdown")
