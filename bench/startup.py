@@ -6,10 +6,10 @@ this measures it. Every command runs in its own process, in interleaved rounds
 minimum) of the process's CPU time (user + system) over the rounds, with the
 ratio to the bare `python -c "import orjson"` of the same rounds. The goal for
 `fold` is 60 ms CPU. With --importtime, `python -X importtime` shows the
-modules each command imported that cost it most. With --against SRC (a
-checkout's root that holds a `dshreplay/` folder, such as `git worktree add
-/tmp/main main` makes), every dshreplay command also runs from SRC in the same
-rounds, so the table compares the two same-run. Each package is found by
+modules each command imported that cost it most (the least of 5 runs). With
+--against SRC (a checkout's root that holds a `dshreplay/` folder, such as
+`git worktree add /tmp/main main` makes), every dshreplay command also runs
+from SRC in the same rounds, so the table compares the two same-run. Each package is found by
 PYTHONPATH, from a scratch folder (not the current one), and compiled first.
 With --instructions, each command also runs once under valgrind's callgrind,
 which counts the instructions it executed: a figure other work on a shared
@@ -119,15 +119,20 @@ def instructions(argv: list[str]) -> float | None:
 _IMPORT_LINE = re.compile(r"import time:\s*(\d+) \|\s*(\d+) \|( *)(\S.*)")
 
 
-def top_imports(argv: list[str], top: int) -> list[tuple[int, int, str]]:
+def top_imports(argv: list[str], top: int, runs: int = 5) -> list[tuple[int, int, str]]:
     """(self µs, cumulative µs, module) of the `top` imports with the largest
-    cumulative time that no other measured import contains (the top level)."""
-    proc = subprocess.run([argv[0], "-X", "importtime", *argv[1:]], capture_output=True, text=True)
-    rows = []
-    for line in proc.stderr.splitlines():
-        m = _IMPORT_LINE.match(line)
-        if m and len(m[3]) <= 3:  # a module imported at the top, or directly by one
-            rows.append((int(m[1]), int(m[2]), ("  " if len(m[3]) == 3 else "") + m[4]))
+    cumulative time that no other measured import contains (the top level),
+    each the minimum over `runs` runs (one run's figures move with the machine's load)."""
+    best: dict[str, tuple[int, int]] = {}
+    for _ in range(runs):
+        proc = subprocess.run([argv[0], "-X", "importtime", *argv[1:]], capture_output=True, text=True)
+        for line in proc.stderr.splitlines():
+            m = _IMPORT_LINE.match(line)
+            if m and len(m[3]) <= 3:  # a module imported at the top, or directly by one
+                name = ("  " if len(m[3]) == 3 else "") + m[4]
+                own, total = best.get(name, (int(m[1]), int(m[2])))
+                best[name] = (min(own, int(m[1])), min(total, int(m[2])))
+    rows = [(own, total, name) for name, (own, total) in best.items()]
     return sorted(rows, key=lambda r: -r[1])[:top]
 
 
