@@ -125,7 +125,7 @@ def parse_count(text: JSONValue, maximum: int) -> int | None:
     `str.isdigit()` accepts "²" and other scripts' digits, which int() then
     refuses or reads, and int() of thousands of digits raises, so the length
     is checked first."""
-    if type(text) is not str or not _DIGITS.fullmatch(text) or maximum < 0:
+    if type(text) is not str or not re.fullmatch(_DIGITS, text) or maximum < 0:
         return None
     if len(text.lstrip("0")) > len(str(maximum)):
         return None
@@ -133,7 +133,7 @@ def parse_count(text: JSONValue, maximum: int) -> int | None:
     return value if value <= maximum else None
 
 
-_DIGITS = re.compile(r"[0-9]+")
+_DIGITS = r"[0-9]+"  # (compiled by `re` on first use, and cached: not at start-up)
 
 
 def js_equal(a: JSONValue, b: JSONValue) -> bool:

@@ -22,14 +22,14 @@ DEFAULT_MAX_BYTES = 8 * 1024**3  # ceiling on decompressed zstd text
 DEFAULT_MAX_LINE = 256 * 1024**2  # ceiling on one line: a line with no end stops there
 MAX_SIZE = 1024**5  # the largest size a ceiling may be set to (1P): past what any file system holds
 _SCALES = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4, "P": 1024**5}
-_SIZE = re.compile(r"([0-9]+)([KMGTP]?)")
+_SIZE = r"([0-9]+)([KMGTP]?)"  # (compiled by `re` on first use, and cached: not at start-up)
 
 
 def parse_size(text: str) -> int:
     """A size such as 500M or 4G (ASCII digits, then K, M, G, T or P, any case)
     in bytes, from 1 to MAX_SIZE. The one parser of sizes; ValueError says
     what is wanted."""
-    match = _SIZE.fullmatch(text.strip().upper()) if type(text) is str else None
+    match = re.fullmatch(_SIZE, text.strip().upper()) if type(text) is str else None
     number = parse_count(match.group(1), MAX_SIZE) if match else None
     scale = _SCALES[match.group(2)] if match else 0
     if number is None or not 0 < number * scale <= MAX_SIZE:

@@ -15,17 +15,18 @@ if TYPE_CHECKING:
     from dshreplay.analyses.tools import ToolCall
     from dshreplay.analyses.turns import Stored
 
-_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
-_SPACE = re.compile(r"\s+")
-_OPEN = re.compile(r"\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*)?\Z")  # an escape sequence the end may cut short
+# (patterns compiled by `re` on first use, and cached: `fold --json` starts without them)
+_ANSI = r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])"
+_CONTROL = r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]"
+_SPACE = r"\s+"
+_OPEN = r"\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*)?\Z"  # an escape sequence the end may cut short
 
 
 def clean(text: str) -> str:
     """Strip ANSI escapes and control characters (newlines and tabs stay)."""
     if text.isprintable() or text.replace("\n", "").replace("\t", "").isprintable():
         return text  # the common case: nothing to strip (an escape, every _CONTROL character is unprintable)
-    return _CONTROL.sub("", _ANSI.sub("", text))
+    return re.sub(_CONTROL, "", re.sub(_ANSI, "", text))
 
 
 def one_line(text: str, width: int) -> str:
@@ -59,7 +60,7 @@ def _head(text: str, size: int) -> str:
         return text
     head = text[:size]
     esc = head.rfind("\x1b")  # (no sequence holds an ESC but an OSC's closing one, which ends it)
-    return head[:esc] if esc >= 0 and _OPEN.match(head, esc) else head
+    return head[:esc] if esc >= 0 and re.compile(_OPEN).match(head, esc) else head
 
 
 def role_of(event_type: Any, message: Any) -> str:
@@ -147,7 +148,7 @@ def _block_text(block: Any, depth: int = 0, tools: Mapping[str, object] | None =
 
 def _label(value: object) -> str:
     """A tool name or call id inside a [call ...] or [result ...] label, on one line."""
-    return _SPACE.sub(" ", as_text(value)).strip()
+    return re.sub(_SPACE, " ", as_text(value)).strip()
 
 
 def _id(value: object) -> str:

@@ -12,25 +12,27 @@ it is parsed, so given in both places, the one after the subcommand wins.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Literal, NamedTuple, TypeVar
 
 import click
 
 from dshreplay.cli.params import SEQ, SIZE
-from dshreplay.core.progress import Meter
 from dshreplay.options import Options
 
-__all__ = ["DshCommand", "Mapper", "Output", "Run", "at_option", "global_params", "jobs_options", "log_argument",
+if TYPE_CHECKING:
+    from dshreplay.core.mapper import Mapper
+    from dshreplay.core.progress import Meter
+
+__all__ = ["DshCommand", "Output", "Run", "at_option", "global_params", "jobs_options", "log_argument",
            "output_options", "run_of", "snapshot_option"]
 
 F = TypeVar("F", bound=Callable[..., Any])
-Mapper = Callable[[Callable[[Any], Any], list[Any]], list[Any]]  # mapper(fn, items): [fn(item) ...] in order
 
 
-@dataclass(frozen=True)
-class Output:
-    """The output a command was asked for: tables (`wide`: cells whole), one JSON value, or JSON lines."""
+class Output(NamedTuple):
+    """The output a command was asked for: tables (`wide`: cells whole), one JSON value, or JSON lines.
+
+    (This and `Run` are no dataclasses: building one costs every start-up ~1 ms.)"""
 
     format: Literal["text", "json", "jsonl"] = "text"
     wide: bool = False
@@ -41,17 +43,17 @@ class Output:
         return self.format != "text"
 
 
-@dataclass
 class Run:
     """What one run of the command line carries (click's root `ctx.obj`)."""
 
-    options: Options = field(default_factory=Options)
-    debug: bool = False
-    output: Output = field(default_factory=Output)
-    mapper: Mapper | None = None  # set by `dshreplay fleet`: logs mapped on a Dask cluster
-    meter: Meter | None = None
-    metered: bool = False  # the command's meter was made (it may be None: no terminal)
-    exit: int | None = None  # the exit code of an answer cut short, given when the command ends
+    def __init__(self) -> None:
+        self.options = Options()
+        self.debug = False
+        self.output = Output()
+        self.mapper: Mapper | None = None  # set by `dshreplay fleet`: logs mapped on a Dask cluster
+        self.meter: Meter | None = None
+        self.metered = False  # the command's meter was made (it may be None: no terminal)
+        self.exit: int | None = None  # the exit code of an answer cut short, given when the command ends
 
 
 def run_of(ctx: click.Context | None = None) -> Run:

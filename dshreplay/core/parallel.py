@@ -21,7 +21,6 @@ validates in about a millisecond).
 from __future__ import annotations
 
 import os
-import pickle
 from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, TypeVar
 
 from dshreplay.core.progress import LOGS
@@ -64,6 +63,7 @@ class Shipped(Generic[T]):
         self.fn = fn
 
     def __call__(self, item: T) -> bytes:
+        import pickle  # (in the worker: a log read in one process never imports it)
         result = self.fn(item)
         with nesting_room():
             return pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
@@ -71,6 +71,7 @@ class Shipped(Generic[T]):
 
 def landed(shipped: bytes) -> Any:
     """A result a `Shipped` function sent back (what its function returned: the caller knows which)."""
+    import pickle
     return pickle.loads(shipped)
 
 

@@ -85,7 +85,7 @@ def render_table(rows: Sequence[Sequence[object]], headers: Sequence[object] = (
     heads: list[list[str]] = [[h] for h in titles] + [[""]] * (cols - len(titles))
     floor = [max(map(display_width, h)) for h in heads]
     widths = [max(need[i], floor[i] + 2 if titles else 0) for i in range(cols)]
-    numbers = {i for i in range(cols) if i != text_col and all(_NUMBER.match(r[i]) for r in cells)}
+    numbers = {i for i in range(cols) if i != text_col and all(re.match(_NUMBER, r[i]) for r in cells)}
 
     def total() -> int:
         return sum(widths) + 2 * (cols - 1)
@@ -140,13 +140,24 @@ def _pad(cells: Sequence[str], widths: Sequence[int]) -> str:
     return "  ".join(c + " " * (w - display_width(c)) for c, w in zip(cells, widths)).rstrip()
 
 
-_NUMBER = re.compile(r"-|[-+]?[0-9][0-9.,:/%]*\Z")  # a count, a seq, a range "4..18", "277/12356", or "-"
+# (this module's patterns are compiled by `re` on first use, and cached: not at start-up)
+_NUMBER = r"-|[-+]?[0-9][0-9.,:/%]*\Z"  # a count, a seq, a range "4..18", "277/12356", or "-"
+
+
+_OWN_MARKS = str.maketrans("", "", "…·─└")  # the marks our tables add ("…" ends a cut cell): one column each
+
+
+def _narrow(text: str) -> bool:
+    """Whether every character of `text` takes one column for sure: ASCII and our own marks.
+    (Then its width is its length, and wcwidth, 20 ms to import, is not needed: a table
+    of ASCII text, cut with "…", is drawn without it.)"""
+    return text.isascii() or text.translate(_OWN_MARKS).isascii()
 
 
 def display_width(text: str) -> int:
     """How many terminal columns `text` takes: two for a wide (CJK) character or an emoji,
     none for a combining mark (wcwidth), one for the rest."""
-    if text.isascii():
+    if _narrow(text):
         return len(text)
     from wcwidth import width
     return max(width(text), 0)
@@ -164,7 +175,7 @@ def clip_end(text: str, width: int) -> str:
 def _columns(text: str, start: int, end: int) -> str:
     """The part of `text` in display columns [start, end) (a wide character split by a
     border becomes a space, so the part keeps its width)."""
-    if text.isascii():
+    if _narrow(text):
         return text[start:end]
     from wcwidth import clip
     return clip(text, start, end)
@@ -217,9 +228,12 @@ def _break_header(header: str) -> list[str]:
 
 def _wrap(text: str, width: int) -> list[str]:
     """`text` wrapped to `width` display columns, its own line breaks kept."""
-    from wcwidth import wrap
     out = []
     for para in text.split("\n"):
+        if len(para) <= width and para.isprintable() and _narrow(para) and para == para.strip():
+            out.append(para)  # (it fits as it is: what wrap gives, without importing wcwidth)
+            continue
+        from wcwidth import wrap
         out.extend(wrap(para, width, break_long_words=True, break_on_hyphens=False) or [""])
     return out
 
@@ -241,9 +255,19 @@ def _middle(text: str, width: int) -> str:
 
 
 def terminal_width() -> int:
-    """The terminal's width ($COLUMNS first), 100 when the output is not a terminal."""
-    import shutil
-    return max(shutil.get_terminal_size((WIDTH, 24)).columns, 40)
+    """The terminal's width ($COLUMNS first), 100 when the output is not a terminal: the rule
+    of shutil.get_terminal_size for the columns, without importing shutil (with zlib, bz2
+    and lzma: ~2 ms of a table's start-up)."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0 and sys.__stdout__ is not None:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return max(columns or WIDTH, 40)
 
 
 def _dash(value: object) -> str:
@@ -251,7 +275,7 @@ def _dash(value: object) -> str:
     return "-" if value is None else as_text(value)
 
 
-_C1 = re.compile("[\x80-\x9f]")  # C1 controls: a terminal may act on them, so JSON shows them escaped
+_C1 = "[\x80-\x9f]"  # C1 controls: a terminal may act on them, so JSON shows them escaped
 
 
 def cell_json(value: object) -> Any:
@@ -305,7 +329,7 @@ def json_text(value: object) -> str:
     text = data.decode()
     if b"\xc2" not in data:  # (every C1 character is \xc2\x80 to \xc2\x9f in UTF-8: most text is checked at once)
         return text
-    return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text) if _C1.search(text) else text
+    return re.sub(_C1, lambda m: f"\\u{ord(m.group()):04x}", text) if re.search(_C1, text) else text
 
 
 def envelope_of(failure: DshReplayError) -> dict[str, Any]:
@@ -1073,13 +1097,13 @@ def markdown_label(text: str) -> str:
     """A short log value (a role, a session id) for a Markdown heading: as is
     when it is a plain word, else as a code span, so it is shown and inert."""
     text = one_line(text, 200)
-    return text if _PLAIN_LABEL.fullmatch(text) else _code_span(text)
+    return text if re.fullmatch(_PLAIN_LABEL, text) else _code_span(text)
 
 
 def markdown_marker(marker: str) -> str:
     """A transcript marker (`[turn 1 ended: error AUTH at seq 11]`) for Markdown: as is when it
     holds nothing Markdown acts on, else as a code span (a log value in it could make a link)."""
-    return marker if _PLAIN_MARKER.fullmatch(marker) else _code_span(marker)
+    return marker if re.fullmatch(_PLAIN_MARKER, marker) else _code_span(marker)
 
 
 def _code_span(text: str) -> str:
@@ -1090,8 +1114,8 @@ def _code_span(text: str) -> str:
     return f"{tick} {text} {tick}"
 
 
-_PLAIN_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ./:@-]*")
-_PLAIN_MARKER = re.compile(r"\[[A-Za-z0-9 .,:_/-]*\]")
+_PLAIN_LABEL = r"[A-Za-z0-9][A-Za-z0-9 ./:@-]*"
+_PLAIN_MARKER = r"\[[A-Za-z0-9 .,:_/-]*\]"
 
 
 def unified_text_diff(before: NodeMessages, after: NodeMessages, a: int, b: int) -> str:

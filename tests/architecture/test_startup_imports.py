@@ -4,8 +4,12 @@ A script that runs dshreplay over 10,000 small logs pays the start-up 10,000
 times, so `fold` of a plain log starts without the validator and its schemas,
 the export machinery (bundle, redaction and RE2, HTML report, signing), the
 process pool, zstandard, Dask or cryptography; zstandard comes only with a
-zstd log. Checked on the real command in a child process, by the modules
-`python -X importtime` says it imported (what it costs: bench/startup.py).
+zstd log. Nor does it pay for what a table of ASCII text does not need (wcwidth,
+20 ms; shutil, with zlib, bz2 and lzma; hashlib), for the other commands'
+modules (each family of commands is imported when one of them runs), or for a
+fast JSON decoder meant for large logs (msgspec, simdjson: imported once a log
+is large, if ever). Checked on the real command in a child process, by the
+modules `python -X importtime` says it imported (what it costs: bench/startup.py).
 """
 
 from __future__ import annotations
@@ -23,7 +27,13 @@ HEAVY = frozenset({
     "dshreplay.analyses.schemas", "dshreplay.analyses.rules", "dshreplay.output.bundle",
     "dshreplay.output.redact", "dshreplay.output.htmlreport", "dshreplay.output.signing",
     "dshreplay.output.chain", "dshreplay.core.parallel", "jinja2", "markupsafe", "dshreplay.output.reportview",
+    "msgspec", "simdjson",
 })
+# the other families of commands (a reading command imports its own: dshreplay.cli.view or .history)
+OTHER_COMMANDS = frozenset({"dshreplay.cli.checks", "dshreplay.cli.export", "dshreplay.cli.aggregate",
+                            "dshreplay.cli.database", "dshreplay.cli.fleet"})
+# what a table of ASCII text cut with "…" does without (wrapping a column, as `request --list` does, takes wcwidth)
+NOT_FOR_A_FOLD = frozenset({"wcwidth", "shutil", "zlib", "hashlib", "textwrap", "dshreplay.cli.history"})
 
 
 def run_importing(*args) -> tuple[subprocess.CompletedProcess, set[str]]:
@@ -49,7 +59,19 @@ def test_reading_a_plain_log_imports_none_of_the_heavy_machinery(small_log, comm
     proc, modules = run_importing(command[0], small_log, *command[1:])
     assert proc.returncode == 0, proc.stderr
     assert "dshreplay.core.driver" in modules  # (it did run the one pass)
-    assert modules & HEAVY == set()
+    assert modules & (HEAVY | OTHER_COMMANDS) == set()
+
+
+@pytest.mark.parametrize("json", [[], ["--json"]])
+def test_fold_of_an_ascii_log_imports_no_wcwidth_shutil_or_other_command(clean, write_log, json):
+    clean.end_step()
+    clean.user("please " * 40)  # (wider than its column: cut with "…")
+    proc, modules = run_importing("fold", write_log(clean), *json)
+    assert proc.returncode == 0, proc.stderr
+    cut = [line for line in proc.stdout.splitlines() if "please please" in line and line.endswith("…")]
+    assert len(cut) == (0 if json else 1)
+    assert "dshreplay.cli.view" in modules
+    assert modules & NOT_FOR_A_FOLD == set()
 
 
 def test_a_zstd_log_brings_zstandard_and_nothing_else_heavy(clean, write_log):
@@ -65,6 +87,8 @@ def test_validate_imports_its_schemas_but_no_export_dask_or_zstandard(small_log)
     assert {"dshreplay.analyses.validate", "jsonschema_rs"} <= modules
     assert modules & HEAVY <= {"dshreplay.analyses.validate", "dshreplay.analyses.schemas",
                                "dshreplay.analyses.rules", "jsonschema_rs", "dshreplay.core.parallel"}
+    # (nor pickle, for the pool it does not start, nor wcwidth, for the summary line that fits as it is)
+    assert modules & (OTHER_COMMANDS | {"pickle", "wcwidth"}) == {"dshreplay.cli.checks"}
 
 
 def test_export_without_a_key_imports_neither_dask_cryptography_nor_zstandard(small_log, tmp_path):
@@ -74,3 +98,12 @@ def test_export_without_a_key_imports_neither_dask_cryptography_nor_zstandard(sm
     assert {"dshreplay.output.bundle", "re2"} <= modules
     # (multiprocessing comes with detect-secrets, the source of export's default rules, which imports it)
     assert modules & {"dask", "distributed", "cryptography", "zstandard"} == set()
+
+
+def test_every_command_is_where_the_table_says_and_none_is_imported_before_it_runs():
+    from dshreplay.cli import COMMANDS, cli
+    proc, modules = run_importing("--version")
+    assert proc.returncode == 0 and proc.stdout.startswith("dshreplay, version ")
+    assert {m for m in modules if m.startswith("dshreplay.cli.")} == {"dshreplay.cli.options", "dshreplay.cli.params"}
+    assert {name: cli.commands[name].name for name in COMMANDS} == {name: name for name in COMMANDS}
+    assert len(COMMANDS) == 19 and sorted(cli.commands["fleet"].commands) == ["export", "index", "stats", "validate"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from dshreplay.analyses.render import _ANSI, _CONTROL, _SPACE, clean, one_line
@@ -45,6 +47,28 @@ def test_display_width_counts_wide_characters_twice_and_combining_marks_not_at_a
     assert display_width("🚀") == 2
     assert display_width("e\u0301") == 1
     assert display_width("abc") == 3
+
+
+@pytest.mark.parametrize("text", ["abc…", "… 12 · seq 4 ──", "└─ [3] a…b", "…", "·─└…", "a\u00b7b"])
+def test_text_of_ascii_and_our_marks_is_measured_and_cut_as_wcwidth_measures_and_cuts_it(text):
+    import wcwidth
+
+    from dshreplay.output.reporters import _columns, display_width
+    assert display_width(text) == wcwidth.width(text) == len(text)
+    assert [_columns(text, a, b) for a in range(3) for b in range(a, len(text) + 2)] == \
+        [wcwidth.clip(text, a, b) for a in range(3) for b in range(a, len(text) + 2)]
+
+
+@pytest.mark.parametrize("text", ["1 files: 1 ok, 0 with errors", "a  b\n\n c", "x" * 30, "ab…cd · e", "", " ",
+                                  "tab\there", "wide 中文 text", "two words"])
+@pytest.mark.parametrize("width", [5, 12, 30])
+def test_wrapping_gives_what_wcwidth_wraps_whether_or_not_it_is_imported(text, width):
+    import wcwidth
+
+    from dshreplay.output.reporters import _wrap
+    assert _wrap(text, width) == [line for para in text.split("\n")
+                                  for line in wcwidth.wrap(para, width, break_long_words=True,
+                                                           break_on_hyphens=False) or [""]]
 
 
 @pytest.mark.parametrize("width", [60, 80, 200])
@@ -104,7 +128,7 @@ def test_a_wrapped_text_column_takes_what_the_others_leave():
 
 def _whole_text_preview(text: str, width: int) -> str:
     """The preview as worked out before: the whole text cleaned and folded, then cut."""
-    flat = _SPACE.sub(" ", text if text.isprintable() else _CONTROL.sub("", _ANSI.sub("", text))).strip()
+    flat = re.sub(_SPACE, " ", text if text.isprintable() else re.sub(_CONTROL, "", re.sub(_ANSI, "", text))).strip()
     return flat if len(flat) <= width else flat[:width - 1] + "…"
 
 
@@ -133,4 +157,4 @@ def test_a_preview_cut_before_it_is_cleaned_is_the_one_the_whole_text_gives(text
 ])
 def test_clean_keeps_newlines_and_tabs_and_strips_escapes_and_controls(text, cleaned):
     assert clean(text) == cleaned
-    assert clean(text) == _CONTROL.sub("", _ANSI.sub("", text))
+    assert clean(text) == re.sub(_CONTROL, "", re.sub(_ANSI, "", text))
