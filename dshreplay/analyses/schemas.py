@@ -49,8 +49,10 @@ PLACEHOLDER = re.compile(r"\{\{[A-Za-z0-9_.-]+\}\}")
 
 def schema_dir() -> Path:
     """The folder holding the schema files (package data, or the source tree)."""
-    from importlib import resources  # here: it costs every start-up 8 ms
-    return Path(str(resources.files("dshreplay.schema_files")))
+    from importlib.util import find_spec  # (importlib.resources imports tempfile, shutil and zipfile: ~5 ms)
+    spec = find_spec("dshreplay.schema_files")
+    assert spec is not None and spec.submodule_search_locations is not None  # (package data, always installed)
+    return Path(next(iter(spec.submodule_search_locations)))
 
 
 def event_schema_name(event_type: str) -> str:
