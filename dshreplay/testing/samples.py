@@ -337,10 +337,15 @@ DAMAGE = ("bad-json", "missing", "duplicate", "swap")
 
 def damaged(b: LogBuilder, kind: str, seq: int) -> bytes:
     """The runtime log of `b` (unpacked: event `seq` on line seq + 2) with one kind of damage
-    at event `seq`: its line is not JSON (bad-json), it is left out (missing), written twice
-    (duplicate), or swapped with the next line (swap)."""
-    lines = b.to_bytes().splitlines(keepends=True)
-    at = seq + 1  # (line 0 is the header)
+    at event `seq` (see `damage_line`)."""
+    return damage_line(b.to_bytes().splitlines(keepends=True), kind, seq + 1)  # (line 0 is the header)
+
+
+def damage_line(lines: list[bytes], kind: str, at: int) -> bytes:
+    """The text of `lines` with one kind of damage at line index `at`: its line is not JSON
+    (bad-json), it is left out (missing), written twice (duplicate), or swapped with the next
+    line)."""
+    lines = list(lines)
     if kind == "bad-json":
         lines[at] = lines[at][:len(lines[at]) // 2] + b"\n"
     elif kind == "missing":
@@ -348,6 +353,8 @@ def damaged(b: LogBuilder, kind: str, seq: int) -> bytes:
     elif kind == "duplicate":
         lines.insert(at, lines[at])
     elif kind == "swap":
+        if at + 1 >= len(lines):
+            raise ValueError(f"no line after line index {at} to swap it with")
         lines[at], lines[at + 1] = lines[at + 1], lines[at]
     else:
         raise ValueError(f"damage is one of {DAMAGE}, not {kind!r}")

@@ -9,7 +9,7 @@ import pytest
 from dshreplay.core.driver import STOP, Observer, fold_report, run_pass, states_at
 from dshreplay.core.surface import counted_only
 from dshreplay.io.reader import LogReader, LogSource
-from dshreplay.testing.samples import DAMAGE, LogBuilder, compacted, damaged
+from dshreplay.testing.samples import DAMAGE, LogBuilder, compacted, damage_line, damaged
 
 
 def small() -> LogBuilder:
@@ -94,28 +94,17 @@ def test_views_at_seqs_inside_a_run_are_those_of_the_seqs(write_log):
 
 
 def _line_damage(lines: list[bytes], kind: str, at: int) -> bytes:
-    lines = list(lines)
-    if kind == "bad-json":
-        lines[at] = lines[at][:len(lines[at]) // 2] + b"\n"
-    elif kind == "missing":
-        del lines[at]
-    elif kind == "duplicate":
-        lines.insert(at, lines[at])
-    elif kind == "swap" and at + 1 < len(lines):
-        lines[at], lines[at + 1] = lines[at + 1], lines[at]
-    elif kind == "bad-row":  # a packed row whose data is not the shape dsh writes
-        record = orjson.loads(lines[at])
-        if "seq0" not in record:
-            return b"".join(lines)
+    """`damage_line`'s kinds, and two of a packed row's own: data not of dsh's shape, a seq0 off its place."""
+    if kind not in ("bad-row", "row-seq0"):
+        return damage_line(lines, kind, at)
+    record = orjson.loads(lines[at])
+    if "seq0" not in record:
+        return b"".join(lines)
+    if kind == "bad-row":
         record["data"]["dt"] = record["data"]["dt"] + [1]
-        lines[at] = orjson.dumps(record) + b"\n"
-    elif kind == "row-seq0":  # a packed row whose seq0 is not its place
-        record = orjson.loads(lines[at])
-        if "seq0" not in record:
-            return b"".join(lines)
+    else:
         record["seq0"] += 5
-        lines[at] = orjson.dumps(record) + b"\n"
-    return b"".join(lines)
+    return b"".join([*lines[:at], orjson.dumps(record) + b"\n", *lines[at + 1:]])
 
 
 def test_packed_rows_at_their_place_are_counted_into_the_run(write_log):
@@ -144,7 +133,9 @@ def test_the_fold_of_a_packed_log_fails_where_a_pass_reading_every_record_does(w
     lines = compacted().to_bytes(pack=True).splitlines(keepends=True)
     rows = [k for k, line in enumerate(lines) if b'"seq0"' in line]
     assert rows  # (the log has packed rows)
-    for at in sorted({*rows, *(k - 1 for k in rows), *(k + 1 for k in rows)} - {0}):
+    for at in sorted({*rows, *(k - 1 for k in rows), *(k + 1 for k in rows)} - {0, len(lines)}):
+        if kind == "swap" and at + 1 == len(lines):
+            continue  # (nothing after the last line to swap it with)
         source = LogSource(write_log(_line_damage(lines, kind, at)))
         quiet, every = run_pass(source, on_fold_error=STOP), run_pass(source, [Reads()], on_fold_error=STOP)
         assert (quiet.failure is None) == (every.failure is None), (kind, at)
