@@ -532,8 +532,10 @@ def _listing(root: Path) -> list[dict[str, Any]]:
 
 
 # manifest.json: "files" is a list of {path, size, sha256} (format 1, with no "format": a map path -> sha256);
-# format 3 keeps a session's calls in calls.jsonl and messages.jsonl (format 2: calls/NNNN.json, messages/*.json)
-FORMAT = 3
+# format 3 keeps a session's calls in calls.jsonl and messages.jsonl (format 2: calls/NNNN.json, messages/*.json);
+# in format 4 every 100th call record builds on an earlier one instead of listing its whole request
+# (output/callrecords.py: checkpoints), so a surface that only grows no longer costs N²/200 message ids
+FORMAT = 4
 
 
 def _input_facts(given: Given, options: Options, hasher: InputHash) -> dict[str, Any]:

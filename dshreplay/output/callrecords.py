@@ -11,9 +11,13 @@ export in two JSON Lines files per session, read back by `request --bundle`.
 A call record: `call`, `turn`, `step`, `provider`, `model`, `firstChunkSeq`, `atSeq` (the
 seq its messages are as of), `headerSeq` and `header` (the SHA-256 of the request header
 in force), `messageCount`, and its request messages as SHA-256s: `messages`, after the
-first `messagesFrom.first` messages of call `messagesFrom.call` (the call before it), or
-all of them where `messagesFrom` is null (every FULL_REQUEST_EVERY-th call, and a call
-that shares no first message with the one before); then its `response`. A call sent
+first `messagesFrom.first` messages of call `messagesFrom.call`, or all of them where
+`messagesFrom` is null (a call that shares no first message with the call it builds on);
+then its `response`. A call builds on the call before it, except a checkpoint (calls 1,
+101, 201, ...: call 100m + 1), which builds on checkpoint m - lowbit(m) (m with its
+lowest set bit cleared, as in a Fenwick tree): a request is rebuilt from at most 99 +
+log2(m) records, and a surface that only grows costs N log N message ids in all, where
+listing every 100th request whole (format 3) cost N²/200. A call sent
 after the point where the fold fails has `"view": null`, the `reason` and the `failure`
 instead of messages. Both files read directly in duckdb (`read_json_auto`), pandas
 (`read_json(lines=True)`) and `jq -c`.
@@ -44,7 +48,24 @@ from dshreplay.output.outfolder import create
 from dshreplay.output.reporters import json_text
 
 CALLS, MESSAGES = "calls.jsonl", "messages.jsonl"
-FULL_REQUEST_EVERY = 100  # every 100th call record lists its whole request (the others build on the call before)
+FULL_REQUEST_EVERY = 100  # every 100th call record is a checkpoint (see the module's docstring)
+MAX_CHAIN = FULL_REQUEST_EVERY + 64  # records a request may be rebuilt from: 99 in a block, 63 checkpoints
+
+
+def checkpoint_base(call: int) -> int | None:
+    """The call a checkpoint builds on (call 100m + 1 builds on checkpoint m - lowbit(m)); None
+    for call 1 and for a call that is no checkpoint."""
+    m, rest = divmod(call - 1, FULL_REQUEST_EVERY)
+    return None if rest or m == 0 else (m & (m - 1)) * FULL_REQUEST_EVERY + 1
+
+
+def _checkpoint_chain(call: int) -> set[int]:
+    """The checkpoints a request of `call` may build on, beyond the 100 calls before it."""
+    out, base = set(), checkpoint_base(call - (call - 1) % FULL_REQUEST_EVERY)
+    while base is not None:
+        out.add(base)
+        base = checkpoint_base(base)
+    return out
 MAX_CALL_VIEWS = 200  # calls whose model view is drawn in report.html (every call is in calls.jsonl)
 PREVIEW = 160
 
@@ -100,6 +121,8 @@ class CallRecords(Observer):
         self.previous: list[str] = []  # the previous call's request message ids
         self.last: int | None = None  # the last surface node it was sent
         self.replacements = -1  # how many replacements the fold had made then (-1: no request to build on)
+        self.checkpoints: dict[int, tuple[list[str], int]] = {}  # checkpoint call -> (its request's ids, the
+        # fold's replacements then), for those a later checkpoint may build on
         self.previews: dict[str, tuple[str, str]] = {}  # message id -> (role, preview), for the report's views
         self.header: tuple[Any, str | None] = (None, None)  # the request header last stored, and its id
 
@@ -127,10 +150,14 @@ class CallRecords(Observer):
             ids = self._ids(nodes)
             kept = _common_prefix(self.previous, ids)
         self.last, self.replacements = fold.last_node, len(fold.replacements)
-        full = kept == 0 or number % FULL_REQUEST_EVERY == 1
+        base, shared = number - 1, kept
+        checkpoint = number % FULL_REQUEST_EVERY == 1
+        if checkpoint:  # builds on an earlier checkpoint (see the module's docstring)
+            base, shared = self._checkpoint(number, ids)
         record = {**self._head(number, first, call, header), "messageCount": len(ids),
-                  "messagesFrom": None if full else {"call": number - 1, "first": kept},
-                  "messages": ids[:] if full else ids[kept:], "response": {}}
+                  "messagesFrom": None if shared == 0 else {"call": base, "first": shared},
+                  "messages": ids[:] if shared == 0 else ids[shared:], "response": {}}
+        full = kept == 0 or checkpoint  # (the report's view of a checkpoint shows its whole request)
         self.previous = ids
         self._opened(number, call, record)
         if len(self.views) < MAX_CALL_VIEWS:
@@ -140,6 +167,19 @@ class CallRecords(Observer):
                                "messages": [self.previews[d] for d in (ids if full else ids[kept:])]})
         if len(self.views) >= MAX_CALL_VIEWS:
             self.previews.clear()
+
+    def _checkpoint(self, number: int, ids: list[str]) -> tuple[int, int]:
+        """(the call checkpoint `number` builds on, how many of its first messages it shares);
+        keeps this checkpoint's ids for the later ones that may build on it (and only those)."""
+        base = checkpoint_base(number)
+        kept = 0
+        if base is not None and base in self.checkpoints:
+            before, replacements = self.checkpoints[base]
+            kept = len(before) if replacements == self.replacements else _common_prefix(before, ids)
+        self.checkpoints[number] = (ids[:], self.replacements)  # (a copy: `ids` is extended in place)
+        keep = {number, *_checkpoint_chain(number + FULL_REQUEST_EVERY)}
+        self.checkpoints = {c: v for c, v in self.checkpoints.items() if c in keep}
+        return (base if base is not None else 0), kept
 
     def _ids(self, nodes: list[int]) -> list[str]:
         """The stored messages of surface nodes (a node's message never changes: each is
@@ -167,6 +207,7 @@ class CallRecords(Observer):
         record = {**self._head(number, first, call, header), "view": None, "reason": reason, "failure": self.failure,
                   "response": {}}
         self.previous, self.last, self.replacements = [], None, -1
+        self.checkpoints.clear()  # (a call after the failure has no request to build on)
         self._opened(number, call, record)
         if len(self.views) < MAX_CALL_VIEWS:
             self.views.append({"call": call.call, "turn": call.turn, "step": call.step,
@@ -290,22 +331,22 @@ def _records(folder: Path, call: int | None) -> _Records:
 
 
 class _JsonLines:
-    """Format 3: the lines of calls.jsonl that a request needs (from FULL_REQUEST_EVERY calls
-    before it), found by the call number each line starts with; messages.jsonl scanned once
-    for the messages wanted."""
+    """Formats 3 and 4: the lines of calls.jsonl that a request may need (the FULL_REQUEST_EVERY
+    calls before it, and the checkpoints it may build on), found by the call number each line
+    starts with; messages.jsonl scanned once for the messages wanted."""
 
     def __init__(self, folder: Path, call: int | None) -> None:
         self.folder, self.path = folder, folder / CALLS
         self.chain_path = shown_path(self.path)
         self.lines: dict[int, tuple[int, bytes]] = {}  # call -> (line number, bytes)
         if call is not None:
-            low = call - FULL_REQUEST_EVERY
+            low, checkpoints = call - FULL_REQUEST_EVERY, _checkpoint_chain(call)
             for number, line in bundle_lines(self.path, CALLS):
                 found = _CALL_LINE.match(line)  # (export writes the number first: the line is not parsed)
                 n = int(found.group(1)) if found is not None else self._parse(number, line, None)["call"]
                 if n > call:
                     break
-                if n >= low:
+                if n >= low or n in checkpoints:
                     self.lines.setdefault(n, (number, line))
 
     def _parse(self, number: int, line: bytes, call: int | None) -> dict[str, Any]:
@@ -400,19 +441,19 @@ class _Files:
         return found
 
 
-_Records = Union[_JsonLines, _Files]  # (the call records of a format 3 or a format 2 session folder)
+_Records = Union[_JsonLines, _Files]  # (the call records of a format 3 or 4 session folder, or of a format 2 one)
 
 
 def _request_ids(records: _Records, record: dict[str, Any]) -> list[str]:
     """A call record's request message ids: its `messages`, after the first
     `messagesFrom.first` ids of the call it names (a record repeats no more
-    than it must; every FULL_REQUEST_EVERY-th call lists them all)."""
+    than it must; see the module's docstring for the calls it may build on)."""
     chain = [record]
     while chain[-1]["messagesFrom"] is not None:
-        if len(chain) > FULL_REQUEST_EVERY:
-            raise ReadError(f"call {record['call']} builds on more than {FULL_REQUEST_EVERY} calls before it "
-                            f"(every {FULL_REQUEST_EVERY}th lists its whole request): the bundle is damaged",
-                            path=records.chain_path)
+        if len(chain) > MAX_CHAIN:
+            raise ReadError(f"call {record['call']} builds on more than {MAX_CHAIN} calls (export writes chains of "
+                            f"at most {FULL_REQUEST_EVERY - 1} calls and the checkpoints before them): the bundle is "
+                            "damaged", path=records.chain_path)
         chain.append(records.get(chain[-1]["messagesFrom"]["call"], needed_by=chain[-1]["call"]))
     ids = chain[-1]["messages"]
     for link in reversed(chain[:-1]):

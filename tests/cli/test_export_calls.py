@@ -68,17 +68,18 @@ def test_messages_are_stored_once_under_the_sha256_of_their_bytes(bundle):
 
 def test_a_request_is_rebuilt_from_the_two_files_with_plain_json_line_by_line(cli, bundle):
     """What a third party does without dshreplay: each record's messages are the first
-    `messagesFrom.first` of the call before it, then its own."""
+    `messagesFrom.first` of the call it names, then its own."""
     out, _ = bundle
     folder = out / "sample-compaction"
-    stored, requests, before = stored_messages(folder), {}, []
+    stored, requests = stored_messages(folder), {}
     with open(folder / "calls.jsonl", encoding="utf-8") as fh:
         for line in fh:
             record = json.loads(line)
             base = record["messagesFrom"]
-            ids = record["messages"] if base is None else before[:base["first"]] + record["messages"]
+            ids = record["messages"] if base is None else \
+                requests[base["call"]][1][:base["first"]] + record["messages"]
             assert len(ids) == record["messageCount"]
-            requests[record["call"]], before = (record["header"], ids), ids
+            requests[record["call"]] = (record["header"], ids)
     assert sorted(requests) == [1, 2, 3, 4, 5, 6]
     for call, (header, ids) in requests.items():
         expected = cli("request", SAMPLES / "compaction.jsonl", "--call", call, "--json").json()
@@ -233,23 +234,30 @@ def test_a_call_record_lists_only_what_the_call_before_it_did_not_send(bundle):
         (4, 7, {"call": 3, "first": 5}, 2), (5, 5, None, 5), (6, 7, {"call": 5, "first": 5}, 2)]
 
 
-def test_every_hundredth_call_record_lists_its_whole_request(cli, tmp_path):
+def test_a_checkpoint_builds_on_an_earlier_checkpoint_and_every_request_is_rebuilt(cli, tmp_path):
+    """Calls 101, 201, 301 are checkpoints: call 100m + 1 builds on checkpoint m - lowbit(m)
+    (101 and 201 on call 1, 301 on 201), where format 3 listed each whole."""
     from dshreplay.testing.samples import LogBuilder
     b = LogBuilder("long")
     b.start_turn()
     b.request_header()
     b.start_step()
     b.user("go")
-    for n in range(205):
+    for n in range(305):
         b.tool_round("bash", '{"command": "true"}', f"output {n}")
     b.end_turn()
     log = b.write(tmp_path / "long.jsonl")
     folder = _export_one(cli, log, tmp_path)
     records = {r["call"]: r for r in call_records(folder)}
-    assert list(records) == list(range(1, 206))
-    assert [n for n, r in sorted(records.items()) if r["messagesFrom"] is None] == [1, 101, 201]
-    assert records[101]["messageCount"] == len(records[101]["messages"]) == 1 + 2 * 100
-    for n in (100, 150, 205):
+    assert list(records) == list(range(1, 306))
+    assert [n for n, r in sorted(records.items()) if r["messagesFrom"] is None] == [1]
+    # call n is sent the user's message and the n - 1 rounds before it: 1 + 2(n - 1) messages
+    assert {n: (records[n]["messageCount"], records[n]["messagesFrom"], len(records[n]["messages"]))
+            for n in (100, 101, 102, 201, 301)} == {
+        100: (199, {"call": 99, "first": 197}, 2), 101: (201, {"call": 1, "first": 1}, 200),
+        102: (203, {"call": 101, "first": 201}, 2), 201: (401, {"call": 1, "first": 1}, 400),
+        301: (601, {"call": 201, "first": 401}, 200)}
+    for n in (100, 101, 150, 201, 301, 305):
         expected = cli("request", log, "--call", n, "--json").stdout
         assert cli("request", "--json", "--bundle", folder, "--call", n).stdout == expected, n
 

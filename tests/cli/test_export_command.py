@@ -36,7 +36,7 @@ def test_export_verifies_and_is_byte_identical_when_rerun(cli, inputs, tmp_path)
     manifest = json.loads(first["manifest.json"])
     assert [s["input"] for s in manifest["sessions"]] == inputs
     assert manifest["generatedAt"] == STAMP
-    assert manifest["format"] == 3
+    assert manifest["format"] == 4
     assert [f["path"] for f in manifest["files"]] == sorted(set(first) - {"manifest.json"})
     assert all(f["size"] == len(first[f["path"]]) for f in manifest["files"])
     out = cli("verify-export", tmp_path / "a", "--json").json()

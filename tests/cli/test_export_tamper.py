@@ -42,7 +42,7 @@ def test_the_digest_is_the_sha256_of_the_manifest_written_in_its_rfc8785_form(ex
     manifest = json.loads(written)
     assert rfc8785.dumps(manifest) == written  # its own canonical form, and nothing else (no newline)
     assert manifest["integrity"]["canonical"] == "rfc8785"
-    assert manifest["format"] == 3
+    assert manifest["format"] == 4
 
 
 def test_a_file_edited_with_its_manifest_entry_passes_alone_but_not_against_the_digest(cli, exported):

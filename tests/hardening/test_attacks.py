@@ -236,6 +236,10 @@ def test_an_export_of_twenty_thousand_calls_on_a_growing_surface_builds_each_req
     last = calls[-1]
     assert (len(calls), last["call"], last["messageCount"], last["messagesFrom"]) == \
         (20_000, 20_000, 20_000, {"call": 19_999, "first": 19_999})  # (the user's message and 19,999 answers)
+    # every 100th record builds on an earlier one (format 4): 18.7 MB of call records, where listing
+    # every 100th request whole wrote 146 MB (N²/200 message ids)
+    assert (folder / "calls.jsonl").stat().st_size < 25 << 20
+    assert calls[12_800]["messagesFrom"] == {"call": 1, "first": 1}  # (call 12,801: checkpoint 128 builds on call 1)
 
 
 def test_a_citation_chain_is_followed_once_per_message_asked(tmp_path):
