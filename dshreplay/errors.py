@@ -33,14 +33,22 @@ class DshReplayError(Exception):
 
     def where(self) -> str:
         """`file: line L, seq S, pointer` (the parts that are known; "" when none is)."""
-        place = ", ".join(p for p in (f"line {self.line}" if self.line is not None else None,
-                                      f"seq {self.seq}" if self.seq is not None else None,
-                                      self.pointer or None) if p)
-        return ": ".join(p for p in (self.path, place) if p)
+        return ": ".join(p for p in (self.path, self._place()) if p)
+
+    def _place(self) -> str:
+        return ", ".join(p for p in (f"line {self.line}" if self.line is not None else None,
+                                     f"seq {self.seq}" if self.seq is not None else None,
+                                     self.pointer or None) if p)
 
     def __str__(self) -> str:
         where = self.where()
         return f"{where}: {self.message}" if where else self.message
+
+    def within(self) -> str:
+        """The error without its file (`line L, seq S, pointer: message`), for a record that
+        names the file apart (a bundle's manifest entry)."""
+        place = self._place()
+        return f"{place}: {self.message}" if place else self.message
 
     def to_json(self) -> dict[str, Any]:
         """The error object every `--json` output uses: stage, seq, line, pointer, message

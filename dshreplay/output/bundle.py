@@ -586,7 +586,7 @@ def _export_one(given: Given, root: Path, redactor: Redactor, name: str | None, 
     except OutputError:
         raise
     except (DshReplayError, OSError) as exc:  # a defect past what validate can read around
-        verdict, why = "unreadable", str(exc) if isinstance(exc, DshReplayError) else _os_reason(exc)
+        verdict, why = "unreadable", exc.within() if isinstance(exc, DshReplayError) else _os_reason(exc)
     except Exception as exc:  # noqa: BLE001 - a bug of ours: named as one (export exits 70), the rest kept
         verdict, why = "internal-error", f"internal error: {type(exc).__name__}: {exc} (please report it)"
     if name is not None:
@@ -610,14 +610,14 @@ def _export_session(given: Given, root: Path, redactor: Redactor, name: str | No
         with plain.transformed(redactor.record).reader() as reader:
             header = reader.header
     except (DshReplayError, OSError) as exc:
-        message = exc.message if isinstance(exc, DshReplayError) else _os_reason(exc)
+        message = exc.within() if isinstance(exc, DshReplayError) else _os_reason(exc)
         result.entry = {**facts, "verdict": "unreadable", "error": redactor.text(message)}
         return result
     # the findings and the surface column of events.csv are the original's (findings redacted when written)
     deltas, ends, final = ArgumentDeltas(), TurnEndLines(), _FinalNodes()
     report = validate_log(plain, options, observers=[deltas, ends, final])
     if report.unreadable is not None or name is None:
-        message = report.unreadable.message if report.unreadable is not None else "unreadable header"
+        message = report.unreadable.within() if report.unreadable is not None else "unreadable header"
         result.entry = {**facts, "verdict": "unreadable", "error": redactor.text(message)}
         return result
     facts = {**facts, "chain": line_chain(plain, ends.lines, hasher=hasher)}  # for verify-export --grown

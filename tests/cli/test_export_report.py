@@ -107,7 +107,7 @@ def test_index_html_gives_each_verdict_its_reason_and_warnings(cli, tmp_path):
     assert why[1] == ('<ul class="notes"><li class="warn">DSH-W010 at line 65: torn tail: last line has no newline '
                       "and does not parse; 42 bytes lost at byte offset 11341</li></ul>")
     assert why[2].startswith('<ul class="notes"><li class="warn">DSH-W213 at seq 74: log ends inside turn 3; ')
-    assert why[3] == '<span class="bad">format version 1 not supported: dshreplay reads format version 0</span>'
+    assert why[3] == '<span class="bad">line 1: format version 1 not supported: dshreplay reads format version 0</span>'
     assert why[4].startswith('<span class="bad">DSH-E001 at seq 4: line is not valid JSON')
 
 

@@ -194,6 +194,8 @@ def test_unreadable_content_exits_2_in_export(cli, tmp_path, kind):
     log.write_bytes(content)
     result = cli("export", log, PRUNE, "--out", tmp_path / "b", expect=2)
     assert f"dshreplay: unreadable: {log}: " in result.stderr
+    [said] = [line for line in result.stderr.splitlines() if line.startswith("dshreplay: unreadable: ")]
+    assert said == f"dshreplay: unreadable: {log}: {why}"  # (the file named once, its line, why: as every command)
     assert (tmp_path / "b" / "sample-prune" / "events.csv").is_file()  # (the others are exported)
 
 
