@@ -50,6 +50,12 @@ from dshreplay.output.reporters import json_text
 CALLS, MESSAGES = "calls.jsonl", "messages.jsonl"
 FULL_REQUEST_EVERY = 100  # every 100th call record is a checkpoint (see the module's docstring)
 MAX_CHAIN = FULL_REQUEST_EVERY + 64  # records a request may be rebuilt from: 99 in a block, 63 checkpoints
+MAX_CALL_VIEWS = 200  # calls whose model view is drawn in report.html (every call is in calls.jsonl)
+PREVIEW = 160
+
+_KEY, _VALUE = b'{"sha256":"', b'","message":'
+MESSAGE_AT = len(_KEY) + 64 + len(_VALUE)  # where a line of messages.jsonl holds the stored bytes
+_CALL_LINE = re.compile(rb'\{"call":(0|[1-9][0-9]{0,17}),')
 
 
 def checkpoint_base(call: int) -> int | None:
@@ -66,12 +72,6 @@ def _checkpoint_chain(call: int) -> set[int]:
         out.add(base)
         base = checkpoint_base(base)
     return out
-MAX_CALL_VIEWS = 200  # calls whose model view is drawn in report.html (every call is in calls.jsonl)
-PREVIEW = 160
-
-_KEY, _VALUE = b'{"sha256":"', b'","message":'
-MESSAGE_AT = len(_KEY) + 64 + len(_VALUE)  # where a line of messages.jsonl holds the stored bytes
-_CALL_LINE = re.compile(rb'\{"call":(0|[1-9][0-9]{0,17}),')
 
 
 # -- writing ---------------------------------------------------------------------------------
@@ -179,7 +179,7 @@ class CallRecords(Observer):
         self.checkpoints[number] = (ids[:], self.replacements)  # (a copy: `ids` is extended in place)
         keep = {number, *_checkpoint_chain(number + FULL_REQUEST_EVERY)}
         self.checkpoints = {c: v for c, v in self.checkpoints.items() if c in keep}
-        return (base if base is not None else 0), kept
+        return (base if base is not None else 0), kept  # (0: builds on none, as call 1)
 
     def _ids(self, nodes: list[int]) -> list[str]:
         """The stored messages of surface nodes (a node's message never changes: each is
