@@ -90,9 +90,15 @@ def test_redaction_time_grows_linearly_with_hostile_text(tmp_path, base_cpu, nam
     # the backtracking engine took from 13 s to no end on these (quadratic or exponential): past the
     # 10 s CPU limit at 200 KB; RE2 adds a few hundredths of a second, so the ratio only bites
     # should a cost grow measurable again
+    # other work on the machine only ever adds CPU time: a pair that looks superlinear is measured
+    # once more, and each size keeps its least time
     make, rules = HOSTILE[name]
-    small = export_cpu(tmp_path, "small", make(200_000), rules) - base_cpu(rules)
-    large = export_cpu(tmp_path, "large", make(400_000), rules) - base_cpu(rules)
+    small = large = float("inf")
+    for attempt in range(2):
+        small = min(small, export_cpu(tmp_path, f"small{attempt}", make(200_000), rules) - base_cpu(rules))
+        large = min(large, export_cpu(tmp_path, f"large{attempt}", make(400_000), rules) - base_cpu(rules))
+        if large < max(3 * small, 0.5):
+            break
     assert large < max(3 * small, 0.5), f"200 KB: {small:.2f} s, 400 KB: {large:.2f} s over the base: not linear"
 
 
