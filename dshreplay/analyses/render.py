@@ -147,8 +147,9 @@ def _block_text(block: Any, depth: int = 0, tools: Mapping[str, object] | None =
 
 
 def _label(value: object) -> str:
-    """A tool name or call id inside a [call ...] or [result ...] label, on one line."""
-    return re.sub(_SPACE, " ", as_text(value)).strip()
+    """A tool name or call id inside a [call ...] or [result ...] label, on one line: each run of
+    whitespace one space, none at the ends (str.split's whitespace is the \\s of a str pattern)."""
+    return " ".join(as_text(value).split())
 
 
 def _id(value: object) -> str:
