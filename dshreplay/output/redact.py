@@ -115,8 +115,9 @@ class Gate:
         options.log_errors = False
         options.max_mem = GATE_MEMORY
         self._set = re2.Set.SearchSet(options)
-        for pattern in (*patterns, SECRET_MEMBER_IN_JSON, _PERCENT.pattern, _BASE64_OF_TEXT, b""):
-            self._set.Add(pattern)  # (b"": matches every text, so a scan that ran finds at least it)
+        for pattern in (*patterns, SECRET_MEMBER_IN_JSON, _PERCENT.pattern, _BASE64_OF_TEXT, rb"\A"):
+            self._set.Add(pattern)  # (\A: matches every text, so a scan that ran finds at least it; once, at its
+            # start: b"", which matches at every byte, made every state of the DFA a match and the scan 1.5x slower)
         self._set.Compile()
         self._member_at = len(patterns)  # the indices of what the set holds past the rules
         self._flags = {len(patterns): SECRET, len(patterns) + 1: PERCENT, len(patterns) + 2: BASE64_RUN,
