@@ -860,6 +860,8 @@ def _json_unescaped(data: bytes) -> bytes:
     which JSON text never holds raw), the other escapes replaced, then the backslashes back."""
     if b"\0" in data:  # (NUL from a layer below: undo escapes one by one)
         return _ESCAPE_BYTES.sub(_unescape_bytes, data)
+    if data.count(b"\\") == data.count(b'\\"'):  # every backslash escapes a quote (JSON text in a string): the
+        return data.replace(b'\\"', b'"')  # only escapes, none of them an escaped backslash's second half
     data = data.replace(b"\\\\", b"\0")
     for escape, char in _JSON_UNESCAPES:
         if escape in data:
