@@ -69,7 +69,8 @@ def utc_time(ms: JSONValue) -> str | None:
     if type(ms) is int:  # exactly, whatever its size (ms / 1000 can round the last digit)
         if not 0 < ms <= MAX_TIME:  # (is_time, for an int: an event's time is one, once per row of events.csv)
             return None
-        return f"{_second_text(ms // 1000)}.{ms % 1000:03d}Z"  # (events of one second share the second's text)
+        # (events of one second share the second's text, and a millisecond's text is made once)
+        return _second_text(ms // 1000) + _millis_text(ms % 1000)
     if not is_time(ms):
         return None
     moment = _EPOCH + datetime.timedelta(milliseconds=ms)
@@ -82,6 +83,11 @@ _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 @lru_cache(maxsize=4)
 def _second_text(second: int) -> str:
     return (_EPOCH + datetime.timedelta(seconds=second)).strftime("%Y-%m-%dT%H:%M:%S")
+
+
+@lru_cache(maxsize=1000)
+def _millis_text(millis: int) -> str:
+    return f".{millis:03d}Z"
 
 
 def parse_time(text: str) -> datetime.datetime:

@@ -33,7 +33,7 @@ def one_line(text: str, width: int) -> str:
     """Clean text folded to one line and cut to `width` characters.
 
     Only a prefix is cleaned and folded, so a preview costs the column, not the
-    text (a message can be 100 MB): 4 × `width` characters first, four times
+    text (a message can be 100 MB): 1.5 × `width` characters first, four times
     more while what they fold to does not fill the column, 64 × `width` at most.
     Folding only drops characters, and the prefix never ends inside an escape
     sequence, so what a prefix folds to begins what the whole text folds to:
@@ -43,7 +43,7 @@ def one_line(text: str, width: int) -> str:
     """
     if width <= 0:
         return ""
-    size, limit = 4 * width + 64, 64 * width + 4096
+    size, limit = width + width // 2 + 16, 64 * width + 4096  # (any first size gives the same preview)
     while True:
         head = _head(text, size)
         flat = " ".join(clean(head).split())  # (str.split's whitespace is the \\s of a str pattern)
@@ -147,8 +147,9 @@ def _block_text(block: Any, depth: int = 0, tools: Mapping[str, object] | None =
 
 
 def _label(value: object) -> str:
-    """A tool name or call id inside a [call ...] or [result ...] label, on one line."""
-    return re.sub(_SPACE, " ", as_text(value)).strip()
+    """A tool name or call id inside a [call ...] or [result ...] label, on one line: each run of
+    whitespace one space, none at the ends (str.split's whitespace is the \\s of a str pattern)."""
+    return " ".join(as_text(value).split())
 
 
 def _id(value: object) -> str:

@@ -32,6 +32,16 @@ def test_every_run_of_base64_that_decodes_to_text_is_flagged():
             assert gate.scan(line) & BASE64_RUN, text
 
 
+def test_a_run_of_one_case_is_flagged_only_when_base64_of_text_may_hide_in_it():
+    gate = load_redactor(None).rules.gate
+    for word in (b"deepseek-official", b"assistant/message", b"compaction/summary-of-everything"):
+        line = b'{"x": "' + word + b'"}'
+        assert list(_base64_runs(line)) == [] and gate.scan(line) == 0  # (lower case only: no run to decode)
+    # a run whose upper case letter comes first, in its first 16 characters, or after them; or with no letter
+    for run in (b"Q" + b"x" * 20, b"dGVzdA" + b"x" * 20, b"d" * 20 + b"X", b"1234567890123456", b"QRSTUVWXYZABCDEF"):
+        assert gate.scan(b'{"x": "' + run + b'"}') & BASE64_RUN, run
+
+
 def test_the_rules_a_text_matches_are_named_in_rule_order():
     rules = load_redactor(None).rules
     token = b"x ghp_" + b"a1" * 18
