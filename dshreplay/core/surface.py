@@ -160,7 +160,7 @@ class SurfaceOp(NamedTuple):
     kind: int  # LOG_ONLY (count events off the surface), APPEND or REPLACE
     start: int | None = None
     end: int | None = None
-    sources: list[int] | tuple[()] = ()  # sourceEventSeqs, checked for shape (not yet for being earlier)
+    sources: list[int] | tuple[()] = ()  # sourceEventSeqs, checked (shape, and each cites an earlier event)
     error: tuple[str, str, str] | None = None
 
 
@@ -208,7 +208,8 @@ def surface_op(event: Item) -> SurfaceOp:
 
 
 def _sources(event: Item) -> tuple[list[int] | tuple[()], tuple[str, str, str] | None]:
-    """The record's sourceEventSeqs checked for shape: (seqs, None) or ((), error)."""
+    """The record's sourceEventSeqs checked (for shape, then that each cites an event
+    before this one): (seqs, None) or ((), error)."""
     raw = event.record.get("sourceEventSeqs", MISSING)
     if raw is MISSING:
         return (), None
@@ -219,7 +220,13 @@ def _sources(event: Item) -> tuple[list[int] | tuple[()], tuple[str, str, str] |
             return (), (BAD_SOURCE_SEQS, "sourceEventSeqs must not be empty except on assistant/message",
                         "/sourceEventSeqs")
         return raw, None
-    plain = set(map(type, raw)) == _INT  # the common case: plain ints
+    first, n = raw[0], len(raw)
+    if type(first) is int and 2 <= first <= MAX_SAFE_INTEGER + 1 - n:
+        run = list(range(first, first + n))
+        if raw == run:  # the common case, consecutive seqs: valid and distinct (equal numbers; none is 0 or 1,
+            # the only values a boolean equals), the last the largest
+            return (run, None) if run[-1] < event.seq else ((), _cites_later(event, run))
+    plain = set(map(type, raw)) == _INT  # plain ints
     if not (plain and min(raw) >= 0 and max(raw) <= MAX_SAFE_INTEGER):
         for i, source in enumerate(raw):
             if not is_event_seq(source):
@@ -227,18 +234,18 @@ def _sources(event: Item) -> tuple[list[int] | tuple[()], tuple[str, str, str] |
                                              "want a non-negative safe integer", f"/sourceEventSeqs/{i}")
     if len(set(raw)) != len(raw):
         return (), (BAD_SOURCE_SEQS, "sourceEventSeqs must not contain duplicates", "/sourceEventSeqs")
-    return raw if plain else [int(s) for s in raw], None
+    sources = raw if plain else [int(s) for s in raw]
+    return (sources, None) if max(sources) < event.seq else ((), _cites_later(event, sources))
 
 
 _INT = frozenset({int})
 
 
-def _check_earlier(event: Item, sources: list[int] | tuple[()]) -> None:
-    """Every source cites an event before this one."""
-    if sources and max(sources) >= event.seq:
-        i, source = next((i, s) for i, s in enumerate(sources) if s >= event.seq)
-        raise _fail(event, BAD_SOURCE_SEQS, f"sourceEventSeqs must cite earlier events: "
-                    f"{_show(source)} >= current seq {event.seq}", f"/sourceEventSeqs/{i}")
+def _cites_later(event: Item, sources: list[int]) -> tuple[str, str, str]:
+    """The error of sources that cite an event at or after this one: the first such."""
+    i, source = next((i, s) for i, s in enumerate(sources) if s >= event.seq)
+    return (BAD_SOURCE_SEQS, f"sourceEventSeqs must cite earlier events: {_show(source)} >= current seq "
+            f"{event.seq}", f"/sourceEventSeqs/{i}")
 
 
 class SurfaceFold:
@@ -386,7 +393,6 @@ class SurfaceFold:
             self.next_seq = expected + event.count
             return None
         if kind == APPEND:
-            _check_earlier(event, op.sources)
             seq = event.seq
             self._link(seq, self._last, None, self._ranks)
             self._ranks += 1
@@ -407,7 +413,6 @@ class SurfaceFold:
                                                 "on the surface", "/surfaceOp")
         if op.error is not None:
             raise _fail(event, *op.error)
-        _check_earlier(event, op.sources)
         shadowed = self._span(start, end)
         cited = frozenset(op.sources)
         missing = [s for s in shadowed if s not in cited]

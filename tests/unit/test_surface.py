@@ -126,6 +126,32 @@ def test_fold_rejects_with_dsh_meaning_and_the_breaking_seq(records, code, seq, 
     assert text in err.message
 
 
+@pytest.mark.parametrize("sources, outcome", [
+    ([2, 3], None),  # a run of earlier seqs (the common case)
+    ([2, 3.0], None),  # 3.0 is the number 3, as in JavaScript
+    ([3, 4, 5], ("4 >= current seq 4", "/sourceEventSeqs/1")),  # a run that reaches this event
+    ([5, 6], ("5 >= current seq 4", "/sourceEventSeqs/0")),
+    ([1, True], ("sourceEventSeqs[1] is true", "/sourceEventSeqs/1")),  # (1 == True in Python)
+    ([2, 3, 3], ("duplicates", "/sourceEventSeqs")),
+    ([3, 2], None),  # any order
+    ([2, 3, 9], ("9 >= current seq 4", "/sourceEventSeqs/2")),
+])
+def test_sources_are_judged_the_same_whether_or_not_they_run_consecutively(sources, outcome):
+    records = [log_only(), log_only(), log_only(), log_only(), user(surfaceOp="append", sourceEventSeqs=sources)]
+    if outcome is None:
+        assert fold(events_of(records)).nodes == (4,)
+        return
+    err = fold_error(records)
+    assert (err.code, err.seq, err.pointer) == ("DSH-E106", 4, outcome[1])
+    assert outcome[0] in err.message
+
+
+def test_a_replace_is_judged_by_its_range_before_its_sources_cite_later_events():
+    err = fold_error([user(surfaceOp="append"), user(surfaceOp={"op": "replace", "start": 7, "end": 0},
+                                                     sourceEventSeqs=[2, 3])])
+    assert err.code == "DSH-E107"
+
+
 def test_empty_sources_are_allowed_on_an_assistant_message():
     rec = {"type": "assistant/message", "data": {"message": {"role": "assistant", "content": []}},
            "surfaceOp": "append", "sourceEventSeqs": []}
