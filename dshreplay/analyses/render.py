@@ -18,7 +18,6 @@ if TYPE_CHECKING:
 # (patterns compiled by `re` on first use, and cached: `fold --json` starts without them)
 _ANSI = r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])"
 _CONTROL = r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]"
-_SPACE = r"\s+"
 _OPEN = r"\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*)?\Z"  # an escape sequence the end may cut short
 
 

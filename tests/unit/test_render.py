@@ -6,7 +6,9 @@ import re
 
 import pytest
 
-from dshreplay.analyses.render import _ANSI, _CONTROL, _SPACE, clean, one_line
+from dshreplay.analyses.render import _ANSI, _CONTROL, clean, one_line
+
+_SPACE = r"\s+"  # the reference: previews fold whitespace as this pattern would
 
 # -- tables ---------------------------------------------------------------------------
 
