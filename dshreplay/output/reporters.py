@@ -1060,10 +1060,19 @@ def _last_turn(h: dict[str, Any]) -> str:
 
 
 def _seqs(seqs: Iterable[int]) -> str:
+    """Seqs in short, in their order: a run of three or more consecutive ones as `a..b`; past six
+    parts the first three and the last; past six seqs their number."""
     seqs = list(seqs)
-    if len(seqs) > 6:
-        return ", ".join(map(str, seqs[:3])) + f", … {seqs[-1]} ({len(seqs)})"
-    return ", ".join(map(str, seqs))
+    parts: list[str] = []
+    i = 0
+    while i < len(seqs):
+        j = i
+        while j + 1 < len(seqs) and type(seqs[j]) is type(seqs[j + 1]) is int and seqs[j + 1] == seqs[j] + 1:
+            j += 1
+        parts += [f"{seqs[i]}..{seqs[j]}"] if j - i >= 2 else map(str, seqs[i:j + 1])
+        i = j + 1
+    text = ", ".join(parts) if len(parts) <= 6 else ", ".join(parts[:3]) + f", … {parts[-1]}"
+    return text + (f" ({len(seqs)})" if len(seqs) > 6 else "")
 
 
 def _op(op: object) -> str:

@@ -73,6 +73,29 @@ def test_brackets_anomaly_end_without_start(cli, write_log):
                     "anomalies": ["end without start (seq 5)"]}]
 
 
+def test_provenance_shows_a_run_of_consecutive_seqs_as_a_range_and_keeps_the_rest(cli, builder, write_log):
+    b = builder()
+    b.user("run two commands")
+    reply = b.assistant("Running both.", calls=[("c1", "bash", '{"command":"ls"}'),
+                                                ("c2", "bash", '{"command":"pwd"}')])
+    b.tool_call("c2", "bash", '{"command":"pwd"}')
+    first = b.tool_call("c1", "bash", '{"command":"ls"}')
+    b.tool_result("c1", "a b", cites=first)
+    answer = b.user("and these?")
+    b.add("user/message", {"role": "user", "content": [{"type": "text", "text": "cites"}], "id": "m9",
+                           "source": {"kind": "user"}}, surfaceOp="append", sourceEventSeqs=[1, 2, 3, 5, first, answer])
+    log = write_log(b)
+    [row] = cli("provenance", log, "--seq", reply, "--json").json()
+    chunks = list(range(reply - 22, reply))  # (every chunk of the reply, one run: checked by hand in the log)
+    assert row["sources"] == chunks
+    text = cli("provenance", log, "--seq", reply).stdout.splitlines()
+    assert text[2].split()[4:8] == [f"{chunks[0]}..{chunks[-1]}", "(22)", "assistant/chunk:",
+                                    f"{chunks[0]}..{chunks[-1]}"]
+    assert text[2].split()[8] == "(22)"
+    [row] = cli("provenance", log, "--seq", answer + 1).stdout.splitlines()[2:3]
+    assert row.split()[4:8] == ["1..3,", "5,", f"{first},", f"{answer}"]  # (a run of two, or none, stays listed)
+
+
 def test_provenance_selectors(cli, compactions):
     assert [r["seq"] for r in cli("provenance", compactions, "--json").json()] == [12, 15]
     assert cli("provenance", compactions, "--message", 2, "--json").json()[0]["sources"] == [9]
