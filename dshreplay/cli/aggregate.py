@@ -72,15 +72,18 @@ def lineage(inputs: tuple[str, ...], jobs: int | None, quiet: bool, output: Outp
     repeats its parent's history (seedLength), checks that its first events
     equal the parent's; flags missing parents, reused ids, a seedLength that
     is no non-negative safe integer, cycles and logs that cannot be read.
-    Exit 1 when there is any problem. --jsonl prints one row per root
-    ({"kind": "session", ...}, its children nested) and one per problem of
-    no single session ({"kind": "problem", "problem": TEXT}).
+    Exit 2 when a log cannot be read (the others are still drawn), else 1
+    when there is any problem. --jsonl prints one row per root ({"kind":
+    "session", ...}, its children nested) and one per problem of no single
+    session ({"kind": "problem", "problem": TEXT}).
     """
     from dshreplay.analyses.lineage import lineage as build
     options = options_of(jobs=jobs, quiet=quiet)
-    roots, problems = build(inputs, options, mapper_for(options))
-    reporter_for(output).lineage(roots, problems)
-    if problems or any(node.problems for root in roots for _, node in root.walk()):
+    roots, unreadable = build(inputs, options, mapper_for(options))
+    reporter_for(output).lineage(roots, unreadable)
+    if unreadable:  # (the problems of no single session are the logs that cannot be read)
+        sys.exit(EXIT_UNREADABLE)
+    if any(node.problems for root in roots for _, node in root.walk()):
         sys.exit(EXIT_FINDINGS)
 
 

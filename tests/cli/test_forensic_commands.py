@@ -220,6 +220,11 @@ def test_lineage_command_exit_codes(cli, tmp_path):
     assert (child["sessionId"], child["seedVerified"], child["seedLength"]) == ("sample-fork-child", True, 35)
     assert "seed ok" in cli("lineage", tmp_path / "parent.jsonl", tmp_path / "child.jsonl").stdout
     cli("lineage", tmp_path / "child.jsonl", expect=1)  # its parent is missing
+    (tmp_path / "empty.jsonl").write_bytes(b"")
+    result = cli("lineage", tmp_path / "parent.jsonl", tmp_path / "empty.jsonl", "--json", expect=2)
+    assert result.json()["problems"] == [f"{tmp_path / 'empty.jsonl'}: empty log: no session header"]
+    assert [s["sessionId"] for s in result.json()["sessions"]] == ["sample-multi-turn"]
+    cli("lineage", tmp_path / "missing.jsonl", expect=2)  # (as validate and stats: 2, cannot read)
 
 
 def test_request_list_answers_for_the_events_before_a_fold_error_and_says_so(cli, write_log):
