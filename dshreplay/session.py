@@ -245,16 +245,17 @@ class Session:
         """The exact request of main-loop call `call` (from 1), with its outcome; or the one
         built right after seq `at`, with the turn and step in force there."""
         from dshreplay.analyses.calls import Request
+        from dshreplay.analyses.render import counted
         from dshreplay.analyses.turns import TurnTracker
         if call is not None:
             calls, stopped = self.call_list()
             if not 1 <= call <= len(calls):
                 if stopped:
                     after = calls[-1].first_chunk_seq if calls else None
-                    self._answered("request", stopped[0], what=f"call {call} is not among the {len(calls)} "
-                                   f"model calls before the failure" + ("" if after is None else
+                    self._answered("request", stopped[0], what=f"there is no call {call} before the failure: "
+                                   f"{counted(len(calls), 'model call')} before it" + ("" if after is None else
                                                                        f" (the last starts at seq {after})"))
-                raise UsageError(f"there is no call {call}: the log has {len(calls)} model calls",
+                raise UsageError(f"there is no call {call}: the log has {counted(len(calls), 'model call')}",
                                  path=self.path)
             c = calls[call - 1]
             at_seq, header_seq = _first_chunk(c) - 1, c.header_seq

@@ -21,6 +21,11 @@ _CONTROL = r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069
 _OPEN = r"\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*)?\Z"  # an escape sequence the end may cut short
 
 
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """A count and its noun in the number the count asks for: `1 message`, `0 messages`."""
+    return f"{n} {noun}" if n == 1 else f"{n} {plural or noun + 's'}"
+
+
 def clean(text: str) -> str:
     """Strip ANSI escapes and control characters (newlines and tabs stay)."""
     if text.isprintable() or text.replace("\n", "").replace("\t", "").isprintable():

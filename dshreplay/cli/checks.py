@@ -70,8 +70,9 @@ def validate(logs: tuple[str, ...], strict: bool, snapshot: bool, select: frozen
             say_error(report.unreadable or report.stopped)
     placeholders = sum(r.placeholder_errors for r in reports)
     if placeholders and not snapshot:  # (one hint for the run, however many findings they caused)
-        click.echo(f"dshreplay: hint: {placeholders} schema errors are values such as \"{{{{tools}}}}\", the "
-                   "placeholders of dsh's test snapshots: validate them with --snapshot", err=True)
+        are = "1 schema error is a value" if placeholders == 1 else f"{placeholders} schema errors are values"
+        click.echo(f"dshreplay: hint: {are} such as \"{{{{tools}}}}\", the placeholders of dsh's test "
+                   "snapshots: validate them with --snapshot", err=True)
     if any(r.unreadable or r.stopped for r in reports):
         sys.exit(EXIT_UNREADABLE)
     from dshreplay.analyses.findings import ERROR, WARNING

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, Iterator, Union
 
 from dshreplay.analyses.calls import Call, CallTracker
-from dshreplay.analyses.render import message_text, one_line, role_of
+from dshreplay.analyses.render import counted, message_text, one_line, role_of
 from dshreplay.core.driver import Observer, Record, Run
 from dshreplay.core.surface import derive_message
 from dshreplay.errors import DeriveError, NoViewError, ReadError, UsageError, fails_at
@@ -460,8 +460,9 @@ def _request_ids(records: _Records, record: dict[str, Any]) -> list[str]:
         base = link["messagesFrom"]
         if base["first"] > len(ids):
             path, line = records.where(link["call"])
-            raise ReadError(f"expected at most the {len(ids)} messages of call {base['call']}, got {base['first']} "
-                            "(the bundle is damaged)", path=path, line=line, pointer="/messagesFrom/first")
+            raise ReadError(f"expected at most the {counted(len(ids), 'message')} of call {base['call']}, got "
+                            f"{base['first']} (the bundle is damaged)", path=path, line=line,
+                            pointer="/messagesFrom/first")
         ids = ids[:base["first"]] + link["messages"]
     return list(ids)
 

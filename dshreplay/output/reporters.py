@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
-from dshreplay.analyses.render import clean, json_size, message_text, one_line, role_of
+from dshreplay.analyses.render import clean, counted, json_size, message_text, one_line, role_of
 from dshreplay.core.surface import numbered
 from dshreplay.errors import DshReplayError, answered_for, answered_up_to, fails_at
 from dshreplay.jsvalues import as_text, json_bytes, shown
@@ -691,15 +691,15 @@ class TextReporter(Reporter):
         if rows:
             self.line(self._tbl(rows, ["#", "seq", "role", "op", "bytes", "text"], text_col=5))
         at = "no events" if report.seq is None else f"seq {report.seq}"
-        self.line(f"{len(state.nodes)} nodes, {len(report.messages or ())} messages, "
-                  f"{len(state.replacements)} replacements at {at}")
+        self.line(f"{counted(len(state.nodes), 'node')}, {counted(len(report.messages or ()), 'message')}, "
+                  f"{counted(len(state.replacements), 'replacement')} at {at}")
 
     def validate(self, reports: list[FileReport]) -> None:
         from dshreplay.analyses.findings import ERROR, NOTICE, WARNING
         for report in reports:
-            counts = ", ".join(f"{report.count(s)} {s}s" for s in (ERROR, WARNING, NOTICE))
+            counts = ", ".join(counted(report.count(s), s) for s in (ERROR, WARNING, NOTICE))
             verdict = "UNREADABLE" if report.unreadable else ("ok" if report.ok else "FAILED")
-            rest = f": {verdict}: {report.events} events, {counts}"
+            rest = f": {verdict}: {counted(report.events, 'event')}, {counts}"
             self.line(whole(report.path) + rest)  # (a file name is never cut: it is what the line is about)
             rows = [(f.severity, f.code, _dash(f.seq), _dash(f.line), f.pointer or "-",
                      self._cut(f.message, 2000)) for f in report.findings]
@@ -714,9 +714,9 @@ class TextReporter(Reporter):
         total = {s: sum(r.count(s) for r in reports) for s in (ERROR, WARNING, NOTICE)}
         unreadable = sum(1 for r in reports if r.unreadable)
         failed = sum(1 for r in reports if not r.ok and not r.unreadable)
-        self.para(f"{len(reports)} files: {len(reports) - failed - unreadable} ok, {failed} with errors, "
-                  f"{unreadable} unreadable; {total[ERROR]} errors, {total[WARNING]} warnings, "
-                  f"{total[NOTICE]} notices")
+        self.para(f"{counted(len(reports), 'file')}: {len(reports) - failed - unreadable} ok, {failed} with "
+                  f"errors, {unreadable} unreadable; {counted(total[ERROR], ERROR)}, "
+                  f"{counted(total[WARNING], WARNING)}, {counted(total[NOTICE], NOTICE)}")
 
     # -- forensics ---------------------------------------------------------
     def shadows(self, records: Sequence[ShadowRecord]) -> None:
@@ -726,7 +726,7 @@ class TextReporter(Reporter):
         if rows:
             self.line(self._wtbl(rows, ["seq", "kind", "range", "shadowed", "meter", "tokens",
                                             "compactionId", "chain"], 3))
-        self.line(f"{len(records)} replacements")
+        self.line(counted(len(records), "replacement"))
 
     def brackets(self, records: Sequence[BracketRecord]) -> None:
         rows = [(_dash(b.compaction_id), _dash(b.start), _dash(b.end), b.status, _dash(b.turn),
@@ -737,7 +737,7 @@ class TextReporter(Reporter):
         if rows:
             self.line(self._wtbl(rows, ["compactionId", "start", "end", "status", "turn", "summary",
                                             "replacement", "notes"], 7))
-        self.line(f"{len(records)} compactions")
+        self.line(counted(len(records), "compaction"))
 
     def provenance(self, rows: Iterable[MessageProvenance]) -> None:
         table = [(p.index, p.seq, str(p.type), _op(p.op), _seqs(p.sources) or "-",
@@ -745,7 +745,7 @@ class TextReporter(Reporter):
         if table:
             self.line(self._wtbl(table, ["#", "seq", "type", "op", "sources", "origins", "spilled"], 5))
         off = sum(1 for row in table if row[0] is None)  # (a row off the view has no message number)
-        self.line(f"{len(table) - off} messages" + (f", {off} off the view" if off else ""))
+        self.line(counted(len(table) - off, "message") + (f", {off} off the view" if off else ""))
 
     def diff(self, diff: ViewDiff, text: str | None = None) -> None:
         if text is not None:
@@ -772,7 +772,7 @@ class TextReporter(Reporter):
             self.line(self._wtbl(rows, ["call", "turn", "step", "chunks", "model", "outcome", "in",
                                             "out", "msgs"], 5))
         main = sum(1 for c in calls if c.kind == "main")
-        self.line(f"{main} model calls" + (f", {len(calls) - main} auxiliary" if len(calls) > main else ""))
+        self.line(counted(main, "model call") + (f", {len(calls) - main} auxiliary" if len(calls) > main else ""))
 
     def request(self, request: Request) -> None:
         config = request.header.get("config") if type(request.header) is dict else None
@@ -799,7 +799,7 @@ class TextReporter(Reporter):
                 for k, m in enumerate(request.messages, 1)]
         if rows:
             self.line(self._tbl(rows, ["#", "role", "text"], text_col=2))
-        self.line(f"{len(request.messages)} messages")
+        self.line(counted(len(request.messages), "message"))
 
     def transcript(self, entries: Sequence[Entry], markdown: bool = False,
                    quote: Callable[[Entry, str], tuple[str, str | None]] | None = None) -> None:
@@ -853,7 +853,7 @@ class TextReporter(Reporter):
                 flush()
         yield sink
         flush()
-        self.line(f"{count[0]} events")
+        self.line(counted(count[0], "event"))
 
     def lines(self, lines: Sequence[RawLine]) -> None:
         """Physical lines as stored, each after its number, escaped for the terminal."""
@@ -867,7 +867,7 @@ class TextReporter(Reporter):
                  "yes" if s.inherited else "-", s.locator) for s in spills]
         if rows:
             self.line(self._tbl(rows, ["seq", "callId", "tool", "omitted", "stored", "inherited", "locator"]))
-        self.line(f"{len(spills)} spilled results")
+        self.line(counted(len(spills), "spilled result"))
 
     def inspect(self, health: Health) -> None:
         h = health_facts(health)
@@ -1016,7 +1016,7 @@ class TextReporter(Reporter):
 def _verdict(result: Verification) -> str:
     """verify-export's last line: "verified" only when the manifest itself was checked."""
     if result.differences:
-        return f"{len(result.differences)} differences"
+        return counted(len(result.differences), "difference")
     if not result.sessions:
         return "nothing checked: the bundle holds no session"
     if not result.anchored:

@@ -167,8 +167,8 @@ def test_a_view_past_the_failure_has_no_answer(cli, log, command):
 def test_a_call_after_the_failure_has_no_request_and_one_before_it_has_its_own(cli, log):
     kind = kind_of(log)
     result = cli("request", log, "--call", 2, expect=1)
-    assert result.stderr == (f"dshreplay: {log}: no answer: call 2 is not among the 1 model calls before the "
-                             f"failure (the last starts at seq 4): {fails_at(kind)}\n")
+    assert result.stderr == (f"dshreplay: {log}: no answer: there is no call 2 before the failure: "
+                             f"1 model call before it (the last starts at seq 4): {fails_at(kind)}\n")
     first = cli("request", log, "--call", 1, "--json")
     assert first.stderr == "" and first.json()["atSeq"] == 3
     assert cli("fold", log, "--at", FAILS[kind][0] - 1).stderr == ""

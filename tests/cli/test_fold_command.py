@@ -56,7 +56,7 @@ def test_table_lists_nodes_and_a_count_line_within_100_columns(cli):
     assert all(len(line) <= 100 for line in lines)
     assert lines[2].split()[:5] == ["1", "67", "user", "replace", "3..37"]
     assert [line.split()[0] for line in lines[2:-1]] == ["1", "2", "3", "4", "5", "6", "7", "8"]
-    assert lines[-1] == "8 nodes, 8 messages, 1 replacements at seq 94"
+    assert lines[-1] == "8 nodes, 8 messages, 1 replacement at seq 94"
 
 
 def test_each_node_carries_the_number_of_its_message_from_1_and_a_node_with_none_is_null(cli, builder,

@@ -386,7 +386,7 @@ def test_spills_lists_each_result_dsh_moved_out_and_finds_its_stored_file(cli, c
     stored.write_bytes(b"x" * 1500)
     [found] = cli("spills", log, "--spill-root", tmp_path, "--json").json()
     assert (found["found"], found["storedBytes"], found["sizeMatches"]) == (True, 1500, True)
-    assert "1 spilled results" in cli("spills", log).stdout
+    assert "1 spilled result\n" in cli("spills", log).stdout
 
 
 def test_a_fork_child_marks_the_spills_it_inherited(cli, corpus_dir, write_log):

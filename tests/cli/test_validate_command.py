@@ -52,7 +52,7 @@ def test_select_and_ignore(cli):
 def test_table_rows_fit_100_columns(cli):
     result = cli("validate", SAMPLES / "broken-replace-start-not-found.jsonl", expect=1)
     lines = result.stdout.splitlines()
-    assert lines[0].endswith("FAILED: 95 events, 1 errors, 0 warnings, 0 notices")
+    assert lines[0].endswith("FAILED: 95 events, 1 error, 0 warnings, 0 notices")
     assert lines[1].split() == ["severity", "code", "seq", "line", "pointer", "message"]
     assert lines[3].split()[:5] == ["error", "DSH-E107", "67", "69", "/surfaceOp/start"]
     assert lines[0].startswith(str(SAMPLES / "broken-replace-start-not-found.jsonl"))  # the file name whole

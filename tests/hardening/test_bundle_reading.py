@@ -97,7 +97,7 @@ def format_2(bundle) -> tuple[Path, Path]:
     ({"messagesFrom": 7}, "/messagesFrom: expected null or {call, first}, got 7"),
     ({"messagesFrom": {"call": 2, "first": 0}}, "/messagesFrom/call: expected an earlier call (1 to 1), got 2"),
     ({"messagesFrom": {"call": 1, "first": -1}}, "/messagesFrom/first: expected a message count, got -1"),
-    ({"messagesFrom": {"call": 1, "first": 9}}, "/messagesFrom/first: expected at most the 1 messages of call 1, "
+    ({"messagesFrom": {"call": 1, "first": 9}}, "/messagesFrom/first: expected at most the 1 message of call 1, "
                                                 "got 9 (the bundle is damaged)"),
 ])
 def test_a_damaged_call_record_is_one_line_naming_the_file_and_what_was_expected(format_2, change, expected):
@@ -126,7 +126,7 @@ def test_a_damaged_call_record_is_one_line_naming_the_file_and_what_was_expected
     ({"messagesFrom": {"call": 2, "first": 0}}, "line 2, /messagesFrom/call: expected an earlier call (1 to 1), "
                                                 "got 2"),
     ({"messagesFrom": {"call": 1, "first": -1}}, "line 2, /messagesFrom/first: expected a message count, got -1"),
-    ({"messagesFrom": {"call": 1, "first": 9}}, "line 2, /messagesFrom/first: expected at most the 1 messages of "
+    ({"messagesFrom": {"call": 1, "first": 9}}, "line 2, /messagesFrom/first: expected at most the 1 message of "
                                                 "call 1, got 9 (the bundle is damaged)"),
 ])
 def test_a_damaged_line_of_calls_jsonl_is_one_line_naming_the_file_line_and_what_was_expected(bundle, change,

@@ -88,7 +88,7 @@ def test_a_message_of_thirty_million_characters_is_previewed_at_the_cost_of_its_
     result = attack("fold", log, seconds=3, mem_mb=600)
     assert result.code == 0, result.stderr
     assert result.stdout.splitlines()[2:] == ["1  0    user  append  32000053  " + "w " * 33 + "w…",
-                                              "1 nodes, 1 messages, 0 replacements at seq 0"]
+                                              "1 node, 1 message, 0 replacements at seq 0"]
 
 
 # -- 3. many small logs with the default --jobs --------------------------------------------
@@ -213,7 +213,7 @@ def test_provenance_of_every_message_of_a_chain_keeps_one_row_of_origins_at_a_ti
     *_, last, count = table.stdout.splitlines()
     assert count == f"{n + 1} messages"
     assert last.split() == [str(n + 1), str(n), "assistant/message", "append", str(n - 1), "user/message:", "0;",
-                            "assistant/message:", "1,", "2,", "3,", "…", str(n - 1), f"({n - 1})", "-"]
+                            "assistant/message:", f"1..{n - 1}", f"({n - 1})", "-"]  # (one run: 1 to n - 1)
     if n > 1_000:
         return  # (the JSON lists n²/2 origins: 40 MB here already)
     rows = attack("provenance", log, "--jsonl", seconds=10, mem_mb=150)

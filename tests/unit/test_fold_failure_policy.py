@@ -65,7 +65,7 @@ def test_a_view_past_the_failure_raises_and_one_before_it_is_given(session):
     report = session.fold()
     assert isinstance(report.error, NoViewError) and report.state is None
     assert session.fold(at=19).error is None
-    with pytest.raises(NoViewError, match="call 2 is not among the 1 model calls before the failure"):
+    with pytest.raises(NoViewError, match="there is no call 2 before the failure: 1 model call before it"):
         session.request(2)
 
 
