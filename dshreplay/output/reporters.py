@@ -955,7 +955,7 @@ class TextReporter(Reporter):
 
     def verify(self, result: Verification) -> None:
         self.line(f"bundle   format {shown(result.format, 20, quote=False)}, made "
-                  f"{shown(result.generated_at, 40, quote=False)}, {result.sessions} sessions")
+                  f"{shown(result.generated_at, 40, quote=False)}, {counted(result.sessions, 'session')}")
         for i in result.inputs:
             size = "size unknown" if i.size is None else f"{i.size} bytes"
             told = i.status if not i.detail or i.status == "differs" else f"{i.status}: {i.detail}"
@@ -973,7 +973,7 @@ class TextReporter(Reporter):
         self.line(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
 
     def indexed(self, report: IndexReport) -> None:
-        self.line(f"{whole(report.db)}: {report.sessions} sessions; this run: {len(report.new)} new, "
+        self.line(f"{whole(report.db)}: {counted(report.sessions, 'session')}; this run: {len(report.new)} new, "
                   f"{len(report.appended)} grown ({report.resumed} read from where they were indexed), "
                   f"{len(report.rewritten)} rewritten (indexed again whole), "
                   f"{report.unchanged} unchanged, {len(report.vanished)} vanished, "
@@ -1008,7 +1008,8 @@ class TextReporter(Reporter):
         self.line(self._tbl(rows, ["input", "folder", "verdict", "events", "redactions"]))
         red = manifest["redaction"]
         signed = type(manifest.get("integrity")) is dict and manifest["integrity"].get("signature") is not None
-        self.para(f"wrote {len(manifest['files']) + 1 + signed} files to {out}; {red['replacements']} redactions; "
+        self.para(f"wrote {counted(len(manifest['files']) + 1 + signed, 'file')} to {out}; "
+                  f"{counted(red['replacements'], 'redaction')}; "
                   f"open {out}/index.html")
         self.line(f"bundle digest: {digest}")
 

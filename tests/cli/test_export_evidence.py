@@ -257,7 +257,7 @@ def test_verify_export_shows_when_the_bundle_was_made_and_each_inputs_size_at_ex
     shutil.copy(SAMPLES / "prune.jsonl", "prune.jsonl")
     digest = digest_of(cli("export", "prune.jsonl", "--out", "b", "--timestamp", STAMP))
     text = cli("verify-export", "b", "--digest", digest).stdout.splitlines()
-    assert text == [f"bundle   format {_format(tmp_path / 'b')}, made {STAMP}, 1 sessions",
+    assert text == [f"bundle   format {_format(tmp_path / 'b')}, made {STAMP}, 1 session",
                     "input    prune.jsonl (6361 bytes at export): matches",
                     "b: verified: every file matches the manifest, the manifest its digest, and every input "
                     "matches it"]
