@@ -578,9 +578,11 @@ def _export_one(given: Given, root: Path, redactor: Redactor, name: str | None, 
     its bytes can be read), the other sessions are kept. An error of the output (a full
     disk) is no verdict on the input: it ends the export."""
     facts = _input_facts(given, options, hasher)
-    facts["input"] = _shown_input(given, redactor)  # (a path is redacted like any text the bundle holds)
+    redactor.counting = True  # (a path is redacted like any text the bundle holds, and counted as the session's)
+    facts["input"] = _shown_input(given, redactor)
     if "file" in facts:
         facts["file"] = redactor.text(facts["file"])
+    redactor.counting = False
     try:
         return _export_session(given, root, redactor, name, options, facts, hasher)
     except OutputError:
@@ -593,6 +595,14 @@ def _export_one(given: Given, root: Path, redactor: Redactor, name: str | None, 
         shutil.rmtree(root / name, ignore_errors=True)
     result = SessionExport(facts["input"])
     result.entry = {**facts, "verdict": verdict, "error": redactor.text(why)}
+    return _counted(result, redactor)
+
+
+def _counted(result: SessionExport, redactor: Redactor) -> SessionExport:
+    """`result` with the replacements `redactor` counted for its session (in its manifest entry too)."""
+    result.redactions, result.by_rule = redactor.replacements, dict(redactor.by_rule)
+    result.entry["redactions"] = {"replacements": redactor.replacements,
+                                  "byRule": dict(sorted(redactor.by_rule.items()))}
     return result
 
 
@@ -612,14 +622,14 @@ def _export_session(given: Given, root: Path, redactor: Redactor, name: str | No
     except (DshReplayError, OSError) as exc:
         message = exc.within() if isinstance(exc, DshReplayError) else _os_reason(exc)
         result.entry = {**facts, "verdict": "unreadable", "error": redactor.text(message)}
-        return result
+        return _counted(result, redactor)
     # the findings and the surface column of events.csv are the original's (findings redacted when written)
     deltas, ends, final = ArgumentDeltas(), TurnEndLines(), _FinalNodes()
     report = validate_log(plain, options, observers=[deltas, ends, final])
     if report.unreadable is not None or name is None:
         message = report.unreadable.within() if report.unreadable is not None else "unreadable header"
         result.entry = {**facts, "verdict": "unreadable", "error": redactor.text(message)}
-        return result
+        return _counted(result, redactor)
     facts = {**facts, "chain": line_chain(plain, ends.lines, hasher=hasher)}  # for verify-export --grown
     # this session's redactor also masks every delta of a tool call whose assembled arguments hold a secret
     redactor = redactor.for_calls(deltas.secret_calls(redactor))
@@ -646,14 +656,12 @@ def _export_session(given: Given, root: Path, redactor: Redactor, name: str | No
     result.entry = {**facts, "folder": name, "encoding": index.encoding, "header": head,
                     "events": index.event_count, "verdict": "ok" if report.ok else "errors",
                     "findings": counts, "tornTail": None if index.torn_tail is None else index.torn_tail.to_json(),
-                    "answeredUpTo": answered_up_to(failure), "failure": failure,
-                    "redactions": {"replacements": redactor.replacements,
-                                   "byRule": dict(sorted(redactor.by_rule.items()))}}
+                    "answeredUpTo": answered_up_to(failure), "failure": failure}
+    _counted(result, redactor)
     report_html = render_report(entry=result.entry, index=index, findings=findings, view=view,
                                 transcript=entries, input_hash=hasher.name)
     write_file(folder / "report.html", report_html.encode())
     result.notes = session_notes(findings)
-    result.redactions, result.by_rule = redactor.replacements, dict(redactor.by_rule)
     return result
 
 

@@ -176,8 +176,11 @@ class Redactor:
         return self.rules.summary
 
     def for_calls(self, secret_calls: Iterable[CallKey]) -> Redactor:
-        """A fresh redactor with these rules that also masks the argument deltas of `secret_calls`."""
-        return Redactor(self.rules, frozenset(secret_calls))
+        """A fresh redactor with these rules that also masks the argument deltas of `secret_calls`;
+        it goes on from this one's counts (a session's, its input's name counted first)."""
+        fresh = Redactor(self.rules, frozenset(secret_calls))
+        fresh.replacements, fresh.by_rule = self.replacements, Counter(self.by_rule)
+        return fresh
 
     # -- strings ---------------------------------------------------------------------------
 

@@ -158,3 +158,23 @@ def test_tool_arguments_and_json_results_keep_every_byte_outside_a_secret(cli, t
     texts = [c["content"][0]["text"] for m in results if type(m) is dict for c in m.get("content", [])
              if type(c) is dict and c.get("type") == "tool-result"]
     assert texts == [result.replace("ghp_Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2", "[REDACTED]")]
+
+
+def test_a_secret_in_an_input_path_counts_as_a_replacement_of_its_session(cli, tmp_path):
+    secret_dir = tmp_path / "ghp_Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
+    secret_dir.mkdir()
+    b = LogBuilder("s1")
+    b.start_turn()
+    b.user("hi")
+    b.end_turn()
+    log = b.write(secret_dir / "AKIAQ3EGUXDVB7JNS4T0.jsonl")
+    broken = secret_dir / "AKIAQ3EGUXDVB7JNS4TX.jsonl"
+    broken.write_bytes(b"not json\n")
+    result = cli("export", log, broken, "--out", tmp_path / "b", "--timestamp", STAMP, "--json", expect=2)
+    manifest = json.loads((tmp_path / "b" / "manifest.json").read_bytes())
+    # the folder's GitHub token (two rules find it) and the file's AWS key id, in each input's path;
+    # nothing else in either session holds a secret (the unreadable one is counted too)
+    path = {"replacements": 3, "byRule": {"AWS Access Key": 1, "GitHub Token": 1, "GitHub token, any length": 1}}
+    assert [(e["verdict"], e["redactions"]) for e in manifest["sessions"]] == [("ok", path), ("unreadable", path)]
+    assert manifest["redaction"]["replacements"] == 6
+    assert [s["redactions"] for s in result.json()["sessions"]] == [path, path]
