@@ -107,12 +107,14 @@ def render_table(rows: Sequence[Sequence[object]], headers: Sequence[object] = (
                     widths[i] = max(need[i], floor[i])
             fit_text()
         shrinkable = [i for i in range(cols) if i != text_col and i not in numbers]
-        while total() > width and shrinkable:
-            i = max(shrinkable, key=lambda c: widths[c])
-            if widths[i] <= max(floor[i], 6):
+        while total() > width and shrinkable:  # the widest gives one column at a time, in steps as long
+            i = max(shrinkable, key=lambda c: widths[c])  # as it stays the widest (a 2 MB cell: one step)
+            low = max(floor[i], 6)
+            if widths[i] <= low:
                 shrinkable.remove(i)
                 continue
-            widths[i] -= 1
+            below = max((widths[c] for c in shrinkable if c != i), default=0)
+            widths[i] -= max(min(widths[i] - max(below, low), total() - width), 1)
         fit_text()
     for i in range(cols):  # cut the values of a column that is too narrow, keeping them distinct
         if i != text_col and need[i] > widths[i]:
