@@ -81,7 +81,9 @@ def lineage(inputs: tuple[str, ...], jobs: int | None, quiet: bool, output: Outp
     options = options_of(jobs=jobs, quiet=quiet)
     roots, unreadable = build(inputs, options, mapper_for(options))
     reporter_for(output).lineage(roots, unreadable)
-    if unreadable:  # (the problems of no single session are the logs that cannot be read)
+    for problem in unreadable:  # (the problems of no single session are the logs that cannot be read)
+        click.echo(f"dshreplay: unreadable: {safe_text(problem)}", err=True)
+    if unreadable:
         sys.exit(EXIT_UNREADABLE)
     if any(node.problems for root in roots for _, node in root.walk()):
         sys.exit(EXIT_FINDINGS)

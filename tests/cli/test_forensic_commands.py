@@ -223,6 +223,7 @@ def test_lineage_command_exit_codes(cli, tmp_path):
     (tmp_path / "empty.jsonl").write_bytes(b"")
     result = cli("lineage", tmp_path / "parent.jsonl", tmp_path / "empty.jsonl", "--json", expect=2)
     assert result.json()["problems"] == [f"{tmp_path / 'empty.jsonl'}: empty log: no session header"]
+    assert result.stderr == f"dshreplay: unreadable: {tmp_path / 'empty.jsonl'}: empty log: no session header\n"
     assert [s["sessionId"] for s in result.json()["sessions"]] == ["sample-multi-turn"]
     cli("lineage", tmp_path / "missing.jsonl", expect=2)  # (as validate and stats: 2, cannot read)
 
