@@ -17,6 +17,7 @@ import re
 import orjson
 import pytest
 from test_attacks import HEADER, attack, lines
+from wcwidth import wcswidth
 
 from dshreplay.testing.samples import user_record
 
@@ -105,6 +106,20 @@ def test_a_table_cell_of_a_million_characters_is_cut_at_the_cost_of_its_column(t
     assert events.code == 0, events.stderr
     assert events.stdout.splitlines()[2] == ("0    15:36:06.000  x/" + "x" * 8 + "…" + "x" * 21
                                              + "…  -     -     log-only  -")
+
+
+def test_a_wide_type_among_a_messages_origins_is_cut_and_wrapped_in_bounded_time(tmp_path):
+    # before: provenance wrapped the whole type in its origins cell, measuring the rest of the word
+    # again for every line (a type of a million wide characters: minutes); now cut to 100 characters
+    log = tmp_path / "origins.jsonl"
+    log.write_bytes(lines(HEADER, {"type": "数" * 1_000_000, "seq": 0, "time": 1783352166000, "data": {}},
+                          user_record(1, "hi", sources=[0])))
+    result = attack("provenance", log, seconds=5, mem_mb=600, env={"COLUMNS": "80"})
+    assert result.code == 0, result.stderr
+    rows = result.stdout.splitlines()[2:-1]
+    assert rows[0].split()[:5] == ["1", "1", "user/message", "append", "0"]
+    assert result.stdout.count("数") == 99 and rows[-1].endswith("数…: 0")  # (wrapped onto 7 lines of 80)
+    assert len(rows) == 7 and all(wcswidth(row) <= 80 for row in rows)
 
 
 # -- 3. many small logs with the default --jobs --------------------------------------------

@@ -62,8 +62,14 @@ def test_text_of_ascii_and_our_marks_is_measured_and_cut_as_wcwidth_measures_and
 
 
 @pytest.mark.parametrize("text", ["1 files: 1 ok, 0 with errors", "a  b\n\n c", "x" * 30, "ab…cd · e", "", " ",
-                                  "tab\there", "wide 中文 text", "two words"])
-@pytest.mark.parametrize("width", [5, 12, 30])
+                                  "tab\there", "wide 中文 text", "two words",
+                                  # long words: the first piece fills what the line has left
+                                  "see /home/dev/project/src/" + "deep/" * 12 + "file.py now",
+                                  "数据库连接超时" * 9, "ok 数据库连接超时" * 5, "a\t" + "x" * 40,
+                                  "a " + "x" * 40 + " b",
+                                  "e\u0301" * 25 + " 👍" * 3 + "👨\u200d👩\u200d👧" * 9, "a" + " " * 40 + "b",
+                                  "a\u2060\u2060数数数数数数数" + "b" * 13])
+@pytest.mark.parametrize("width", [1, 2, 5, 12, 30])
 def test_wrapping_gives_what_wcwidth_wraps_whether_or_not_it_is_imported(text, width):
     import wcwidth
 
@@ -71,6 +77,31 @@ def test_wrapping_gives_what_wcwidth_wraps_whether_or_not_it_is_imported(text, w
     assert _wrap(text, width) == [line for para in text.split("\n")
                                   for line in wcwidth.wrap(para, width, break_long_words=True,
                                                            break_on_hyphens=False) or [""]]
+
+
+def test_wrapping_gives_what_wcwidth_wraps_on_random_words_of_every_width():
+    import random
+
+    import wcwidth
+
+    from dshreplay.output.reporters import _wrap
+    pick = random.Random(31)
+    alphabet = list("abcdef/-.") + list("数据库连接") + ["e\u0301", "👍", "👨\u200d👩\u200d👧", "\u2060"]
+    for _ in range(3000):
+        words = ["".join(pick.choice(alphabet) for _ in range(pick.choice([1, 3, 9, 30, 90])))
+                 for _ in range(pick.randint(1, 8))]
+        text = "".join(word + pick.choice([" ", "  ", "\t"]) for word in words)
+        width = pick.choice([1, 2, 3, 4, 7, 20, 33])
+        assert _wrap(text, width) == (wcwidth.wrap(text, width, break_long_words=True, break_on_hyphens=False)
+                                      or [""]), (text, width)
+
+
+def test_a_word_of_200_000_wide_characters_is_wrapped_in_one_pass():
+    # before: each line measured the rest of the word again (wcwidth, as the stdlib): 20,000 wide
+    # characters took 18 s; the lines are counted here, the time is the hardening tests'
+    from dshreplay.output.reporters import _wrap
+    lines = _wrap("数" * 200_000, 30)
+    assert lines == ["数" * 15] * (200_000 // 15) + ["数" * (200_000 % 15)]
 
 
 @pytest.mark.parametrize("width", [60, 80, 200])
