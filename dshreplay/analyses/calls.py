@@ -128,7 +128,8 @@ class CallTracker(Observer):
     the model messages of the surface when it opened (MessageCount)."""
 
     requires = (MessageCount,)
-    types = frozenset({"assistant/chunk", "request/header", "assistant/message", "turn/end", *AUXILIARY})
+    types = frozenset({"request/header", "assistant/message", "turn/end", *AUXILIARY})
+    handlers = {"assistant/chunk": "chunk"}
 
     count_messages: MessageCount
 
@@ -140,40 +141,49 @@ class CallTracker(Observer):
         self.header_seq: int | None = None
         self.header: Any = None  # the latest request/header's header
 
-    def observe(self, record: Record) -> None:
-        event: Any = record.item  # (an Event, or a PackedRun or member of one: its row says which)
-        kind = event.type
-        if kind == "assistant/chunk":
-            chunk = chunk_type = None
-            if event.row is not None:
-                data = event.row_data
-            else:
-                data = event.record.get("data")
-                if type(data) is not dict:
-                    data = {}
-                chunk = data.get("chunk")
-                if type(chunk) is dict:
-                    chunk_type = chunk.get("type")
-            key = (as_key(data.get("turn")), as_key(data.get("step")))  # (absent as null: one stream)
+    def chunk(self, record: Record) -> None:
+        """An `assistant/chunk` record: an Event, or a PackedRun of them (its row says which)."""
+        event: Any = record.item
+        chunk = chunk_type = None
+        row = event.row is not None
+        if row:
+            data = event.row_data
+        else:
+            data = event.record.get("data")
+            if type(data) is not dict:
+                data = {}
+            chunk = data.get("chunk")
+            if type(chunk) is dict:
+                chunk_type = chunk.get("type")
+        key = (data.get("turn"), data.get("step"))  # (absent as null: one stream)
+        try:
             call = self.open.get(key)
-            if call is None:
-                call = self._open(event, data)
-                self.open[key] = call
-                previous = record.previous
-                if previous is not None and previous.type != "assistant/chunk" and is_time(previous.time):
-                    call.requested_at = previous.time
-            if record.call is not call:
-                record.call = call
-            call.chunks += event.count
-            call.last_chunk_seq = event.seq + event.count - 1
-            call.last_chunk_time = event.time if event.row is None else event.time0 + sum(event.row_data["dt"])
-            if chunk_type == "usage":
-                call.usage = _get(chunk, "usage")
-            elif chunk_type == "finish":
-                call.finish = _get(chunk, "reason")
-                call.finish_seq = event.seq
-                del self.open[key]
-        elif kind == "assistant/message":  # (an interrupted one: the prefix of a cancelled stream)
+        except TypeError:  # (an array or an object: keyed as every log value is; any other keys as itself)
+            key = (as_key(key[0]), as_key(key[1]))
+            call = self.open.get(key)
+        if call is None:
+            call = self._open(event, data)
+            self.open[key] = call
+            previous = record.previous
+            if previous is not None and previous.type != "assistant/chunk" and is_time(previous.time):
+                call.requested_at = previous.time
+        if record.call is not call:
+            record.call = call
+        count = event.count
+        call.chunks += count
+        call.last_chunk_seq = event.seq + count - 1
+        call.last_chunk_time = event.time0 + sum(data["dt"]) if row else event.time
+        if chunk_type == "usage":
+            call.usage = _get(chunk, "usage")
+        elif chunk_type == "finish":
+            call.finish = _get(chunk, "reason")
+            call.finish_seq = event.seq
+            del self.open[key]
+
+    def observe(self, record: Record) -> None:
+        event: Any = record.item
+        kind = event.type
+        if kind == "assistant/message":  # (an interrupted one: the prefix of a cancelled stream)
             if self.open:
                 data = event.record.get("data")
                 if _get(data, "interrupted") is True:
