@@ -10,7 +10,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from dshreplay.analyses.compaction import CompactionTracker
-from dshreplay.analyses.render import event_text
+from dshreplay.analyses.render import counted, event_text
 from dshreplay.analyses.tools import ToolLedger
 from dshreplay.analyses.turns import TurnTracker
 from dshreplay.core.driver import STOP, Observer, run_pass
@@ -273,8 +273,7 @@ class EventQuery(Observer):
         flt = self.flt
         if flt.turn is not None and flt.turn > self.last_turn:
             upto = "" if run.complete else f" up to seq {run.last_seq}"
-            turns = f"{self.last_turn} turn" + ("" if self.last_turn == 1 else "s")
-            raise FilterError(f"turn {flt.turn}: the log has {turns}{upto}", path=run.path)
+            raise FilterError(f"turn {flt.turn}: the log has {counted(self.last_turn, 'turn')}{upto}", path=run.path)
         if (flt.since is not None or flt.until is not None) and not self.seen_time:
             name = "since" if flt.since is not None else "until"
             limited = flt.start is not None or flt.end is not None or self.last is not None

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Collection
 
+from dshreplay.analyses.render import counted
 from dshreplay.core.driver import Observer, Record, Run
 from dshreplay.errors import ReadError
 from dshreplay.io.reader import LogReader, LogSource, line_events, shown_path, sized_file
@@ -168,7 +169,7 @@ class Appended:
             what = f"lines {first}..{last}"
         else:
             what = f"the rest of line {first}" + (f" and lines {first + 1}..{last}" if last > first else "")
-        return f"{what} appended ({self.size} bytes, {self.events} event{'' if self.events == 1 else 's'})"
+        return f"{what} appended ({self.size} bytes, {counted(self.events, 'event')})"
 
     def to_json(self) -> dict[str, Any]:
         return {"fromByte": self.offset, "fromLine": self.first_line, "lines": self.lines, "bytes": self.size,

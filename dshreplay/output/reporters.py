@@ -1019,7 +1019,7 @@ class TextReporter(Reporter):
         if columns:
             cells = [[cell_text(v) for v in row] for row in rows]
             self.line(self._tbl(cells, columns) if cells else "  ".join(columns))
-        self.line(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
+        self.line(f"({counted(len(rows), 'row')})")
 
     def indexed(self, report: IndexReport) -> None:
         self.line(f"{whole(report.db)}: {counted(report.sessions, 'session')}; this run: {len(report.new)} new, "

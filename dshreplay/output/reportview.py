@@ -19,7 +19,7 @@ from dshreplay.analyses.calls import Call, failed, outcome_text
 from dshreplay.analyses.compaction import BracketRecord
 from dshreplay.analyses.index import LogIndex
 from dshreplay.analyses.provenance import ShadowRecord
-from dshreplay.analyses.render import one_line
+from dshreplay.analyses.render import counted, one_line
 from dshreplay.analyses.tools import (
     COMPLETED,
     ERROR,
@@ -268,7 +268,7 @@ def headline(problems: Sequence[_Item]) -> str:
     for i in problems:
         key = (KINDS[i.order], i.status)
         counts[key] = counts.get(key, 0) + 1
-    parts = [f"{counts[(kind, status)]} {one if counts[(kind, status)] == 1 else many}"
+    parts = [counted(counts[(kind, status)], one, many)
              for kind, status, one, many in HEADLINES if (kind, status) in counts]
     parts += [f"interrupted: the log ends inside turn {ident(i.what.turn)}" for i in problems
               if i.status == "interrupted" and isinstance(i.what, Span)]
