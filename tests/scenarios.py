@@ -184,3 +184,128 @@ def unstarted_calls(interrupted: bool = False):
     if not interrupted:
         b.end_turn("aborted")
     return b, seqs
+
+
+def interleaved_calls(broken: bool = False):
+    """One model call asking for c1 and c2 (both bash with the same arguments) and c3 (read); their
+    tool/calls logged in the order c3, c2, c1; a PreToolUse hook for read invoked; approvals asked
+    for c2 then c1, c1's decided, the hook answered, c2's decided; c2's result (an error), c3's; an
+    approval for "zz", a call the log never names otherwise; step 1 ends with c1 unanswered and
+    step 2 opens with c1's result. With `broken`, a replacement whose start is not in the surface
+    comes right after c2's result: the fold stops there.
+
+    Seqs (by hand): 0 turn/start, 1 request/header, 2 step/start, 3 user, 4..26 the model call
+    (23 chunks), 27 its message, 28 tool/call c3, 29 c2, 30 c1, 31 hook/invoked, 32 approval/asked
+    c2, 33 approval/asked c1, 34 approval/decided c1, 35 hook/result, 36 approval/decided c2,
+    37 tool/result c2; then (without `broken`) 38 tool/result c3, 39/40 zz's approval, 41 step/end,
+    42 step/start, 43 tool/result c1, 44..51 a model call, 52 its message, 53 step/end, 54 turn/end.
+    `broken` puts the bad replacement at 38 and moves everything after it one seq on."""
+    from dshreplay.testing.samples import LogBuilder
+    b = LogBuilder("interleaved")
+    b.start_turn()
+    b.request_header()
+    b.start_step()
+    b.user("run ls twice and read the README")
+    s = {"asked": b.assistant("", calls=[("c1", "bash", '{"command": "ls"}'), ("c2", "bash", '{"command": "ls"}'),
+                                        ("c3", "read", '{"path": "README"}')])}
+    s["call_3"] = b.tool_call("c3", "read", '{"path": "README"}')
+    s["call_2"] = b.tool_call("c2", "bash", '{"command": "ls"}')
+    s["call_1"] = b.tool_call("c1", "bash", '{"command": "ls"}')
+    s["hook"] = b.hook_invoked("PreToolUse", "h-read", matcher="read")
+    s["asked_2"], _ = b.approval("c2", "bash", outcome=None)
+    s["asked_1"], s["decided_1"] = b.approval("c1", "bash", outcome="rejected")
+    s["hook_result"] = b.hook_result("PreToolUse", "h-read", decision="allow")
+    s["decided_2"] = b.add("approval/decided", {"id": b.event(s["asked_2"])["data"]["id"], "outcome": "allowed-once"})
+    s["result_2"] = b.tool_result("c2", "ls: cannot open directory", cites=s["call_2"], is_error=True)
+    if broken:
+        s["bad"] = b.add("user/message", {"role": "user", "content": [{"type": "text", "text": "?"}], "id": "bad"},
+                         surfaceOp={"op": "replace", "start": 999, "end": 999}, sourceEventSeqs=[999])
+    s["result_3"] = b.tool_result("c3", "# README", cites=s["call_3"])
+    s["asked_zz"], s["decided_zz"] = b.approval("zz", "bash")
+    b.end_step()
+    b.start_step()
+    s["result_1"] = b.tool_result("c1", "a.py", cites=s["call_1"])
+    b.assistant("done")
+    b.end_turn()
+    return b, s
+
+
+def reused_call_id():
+    """Turn 1 asks for c1 (read); its tool/call, a PreToolUse hook invoked for it, its result; the
+    turn ends with the hook unanswered. Turn 2 asks for c1 again (bash, other arguments) and starts
+    it; then the turn-1 hook's result (naming turn 1), a rewrite of the turn-1 result, and the new
+    c1's result.
+
+    Seqs (by hand): 0 turn/start, 1 step/start, 2 user, 3..11 chunks, 12 message, 13 tool/call c1
+    (read), 14 hook/invoked, 15 tool/result, 16 step/end, 17 turn/end, 18 turn/start, 19 step/start,
+    20 user, 21..29 chunks, 30 message, 31 tool/call c1 (bash), 32 hook/result, 33 the rewrite of 15,
+    34 tool/result of the bash c1, 35 step/end, 36 turn/end."""
+    from dshreplay.testing.samples import LogBuilder
+    b = LogBuilder("reused")
+    b.start_turn()
+    b.start_step()
+    b.user("read a")
+    b.assistant("", calls=[("c1", "read", '{"path": "a"}')])
+    s = {"call_read": b.tool_call("c1", "read", '{"path": "a"}')}
+    s["hook"] = b.hook_invoked("PreToolUse", "h1")
+    s["result_read"] = b.tool_result("c1", "a long text", cites=s["call_read"])
+    b.end_turn()
+    b.start_turn()
+    b.start_step()
+    b.user("list")
+    b.assistant("", calls=[("c1", "bash", '{"command": "ls"}')])
+    s["call_bash"] = b.tool_call("c1", "bash", '{"command": "ls"}')
+    s["hook_result"] = b.hook_result("PreToolUse", "h1", turn=1)
+    s["rewrite"] = b.rewrite_tool_result(s["result_read"], "[shortened]")
+    s["result_bash"] = b.tool_result("c1", "a", cites=s["call_bash"])
+    b.end_turn()
+    return b, s
+
+
+def turn_left_open():
+    """Turn 1 (one step, a model call) has no turn/end (nor step/end): turn 2 starts, runs a step
+    and ends; turn 3 starts and the log ends inside it.
+
+    Seqs (by hand): 0 turn/start 1, 1 step/start, 2 user, 3..8 chunks, 9 message, 10 turn/start 2,
+    11 step/start, 12 user, 13..18 chunks, 19 message, 20 step/end, 21 turn/end, 22 turn/start 3,
+    23 step/start, 24 user, 25..30 chunks, 31 message."""
+    from dshreplay.testing.samples import LogBuilder
+    b = LogBuilder("left-open")
+    for turn in (1, 2, 3):
+        b.start_turn()
+        b.start_step()
+        b.user(f"turn {turn}")
+        b.assistant("ok")
+        if turn == 1:
+            b.turn_open = b.step_open = False  # (no step/end, no turn/end)
+        elif turn == 2:
+            b.end_turn()
+    return b
+
+
+def hook_inside_a_compaction() -> list[dict]:
+    """`compactions()` with a PreCompact hook run inside the first bracket, and a checkpoint with no
+    bracket (an older dsh's) replacing 9 instead of the prune.
+
+    0 turn/start, 1 step/start, 2-4 users, 5 compaction/start k1, 6 hook/invoked, 7 hook/result,
+    8 summary k1, 9 the checkpoint replacing 2..3, 10 compaction/end k1, 11 user, 12 the unbracketed
+    checkpoint k0 replacing 11, 13 step/end, 14 turn/end."""
+    compact = {"kind": "plugin", "plugin": "compact"}
+    hook = {"turn": 1, "point": "PreCompact", "handlerId": "h1", "dialect": "claude-code"}
+    return [
+        ev(0, "turn/start", {"turn": 1}),
+        ev(1, "step/start", {"turn": 1, "step": 1}),
+        user(2, "alpha"),
+        user(3, "beta"),
+        user(4, "gamma"),
+        ev(5, "compaction/start", {"compactionId": "k1", "turn": 1}),
+        ev(6, "hook/invoked", hook),
+        ev(7, "hook/result", {**hook, "decision": "pass", "exitCode": 0, "durationMs": 3}),
+        summary(8, "k1", [2, 3], 120),
+        user(9, "summary of alpha and beta", replace(2, 3), [5, 8, 2, 3], **compact, compactionId="k1"),
+        ev(10, "compaction/end", {"compactionId": "k1", "turn": 1}),
+        user(11, "delta"),
+        user(12, "summary of delta", replace(11, 11), [11], **compact, compactionId="k0"),
+        ev(13, "step/end", {"turn": 1, "step": 1}),
+        ev(14, "turn/end", {"turn": 1, "reason": {"kind": "completed"}}),
+    ]

@@ -19,7 +19,7 @@ from dshreplay.analyses.turns import Stored
 from dshreplay.core.driver import Observer, Record, Run
 from dshreplay.jsvalues import MISSING, as_key, dig, js_same
 
-__all__ = ["BracketRecord", "CompactionTracker"]
+__all__ = ["BracketRecord", "CompactionTracker", "compaction_of"]
 
 
 def _get(value: Any, *keys: str | int) -> Any:
@@ -47,6 +47,21 @@ class BracketRecord:
         return {"compactionId": self.compaction_id, "start": self.start, "end": self.end,
                 "status": self.status, "turn": self.turn, "summarySeq": self.summary_seq,
                 "replacementSeq": self.replacement_seq, "error": self.error, "anomalies": self.anomalies}
+
+
+def compaction_of(data: Any, open_bracket: Bracket | None) -> object:
+    """The compactionId an event belongs to, as `events`, `to_records` and events.csv show it: the
+    one its data names (`compactionId`, or a checkpoint's `source.compactionId`), else that of the
+    bracket open around it (None: none)."""
+    if type(data) is dict:
+        cid = data.get("compactionId")
+        if cid is None and type(data.get("source")) is dict:
+            cid = data["source"].get("compactionId")
+        if cid is not None:
+            return cid
+    if open_bracket is None or open_bracket.cid is MISSING:
+        return None
+    return open_bracket.cid
 
 
 class Bracket:

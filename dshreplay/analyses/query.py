@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from dshreplay.analyses.compaction import CompactionTracker
+from dshreplay.analyses.compaction import CompactionTracker, compaction_of
 from dshreplay.analyses.render import counted, event_text
 from dshreplay.analyses.tools import ToolLedger
 from dshreplay.analyses.turns import TurnTracker
@@ -226,11 +226,13 @@ class EventQuery(Observer):
                 return
         if isinstance(item, PackedRun):  # (a packed row: its member events, one by one)
             for event in item.members():
-                self._one(event, record.turn)
+                self._one(event, record.turn, record.step)
         else:
-            self._one(item, record.turn)
+            self._one(item, record.turn, record.step)
 
-    def _one(self, event: Event, turn: object) -> None:
+    def _one(self, event: Event, turn: object, step: object) -> None:
+        """One event's row; `turn` and `step`: those in force for it (the turn tracker's, as
+        every command shows them: an approval or hook inside a step is in that step)."""
         flt, seq = self.flt, event.seq
         if (self.last is not None and seq > self.last) or (flt.start is not None and seq < flt.start) \
                 or (flt.end is not None and seq > flt.end):
@@ -256,10 +258,7 @@ class EventQuery(Observer):
         call = self.tools.call_at(seq) if event.row is None else None
         text = event_text(event, call)
         data = record.get("data")
-        step = data.get("step") if type(data) is dict else None
-        cid = data.get("compactionId") if type(data) is dict else None
-        if cid is None and self.compactions.open is not None:
-            cid = self.compactions.open.cid
+        cid = compaction_of(data, self.compactions.open)
         self.matched += 1
         call_id, tool, arguments = (call.call_id, call.tool, call.arguments) if call is not None else (None, None, None)
         self.sink(EventRow(seq, event.line, utc_time(time), kind, turn, step, surface, record.get("surfaceOp"),

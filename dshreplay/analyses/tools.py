@@ -14,8 +14,10 @@ them all (`candidates`) and attaches to none.
 
 A call's outcome: `completed`, `error`, `not started` (a result dsh wrote as
 TOOL_NOT_STARTED, or a call asked for that never got a tool/call), `outcome
-unknown` (a recorded tool/call without a result, or a TOOL_OUTCOME_UNKNOWN
-result: it may have had side effects), or `unread` when the pass stopped
+unknown` (a recorded tool/call without a result, a TOOL_OUTCOME_UNKNOWN result,
+or a call only an approval names: dsh asks an approval after it logs the
+tool/call, so that call's tool/call is missing; it may have had side
+effects), or `unread` when the pass stopped
 before the end of the log and its result was not reached.
 """
 
@@ -76,6 +78,8 @@ class HookRun:
     exit_code: object = None
     duration_ms: object = None
     call_id: object = None  # the tool call it ran for (by the tool tracker), else None
+    call: ToolCall | None = field(default=None, repr=False, compare=False)  # that call itself (its id may be
+    # used again by a later call before the hook answers: the hook/result still belongs to this one)
     candidates: tuple[object, ...] = ()  # the tool calls it may have run for, when the log cannot tell which
 
     def label(self) -> str:
@@ -440,6 +444,8 @@ class ToolTracker(Observer):
         self._at: tuple[int | None, ToolCall | None] = (None, None)  # (seq, ToolCall) of the last record that
         # belongs to a call
         self._made: list[object] = []  # the by_id keys of the calls made in the open turn
+        self._results: dict[int, ToolCall] = {}  # the seq of a tool/result (or a rewrite of one) -> its call;
+        # of the open turn (the ledger: of the whole log)
         self._approvals: dict[object, Approval] = {}  # approval id -> Approval asked, not decided (its call in it)
         self.pending: dict[str, int] = {}
         self.answered: dict[str, int] = {}
@@ -472,6 +478,8 @@ class ToolTracker(Observer):
             if call is not None and call.result_seq is not None:
                 del by_id[key]
         self._made = []
+        if self._results:
+            self._results = {}
 
     def call_at(self, seq: int) -> ToolCall | None:
         """The ToolCall the record at `seq` (the one being observed) belongs to, or None."""
@@ -545,8 +553,13 @@ class ToolTracker(Observer):
         source = message.get("source") if type(message) is dict else None
         call_id = source.get("callId") if type(source) is dict else None
         key = call_id if type(call_id) is str else as_key(call_id)
-        if event.record.get("surfaceOp") != "append":  # a rewrite of a result: the same call
-            self._at = (event.seq, self.by_id.get(key))
+        op = event.record.get("surfaceOp")
+        if op != "append":  # a rewrite of a result: the call of the result it replaces
+            start = op.get("start") if type(op) is dict else None
+            call = self._results.get(start) if type(start) is int else None
+            if call is not None:
+                self._results[event.seq] = call  # (a rewrite of this rewrite is the same call's too)
+            self._at = (event.seq, call)
             return
         self.answers = self.earlier = None
         if type(call_id) is str:
@@ -561,6 +574,7 @@ class ToolTracker(Observer):
         content = message.get("content") if type(message) is dict else None
         first = content[0] if type(content) is list and content else None
         call.result_seq, call.finished_at = event.seq, event.time
+        self._results[event.seq] = call
         call.is_error = (type(first) is dict and first.get("isError") is True) or error is not None
         call.error_code = error.get("code") if type(error) is dict else None
         self._at = (event.seq, call)
@@ -598,15 +612,15 @@ class ToolTracker(Observer):
         run = self.hooks.current
         assert run is not None, "the hook tracker, observed first, sets it on every hook event"
         if event.type == "hook/result":
-            if run.call_id is not None:
-                self._at = (event.seq, self.by_id.get(as_key(run.call_id)))
+            if run.call is not None:
+                self._at = (event.seq, run.call)
             return
         if run.point not in TOOL_POINTS:
             return
         started = [self.by_id[key] for key in map(as_key, self.pending) if key in self.by_id]
         fits = [c for c in started if matcher_selects(run.matcher, c.tool) is not False]
         if len(fits) == 1:
-            run.call_id = fits[0].call_id
+            run.call_id, run.call = fits[0].call_id, fits[0]
             self._at = (event.seq, fits[0])
         else:
             run.candidates = tuple(c.call_id for c in fits)
@@ -683,4 +697,6 @@ def outcome(call: ToolCall, complete: bool = True) -> str:
         return ERROR if call.is_error else COMPLETED
     if not complete:
         return UNREAD
+    if call.call_seq is None and call.asked_seq is None:  # named only by an approval: dsh asks one after the
+        return OUTCOME_UNKNOWN  # tool/call it logs, so this one's call is missing, and it may have run
     return NOT_STARTED if call.call_seq is None else OUTCOME_UNKNOWN

@@ -51,6 +51,7 @@ from typing import Any, Callable, Iterable, Sequence, Union
 import orjson
 
 from dshreplay import __version__
+from dshreplay.analyses.compaction import CompactionTracker, compaction_of
 from dshreplay.analyses.findings import ERROR, NOTICE, WARNING
 from dshreplay.analyses.index import Indexer
 from dshreplay.analyses.query import CURRENT, LOG_ONLY, SHADOWED
@@ -718,7 +719,7 @@ class _EventRows(Observer):
 
     HEADER = ["seq", "line", "time", "type", "turn", "step", "surface", "op", "callId", "tool", "compactionId",
               "preview", "rawSha256"]
-    requires = (TurnSpans, ToolLedger)
+    requires = (TurnSpans, ToolLedger, CompactionTracker)
 
     def __init__(self, path: Path, final_nodes: frozenset[int], unknown_from: int | None,
                  hasher: InputHash = PLAIN_HASH) -> None:
@@ -732,6 +733,7 @@ class _EventRows(Observer):
         self.write = self.csv.fh.write
         self.text, self.texts = self.csv.text, self.csv.texts  # (bound once: looked up for every cell of every row)
         self.call_at = run.get(ToolLedger).call_at
+        self.compactions = run.get(CompactionTracker)
         self.hashed = None  # the line whose hash was written
         self.turn_step: tuple[Any, Any, str] = (None, None, ",")  # the last turn and step, and their cells' text
 
@@ -753,12 +755,14 @@ class _EventRows(Observer):
 
     def _packed(self, run: Any, raw_sha256: str, turn_step: str) -> None:  # (a PackedRun)
         """The events of a packed row: chunks, alike but for their seq and time (no surface op,
-        no call, no compaction, no preview)."""
+        no call, no preview; the compaction open around them, if any)."""
         seq, count, line, times = run.seq, run.count, run.line, run.times
         unknown_from = self.unknown_from if self.unknown_from is not None else seq + count
         shared = f"{self.text(run.type)},{turn_step}"
+        cid = compaction_of(None, self.compactions.open)
+        cid_text = "" if cid is None else self.text(cid)
         self.write("".join([f"{seq + k},{line},{utc_time(times[k]) or ''},{shared},"
-                            f"{LOG_ONLY if seq + k < unknown_from else ''},,,,,,{'' if k else raw_sha256}\n"
+                            f"{LOG_ONLY if seq + k < unknown_from else ''},,,,{cid_text},,{'' if k else raw_sha256}\n"
                             for k in range(count)]))
 
     def _row(self, event: Any, raw_sha256: str, turn_step: str) -> None:  # (an Event)
@@ -784,11 +788,7 @@ class _EventRows(Observer):
             status = ""
         if preview:
             preview = self.csv.cell(csv_cell(one_line(preview, 120)))
-        compaction_id = None
-        if type(data) is dict:
-            compaction_id = data.get("compactionId")
-            if compaction_id is None and type(data.get("source")) is dict:
-                compaction_id = data["source"].get("compactionId")
+        compaction_id = compaction_of(data, self.compactions.open)
         texts, text = self.texts, self.text
         kind_text = texts.get(kind) if type(kind) is str else None  # (a cell met before: no call)
         if kind_text is None:

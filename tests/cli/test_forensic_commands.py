@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import html
 import json
 
@@ -542,3 +543,15 @@ def test_a_hook_invocation_names_the_tool_call_it_runs_for(cli, write_log):
     assert [(r["callId"], r["tool"]) for r in rows] == [("call_1", "bash"), ("call_2", "write")]
     assert [r["text"].endswith(f"invoked for {tool} ({tool} {call})") for r, (call, tool)
             in zip(rows, [("call_1", "bash"), ("call_2", "write")])] == [True, True]
+
+
+def test_events_records_and_events_csv_name_the_same_compaction_for_every_event(cli, write_log, tmp_path):
+    # by hand (scenarios.hook_inside_a_compaction): 5..10 lie in bracket k1 (the hook 6 and 7 name
+    # none themselves), 12 is a checkpoint whose source names k0 with no bracket around it
+    from dshreplay.session import Session
+    path = write_log([scenarios.HEADER, *scenarios.hook_inside_a_compaction()])
+    wanted = [None] * 5 + ["k1"] * 6 + [None, "k0", None, None]
+    assert [r["compactionId"] for r in Session(path).to_records()] == wanted
+    cli("export", path, "--out", tmp_path / "b", "--no-default-redaction", expect=None)
+    with open(tmp_path / "b" / "scenario" / "events.csv", newline="", encoding="utf-8") as fh:
+        assert [r["compactionId"] or None for r in csv.DictReader(fh)] == wanted

@@ -74,3 +74,45 @@ def test_the_transcript_labels_each_result_with_its_tool_and_call(cli, write_log
                      (_bundle(cli, path, tmp_path) / "transcript.md").read_text(encoding="utf-8")):
         assert "```text\n[result write call_2] wrote a.py\n```" in markdown
         assert "```text\n[result bash call_1] 4 passed\n```" in markdown
+
+
+def test_events_and_events_csv_give_every_event_the_same_turn_step_and_call(cli, write_log, tmp_path):
+    # by hand (scenarios.interleaved_calls): every event from 28 to 40 lies in turn 1 step 1, the
+    # hook's and approvals' too (their data name no step); 41 is step 1's step/end, 42 and 43 step 2
+    b, s = scenarios.interleaved_calls()
+    path = write_log(b)
+    listed = [(r["seq"], r["turn"], r["step"], r["callId"], r["tool"])
+              for r in cli("events", path, "--from", 28, "--to", 43, "--json").json()]
+    assert listed == [
+        (28, 1, 1, "c3", "read"), (29, 1, 1, "c2", "bash"), (30, 1, 1, "c1", "bash"), (31, 1, 1, "c3", "read"),
+        (32, 1, 1, "c2", "bash"), (33, 1, 1, "c1", "bash"), (34, 1, 1, "c1", "bash"), (35, 1, 1, "c3", "read"),
+        (36, 1, 1, "c2", "bash"), (37, 1, 1, "c2", "bash"), (38, 1, 1, "c3", "read"), (39, 1, 1, "zz", "bash"),
+        (40, 1, 1, "zz", "bash"), (41, 1, 1, None, None), (42, 1, 2, None, None), (43, 1, 2, "c1", "bash")]
+    sheet = _rows(_bundle(cli, path, tmp_path) / "events.csv")
+    assert [(int(r["seq"]), int(r["turn"]), int(r["step"]), r["callId"] or None, r["tool"] or None)
+            for r in sheet if 28 <= int(r["seq"]) <= 43] == listed
+
+
+def test_tools_csv_gives_interleaved_calls_their_own_facts_and_an_approval_only_call_no_invented_outcome(
+        cli, write_log, tmp_path):
+    b, s = scenarios.interleaved_calls()
+    rows = _rows(_bundle(cli, write_log(b), tmp_path) / "tools.csv")
+    assert [(r["callId"], r["tool"], r["outcome"], r["isError"], r["approvalOutcome"], r["hooks"], r["askedSeq"],
+             r["callSeq"], r["resultSeq"]) for r in rows] == [
+        ("c1", "bash", "completed", "false", "rejected", "", "27", "30", "43"),
+        ("c2", "bash", "error", "true", "allowed-once", "", "27", "29", "37"),
+        ("c3", "read", "completed", "false", "", "PreToolUse:allow", "27", "28", "38"),
+        ("zz", "bash", "outcome unknown", "", "allowed-once", "", "", "", "")]
+
+
+def test_events_and_events_csv_keep_a_late_hook_result_and_a_rewrite_with_their_own_call(cli, write_log, tmp_path):
+    # by hand (scenarios.reused_call_id): 32 answers the hook the read c1 ran, 33 rewrites its result
+    b, s = scenarios.reused_call_id()
+    path = write_log(b)
+    listed = {r["seq"]: (r["callId"], r["tool"]) for r in cli("events", path, "--from", 31, "--to", 34,
+                                                               "--json").json()}
+    assert listed == {31: ("c1", "bash"), 32: ("c1", "read"), 33: ("c1", "read"), 34: ("c1", "bash")}
+    sheet = {int(r["seq"]): (r["callId"], r["tool"]) for r in _rows(_bundle(cli, path, tmp_path) / "events.csv")}
+    assert {seq: sheet[seq] for seq in (31, 32, 33, 34)} == listed
+    entries = {e["seq"]: e for e in cli("transcript", path, "--format", "json").json()}
+    assert entries[33]["calls"] == [{"callId": "c1", "tool": "read"}]

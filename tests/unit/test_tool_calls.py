@@ -97,3 +97,44 @@ def test_reading_stopped_by_a_fold_error_leaves_an_unanswered_call_unread(write_
 ])
 def test_a_matcher_selects_tools_by_name_and_a_pattern_is_never_run(matcher, tool, selects):
     assert matcher_selects(matcher, tool) is selects
+
+
+def test_interleaved_parallel_calls_with_one_name_and_arguments_each_get_their_own_facts_by_id(write_log):
+    # by hand (scenarios.interleaved_calls): c1 asked at 27, started at 30, approval 33/34 rejected,
+    # answered at 43 in step 2; c2 started at 29, approval 32/36 allowed-once, its error result at 37;
+    # c3 started at 28, the read hook 31/35 (matcher read: the one started read call), result at 38;
+    # zz is named only by the approval 39/40: no ask, no tool/call, so its outcome is unknown
+    b, s = scenarios.interleaved_calls()
+    assert calls_of(write_log(b)) == [
+        ("c1", "bash", 27, 30, 43, "completed", [], (33, 34, "rejected")),
+        ("c2", "bash", 27, 29, 37, "error", [], (32, 36, "allowed-once")),
+        ("c3", "read", 27, 28, 38, "completed", [("PreToolUse", "read", 31, 35, "allow")], None),
+        ("zz", "bash", None, None, None, "outcome unknown", [], (39, 40, "allowed-once")),
+    ]
+
+
+def test_where_the_fold_stops_midway_no_fact_past_it_is_attached_to_a_call(write_log):
+    # by hand: the fold stops at seq 38 (replace start 999); c3's result (39), zz's approval (40/41)
+    # and c1's result (44) lie past it: c1 and c3 are unread, zz is not known, c2 is whole
+    b, s = scenarios.interleaved_calls(broken=True)
+    session = Session(write_log(b))
+    assert [(c.call_id, c.call_seq, c.result_seq, c.outcome,
+             None if c.approval is None else (c.approval.asked_seq, c.approval.decided_seq))
+            for c in session.tools()] == [
+        ("c1", 30, None, "unread", (33, 34)), ("c2", 29, 37, "error", (32, 36)), ("c3", 28, None, "unread", None)]
+    assert (session.partial.seq, session.partial.code) == (38, "DSH-E107")
+
+
+def test_a_reused_call_id_leaves_a_late_hook_result_and_a_rewrite_with_the_call_they_belong_to(write_log):
+    # by hand (scenarios.reused_call_id): the hook 14 ran for the read c1 (13) and answers at 32,
+    # after the bash c1 (31) started; the rewrite 33 replaces the read's result 15
+    b, s = scenarios.reused_call_id()
+    session = Session(write_log(b))
+    assert calls_of(write_log(b)) == [
+        ("c1", "read", 12, 13, 15, "completed", [("PreToolUse", None, 14, 32, "pass")], None),
+        ("c1", "bash", 30, 31, 34, "completed", [], None)]
+    rows = {r.seq: (r.call_id, r.tool, r.arguments) for r in session.query()}
+    assert [rows[seq] for seq in (13, 14, 15, 31, 32, 33, 34)] == [
+        ("c1", "read", '{"path": "a"}'), ("c1", "read", '{"path": "a"}'), ("c1", "read", '{"path": "a"}'),
+        ("c1", "bash", '{"command": "ls"}'), ("c1", "read", '{"path": "a"}'), ("c1", "read", '{"path": "a"}'),
+        ("c1", "bash", '{"command": "ls"}')]
