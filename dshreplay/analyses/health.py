@@ -18,8 +18,6 @@ from dshreplay.jsvalues import utc_time
 
 __all__ = ["Health"]
 
-UNKNOWN = "unknown"  # a turn still open where the fold fails: its outcome lies past the answer
-
 
 @dataclass(frozen=True)
 class Health:
@@ -39,7 +37,7 @@ class Health:
     def turn_endings(self) -> list[dict[str, Any]]:
         failure = self.failure
         return [{"turn": s.turn, "startSeq": s.start, "endSeq": s.end,
-                 "ending": UNKNOWN if s.end is None and failure is not None else s.ending}
+                 "ending": s.ending_read(failure is not None)}
                 for s in self.index.turn_spans]
 
     def to_json(self) -> dict[str, Any]:

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any, Iterable, TypeGuard
 
 from dshreplay.analyses.calls import Call, CallTracker, failed, failure_code, retried_calls
-from dshreplay.analyses.health import UNKNOWN
 from dshreplay.analyses.index import Indexer, LogIndex
 from dshreplay.analyses.tools import ToolLedger
 from dshreplay.analyses.turns import TurnSpans
@@ -263,7 +262,7 @@ class SessionSummary(Observer):
             out.error, out.answered_up_to = stopped, run.answered_up_to
         out.torn_tail = index.torn_tail
         out.tokens_by_model = tokens_by_model(every_call)
-        endings = [UNKNOWN if s.end is None and stopped is not None else s.ending for s in spans]
+        endings = [s.ending_read(stopped is not None) for s in spans]
         out.turn_endings = endings
         out.turn_spans = [{"turn": s.turn, "startSeq": s.start, "endSeq": s.end, "ending": ending}
                           for s, ending in zip(spans, endings)]

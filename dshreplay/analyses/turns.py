@@ -16,6 +16,9 @@ from dshreplay.jsvalues import as_text
 
 __all__ = ["TurnTracker", "TurnSpans", "Span"]
 
+NOT_ENDED = "not ended"  # a turn the next turn/start left without its turn/end
+UNKNOWN = "unknown"  # a turn open where the fold fails: how it ended is past the answer
+
 
 class Placed(Protocol):
     """What every observer may read of `record.item`, whichever it is (an Event, a PackedRun
@@ -60,6 +63,7 @@ class Span:
     start_time: object = 0
     end_time: object = 0
     reason: object = None  # a turn's turn/end reason, as logged ({"kind": ...})
+    cut: int | None = None  # a turn with no turn/end: the seq of the turn/start that opened the next one
 
     @property
     def is_open(self) -> bool:
@@ -67,8 +71,21 @@ class Span:
 
     @property
     def ending(self) -> str:
-        """How a turn ended (see `turn_ending`); "interrupted" when the log ends inside it."""
-        return "interrupted" if self.end is None else turn_ending(self.reason)
+        """How a turn ended (see `turn_ending`); "interrupted" when the log ends inside it, "not ended"
+        when the next turn starts without its turn/end."""
+        if self.end is None:
+            return "interrupted" if self.cut is None else NOT_ENDED
+        return turn_ending(self.reason)
+
+    def ending_read(self, fold_failed: bool) -> str:
+        """`ending` as a pass that read the log tells it: "unknown" for a turn still open where the
+        fold fails (`fold_failed`: the pass stopped there, before the log ends)."""
+        return UNKNOWN if fold_failed and self.end is None and self.cut is None else self.ending
+
+    @property
+    def last(self) -> int | None:
+        """Its last seq: its turn/end's, or the one before the next turn's start (None: the log ends inside it)."""
+        return self.end if self.end is not None else None if self.cut is None else self.cut - 1
 
 
 def turn_ending(reason: Any) -> str:
@@ -194,9 +211,12 @@ class TurnSpans(TurnTracker):
         super().step_end(record)
 
     def turn_start(self, record: Record) -> None:
-        super().turn_start(record)
+        turns = self.turns
         item: Stored = record.item
-        self.turns.append(Span(item.seq, None, self.turn, None, item.time))
+        if turns and turns[-1].end is None and turns[-1].cut is None:  # (the last turn had no turn/end)
+            turns[-1].cut = item.seq
+        super().turn_start(record)
+        turns.append(Span(item.seq, None, self.turn, None, item.time))
 
     def turn_end(self, record: Record) -> None:
         turns = self.turns

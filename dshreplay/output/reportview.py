@@ -309,7 +309,8 @@ def _time_tool(call: ToolCall) -> _Place:
 
 
 def _seq_turn(span: Span) -> _Place:
-    return _Place(span.start, None if span.end is None else span.end + 1)  # (a bar ends past its last event)
+    last = span.last
+    return _Place(span.start, None if last is None else last + 1)  # (a bar ends past its last event)
 
 
 def _seq_call(call: Call) -> _Place:
@@ -347,7 +348,8 @@ def turn_status(ending: str) -> str:
 
 def _turn_bar(span: Span, item: _Item, frame: _Frame) -> Bar:
     ending = span.ending
-    end = "the end of the log (interrupted)" if span.end is None else f"seq {span.end}"
+    last = span.last
+    end = "the end of the log (interrupted)" if last is None else f"seq {last}"
     times = ""
     if frame.timed:
         times = f"; {utc_time(span.start_time)}, {duration_text(elapsed_ms(span.end_time, span.start_time))}"

@@ -128,7 +128,8 @@ TABLES: dict[str, tuple[Column, ...]] = {
         ("ended_at", "TIMESTAMP", "turn/end's time (UTC)."),
         ("duration_ms", "DOUBLE", "ended_at - started_at in milliseconds."),
         ("ending", "VARCHAR", "How it ended: `completed`, `error CODE`, `aborted by WHO`, `interrupted` (the log "
-                              "ends inside it), `unknown` (the fold fails inside it)."),
+                              "ends inside it), `not ended` (the next turn starts without its turn/end), "
+                              "`unknown` (the fold fails inside it)."),
         ("steps", "BIGINT", "Steps started in it."),
     ),
     "model_calls": KEY + _cols(
@@ -507,7 +508,7 @@ class RowWriter:
         out = []
         for span, ending in zip(spans.turns, endings):
             ended = span.end is not None
-            last = span.end if span.end is not None else (1 << 62)
+            last = span.last if span.last is not None else (1 << 62)
             steps = bisect_right(step_starts, last) - bisect_right(step_starts, span.start)
             out.append(self.keyed(span.start, _int(span.turn), span.end, self.line_of(span.end),
                                   _time(span.start_time), _time(span.end_time) if ended else None,

@@ -49,3 +49,18 @@ def test_the_summary_says_how_far_it_reaches_when_the_fold_fails(cli, write_log,
     facts = json.loads((_export(cli, path, tmp_path) / "session.json").read_bytes())  # the export reads on
     assert (facts["foldError"]["seq"], facts["answeredUpTo"], facts["events"]) == (s["result_2"], None,
                                                                                     len(b.events))
+
+
+def test_a_turn_the_next_one_starts_without_its_turn_end_is_not_ended_not_interrupted(cli, write_log, tmp_path):
+    # by hand (scenarios.turn_left_open): turn 1 (0..9) has no turn/end, turn 2 starts at 10 and ends
+    # at 21, the log ends inside turn 3 (22..31): only turn 3 is interrupted
+    path = write_log(scenarios.turn_left_open())
+    spans = [{"turn": 1, "startSeq": 0, "endSeq": None, "ending": "not ended"},
+             {"turn": 2, "startSeq": 10, "endSeq": 21, "ending": "completed"},
+             {"turn": 3, "startSeq": 22, "endSeq": None, "ending": "interrupted"}]
+    stats = cli("stats", path, "--json", expect=0).json()["sessions"][0]
+    assert (stats["turnSpans"], stats["turnEndings"]) == (spans, ["not ended", "completed", "interrupted"])
+    health = cli("inspect", path, "--json").json()
+    assert (health["turnEndings"], health["lastTurn"]) == (spans, "interrupted")
+    facts = json.loads((_export(cli, path, tmp_path) / "session.json").read_bytes())
+    assert facts["turnSpans"] == spans

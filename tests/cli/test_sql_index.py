@@ -22,6 +22,7 @@ pytest.importorskip("pyarrow", reason="the sql extra (pyarrow) is not installed"
 from dshreplay.output.rows import TABLES  # noqa: E402
 from dshreplay.output.sqldoc import example  # noqa: E402
 
+import scenarios  # noqa: E402
 from stores import audit_store  # noqa: E402
 
 
@@ -569,3 +570,12 @@ def test_a_keyed_index_reads_on_a_log_that_grew(cli, tmp_path):
     facts = json.loads(rows(cli, db, "SELECT facts FROM _inputs")[0][0])
     assert facts["sha256"] == hmac.digest(bytes.fromhex(key.read_text()), data, "sha256").hex()
     assert set(HEX64.findall(every_value(db))) & plain_hashes(data) == set()
+
+
+def test_a_turn_left_without_its_turn_end_counts_only_its_own_steps(cli, write_log, tmp_path):
+    # by hand (scenarios.turn_left_open): each turn has one step/start (1, 11, 23); turn 1 stops
+    # where turn 2 starts (10), so it holds step 1 only
+    db = tmp_path / "index.duckdb"
+    cli("index", write_log(scenarios.turn_left_open()), "--db", db, "--no-default-redaction", "-j", 1)
+    assert rows(cli, db, "SELECT turn, end_seq, ending, steps FROM turns ORDER BY turn") == [
+        [1, None, "not ended", 1], [2, 21, "completed", 1], [3, None, "interrupted", 1]]
