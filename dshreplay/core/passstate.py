@@ -83,7 +83,9 @@ class _Unpickler(pickle.Unpickler):
         raise StateError(f"a pass's state holds no {module}.{name}")
 
 
-KEY_TAG = b"dshreplay pass state v1\n"
+KEY_TAG = b"dshreplay pass state v2\n"  # the version of what a state holds: a state kept by a dshreplay whose
+# trackers had other attributes (v1: before ToolTracker._results and Span.cut) then does not open (StateError)
+# and the log is read whole, instead of a resumed pass failing on an attribute its state lacks
 
 
 class Hasher(Protocol):

@@ -579,3 +579,24 @@ def test_a_turn_left_without_its_turn_end_counts_only_its_own_steps(cli, write_l
     cli("index", write_log(scenarios.turn_left_open()), "--db", db, "--no-default-redaction", "-j", 1)
     assert rows(cli, db, "SELECT turn, end_seq, ending, steps FROM turns ORDER BY turn") == [
         [1, None, "not ended", 1], [2, 21, "completed", 1], [3, None, "interrupted", 1]]
+
+
+def test_a_state_kept_by_a_dshreplay_of_another_state_version_is_not_resumed_but_read_whole(
+        cli, write_log, tmp_path, monkeypatch):
+    # a state kept under the v1 tag (before ToolTracker._results and Span.cut) does not open: the grown
+    # log is read whole (resumed 0) and gives a fresh index's tables, where resuming it failed (exit 70)
+    from dshreplay.core import passstate
+    b, s = scenarios.reused_call_id()
+    lines = b.to_bytes().splitlines(keepends=True)
+    log = write_log(b"".join(lines[:19]))  # (the header and turn 1: seqs 0..17)
+    db = tmp_path / "index.duckdb"
+    with monkeypatch.context() as patch:
+        patch.setattr(passstate, "KEY_TAG", b"dshreplay pass state v1\n")
+        cli("index", log, "--db", db, "--no-default-redaction", "-j", 1)
+    with open(log, "ab") as fh:
+        fh.write(b"".join(lines[19:]))
+    report = cli("index", log, "--db", db, "--no-default-redaction", "-j", 1, "--json").json()
+    assert (len(report["appended"]), report["resumed"]) == (1, 0)
+    fresh = tmp_path / "fresh.duckdb"
+    cli("index", log, "--db", fresh, "--no-default-redaction", "-j", 1)
+    assert dump(db) == dump(fresh)
