@@ -101,8 +101,10 @@ PLUGIN_GROUPS = {
 }
 
 _Q = "[\"'`]"  # a quote around a value
-_VALUE = r"@?(?:\"([^\"\r\n]*)\"|'([^'\r\n]*)'|([^\s\"'`,;\\]+))"  # quoted (spaces and all; @"..." of
-_LONG_VALUE = r"@?(?:\"([^\"\r\n]{6,})\"|'([^'\r\n]{6,})'|([^\s\"'`,;\\]{6,}))"  # Objective-C) or one word
+# a value: quoted (spaces and all; `\"` inside double quotes, else to the next quote; @"..." of Objective-C) or one word
+_VALUE = r"@?(?:\"((?:[^\"\\\r\n]|\\[^\r\n])*)\"|\"([^\"\r\n]*)\"|'([^'\r\n]*)'|([^\s\"'`,;\\]+))"
+_LONG_VALUE = (r"@?(?:\"((?:[^\"\\\r\n]|\\[^\r\n]){6,})\"|\"([^\"\r\n]{6,})\"|'([^'\r\n]{6,})'|"
+               r"([^\s\"'`,;\\]{6,}))")
 _NAME_END = r"[\"'\]]{0,2}[ \t]*(?:=>|==|:=|=|:)[ \t]*"  # a name's closing quote or bracket, then = or :
 # words a secret's name holds, beyond detect-secrets KeywordDetector's DENYLIST (read at load time)
 _MORE_PASSWORD_WORDS = ("passphrase", "mysql_?pwd")  # (MySQL's password variable, `MYSQL_PWD=`)
@@ -111,15 +113,18 @@ _MORE_KEY_WORDS = ("access_?key", "secret_?key", "master_?key", "signing_?key", 
 _NOT_KEYWORDS = frozenset({"pwd"})  # the shell's working directory (`PWD=/home/dev`): evidence, not a secret
 _KEY_BEGIN = r"-{4,5} ?BEGIN[A-Z0-9 ]* PRIVATE KEY(?: BLOCK)? ?-{4,5}"
 _KEY_END = r"-{4,5} ?END[A-Z0-9 ]* PRIVATE KEY(?: BLOCK)? ?-{4,5}"
-_NEWLINE = r"[ \t]*(?:\r?\n|\\r?\\n)(?:[ \t\r\n]|\\r|\\n)*"  # a line end, real or written as \n
+# a line end, real or written as \n, and the quotes of a string that ends there and the next that begins (a key
+# written in code: `"-----BEGIN ...-----\n" + "MIIE...\n"`)
+_NEWLINE = r"[ \t]*(?:\r?\n|\\r?\\n)(?:[ \t\r\n]|\\r|\\n|[\"'`][ \t\r\n]*\+?[ \t\r\n]*[\"'`])*"
 
 # name, what it catches, pattern, groups masked, keep
 OURS = (
     ("private key block", "a PEM, OpenSSH or PGP private key with its END line (any line breaks)",
      _KEY_BEGIN + r"[\s\S]*?" + _KEY_END, (0,), None),
     ("private key without END", "a private key cut before its END line: the header, its `Name: value` lines "
-     "(PGP's `Version:`, `Comment:`) and the base64 after it, on lines of their own or on the header's line",
-     _KEY_BEGIN + r"(?:[ \t]+[A-Za-z0-9+/=]{16,})*(?:" + _NEWLINE
+     "(PGP's `Version:`, `Comment:`) and the base64 after it, on lines of their own or on the header's line (also "
+     "a key written in code as strings put together)",
+     _KEY_BEGIN + r"(?:[ \t]*[A-Za-z0-9+/=]{16,})*(?:" + _NEWLINE
      + r"(?:[A-Za-z][A-Za-z0-9-]*: ?[^\r\n\\]*|[A-Za-z0-9+/=]+(?:[ \t]+[A-Za-z0-9+/=]+)*))*", (0,), None),
     ("PuTTY key", "a PuTTY private key file: its header, `Name: value` and base64 lines",
      r"PuTTY-User-Key-File-[0-9]+:[^\r\n\\]*(?:" + _NEWLINE + r"(?:[A-Za-z-]+: ?[^\r\n\\]*|[A-Za-z0-9+/=]+))*",
@@ -171,12 +176,14 @@ OURS = (
      r"storage-)?(?:password|passwd|pass|token|api-key|apikey|secret|cookie|key|access-key|secret-key)|"
      r"aws-secret-access-key|account-key)(?:=|[ \t]+)[\"']?([^\s\"'\\]+)",
      (1,), "reference"),
-    ("mysql -p password", "the password glued to `-p` in a mysql, mysqldump, mysqladmin or mariadb command",
-     r"\b(?:mysql|mariadb)[a-z]*\b[^\n;&|]*?\s-p[\"']?([^\s\"'\\-][^\s\"'\\]*)", (1,), None),
+    ("mysql -p password", "the password glued to `-p` (quoted too) in a mysql, mysqldump, mysqladmin or mariadb "
+     "command",
+     r"\b(?:mysql|mariadb)[a-z]*\b[^\n;&|]*?\s-p(?:'([^'\r\n]+)'|\"([^\"\r\n]+)\"|([^\s\"'\\-][^\s\"'\\]*))",
+     (1, 2, 3), None),
     ("docker login -p", "the password after `-p` (or glued to it) of `docker login` and of the registry logins "
      "that copy it: `podman`, `nerdctl`, `buildah`, `skopeo`, `helm registry`, `oras`",
      r"\b(?:docker|podman|nerdctl|buildah|skopeo|helm[ \t]+registry|oras)[ \t]+login\b[^\n;&|]*?\s-p"
-     r"(?:=|[ \t]+)?[\"']?([^\s\"'\\-][^\s\"'\\]*)", (1,), None),
+     r"(?:=|[ \t]+)?(?:'([^'\r\n]+)'|\"([^\"\r\n]+)\"|([^\s\"'\\-][^\s\"'\\]*))", (1, 2, 3), None),
     ("sshpass -p", "the password of `sshpass -p`", r"\bsshpass[ \t]+-p[ \t]*[\"']?([^\s\"'\\]+)", (1,), None),
     ("curl -u credentials", "`user:password` after `-u`/`--user` of curl (`docker run -u 1000:1000` is left alone)",
      r"\bcurl\b[^\n;&|]*?\s(?:-u|--user)(?:=|[ \t]*)[\"']?([^\s:\"'\\]+:[^\s\"'\\]+)", (1,), "ids"),
@@ -191,11 +198,11 @@ OURS = (
     ("password assignment", "`password=`, `passwd:`, `secret =`, `db_pass:`, `passphrase:` ... and any value, "
      "short or quoted with spaces (the words of detect-secrets' KeywordDetector but `pwd`, the shell's working "
      "directory; a type name or `$VAR` is left alone)",
-     r"(?i)(?:^|[^A-Za-z0-9])[A-Za-z0-9_.-]*{PASSWORD}[A-Za-z0-9_.-]*" + _NAME_END + _VALUE, (1, 2, 3), "reference"),
+     r"(?i)(?:^|[^A-Za-z0-9])[A-Za-z0-9_.-]*{PASSWORD}[A-Za-z0-9_.-]*" + _NAME_END + _VALUE, (1, 2, 3, 4), "reference"),
     ("key or token assignment", "`api_key=`, `private_key:`, `private_key_id:`, `GITHUB_TOKEN=`, `token:` ... and a "
      "value of 6 characters or more that is not a number (KeywordDetector's words, and tokens; `token: 4096000` "
      "and `maxTokens: 8192` are left alone)",
-     r"(?i)(?:^|[^A-Za-z0-9])[A-Za-z0-9_.-]*{KEY}(?:[_-]?id)?" + _NAME_END + _LONG_VALUE, (1, 2, 3), "number"),
+     r"(?i)(?:^|[^A-Za-z0-9])[A-Za-z0-9_.-]*{KEY}(?:[_-]?id)?" + _NAME_END + _LONG_VALUE, (1, 2, 3, 4), "number"),
     ("password in code", "a quoted secret compared with a secret-named variable (`\"x\" == password`), given to "
      "it (`secret(\"x\")`, `password.assign(\"x\")`) or after it (`private_key \"x\";`): KeywordDetector's "
      "other forms",

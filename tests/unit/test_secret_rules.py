@@ -302,6 +302,17 @@ def test_a_secret_behind_base64_url_encoding_or_escapes_is_masked_where_it_stand
     ("AZURE_STORAGE_KEY=Az5t0rageEnvKey+/Mn0123==", "AZURE_STORAGE_KEY=[REDACTED]"),
     ("authorization: ApiKey Ap1K3ySch3meValue", "authorization: ApiKey [REDACTED]"),
     ("use xsk-proj-Ab-CdEfGh_IjKlMn-OpQrSt_UvWx-Yz01_2345-6789AbCd", "use x[REDACTED]"),
+    # a key whose body follows its BEGIN line with no break, cut before END
+    ("-----BEGIN RSA PRIVATE KEY-----MIIEpAIBAAKCAQEA0Z3VS5JJcds3xfnKQIDAQAB", "[REDACTED]"),
+    # a key written in code as strings put together, cut before END
+    ('key = "-----BEGIN RSA PRIVATE KEY-----\\n" + "MIIEpAIBAAKCAQEA0Z3VS5JJ\\n" + "cds3xfnKQIDAQABAAAAA\\n"',
+     'key = "[REDACTED]\\n"'),
+    ('key = ("-----BEGIN EC PRIVATE KEY-----\\n"\n    "MHcCAQEEIAbCdEfGhIjKlMnOpQrStUv\\n")',
+     'key = ("[REDACTED]\\n")'),
+    ('password="with \\"escaped\\" quotes" next', 'password="[REDACTED]" next'),  # the whole quoted value
+    ('password="C:\\dir\\" next', 'password="[REDACTED]" next'),  # (no closing quote after the escape)
+    ("mysql -p'My5ql Pass' db", "mysql -p'[REDACTED]' db"),  # quoted, with a space
+    ('docker login -p "D0ck Pw" reg', 'docker login -p "[REDACTED]" reg'),
 ])
 def test_near_misses_of_named_kinds_are_masked(text, masked):
     assert REDACTOR.string(text) == masked
