@@ -344,3 +344,32 @@ def test_values_that_only_look_like_secrets_reach_the_bundle_intact(cli, tmp_pat
         assert json.dumps(text)[1:-1] in messages, text  # the user's message
         assert json.dumps(json.dumps({"command": text}))[1:-1] in messages, text  # the tool call's arguments
         assert text in transcript, text
+
+
+def test_the_progress_bar_shows_a_log_path_as_the_bundle_writes_it(tmp_path):
+    """On a terminal, a long pass over one log draws a bar labelled with its path: the path as the
+    bundle writes it (the table export prints afterwards already was)."""
+    import io
+
+    from dshreplay.cli.progress import TerminalMeter
+    from dshreplay.core.driver import TICK
+    from dshreplay.options import Options
+    from dshreplay.output.bundle import export_bundle
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    text, markers = KINDS["GitHub ghp_"]
+    b = LogBuilder("progress")
+    b.start_turn()
+    for _ in range(TICK + 10):  # (a pass tells its meter how far it got every TICK records)
+        b.add("todo/write", {"todos": []})
+    b.end_turn()
+    log = b.write(tmp_path / f"in {text.split()[-1]}.jsonl")
+    shown = Terminal()
+    export_bundle([log], tmp_path / "b", Options(progress=TerminalMeter(shown, delay=0.0), jobs=1),
+                  timestamp=STAMP, evidence_key=str(tmp_path / "evidence.key"))
+    drawn = shown.getvalue()
+    assert "in [REDACTED].jsonl  [" in drawn  # (the bar's label: the last 40 characters of the path)
+    assert not any(p in drawn for p in probes("GitHub ghp_")), drawn[:200]
