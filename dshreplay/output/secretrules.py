@@ -142,7 +142,7 @@ OURS = (
     ("GitHub fine-grained token", "`github_pat_` tokens", r"github_pat_[A-Za-z0-9_]{22,}", (0,), None),
     ("GitLab token, any length", "`glpat-`, `gldt-`, `glft-`, `glsoat-`, `glrt-`, `glcbt-`, `glimt-`, `glptt-`, "
      "`gloas-` tokens of 10 characters or more (one cut short too)",
-     r"gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|oas)-[A-Za-z0-9_-]{10,}", (0,), None),
+     r"gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|oas)-[A-Za-z0-9_-]{10,}", (0,), "slug"),
     ("npm token anywhere", "`npm_` access tokens anywhere (not only in .npmrc)", r"npm_[A-Za-z0-9]{30,}", (0,), None),
     ("Slack token, any shape", "`xoxb-`, `xoxp-`, `xoxa-`, `xoxo-`, `xoxs-`, `xoxr-`, `xoxe-` tokens of any shape",
      r"xox[abposre](?:\.[A-Za-z0-9]+)?-[A-Za-z0-9-]{10,}", (0,), None),
@@ -188,11 +188,11 @@ OURS = (
     ("curl -u credentials", "`user:password` after `-u`/`--user` of curl (`docker run -u 1000:1000` is left alone)",
      r"\bcurl\b[^\n;&|]*?\s(?:-u|--user)(?:=|[ \t]*)[\"']?([^\s:\"'\\]+:[^\s\"'\\]+)", (1,), "ids"),
     ("cookie header", "the value of a `Cookie:` or `Set-Cookie:` header, to the end of its line",
-     r"(?i)\b(?:set-)?cookie[ \t]*:[ \t]*([^\r\n\"'\\]+)", (1,), "reference"),
+     r"(?i)\b(?:set-)?cookie[ \t]*:[ \t]*([^\r\n\"'\\]+)", (1,), "prose"),
     ("authorization header", "the credential of an `Authorization:` header or field (Basic, Bearer, Token, "
      "Digest, ApiKey, any other scheme or bare)",
      r"(?i)\bauthorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:[A-Za-z][A-Za-z0-9-]*[ \t]+)?([A-Za-z0-9._~+/=-]{8,})",
-     (1,), "reference"),
+     (1,), "prose"),
     ("bearer token", "the token after `Bearer` (a word, as in \"bearer authentication\", is left alone)",
      r"(?i)\bbearer[\s\v\x1c-\x1f\p{Z}]+([A-Za-z0-9._~+/=-]{12,})", (1,), "word"),
     ("password assignment", "`password=`, `passwd:`, `secret =`, `db_pass:`, `passphrase:` ... and any value, "
@@ -235,12 +235,26 @@ def _word(text: str) -> bool:
     return text.isalpha() and (text.islower() or text.isupper() or text[1:].islower())
 
 
+def _prose(text: str) -> bool:
+    """Words ("see below", "Secure and HttpOnly", "authentication") or a placeholder: no credential."""
+    return _reference(text) or all(_word(word) for word in text.split())
+
+
+_SLUG = re.compile(r"[a-z]+-(?:[a-z]+-?)+")
+
+
+def _slug(text: str) -> bool:
+    """Lower-case words joined by `-` (`glrt-runner-registration`, a branch or a file): no token."""
+    return _SLUG.fullmatch(text) is not None
+
+
 def _ids(text: str) -> bool:
     """`uid:gid` (`-u 1000:1000`): no credentials."""
     return _IDS.fullmatch(text) is not None
 
 
-KEEP = {"reference": _reference, "number": _number, "word": _word, "ids": _ids}  # (functions: a rule pickles)
+KEEP = {"reference": _reference, "number": _number, "word": _word, "ids": _ids, "prose": _prose,
+        "slug": _slug}  # (functions: a rule pickles)
 
 # member names whose text values are secrets (in records and in JSON text), and values that still are not
 _MEMBER_WORDS = (r"(?:password|passwd|passphrase|secret|api[_-]?key|apikey|access[_-]?key|private[_-]?key"
@@ -392,4 +406,6 @@ def redaction_doc() -> str:
 _KEEP_DOC = {"reference": "a type name or a placeholder such as `string`, `$VAR`, `<token>`, `****`",
              "number": "a number (a count such as `token: 4096000`) or a placeholder",
              "word": "a word of prose, as in \"bearer authentication\"",
-             "ids": "`uid:gid` digits"}
+             "ids": "`uid:gid` digits",
+             "prose": "words of prose (\"see below\", \"Token-based authentication\") or a placeholder",
+             "slug": "lower-case words joined by `-` (`glrt-runner-registration`)"}

@@ -73,7 +73,7 @@ HOSTILE = {
     # that runs on over the next name (each match is searched for again from just after its start)
     "escaped quotes after password=": (lambda n: 'password="a\\"' * (n // 13), None),
     "a key's lines as strings put together": (
-        lambda n: '-----BEGIN RSA PRIVATE KEY-----\\n" + "' * (n // 40), None),
+        lambda n: "-----BEGIN RSA PRIVATE KEY-----" + '\\n" + "QUFBQUFB' * (n // 14), None),
     "authorization values running over the next name": (lambda n: "authorization: a/" * (n // 17), None),
 }
 

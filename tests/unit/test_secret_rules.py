@@ -322,6 +322,8 @@ def test_near_misses_of_named_kinds_are_masked(text, masked):
     "authorization: required", "cookie: none", "Use Bearer Authentication", "BEARER AUTHENTICATION",
     "docker login -u bob registry.example.com", "docker login --password-stdin -u bob reg",
     "aws configure set region us-east-1", "git add -p src/app.py", "llm --max-tokens 4096",
+    "Authorization: Token-based authentication", "Cookie: see below", "cookie: session cookie handling",
+    "git checkout glrt-runner-registration",
 ])
 def test_ordinary_values_near_the_new_forms_are_kept(text):
     assert REDACTOR.string(text) == text
