@@ -44,7 +44,7 @@ import hashlib
 import io
 import os
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence, Union
 
@@ -63,6 +63,7 @@ from dshreplay.analyses.transcript import TranscriptBuilder
 from dshreplay.analyses.turns import TurnSpans
 from dshreplay.analyses.validate import validate_log
 from dshreplay.core.driver import SKIP, Observer, Record, Run, run_pass
+from dshreplay.core.progress import Relabelled
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
 from dshreplay.errors import DeriveError, DshReplayError, OutputError, ReadError, UsageError, answered_up_to
 from dshreplay.io.reader import LogSource, open_regular, resolve_log_path, shown_path
@@ -335,6 +336,9 @@ def export(inputs: Sequence[Given], options: ExportOptions, mapper: Mapper | Non
     a process pool or a Dask client gives the same bytes). "-" is standard
     input, read once (up to --max-bytes) before --out is claimed.
     """
+    read = options.read
+    if read.progress is not None:  # a log's pass shows its path as the bundle writes it
+        options = replace(options, read=read.with_(progress=Relabelled.of(read.progress, options.redactor.text)))
     stdin = None
     if "-" in inputs:
         stdin = LogSource("-", options.read)

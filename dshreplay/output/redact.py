@@ -388,8 +388,20 @@ class Redactor:
                 "pointer": None if pointer is None else self.pointer(pointer)}
 
     def message(self, text: str) -> str:
-        """A finding's message, as `finding` writes it."""
-        text = self.text(text)
+        """A finding's message, as `finding` writes it. Quoted values the session masked are
+        looked for twice: in the message as written (a quote cut short whose start a text rule
+        masks, such as a key's BEGIN line, is still the start of a value the session masked),
+        then once the text rules have masked it."""
+        edits: list[Edit] = [(s, e, MASK, rule) for s, e, rule in self._text_spans(text, 0)] if self.rules.text else []
+        edits += [(s, e, MASK, ()) for s, e in self._quoted(text, self._kept_value, self._kept_prefix)]
+        text = _apply(text, edits, self._count) if edits else text
+        spans = self._quoted(text, self._masked_value, self._masked_prefix)
+        return _apply(text, [(s, e, MASK, ()) for s, e in spans], _ignore) if spans else text
+
+    @staticmethod
+    def _quoted(text: str, whole: Callable[[str], bool], prefix: Callable[[str], bool]) -> list[tuple[int, int]]:
+        """The quoted stretches of a message that `whole` says are a masked value, and the
+        starts of values cut short ("...") that `prefix` says begin one."""
         spans = []
         for quote in ("'", '"'):
             opens = _unescaped(text, quote)
@@ -397,16 +409,11 @@ class Redactor:
             for start, end in zip(opens, [*opens[1:], len(text)]):
                 inner = text[start + 1:end]
                 cut = inner.find("...")
-                if end < len(text) and self._masked_value(inner):
+                if end < len(text) and whole(inner):
                     spans.append((start + 1, end))
-                elif cut > 0 and self._masked_prefix(inner[:cut]):
+                elif cut > 0 and prefix(inner[:cut]):
                     spans.append((start + 1, start + 1 + cut))
-        pieces: list[str] = []
-        at = 0
-        for start, end in _merged(spans):
-            pieces += (text[at:start], MASK)
-            at = end
-        return "".join(pieces) + text[at:] if pieces else text
+        return spans
 
     def pointer(self, pointer: str) -> str:
         """A finding's JSON pointer, as `finding` writes it: a segment that names a masked value masked."""
@@ -423,6 +430,14 @@ class Redactor:
     def _masked_prefix(self, quoted: str) -> bool:
         value = _unescape(quoted)
         return self.masked_values.starts(quoted) or self.masked_values.starts(value) or self.text(value) != value
+
+    def _kept_value(self, quoted: str) -> bool:
+        """Whether a quoted stretch is a value the session masked (as written or unescaped)."""
+        return self.masked_values.holds(quoted) or self.masked_values.holds(_unescape(quoted))
+
+    def _kept_prefix(self, quoted: str) -> bool:
+        """Whether a quote cut short begins a value the session masked (as written or unescaped)."""
+        return self.masked_values.starts(quoted) or self.masked_values.starts(_unescape(quoted))
 
 
 class MaskedValues:
@@ -507,17 +522,6 @@ def _unescape(quoted: str) -> str:
 
     # JSON writes characters past U+FFFF as two escaped surrogates: join them
     return _ESCAPE.sub(one, quoted).encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
-
-
-def _merged(spans: Iterable[tuple[int, int]]) -> list[list[int]]:
-    """(start, end) spans in order, overlapping ones merged into one."""
-    merged: list[list[int]] = []
-    for start, end in sorted(spans):
-        if merged and start < merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], end)
-        else:
-            merged.append([start, end])
-    return merged
 
 
 def _call_key(data: dict[str, Any], chunk: dict[str, Any]) -> CallKey:
@@ -710,13 +714,25 @@ def _utf8(text: str) -> bytes:
 
 
 def _find(rule: TextRule, data: bytes, spans: list[Span]) -> None:
-    """Adds where `rule` matches `data`: the span of each group it masks."""
+    """Adds where `rule` matches `data`: the span of each group it masks, and of a match that
+    starts inside another (a value that ran on over the next secret's name: in
+    `authorization: X/authorization: Y`, the first value is `X/authorization`) and masks more
+    than it. One search per match, from just after where it starts: each stops at the next
+    match at the latest, so the time stays linear."""
     keep = rule.keep
-    for match in rule.pattern.finditer(data):
-        for group in rule.groups:
-            start, end = match.span(group)
-            if end > start and (keep is None or not keep(data[start:end].decode("utf-8", "replace"))):
-                spans.append((start, end, rule.name))
+    pattern = rule.pattern
+    for match in pattern.finditer(data):
+        _found(rule, match, data, spans, keep)
+        inner = pattern.search(data, match.start() + 1)
+        if inner is not None and inner.start() < match.end() < max(inner.end(g) for g in rule.groups):
+            _found(rule, inner, data, spans, keep)
+
+
+def _found(rule: TextRule, match: Any, data: bytes, spans: list[Span], keep: Callable[[str], bool] | None) -> None:
+    for group in rule.groups:
+        start, end = match.span(group)
+        if end > start and (keep is None or not keep(data[start:end].decode("utf-8", "replace"))):
+            spans.append((start, end, rule.name))
 
 
 def _char_spans(text: str, data: bytes, spans: list[Span]) -> list[Span]:

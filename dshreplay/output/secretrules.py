@@ -101,25 +101,31 @@ PLUGIN_GROUPS = {
 }
 
 _Q = "[\"'`]"  # a quote around a value
-_VALUE = r"@?(?:\"([^\"\r\n]*)\"|'([^'\r\n]*)'|([^\s\"'`,;\\]+))"  # quoted (spaces and all; @"..." of
-_LONG_VALUE = r"@?(?:\"([^\"\r\n]{6,})\"|'([^'\r\n]{6,})'|([^\s\"'`,;\\]{6,}))"  # Objective-C) or one word
-_NAME_END = r"[\"'\]]{0,2}[ \t]*(?:=|:=|:|=>|==)[ \t]*"  # a name's closing quote or bracket, then = or :
+# a value: quoted (spaces and all; `\"` inside double quotes, else to the next quote; @"..." of Objective-C) or one word
+_VALUE = r"@?(?:\"((?:[^\"\\\r\n]|\\[^\r\n])*)\"|\"([^\"\r\n]*)\"|'([^'\r\n]*)'|([^\s\"'`,;\\]+))"
+_LONG_VALUE = (r"@?(?:\"((?:[^\"\\\r\n]|\\[^\r\n]){6,})\"|\"([^\"\r\n]{6,})\"|'([^'\r\n]{6,})'|"
+               r"([^\s\"'`,;\\]{6,}))")
+_NAME_END = r"[\"'\]]{0,2}[ \t]*(?:=>|==|:=|=|:)[ \t]*"  # a name's closing quote or bracket, then = or :
 # words a secret's name holds, beyond detect-secrets KeywordDetector's DENYLIST (read at load time)
-_MORE_PASSWORD_WORDS = ("passphrase",)
-_MORE_KEY_WORDS = ("access_?key", "secret_?key", "master_?key", "signing_?key", "encryption_?key", "token")
+_MORE_PASSWORD_WORDS = ("passphrase", "mysql_?pwd")  # (MySQL's password variable, `MYSQL_PWD=`)
+_MORE_KEY_WORDS = ("access_?key", "secret_?key", "master_?key", "signing_?key", "encryption_?key", "storage_?key",
+                   "token")
 _NOT_KEYWORDS = frozenset({"pwd"})  # the shell's working directory (`PWD=/home/dev`): evidence, not a secret
 _KEY_BEGIN = r"-{4,5} ?BEGIN[A-Z0-9 ]* PRIVATE KEY(?: BLOCK)? ?-{4,5}"
 _KEY_END = r"-{4,5} ?END[A-Z0-9 ]* PRIVATE KEY(?: BLOCK)? ?-{4,5}"
-_NEWLINE = r"[ \t]*(?:\r?\n|\\r?\\n)(?:[ \t\r\n]|\\r|\\n)*"  # a line end, real or written as \n
+# a line end, real or written as \n, and the quotes of a string that ends there and the next that begins (a key
+# written in code: `"-----BEGIN ...-----\n" + "MIIE...\n"`)
+_NEWLINE = r"[ \t]*(?:\r?\n|\\r?\\n)(?:[ \t\r\n]|\\r|\\n|[\"'`][ \t\r\n]*\+?[ \t\r\n]*[\"'`])*"
 
 # name, what it catches, pattern, groups masked, keep
 OURS = (
     ("private key block", "a PEM, OpenSSH or PGP private key with its END line (any line breaks)",
      _KEY_BEGIN + r"[\s\S]*?" + _KEY_END, (0,), None),
     ("private key without END", "a private key cut before its END line: the header, its `Name: value` lines "
-     "and the base64 lines after it",
-     _KEY_BEGIN + r"(?:[ \t]+[A-Za-z0-9+/=]{16,})?(?:" + _NEWLINE
-     + r"(?:[A-Za-z0-9+/=]+|[A-Za-z][A-Za-z0-9-]*: ?[^\r\n\\]*))*", (0,), None),
+     "(PGP's `Version:`, `Comment:`) and the base64 after it, on lines of their own or on the header's line (also "
+     "a key written in code as strings put together)",
+     _KEY_BEGIN + r"(?:[ \t]*[A-Za-z0-9+/=]{16,})*(?:" + _NEWLINE
+     + r"(?:[A-Za-z][A-Za-z0-9-]*: ?[^\r\n\\]*|[A-Za-z0-9+/=]+(?:[ \t]+[A-Za-z0-9+/=]+)*))*", (0,), None),
     ("PuTTY key", "a PuTTY private key file: its header, `Name: value` and base64 lines",
      r"PuTTY-User-Key-File-[0-9]+:[^\r\n\\]*(?:" + _NEWLINE + r"(?:[A-Za-z-]+: ?[^\r\n\\]*|[A-Za-z0-9+/=]+))*",
      (0,), None),
@@ -127,17 +133,31 @@ OURS = (
      r"(?:hf|api_org)_[A-Za-z0-9]{30,}", (0,), None),
     ("Anthropic key", "`sk-ant-` API and admin keys", r"sk-ant-[A-Za-z0-9_-]{20,}", (0,), None),
     ("sk- key", "`sk-` keys of OpenAI (`sk-proj-`...), DeepSeek and others: `sk-` then a run of 20 letters or "
-     "digits (a branch named `sk-cleanup` is left alone), also glued to `_` or a digit",
-     r"(?:^|[^A-Za-z])(sk-[A-Za-z0-9_-]*?[A-Za-z0-9]{20}[A-Za-z0-9_-]*)", (1,), None),
-    ("GitHub token, any length", "`ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_` tokens of 30 characters or more, also glued "
-     "to a word (`TOKEN_ghp_...`)", r"gh[pousr]_[A-Za-z0-9]{30,}", (0,), None),
+     "digits (a branch named `sk-cleanup` is left alone), also glued to `_` or a digit; OpenAI's `sk-proj-`, "
+     "`sk-svcacct-` and `sk-admin-` keys whatever stands before them and however `-` and `_` cut them",
+     r"(?:^|[^A-Za-z])(sk-[A-Za-z0-9_-]*?[A-Za-z0-9]{20}[A-Za-z0-9_-]*)|(sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,})",
+     (1, 2), None),
+    ("GitHub token, any length", "`ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_` tokens of 20 characters or more (one cut "
+     "short too), also glued to a word (`TOKEN_ghp_...`)", r"gh[pousr]_[A-Za-z0-9]{20,}", (0,), None),
     ("GitHub fine-grained token", "`github_pat_` tokens", r"github_pat_[A-Za-z0-9_]{22,}", (0,), None),
+    ("GitLab token, any length", "`glpat-`, `gldt-`, `glft-`, `glsoat-`, `glrt-`, `glcbt-`, `glimt-`, `glptt-`, "
+     "`gloas-` tokens of 10 characters or more (one cut short too)",
+     r"gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|oas)-[A-Za-z0-9_-]{10,}", (0,), "slug"),
     ("npm token anywhere", "`npm_` access tokens anywhere (not only in .npmrc)", r"npm_[A-Za-z0-9]{30,}", (0,), None),
     ("Slack token, any shape", "`xoxb-`, `xoxp-`, `xoxa-`, `xoxo-`, `xoxs-`, `xoxr-`, `xoxe-` tokens of any shape",
      r"xox[abposre](?:\.[A-Za-z0-9]+)?-[A-Za-z0-9-]{10,}", (0,), None),
     ("Slack app token", "`xapp-` app-level tokens", r"xapp-[0-9]+-[A-Za-z0-9-]{10,}", (0,), None),
+    ("Slack webhook, any kind", "the path of a Slack incoming webhook, workflow or trigger URL (`hooks.slack.com/"
+     "services/...`, `/workflows/...`, `/triggers/...`), with or without its scheme",
+     r"hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9_/-]+)", (1,), None),
+    ("SendGrid key, any length", "`SG.` keys whose two parts are not 22 and 43 characters long",
+     r"SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}", (0,), None),
     ("Stripe key, any length", "`sk_live_`, `rk_live_` (and `_test_`) keys, however long",
      r"[rs]k_(?:live|test)_[0-9a-zA-Z]{10,}", (0,), None),
+    ("AWS secret key", "a 40-character secret access key after `aws_secret_access_key` or `SecretAccessKey`, "
+     "however given (`=`, `:`, a space: `aws configure set aws_secret_access_key ...`, `--aws-secret-access-key`)",
+     r"(?i)(?:aws[_-]?secret[_-]?access[_-]?key|secretaccesskey)[\"']?(?:[ \t]*[=:][ \t]*|[ \t]+)[\"']?"
+     r"([A-Za-z0-9/+]{40})", (1,), None),
     ("Google API key", "`AIza` keys (ending in `-` or `_` too)", r"AIza[0-9A-Za-z_-]{35}", (0,), None),
     ("JSON web token with signature", "a JWT with its signature",
      r"eyJ[A-Za-z0-9_=-]{8,}\.[A-Za-z0-9_=-]{4,}(?:\.[A-Za-z0-9_+/=-]*)?", (0,), None),
@@ -150,31 +170,39 @@ OURS = (
      r"[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:\"'<>\\]*:((?:[^\s@/0-9\"'<>\\][^\s@\"'<>\\]*|[0-9]+[^\s@/0-9\"'<>\\]"
      r"[^\s@\"'<>\\]*|[0-9]+))@", (1,), None),
     ("password flag", "the value of `--password`, `--passwd`, `--pass`, `--token`, `--api-key`, `--secret`, "
-     "`--cookie` (`--password-stdin` is no value)",
-     r"(?:^|[\s\"'])--(?:password|passwd|pass|token|api-key|apikey|secret|cookie)(?:=|[ \t]+)[\"']?([^\s\"'\\]+)",
+     "`--cookie`, `--account-key`, `--sas-token`, `--client-secret`, `--aws-secret-access-key`, "
+     "`--http-password`... (`--password-stdin` is no value)",
+     r"(?:^|[\s\"'])--(?:(?:aws-|http-|proxy-|db-|registry-|client-|sas-|access-|auth-|account-|secret-access-|"
+     r"storage-)?(?:password|passwd|pass|token|api-key|apikey|secret|cookie|key|access-key|secret-key)|"
+     r"aws-secret-access-key|account-key)(?:=|[ \t]+)[\"']?([^\s\"'\\]+)",
      (1,), "reference"),
-    ("mysql -p password", "the password glued to `-p` in a mysql, mysqldump, mysqladmin or mariadb command",
-     r"\b(?:mysql|mariadb)[a-z]*\b[^\n;&|]*?\s-p[\"']?([^\s\"'\\-][^\s\"'\\]*)", (1,), None),
-    ("docker login -p", "the password after `-p` of `docker login`",
-     r"\bdocker[ \t]+login\b[^\n;&|]*?\s-p(?:=|[ \t]+)[\"']?([^\s\"'\\]+)", (1,), None),
+    ("mysql -p password", "the password glued to `-p` (quoted too) in a mysql, mysqldump, mysqladmin or mariadb "
+     "command",
+     r"\b(?:mysql|mariadb)[a-z]*\b[^\n;&|]*?\s-p(?:'([^'\r\n]+)'|\"([^\"\r\n]+)\"|([^\s\"'\\-][^\s\"'\\]*))",
+     (1, 2, 3), None),
+    ("docker login -p", "the password after `-p` (or glued to it) of `docker login` and of the registry logins "
+     "that copy it: `podman`, `nerdctl`, `buildah`, `skopeo`, `helm registry`, `oras`",
+     r"\b(?:docker|podman|nerdctl|buildah|skopeo|helm[ \t]+registry|oras)[ \t]+login\b[^\n;&|]*?\s-p"
+     r"(?:=|[ \t]+)?(?:'([^'\r\n]+)'|\"([^\"\r\n]+)\"|([^\s\"'\\-][^\s\"'\\]*))", (1, 2, 3), None),
     ("sshpass -p", "the password of `sshpass -p`", r"\bsshpass[ \t]+-p[ \t]*[\"']?([^\s\"'\\]+)", (1,), None),
     ("curl -u credentials", "`user:password` after `-u`/`--user` of curl (`docker run -u 1000:1000` is left alone)",
      r"\bcurl\b[^\n;&|]*?\s(?:-u|--user)(?:=|[ \t]*)[\"']?([^\s:\"'\\]+:[^\s\"'\\]+)", (1,), "ids"),
     ("cookie header", "the value of a `Cookie:` or `Set-Cookie:` header, to the end of its line",
-     r"(?i)\b(?:set-)?cookie[ \t]*:[ \t]*([^\r\n\"'\\]+)", (1,), None),
+     r"(?i)\b(?:set-)?cookie[ \t]*:[ \t]*([^\r\n\"'\\]+)", (1,), "prose"),
     ("authorization header", "the credential of an `Authorization:` header or field (Basic, Bearer, Token, "
-     "Digest or bare)", r"(?i)\bauthorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:(?:basic|bearer|token|digest)[ \t]+)?"
-     r"([A-Za-z0-9._~+/=-]{8,})", (1,), None),
+     "Digest, ApiKey, any other scheme or bare)",
+     r"(?i)\bauthorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:[A-Za-z][A-Za-z0-9-]*[ \t]+)?([A-Za-z0-9._~+/=-]{8,})",
+     (1,), "prose"),
     ("bearer token", "the token after `Bearer` (a word, as in \"bearer authentication\", is left alone)",
      r"(?i)\bbearer[\s\v\x1c-\x1f\p{Z}]+([A-Za-z0-9._~+/=-]{12,})", (1,), "word"),
     ("password assignment", "`password=`, `passwd:`, `secret =`, `db_pass:`, `passphrase:` ... and any value, "
      "short or quoted with spaces (the words of detect-secrets' KeywordDetector but `pwd`, the shell's working "
      "directory; a type name or `$VAR` is left alone)",
-     r"(?i)(?:^|[^A-Za-z0-9])[A-Za-z0-9_.-]*{PASSWORD}[A-Za-z0-9_.-]*" + _NAME_END + _VALUE, (1, 2, 3), "reference"),
+     r"(?i)(?:^|[^A-Za-z0-9])[A-Za-z0-9_.-]*{PASSWORD}[A-Za-z0-9_.-]*" + _NAME_END + _VALUE, (1, 2, 3, 4), "reference"),
     ("key or token assignment", "`api_key=`, `private_key:`, `private_key_id:`, `GITHUB_TOKEN=`, `token:` ... and a "
      "value of 6 characters or more that is not a number (KeywordDetector's words, and tokens; `token: 4096000` "
      "and `maxTokens: 8192` are left alone)",
-     r"(?i)(?:^|[^A-Za-z0-9])[A-Za-z0-9_.-]*{KEY}(?:[_-]?id)?" + _NAME_END + _LONG_VALUE, (1, 2, 3), "number"),
+     r"(?i)(?:^|[^A-Za-z0-9])[A-Za-z0-9_.-]*{KEY}(?:[_-]?id)?" + _NAME_END + _LONG_VALUE, (1, 2, 3, 4), "number"),
     ("password in code", "a quoted secret compared with a secret-named variable (`\"x\" == password`), given to "
      "it (`secret(\"x\")`, `password.assign(\"x\")`) or after it (`private_key \"x\";`): KeywordDetector's "
      "other forms",
@@ -202,8 +230,22 @@ def _number(text: str) -> bool:
 
 
 def _word(text: str) -> bool:
-    """A word of prose ("bearer authentication"): no token."""
-    return text.isalpha()
+    """A word of prose ("bearer authentication", "Bearer Authentication"): no token. Letters in
+    mixed case ("AbCdEfGhIjKlMnOp") are one."""
+    return text.isalpha() and (text.islower() or text.isupper() or text[1:].islower())
+
+
+def _prose(text: str) -> bool:
+    """Words ("see below", "Secure and HttpOnly", "authentication") or a placeholder: no credential."""
+    return _reference(text) or all(_word(word) for word in text.split())
+
+
+_SLUG = re.compile(r"[a-z]+-(?:[a-z]+-?)+")
+
+
+def _slug(text: str) -> bool:
+    """Lower-case words joined by `-` (`glrt-runner-registration`, a branch or a file): no token."""
+    return _SLUG.fullmatch(text) is not None
 
 
 def _ids(text: str) -> bool:
@@ -211,7 +253,8 @@ def _ids(text: str) -> bool:
     return _IDS.fullmatch(text) is not None
 
 
-KEEP = {"reference": _reference, "number": _number, "word": _word, "ids": _ids}  # (functions: a rule pickles)
+KEEP = {"reference": _reference, "number": _number, "word": _word, "ids": _ids, "prose": _prose,
+        "slug": _slug}  # (functions: a rule pickles)
 
 # member names whose text values are secrets (in records and in JSON text), and values that still are not
 _MEMBER_WORDS = (r"(?:password|passwd|passphrase|secret|api[_-]?key|apikey|access[_-]?key|private[_-]?key"
@@ -363,4 +406,6 @@ def redaction_doc() -> str:
 _KEEP_DOC = {"reference": "a type name or a placeholder such as `string`, `$VAR`, `<token>`, `****`",
              "number": "a number (a count such as `token: 4096000`) or a placeholder",
              "word": "a word of prose, as in \"bearer authentication\"",
-             "ids": "`uid:gid` digits"}
+             "ids": "`uid:gid` digits",
+             "prose": "words of prose (\"see below\", \"Token-based authentication\") or a placeholder",
+             "slug": "lower-case words joined by `-` (`glrt-runner-registration`)"}

@@ -115,10 +115,11 @@ class LogBuilder:
         return self.add("user/message", message, surfaceOp="append")
 
     def assistant(self, text: str = "", *, reasoning: str | None = None,
-                  calls: Sequence[tuple[str, str, str]] = (), usage: dict[str, Any] | None = None,
+                  calls: Sequence[tuple[str, str, str | list[str]]] = (), usage: dict[str, Any] | None = None,
                   finish: str | dict[str, Any] | None = None, pieces: int = 4) -> int:
         """Stream one model call (chunks, usage, finish: a kind, or the whole finish reason)
-        and log its assistant/message."""
+        and log its assistant/message. A call's arguments given as a list are streamed in
+        those deltas (else in `pieces` even ones)."""
         chunks: list[int] = []
         blocks = []
         index = 0
@@ -143,9 +144,11 @@ class LogBuilder:
             chunk({"type": "block-end", "index": index, "block": block})
             blocks.append(block)
             index += 1
-        for call_id, name, arguments in calls:
+        for call_id, name, given in calls:
+            deltas = given if isinstance(given, list) else _split(given, pieces)
+            arguments = "".join(deltas)
             chunk({"type": "block-start", "index": index, "blockType": "tool-call"})
-            for k, piece in enumerate([""] + _split(arguments, pieces)):
+            for k, piece in enumerate([""] + deltas):
                 delta = {"type": "tool-call-delta", "index": index, "id": call_id}
                 if k == 0:
                     delta["name"] = name

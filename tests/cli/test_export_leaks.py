@@ -2,7 +2,8 @@
 the log holds it.
 
 Each of the 34 kinds of issue #22 (the 22 that leaked, then the 12 already
-caught) and the edge cases of named kinds is planted, one kind at a time, in
+caught), the edge cases of named kinds and their near misses (other lengths,
+forms and neighbours: stop 32) is planted, one kind at a time, in
 every field that reaches the bundle: message text and reasoning, tool names,
 arguments and results (plain, JSON, JSON inside JSON), the system prompt,
 titles, slash commands and what they answered, todo lists, approval reasons,
@@ -68,6 +69,34 @@ EDGES = {  # edge cases of named kinds that leaked, and the kinds the issue's li
     "Anthropic sk-ant-": ("sk-ant-api03-AnThR0p1cK3yAbCdEfGhIjKlMnOpQrStUvWxYz-_0123", ["AnThR0p1cK3yAbCdEf"]),
     "secret behind \\u escapes": ("printf '\\u0067hp_EsCaPeDT0kenAbCdEfGhIjKlMnOpQrStUvW'", ["EsCaPeDT0kenAbCdEf"]),
 }
+NEAR = {  # near misses of named kinds that came out verbatim (or, cut short in a finding's quote, their start)
+    "PGP key cut before END, with armor headers": (
+        "-----BEGIN PGP PRIVATE KEY BLOCK-----\nComment: k\nlQOYBGRwZ1BHUHNlY3JldEtleUJvZHlMaW5lMTIz\n"
+        "QXJtb3JlZEJvZHlMaW5lVHdvQWJjZA==\n=Ab12", ["lQOYBGRwZ1BHUHNlY3Jld", "QXJtb3JlZEJvZHlMaW5lVHdv"]),
+    "OpenSSH key cut before END on one line": (
+        "-----BEGIN OPENSSH PRIVATE KEY----- b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAE AAAAMwAAAAtzc2gtZWQyNTUxOQAAACBv",
+        ["b3BlbnNzaC1rZXktdjEAAAAA", "AAAAMwAAAAtzc2gtZWQyNTUx"]),
+    "Bearer token of letters only": ("echo bearer LettersOnlyBearerTokenQwErTy", ["LettersOnlyBearerTokenQwErTy"]),
+    "docker login -pPW glued, podman login": (
+        "docker login -u bob -pD0ck3rGlu3dPw reg && podman login -p 'P0dm4nPassw0rd' reg",
+        ["D0ck3rGlu3dPw", "P0dm4nPassw0rd"]),
+    "SendGrid key of other lengths": ("SG.bTnFDxPscOdt1VThe92Os.gRPletsjInycZbRTogQIdGxlOP1LACx70ReWphFoUK",
+                                      ["bTnFDxPscOdt1VThe92Os", "gRPletsjInycZbRTogQIdGx"]),
+    "ghp_ token cut short": ("token ghp_Sh0rtT0kenAbCdEfGhIjKlMn", ["Sh0rtT0kenAbCdEfGhIjKlMn"]),
+    "glpat- token cut short": ("glpat-Sh0rtGlT0ken12345", ["Sh0rtGlT0ken12345"]),
+    "Slack workflow webhook": ("https://hooks.slack.com/workflows/T0A1/A0B2/1234/W0rkfl0wS3cr3tAbCdEf",
+                               ["W0rkfl0wS3cr3tAbCdEf"]),
+    "Slack webhook without scheme, with -": ("hooks.slack.com/services/T0A1/B0B2/Wh00k-S3cr3tAbCdEfGhIjKl",
+                                             ["S3cr3tAbCdEfGhIjKl"]),
+    "AWS secret key given with a space": (
+        "aws configure set aws_secret_access_key wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", ["wJalrXUtnFEMI/K7MDENG"]),
+    "password => value": ("config password => 'Rub7H4shPw'", ["Rub7H4shPw"]),
+    "MYSQL_PWD=": ("MYSQL_PWD=My5qlEnvPw mysql -u root", ["My5qlEnvPw"]),
+    "--account-key, AZURE_STORAGE_KEY=": (
+        "az storage blob list --account-key Az5t0rageFl4gKey+/Mn0123== && AZURE_STORAGE_KEY=Az5t0rageEnvKey+/Mn0123==",
+        ["Az5t0rageFl4gKey", "Az5t0rageEnvKey"]),
+    "Authorization: ApiKey": ("authorization: ApiKey Ap1K3ySch3meValue", ["Ap1K3ySch3meValue"]),
+}
 CAUGHT = {  # the 12 kinds already caught
     "AWS access key id": ("aws AKIAQ3EGUXDVB7JNS4TQ", ["Q3EGUXDVB7JNS4TQ"]),
     "GitHub ghp_": ("token ghp_Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2", ["Z9y8X7w6V5u4T3s2R1q0"]),
@@ -85,7 +114,7 @@ CAUGHT = {  # the 12 kinds already caught
     "curl -u user:password": ("curl -u admin:CurlPassw0rdXy https://api.example.com", ["CurlPassw0rdXy"]),
     "secret-named assignment": ("DB_PASSWORD=Ass1gnedSecretValue", ["Ass1gnedSecretValue"]),
 }
-KINDS = {**LEAKED, **CAUGHT, **EDGES}
+KINDS = {**LEAKED, **CAUGHT, **EDGES, **NEAR}
 assert len(LEAKED) == 22 and len(CAUGHT) == 12
 STAMP = "2026-01-01T00:00:00Z"
 WIDTH = 80  # a finding quotes an object or array cut to this many characters ("..." included)
@@ -262,3 +291,85 @@ def test_findings_are_computed_on_the_original_and_written_redacted(cli, tmp_pat
     assert "AKIAIOSFODNN7EXAMPLE" not in (out / "finding-leak" / "findings.json").read_text()
     assert any("[REDACTED]" in f["message"] for f in findings)
     assert "AKIAIOSFODNN7EXAMPLE" in Path(log).read_text()
+
+
+def test_a_secret_split_at_any_point_between_two_streamed_argument_deltas_is_masked(cli, tmp_path):
+    """A tool call streamed in two deltas, cut at every character of the secret, in plain and packed rows."""
+    kinds = ["GitHub ghp_", "short password= value", "PEM private key", "docker login -pPW glued, podman login"]
+    b = LogBuilder("split-deltas")
+    firsts = []  # the first delta of each call
+    b.start_turn()
+    b.start_step()
+    for kind in kinds:
+        text, markers = KINDS[kind]
+        arguments = json.dumps({"command": text})
+        at = arguments.index(json.dumps(markers[0])[1:-1])
+        for cut in range(at + 1, at + len(json.dumps(markers[0])) - 2):
+            b.assistant("", calls=[(b.new_id("call"), "bash", [arguments[:cut], arguments[cut:]])])
+            firsts.append(arguments[:cut])
+    b.end_turn()
+    for pack in (False, True):
+        log = b.write(tmp_path / f"split{pack}.jsonl", pack=pack)
+        raw = log.read_bytes()
+        assert all(json.dumps(first).encode() in raw for first in firsts)  # (the deltas as streamed)
+        out = tmp_path / f"bundle{pack}"
+        result = cli("export", log, "--out", out, "--timestamp", STAMP, expect=None)
+        assert result.exit_code in (0, 1), result.stderr
+        assert search(out, result.stdout + result.stderr, kinds) == []
+
+
+# values that look like secrets' neighbours and are none: the bundle must keep them as they are
+KEPT = ["docker run -u 1000:1000 app", "git checkout rk-foo", "pip install sk-learn", "token: 4096000",
+        '{"maxTokens": 8192}', 'fetch(url, {credentials: "same-origin"})', "the API uses bearer authentication",
+        "Use Bearer Authentication", "authorization: required", "cookie: none", "docker login -u bob reg.example.com",
+        "git add -p src/app.py", "aws configure set region us-east-1"]
+
+
+def test_values_that_only_look_like_secrets_reach_the_bundle_intact(cli, tmp_path):
+    b = LogBuilder("kept-values")
+    for text in KEPT:
+        b.start_turn()
+        b.request_header(system=f"system {text}")
+        b.start_step()
+        b.user(text)
+        b.tool_round("bash", json.dumps({"command": text}), f"output: {text}", text=f"running {text}")
+        b.end_turn()
+    out = tmp_path / "b"
+    cli("export", b.write(tmp_path / "kept.jsonl"), "--out", out, "--timestamp", STAMP)
+    manifest = json.loads((out / "manifest.json").read_bytes())
+    assert manifest["sessions"][0]["redactions"] == {"replacements": 0, "byRule": {}}
+    messages = (out / "kept-values" / "messages.jsonl").read_text()
+    transcript = (out / "kept-values" / "transcript.md").read_text()
+    for text in KEPT:
+        assert json.dumps(text)[1:-1] in messages, text  # the user's message
+        assert json.dumps(json.dumps({"command": text}))[1:-1] in messages, text  # the tool call's arguments
+        assert text in transcript, text
+
+
+def test_the_progress_bar_shows_a_log_path_as_the_bundle_writes_it(tmp_path):
+    """On a terminal, a long pass over one log draws a bar labelled with its path: the path as the
+    bundle writes it (the table export prints afterwards already was)."""
+    import io
+
+    from dshreplay.cli.progress import TerminalMeter
+    from dshreplay.core.driver import TICK
+    from dshreplay.options import Options
+    from dshreplay.output.bundle import export_bundle
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    text, markers = KINDS["GitHub ghp_"]
+    b = LogBuilder("progress")
+    b.start_turn()
+    for _ in range(TICK + 10):  # (a pass tells its meter how far it got every TICK records)
+        b.add("todo/write", {"todos": []})
+    b.end_turn()
+    log = b.write(tmp_path / f"in {text.split()[-1]}.jsonl")
+    shown = Terminal()
+    export_bundle([log], tmp_path / "b", Options(progress=TerminalMeter(shown, delay=0.0), jobs=1),
+                  timestamp=STAMP, evidence_key=str(tmp_path / "evidence.key"))
+    drawn = shown.getvalue()
+    assert "in [REDACTED].jsonl  [" in drawn  # (the bar's label: the last 40 characters of the path)
+    assert not any(p in drawn for p in probes("GitHub ghp_")), drawn[:200]

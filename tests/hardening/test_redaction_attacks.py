@@ -69,6 +69,12 @@ HOSTILE = {
         lambda n: (__import__("base64").b64encode(b"password=hunter2 " * 40).decode() + " ") * (n // 908), None),
     "URL-encoded letters before password=": (lambda n: "%41" * (n // 3) + " password%3Dx", None),
     "backslash escapes before password=": (lambda n: "\\u0041" * (n // 6) + " password=x", None),
+    # the forms of stop 32: escaped quotes in a quoted value, a key written as strings put together, a value
+    # that runs on over the next name (each match is searched for again from just after its start)
+    "escaped quotes after password=": (lambda n: 'password="a\\"' * (n // 13), None),
+    "a key's lines as strings put together": (
+        lambda n: "-----BEGIN RSA PRIVATE KEY-----" + '\\n" + "QUFBQUFB' * (n // 14), None),
+    "authorization values running over the next name": (lambda n: "authorization: a/" * (n // 17), None),
 }
 
 

@@ -127,3 +127,38 @@ def test_the_keeper_of_the_evidence_key_checks_the_inputs_with_openssl(signed):
     events = (bundle / "sample-audit-demo" / "events.csv").read_text().splitlines()
     line_5 = next(r for r in events[1:] if r.split(",")[1] == "5")
     assert line_5.split(",")[-1] == row.split("= ")[1].strip()
+
+
+def documented_commands() -> str:
+    """The shell block of docs/security.md's "Checking a bundle with standard tools", as written."""
+    text = (Path(__file__).parents[2] / "docs" / "security.md").read_text()
+    section = text[text.index("### Checking a bundle with standard tools"):]
+    return section[section.index("```sh\n") + 6:section.index("\n```\n")]
+
+
+def test_the_documented_commands_run_as_written_and_write_nothing_in_the_bundle(cli, signed, tmp_path):
+    bundle, log, key, private, digest = signed
+    before = sorted(p.relative_to(bundle).as_posix() for p in bundle.rglob("*"))
+    python = Path(sys.executable).parent  # (the python3 that has rfc8785: this one)
+    script = f"set -euo pipefail\nexport PATH={python}:$PATH\n{documented_commands()}\n"
+    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60,
+                          env={"PATH": "/usr/bin:/bin", "BUNDLE": str(bundle), "SIGNER": f"{private}.pub",
+                               "EVIDENCE_KEY": str(key), "LOG": str(log)})
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads((bundle / "manifest.json").read_bytes())
+    [entry] = manifest["sessions"]
+    events = (bundle / "sample-audit-demo" / "events.csv").read_text().splitlines()
+    row_5 = next(r for r in events[1:] if r.split(",")[1] == "5").split(",")[-1]
+    hexdigest = digest.removeprefix("sha256:")
+    fingerprint = manifest["integrity"]["signature"]["key"]
+    lines = done.stdout.splitlines()
+    assert lines[:3] == [f"{hexdigest}  manifest.json", f"{hexdigest}  -",
+                         f'Good "dshreplay" signature for dshreplay with ED25519 key {fingerprint}']
+    assert lines[3].split()[1] == fingerprint and lines[3].endswith("(ED25519)")
+    assert [line.split("= ")[-1] for line in lines[4:7]] == [entry["sha256"], row_5,
+                                                              manifest["integrity"]["evidenceKey"]]
+    assert lines[7:] == [entry["chain"]["head"]]
+    assert sorted(p.relative_to(bundle).as_posix() for p in bundle.rglob("*")) == before  # nothing written in it
+    out = cli("verify-export", bundle, "--public-key", f"{private}.pub", "--digest", digest, "--evidence-key", key,
+              "--json").json()
+    assert out["ok"] and out["differences"] == []

@@ -160,10 +160,17 @@ OUR_SAMPLES = {
     "sk- key": ("OPENAI_API_KEY_sk-proj-Op3nA1KeyAbCdEfGhIjKlMnOpQrSt_uvwx", "Op3nA1KeyAbCdEfGhIj"),
     "GitHub token, any length": ("TOKEN_ghp_G1uedT0kenAbCdEfGhIjKlMnOpQrSt", "G1uedT0kenAbCdEfGh"),
     "GitHub fine-grained token": ("github_pat_11ABCDEFG0_Fin3Gr41nedT0kenAbCdEfGh", "Fin3Gr41nedT0ken"),
+    "GitLab token, any length": ("GL=glpat-xR7k9Qm2Vw4Zt8Ln", "xR7k9Qm2Vw4Zt8Ln"),
     "npm token anywhere": ("npm_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8", "a1B2c3D4e5F6g7H8i9J0"),
     "Slack token, any shape": ("xoxp-Sl4ckT0kenAbCdEfGh", "Sl4ckT0kenAbCdEfGh"),
     "Slack app token": ("xapp-1-A0123456789-1234567890123-abcdef0123456789", "abcdef0123456789"),
     "Stripe key, any length": ("sk_live_51Hx9Qk2eZvKYlo2C8xYz3RlmNopQrStUvWxYz0123456789AbCd", "0123456789AbCd"),
+    "AWS secret key": ("aws configure set aws_secret_access_key wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+                       "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+    "Slack webhook, any kind": ("hooks.slack.com/workflows/T0A1B2C3D/A0A1B2C3D/123456789/Wh00kS3cr3tAbCdEfGh",
+                                "Wh00kS3cr3tAbCdEfGh"),
+    "SendGrid key, any length": ("SG.bTnFDxPscOdt1VThe92Os.gRPletsjInycZbRTogQIdGxlOP1LACx70ReWphFoUK",
+                                 "bTnFDxPscOdt1VThe92Os", "gRPletsjInycZbRTogQIdGxlOP1LACx70ReWphFoUK"),
     "Google API key": ("AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6-", "SyA1b2C3d4E5f6G7h8I9"),
     "JSON web token with signature": ("eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.U2lnbmF0dXJlUGFydDEyMw",
                                       "U2lnbmF0dXJlUGFydDEyMw"),
@@ -265,3 +272,82 @@ def test_a_keys_rule_masks_a_whole_value_in_json_text_in_place(tmp_path):
 ])
 def test_a_secret_behind_base64_url_encoding_or_escapes_is_masked_where_it_stands(encoded, masked):
     assert REDACTOR.string(encoded) == masked
+
+
+# near misses of named kinds that came out verbatim (stop 32): each text as the redactor must write it
+@pytest.mark.parametrize("text,masked", [
+    # a PGP key cut before its END line, with the armor headers GnuPG writes: the headers and the body
+    ("-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: GnuPG v2\nComment: backup\n\n"
+     "lQOYBGRwZ1BHUHNlY3JldEtleUJvZHlMaW5lMTIz\nQXJtb3JlZEJvZHlMaW5lVHdvQWJjZA==\n=Ab12\n", "[REDACTED]\n"),
+    # a key whose line breaks became spaces, cut before its END line: every word of its body
+    ("key: -----BEGIN OPENSSH PRIVATE KEY----- b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAE AAAAMwAAAAtzc2gtZWQyNTUxOQAAACBv",
+     "key: [REDACTED]"),
+    ("echo bearer LettersOnlyBearerTokenQwErTy", "echo bearer [REDACTED]"),  # letters in mixed case: a token
+    ("docker login -u bob -pD0ck3rGlu3dPw reg", "docker login -u bob -p[REDACTED] reg"),
+    ("docker login -u bob -p'D0ck3rGlu3dPw' reg", "docker login -u bob -p'[REDACTED]' reg"),
+    ("podman login -p P0dm4nPassw0rd reg", "podman login -p [REDACTED] reg"),
+    ("helm registry login reg -u bob -p H3lmPassw0rd", "helm registry login reg -u bob -p [REDACTED]"),
+    ("SG.bTnFDxPscOdt1VThe92Os.gRPletsjInycZbRTogQIdGxlOP1LACx70ReWphFoUK", "[REDACTED]"),  # 21 and 42 characters
+    ("token ghp_Sh0rtT0kenAbCdEfGhIjKlMn", "token [REDACTED]"),  # cut short: 24 characters
+    ("GL=glpat-Sh0rtGlT0ken12345", "GL=[REDACTED]"),
+    ("https://hooks.slack.com/workflows/T0A1/A0B2/1234/W0rkfl0wS3cr3tAbCdEf",
+     "https://hooks.slack.com/workflows/[REDACTED]"),
+    ("hooks.slack.com/services/T0A1/B0B2/Wh00k-S3cr3tAbCdEfGhIjKl", "hooks.slack.com/services/[REDACTED]"),
+    ("aws configure set aws_secret_access_key wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+     "aws configure set aws_secret_access_key [REDACTED]"),
+    ("config password => 'Rub7H4shPw'", "config password => '[REDACTED]'"),
+    ("MYSQL_PWD=My5qlEnvPw mysql -u root", "MYSQL_PWD=[REDACTED] mysql -u root"),
+    ("az storage blob list --account-key Az5t0rageFl4gKey+/Mn0123==",
+     "az storage blob list --account-key [REDACTED]"),
+    ("AZURE_STORAGE_KEY=Az5t0rageEnvKey+/Mn0123==", "AZURE_STORAGE_KEY=[REDACTED]"),
+    ("authorization: ApiKey Ap1K3ySch3meValue", "authorization: ApiKey [REDACTED]"),
+    ("use xsk-proj-Ab-CdEfGh_IjKlMn-OpQrSt_UvWx-Yz01_2345-6789AbCd", "use x[REDACTED]"),
+    # a key whose body follows its BEGIN line with no break, cut before END
+    ("-----BEGIN RSA PRIVATE KEY-----MIIEpAIBAAKCAQEA0Z3VS5JJcds3xfnKQIDAQAB", "[REDACTED]"),
+    # a key written in code as strings put together, cut before END
+    ('key = "-----BEGIN RSA PRIVATE KEY-----\\n" + "MIIEpAIBAAKCAQEA0Z3VS5JJ\\n" + "cds3xfnKQIDAQABAAAAA\\n"',
+     'key = "[REDACTED]\\n"'),
+    ('key = ("-----BEGIN EC PRIVATE KEY-----\\n"\n    "MHcCAQEEIAbCdEfGhIjKlMnOpQrStUv\\n")',
+     'key = ("[REDACTED]\\n")'),
+    ('password="with \\"escaped\\" quotes" next', 'password="[REDACTED]" next'),  # the whole quoted value
+    ('password="C:\\dir\\" next', 'password="[REDACTED]" next'),  # (no closing quote after the escape)
+    ("mysql -p'My5ql Pass' db", "mysql -p'[REDACTED]' db"),  # quoted, with a space
+    ('docker login -p "D0ck Pw" reg', 'docker login -p "[REDACTED]" reg'),
+])
+def test_near_misses_of_named_kinds_are_masked(text, masked):
+    assert REDACTOR.string(text) == masked
+
+
+@pytest.mark.parametrize("text", [
+    "authorization: required", "cookie: none", "Use Bearer Authentication", "BEARER AUTHENTICATION",
+    "docker login -u bob registry.example.com", "docker login --password-stdin -u bob reg",
+    "aws configure set region us-east-1", "git add -p src/app.py", "llm --max-tokens 4096",
+    "Authorization: Token-based authentication", "Cookie: see below", "cookie: session cookie handling",
+    "git checkout glrt-runner-registration",
+])
+def test_ordinary_values_near_the_new_forms_are_kept(text):
+    assert REDACTOR.string(text) == text
+
+
+def test_a_value_that_runs_over_the_next_secrets_name_does_not_hide_that_secret():
+    # a path spelling a header twice (folder and file): the first credential runs on to `/authorization`
+    text = "in/authorization: ApiKey Ap1K3yOne/authorization: ApiKey Ap1K3yTwo.jsonl"
+    redactor = load_redactor(None)
+    redactor.counting = True
+    assert redactor.string(text) == "in/authorization: ApiKey [REDACTED]: ApiKey [REDACTED]"
+    assert redactor.by_rule == {"authorization header": 2}
+    redactor = load_redactor(None)
+    redactor.counting = True
+    assert redactor.string("key sk-proj-Op3nA1KeyAbCdEfGhIjKlMnOpQrSt") == "key [REDACTED]"
+    assert redactor.by_rule == {"sk- key": 1}  # (found twice, at the space and at `sk`: counted once)
+
+
+def test_a_quote_cut_short_whose_start_a_rule_masks_is_masked_as_the_value_it_begins():
+    redactor = load_redactor(None)
+    redactor.counting = True
+    title = "-----BEGIN OPENSSH PRIVATE KEY----- b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAE"
+    assert redactor.value({"title": title}) == {"title": "[REDACTED]"}
+    redactor.counting = False
+    finding = {"code": "DSH-E005", "message": f"'{title[:46]}... is not of type 'string'", "pointer": "/title"}
+    assert redactor.finding(finding) == {"code": "DSH-E005", "message": "'[REDACTED]... is not of type 'string'",
+                                         "pointer": "/title"}
