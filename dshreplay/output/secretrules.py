@@ -158,6 +158,25 @@ OURS = (
      "however given (`=`, `:`, a space: `aws configure set aws_secret_access_key ...`, `--aws-secret-access-key`)",
      r"(?i)(?:aws[_-]?secret[_-]?access[_-]?key|secretaccesskey)[\"']?(?:[ \t]*[=:][ \t]*|[ \t]+)[\"']?"
      r"([A-Za-z0-9/+]{40})", (1,), None),
+    ("cloud service token", "tokens whose prefix names them: DigitalOcean `dop_v1_`/`doo_v1_`/`dor_v1_`, Shopify "
+     "`shpat_`/`shpca_`/`shppa_`/`shpss_`, Groq `gsk_`, HashiCorp Vault `hvs.`/`hvb.`/`hvr.`, Databricks `dapi`, "
+     "Google OAuth `ya29.` access tokens and `GOCSPX-` client secrets, age `AGE-SECRET-KEY-1` keys",
+     r"do[por]_v1_[a-f0-9]{32,}|shp(?:at|ca|pa|ss)_[a-fA-F0-9]{20,}|gsk_[A-Za-z0-9]{20,}|"
+     r"hv[sbr]\.[A-Za-z0-9_-]{20,}|dapi[a-f0-9]{32}(?:-[0-9])?|ya29\.[0-9A-Za-z_-]{20,}|GOCSPX-[A-Za-z0-9_-]{20,}|"
+     r"AGE-SECRET-KEY-1[0-9A-Z]{50,}", (0,), None),
+    ("Sentry DSN key", "the key of a Sentry DSN (`https://KEY@o1.ingest.sentry.io/2`)",
+     r"[A-Za-z][A-Za-z0-9+.-]*://([0-9a-f]{32})(?::[0-9a-f]{32})?@[A-Za-z0-9.-]*sentry", (1,), None),
+    ("redis-cli -a", "the password after `-a` of `redis-cli`",
+     r"\bredis-cli\b[^\n;&|]*?\s-a(?:=|[ \t]+)(?:'([^'\r\n]+)'|\"([^\"\r\n]+)\"|([^\s\"'\\-][^\s\"'\\]*))",
+     (1, 2, 3), None),
+    ("XML secret element", "the text of an XML element named like a password or key (`<password>x</password>`, "
+     "`<apiKey>`, `<clientSecret>`)",
+     r"(?i)<(?:[A-Za-z0-9_.-]*:)?[A-Za-z0-9_.-]*(?:password|passwd|passphrase|secret|api_?key|access_?key|"
+     r"private_?key|(?:auth|access|refresh|api|bearer)_?token)[A-Za-z0-9_.-]*(?:[ \t][^>]*)?>([^<\r\n]+)</", (1,), "number"),
+    ("connection string password", "`Pwd=` (after a `;`) and `Password=` of an ADO or ODBC connection string, to "
+     "its `;` or its end, braced values too (the shell's `PWD=/home/dev` is left alone)",
+     r"(?i)(?:;pwd|(?:^|[;\s\"'])password)[ \t]*=[ \t]*([^;\s\"'{>=][^;\r\n\"']*|\{[^}\r\n]*\})[ \t]*(?:;|$|[\"'\r\n\\])",
+     (1,), "reference"),
     ("Google API key", "`AIza` keys (ending in `-` or `_` too)", r"AIza[0-9A-Za-z_-]{35}", (0,), None),
     ("JSON web token with signature", "a JWT with its signature",
      r"eyJ[A-Za-z0-9_=-]{8,}\.[A-Za-z0-9_=-]{4,}(?:\.[A-Za-z0-9_+/=-]*)?", (0,), None),

@@ -114,7 +114,23 @@ CAUGHT = {  # the 12 kinds already caught
     "curl -u user:password": ("curl -u admin:CurlPassw0rdXy https://api.example.com", ["CurlPassw0rdXy"]),
     "secret-named assignment": ("DB_PASSWORD=Ass1gnedSecretValue", ["Ass1gnedSecretValue"]),
 }
-KINDS = {**LEAKED, **CAUGHT, **EDGES, **NEAR}
+MORE = {  # kinds no rule named before stop 32 (they came out verbatim)
+    "DigitalOcean token": ("doctl auth init -t dop_v1_" + "9e" * 32, ["9e9e9e9e9e9e9e9e9e9e"]),
+    "Shopify token": ("X-Shopify-Access-Token shpat_" + "a1" * 16, ["a1a1a1a1a1a1a1a1a1a1"]),
+    "Groq key": ("GROQ gsk_Gr0qKeyAbCdEfGhIjKlMnOpQrStUvWxYz0123456789", ["Gr0qKeyAbCdEfGhIjKlMn"]),
+    "Vault token": ("vault login hvs.CAESIVau1tT0kenAbCdEfGhIjKl", ["CAESIVau1tT0kenAbCdEf"]),
+    "Databricks token": ("host dapi0123456789abcdef0123456789abcdef", ["0123456789abcdef0123456789abcdef"]),
+    "Google OAuth": ("ya29.a0AfH6SMBgo0gleOAuthT0kenValue and GOCSPX-G00gleCl1entSecretValue1",
+                     ["a0AfH6SMBgo0gleOAuthT0ken", "G00gleCl1entSecretValue1"]),
+    "age key": ("AGE-SECRET-KEY-1QYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQS",
+                ["QYQSZQGPQYQSZQGPQYQSZQGP"]),
+    "Sentry DSN": ("dsn https://fedcba9876543210fedcba9876543210@o1.ingest.sentry.io/2",
+                   ["fedcba9876543210fedcba9876543210"]),
+    "redis-cli -a": ("redis-cli -a Red1sCl1Passw0rd get k", ["Red1sCl1Passw0rd"]),
+    "XML password": ("<password>XmlPassw0rdValue</password>", ["XmlPassw0rdValue"]),
+    "ADO Pwd=": ("Server=db;Uid=sa;Pwd=Ad0Passw0rdValue;", ["Ad0Passw0rdValue"]),
+}
+KINDS = {**LEAKED, **CAUGHT, **EDGES, **NEAR, **MORE}
 assert len(LEAKED) == 22 and len(CAUGHT) == 12
 STAMP = "2026-01-01T00:00:00Z"
 WIDTH = 80  # a finding quotes an object or array cut to this many characters ("..." included)
@@ -322,7 +338,8 @@ def test_a_secret_split_at_any_point_between_two_streamed_argument_deltas_is_mas
 KEPT = ["docker run -u 1000:1000 app", "git checkout rk-foo", "pip install sk-learn", "token: 4096000",
         '{"maxTokens": 8192}', 'fetch(url, {credentials: "same-origin"})', "the API uses bearer authentication",
         "Use Bearer Authentication", "authorization: required", "cookie: none", "docker login -u bob reg.example.com",
-        "git add -p src/app.py", "aws configure set region us-east-1"]
+        "git add -p src/app.py", "aws configure set region us-east-1", "cd /srv; PWD=/srv/app; ls",
+        "<tokenCount>42</tokenCount>", "<maxTokens>4096</maxTokens>", "use the gsk_ prefix"]
 
 
 def test_values_that_only_look_like_secrets_reach_the_bundle_intact(cli, tmp_path):

@@ -193,6 +193,14 @@ OUR_SAMPLES = {
     "key or token assignment": ('"private_key_id": "3f2a9c8b7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a"',
                                 "3f2a9c8b7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a"),
     "password in code": ('if "C0mpar3dPw" == user_password:', "C0mpar3dPw"),
+    "cloud service token": ("DO dop_v1_" + "4f" * 32 + " vault hvs.CAESIQ9vaultTokenAbCdEfGh12 google "
+                            "ya29.a0AfH6SMBg00gleAccessT0ken", "4f4f4f4f4f4f4f4f", "CAESIQ9vaultTokenAbCd",
+                            "a0AfH6SMBg00gleAccessT0ken"),
+    "Sentry DSN key": ("SENTRY_DSN=https://0123456789abcdef0123456789abcdef@o42.ingest.sentry.io/7",
+                       "0123456789abcdef0123456789abcdef"),
+    "redis-cli -a": ("redis-cli -h cache -p 6379 -a R3d1sCl1Pw ping", "R3d1sCl1Pw"),
+    "XML secret element": ("<settings><dbPassword>Xm1Passw0rd</dbPassword></settings>", "Xm1Passw0rd"),
+    "connection string password": ("Server=db;Database=app;User Id=sa;Pwd=Ad0 Passw0rd;", "Ad0 Passw0rd"),
 }
 
 
