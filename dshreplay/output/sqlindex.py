@@ -184,10 +184,7 @@ def update_index(inputs: list[str], db: Path, options: IndexOptions, mapper: Map
     mapper = mapper or (lambda fn, items: [fn(i) for i in items])
     settings = options.settings()
     report = IndexReport(shown_path(db))
-    try:
-        con: DuckDBPyConnection = duckdb.connect(str(db), config={"memory_limit": DUCKDB_MEMORY})
-    except duckdb.Error as exc:
-        raise UsageError(f"cannot open the index database: {_one_line(exc)}", path=shown_path(db)) from None
+    con = _connect(db, read_only=False)
     try:
         _prepare(con, settings, shown_path(db))
         known = {log for (log,) in con.execute("SELECT log FROM _inputs").fetchall()}
@@ -418,17 +415,32 @@ def _sql_text(text: str) -> str:
 def open_index(db: Path) -> DuckDBPyConnection:
     """A read-only connection to an index database, with no access to other files (a query
     cannot read or write anything but the index); UsageError when it cannot be opened."""
-    duckdb = duckdb_module()
     if not Path(db).is_file():
         raise UsageError("no index database there (build one with `dshreplay index PATH... --db FILE`)",
                          path=shown_path(db))
+    return _connect(db, read_only=True)
+
+
+def _connect(db: Path, *, read_only: bool) -> DuckDBPyConnection:
+    """The one way an index database is opened: no DuckDB extension installed or loaded (a
+    SQLite file, md:NAME or s3://... would fetch one from the network and write the index
+    into what it opens), and only a DuckDB database file (DuckDB opens a CSV or JSON file,
+    such as a log, or ":memory:" as an in-memory database, which would lose the index).
+    Read-only: no other file can be read or written either. UsageError when it cannot be opened."""
+    duckdb = duckdb_module()
+    config: dict[str, Any] = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
+    config.update({"enable_external_access": False} if read_only else {"memory_limit": DUCKDB_MEMORY})
     try:
-        con: DuckDBPyConnection = duckdb.connect(
-            str(db), read_only=True, config={"enable_external_access": False, "autoinstall_known_extensions": False,
-                                             "autoload_known_extensions": False})
-        return con
+        con: DuckDBPyConnection = duckdb.connect(str(db), read_only=read_only, config=config)
+        row = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchone()
     except duckdb.Error as exc:
         raise UsageError(f"cannot open the index database: {_one_line(exc)}", path=shown_path(db)) from None
+    if row is None or row[0] is None:
+        con.close()
+        raise UsageError("not a DuckDB database file (DuckDB would open it as an in-memory database, and the "
+                         "index would be lost): give --db a file of its own, such as index.duckdb",
+                         path=shown_path(db))
+    return con
 
 
 def run_query(db: Path, query: str) -> tuple[list[str], list[tuple[Any, ...]]]:

@@ -569,3 +569,46 @@ def test_a_keyed_index_reads_on_a_log_that_grew(cli, tmp_path):
     facts = json.loads(rows(cli, db, "SELECT facts FROM _inputs")[0][0])
     assert facts["sha256"] == hmac.digest(bytes.fromhex(key.read_text()), data, "sha256").hex()
     assert set(HEX64.findall(every_value(db))) & plain_hashes(data) == set()
+
+
+# -- --db must be a DuckDB database file of its own ----------------------------------------------------
+
+@pytest.mark.parametrize("name, data", [
+    ("session.jsonl", None),  # (the input log itself)
+    ("notes.csv", b"a,b\n1,2\n"),
+    ("data.json", b'{"a": 1}\n'),
+    (":memory:", None),
+])
+def test_index_refuses_a_db_that_duckdb_would_open_as_no_database_file(cli, tmp_path, monkeypatch, name, data):
+    # DuckDB opens a CSV or JSON file (the log too), or ":memory:", as an in-memory database:
+    # the run said "1 session" and exit 0, and kept nothing.
+    from dshreplay.testing.samples import multi_turn
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "session.jsonl").write_bytes(multi_turn().to_bytes())
+    if data is not None:
+        (tmp_path / name).write_bytes(data)
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    result = cli("index", "session.jsonl", "--db", name, "--no-default-redaction", "-q", "-j", 1, expect=2)
+    assert result.stderr == (f"dshreplay: usage error: {name}: not a DuckDB database file (DuckDB would open it "
+                             "as an in-memory database, and the index would be lost): give --db a file of its "
+                             "own, such as index.duckdb\n")
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+def test_index_installs_and_loads_no_duckdb_extension_for_its_db(cli, tmp_path, monkeypatch):
+    # A SQLite file (or md:NAME, s3://...) as --db made DuckDB download an extension from the
+    # network and would have written the index's tables into the user's SQLite database.
+    import sqlite3
+
+    from dshreplay.testing.samples import multi_turn
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "session.jsonl").write_bytes(multi_turn().to_bytes())
+    con = sqlite3.connect(tmp_path / "user.sqlite")
+    con.execute("CREATE TABLE t (x)")
+    con.commit()
+    con.close()
+    before = (tmp_path / "user.sqlite").read_bytes()
+    result = cli("index", "session.jsonl", "--db", "user.sqlite", "--no-default-redaction", "-q", "-j", 1, expect=2)
+    assert result.stderr.startswith("dshreplay: usage error: user.sqlite: cannot open the index database: ")
+    assert "download" not in result.stderr and len(result.stderr.splitlines()) == 1
+    assert (tmp_path / "user.sqlite").read_bytes() == before
