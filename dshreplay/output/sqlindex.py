@@ -365,6 +365,7 @@ def write_parquet(con: DuckDBPyConnection, out: Path) -> None:
         days = {r[0] for r in con.execute("SELECT DISTINCT day FROM sessions").fetchall()}
     else:
         days = {r[0] for r in con.execute("SELECT DISTINCT day FROM _parquet_pending").fetchall()}
+    _check_parquet_folder(out, _tables(con))
     for name in _tables(con):
         folder = out / name
         folder.mkdir(exist_ok=True)
@@ -377,6 +378,39 @@ def write_parquet(con: DuckDBPyConnection, out: Path) -> None:
     con.execute("DELETE FROM _parquet_pending")
     con.execute("INSERT OR IGNORE INTO _parquet_written VALUES (?)", [where])
     con.execute("COMMIT")
+
+
+PARQUET_FILES = ("data.parquet", ".data.parquet.tmp")  # (all a partition folder of ours ever holds)
+
+
+def _check_parquet_folder(out: Path, tables: list[str]) -> None:
+    """Raise a UsageError, before anything is deleted, unless every partition folder that
+    `write_parquet` may remove is one it writes: each table's folder a folder (not a link),
+    each `day=*` in it a folder (not a link) holding only its data file. (Another tool's
+    Hive-partitioned files, such as sessions/day=.../part-0.parquet, are never deleted.)"""
+    def not_ours(rel: str) -> UsageError:
+        return UsageError(f"--parquet {shown_path(out)} holds {shown_path(rel)}, which the index does not write: "
+                          "nothing was deleted; give --parquet a folder of its own")
+    try:
+        for name in tables:
+            folder = out / name
+            if not os.path.lexists(folder):
+                continue
+            if folder.is_symlink() or not folder.is_dir():
+                raise not_ours(name)
+            with os.scandir(folder) as days:
+                for day in days:
+                    if not day.name.startswith("day="):
+                        continue  # (never deleted)
+                    if not day.is_dir(follow_symlinks=False):
+                        raise not_ours(f"{name}/{day.name}")
+                    with os.scandir(day.path) as files:
+                        for file in files:
+                            if file.name not in PARQUET_FILES or not file.is_file(follow_symlinks=False):
+                                raise not_ours(f"{name}/{day.name}/{file.name}")
+    except OSError as exc:
+        raise OutputError(f"--parquet: cannot check {shown_path(exc.filename or out)}: {exc.strerror or exc}; "
+                          "nothing was deleted") from None
 
 
 def _write_day(con: DuckDBPyConnection, name: str, folder: Path, day: datetime.date | None) -> None:

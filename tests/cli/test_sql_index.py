@@ -612,3 +612,45 @@ def test_index_installs_and_loads_no_duckdb_extension_for_its_db(cli, tmp_path, 
     assert result.stderr.startswith("dshreplay: usage error: user.sqlite: cannot open the index database: ")
     assert "download" not in result.stderr and len(result.stderr.splitlines()) == 1
     assert (tmp_path / "user.sqlite").read_bytes() == before
+
+
+# -- --parquet deletes only partitions the index wrote --------------------------------------------------
+
+def test_parquet_into_a_folder_holding_files_of_another_tool_deletes_nothing(cli, store, tmp_path):
+    # A Hive-partitioned lake of another tool (sessions/day=.../part-0.parquet) given as --parquet:
+    # the first write to it removed every day=* folder of every table name, the user's files too.
+    lake = tmp_path / "lake"
+    theirs = lake / "sessions" / "day=2020-01-01" / "part-0.parquet"
+    theirs.parent.mkdir(parents=True)
+    theirs.write_bytes(b"not ours")
+    result = cli("index", store, "--db", tmp_path / "index.duckdb", "--parquet", lake, "-q", "-j", 1, expect=2)
+    assert result.stderr == (f"dshreplay: usage error: --parquet {lake} holds sessions/day=2020-01-01/part-0.parquet, "
+                             "which the index does not write: nothing was deleted; give --parquet a folder of its "
+                             "own\n")
+    assert theirs.read_bytes() == b"not ours"
+    assert sorted(p.relative_to(lake).as_posix() for p in lake.rglob("*")) == [
+        "sessions", "sessions/day=2020-01-01", "sessions/day=2020-01-01/part-0.parquet"]
+
+
+def test_parquet_never_deletes_through_a_linked_table_folder(cli, store, tmp_path):
+    # lake/turns -> a folder elsewhere: its day=* folders were removed through the link.
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "day=2019-01-01").mkdir(parents=True)
+    (elsewhere / "day=2019-01-01" / "data.parquet").write_bytes(b"kept")
+    lake = tmp_path / "lake"
+    lake.mkdir()
+    (lake / "turns").symlink_to(elsewhere)
+    result = cli("index", store, "--db", tmp_path / "index.duckdb", "--parquet", lake, "-q", "-j", 1, expect=2)
+    assert result.stderr == (f"dshreplay: usage error: --parquet {lake} holds turns, which the index does not "
+                             "write: nothing was deleted; give --parquet a folder of its own\n")
+    assert (elsewhere / "day=2019-01-01" / "data.parquet").read_bytes() == b"kept"
+
+
+def test_parquet_from_another_index_is_replaced_by_a_new_one(cli, store, tmp_path):
+    # (what the first write's removal is for: partitions an index wrote, of days the new one lacks)
+    lake, old = tmp_path / "lake", tmp_path / "lake" / "turns" / "day=2001-01-01"
+    old.mkdir(parents=True)
+    (old / "data.parquet").write_bytes(b"old")
+    cli("index", store, "--db", tmp_path / "index.duckdb", "--parquet", lake, "-q", "-j", 1)
+    assert not old.exists()
+    assert (lake / "turns" / "day=2026-07-06" / "data.parquet").is_file()
