@@ -56,6 +56,7 @@ from dshreplay.output.rows import (
     Indexed,
     index_log,
     input_facts,
+    log_files,
     log_key,
     unreadable_row,
 )
@@ -184,11 +185,11 @@ def update_index(inputs: list[str], db: Path, options: IndexOptions, mapper: Map
     mapper = mapper or (lambda fn, items: [fn(i) for i in items])
     settings = options.settings()
     report = IndexReport(shown_path(db))
+    paths = log_files(discover(inputs), "index")
     con = _connect(db, read_only=False)
     try:
         _prepare(con, settings, shown_path(db))
         known = {log for (log,) in con.execute("SELECT log FROM _inputs").fetchall()}
-        paths = discover(inputs)
         seen: dict[str, str] = {}
         for path in paths:
             seen.setdefault(log_key(path), path)
