@@ -497,6 +497,9 @@ def index_options(read: Options, *, messages: bool, rules: str | None, defaults:
                   parquet: Path | None, db: Path | None = None, evidence_key: str | None = None) -> IndexOptions:
     """The options of one index run, the redaction rules loaded into `read`, and the hash
     of input bytes: keyed with the evidence key when anything is redacted (as export's)."""
+    if parquet is not None and db is not None and os.path.realpath(parquet) == os.path.realpath(db):
+        raise UsageError(f"--parquet {shown_path(parquet)} is the --db file: give the Parquet tables a folder of "
+                         "their own")
     redactor = load_redactor(rules, defaults=defaults)
     if redactor.rules.pointers:
         raise UsageError("the index writes values, not records: its redaction takes text and keys rules; "

@@ -654,3 +654,12 @@ def test_parquet_from_another_index_is_replaced_by_a_new_one(cli, store, tmp_pat
     cli("index", store, "--db", tmp_path / "index.duckdb", "--parquet", lake, "-q", "-j", 1)
     assert not old.exists()
     assert (lake / "turns" / "day=2026-07-06" / "data.parquet").is_file()
+
+
+def test_parquet_that_is_the_db_file_is_refused_before_the_database_is_made(cli, store, tmp_path, monkeypatch):
+    # The database was made, then the run ended with "dshreplay: error: index.duckdb: File exists".
+    monkeypatch.chdir(tmp_path)
+    result = cli("index", store, "--db", "index.duckdb", "--parquet", "index.duckdb", "-q", "-j", 1, expect=2)
+    assert result.stderr == ("dshreplay: usage error: --parquet index.duckdb is the --db file: give the Parquet "
+                             "tables a folder of their own\n")
+    assert not (tmp_path / "index.duckdb").exists()
