@@ -349,7 +349,7 @@ def index_log(path: str | os.PathLike[str], options: Options = DEFAULT, redactor
         facts["encoding"] = rows.encoding
         facts["chain"] = line_chain(source, ends.lines, hasher=hasher)
     except (DshReplayError, OSError) as exc:
-        why = exc.message if isinstance(exc, DshReplayError) else (exc.strerror or str(exc))
+        why = exc.within() if isinstance(exc, DshReplayError) else (exc.strerror or str(exc))
         return Indexed(key, "unreadable", error=redactor.text(why))
     redactor.counting = True  # (values masked whole are then masked in the findings too)
     try:

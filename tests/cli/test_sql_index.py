@@ -274,8 +274,8 @@ def test_an_unreadable_log_is_a_row_saying_why_and_exit_2(cli, store, tmp_path):
     db = tmp_path / "index.duckdb"
     result = cli("index", store, "--db", db, "-j", 1, expect=2)
     assert result.stderr.splitlines() == [
-        f"dshreplay: unreadable: {store}/project/broken/session.jsonl: first record must be the session "
-        'header (type "session"), got type "turn/start"']
+        f"dshreplay: unreadable: {store}/project/broken/session.jsonl: line 1: first record must be the session "
+        'header (type "session"), got type "turn/start"']  # (the line, as every command names it)
     assert rows(cli, db, "SELECT status, verdict, error IS NOT NULL FROM sessions WHERE session_id IS NULL") == [
         ["unreadable", "unreadable", True]]
     assert rows(cli, db, "SELECT count(*) FROM sessions WHERE status = 'indexed'") == [[4]]
