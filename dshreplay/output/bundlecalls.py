@@ -38,7 +38,8 @@ def session_folder(path: Path) -> Path:
                          f"of one (no {CALLS})")
     _, manifest = read_bundle_json(path / MANIFEST, "the manifest")
     sessions = manifest.get("sessions") if type(manifest) is dict else None
-    folders: list[str] = [s["folder"] for s in sessions or () if type(s) is dict and type(s.get("folder")) is str]
+    folders: list[str] = [s["folder"] for s in (sessions if type(sessions) is list else ())
+                          if type(s) is dict and type(s.get("folder")) is str]
     for folder in folders:
         if folder in ("", ".", "..") or "/" in folder or "\\" in folder:  # (a bundle's folders are its own)
             raise ReadError(f"the manifest names the session folder {shown(folder, 60)}, which is no folder of "

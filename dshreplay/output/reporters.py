@@ -1057,9 +1057,10 @@ class TextReporter(Reporter):
         self.line(self._tbl(rows, ["input", "folder", "verdict", "events", "redactions"]))
         red = manifest["redaction"]
         signed = type(manifest.get("integrity")) is dict and manifest["integrity"].get("signature") is not None
-        self.para(f"wrote {counted(len(manifest['files']) + 1 + signed, 'file')} to {out}; "
+        shown = whole(str(out))
+        self.para(f"wrote {counted(len(manifest['files']) + 1 + signed, 'file')} to {shown}; "
                   f"{counted(red['replacements'], 'redaction')}; "
-                  f"open {out}/index.html")
+                  f"open {shown}/index.html")
         self.line(f"bundle digest: {digest}")
 
 

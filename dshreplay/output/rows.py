@@ -39,7 +39,7 @@ from dshreplay.analyses.validate import validate_log
 from dshreplay.core.driver import Observer, Run
 from dshreplay.core.passstate import StateError, dump_state, load_state, state_key
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
-from dshreplay.errors import DeriveError, DshReplayError
+from dshreplay.errors import DeriveError, DshReplayError, UsageError
 from dshreplay.io.reader import Event, LogSource, PackedRun, open_regular, resolve_log_path, seed_length, shown_path
 from dshreplay.jsvalues import as_text, epoch_ms, is_safe_int, is_time, json_bytes, parse_time
 from dshreplay.options import DEFAULT, Options
@@ -279,6 +279,14 @@ def log_key(path: str | os.PathLike[str]) -> str:
         return shown_path(os.path.abspath(path))
 
 
+def log_files(paths: list[str], command: str) -> list[str]:
+    """`paths` (what `discover` found), after a UsageError when one is standard input: the index's
+    rows (`index`, `usage`) are built from log files, whose bytes are hashed and read again."""
+    if "-" in paths:
+        raise UsageError(f"{command} reads log files, not standard input (-): save it to a file and give its path")
+    return paths
+
+
 def input_facts(source: LogSource, prefix: int | None = None, *, seal: bool = True,
                 hasher: InputHash = PLAIN_HASH) -> tuple[dict[str, Any], bytes | None, bytes | None]:
     """The size and hash (`hasher`'s: keyed when the index redacts) of a log file, read as every
@@ -342,7 +350,7 @@ def index_log(path: str | os.PathLike[str], options: Options = DEFAULT, redactor
         facts["encoding"] = rows.encoding
         facts["chain"] = line_chain(source, ends.lines, hasher=hasher)
     except (DshReplayError, OSError) as exc:
-        why = exc.message if isinstance(exc, DshReplayError) else (exc.strerror or str(exc))
+        why = exc.within() if isinstance(exc, DshReplayError) else (exc.strerror or str(exc))
         return Indexed(key, "unreadable", error=redactor.text(why))
     redactor.counting = True  # (values masked whole are then masked in the findings too)
     try:

@@ -117,6 +117,9 @@ with other settings is refused (index into a new `--db`).
 session's day, `DIR/TABLE/day=YYYY-MM-DD/data.parquet` (a run rewrites the days
 that changed), which DuckDB, Spark, Trino or Dask read as they are:
 `SELECT * FROM read_parquet('DIR/tool_calls/*/*.parquet', hive_partitioning = true)`.
+A run removes only partition folders it writes: a `DIR/TABLE` that is a link, or a
+`DIR/TABLE/day=*` that is a link or holds any file but `data.parquet` (another tool's
+partitions), is refused in one line before anything is deleted.
 
 `dshreplay sql FILE "SELECT ..."` runs a query on the database (read-only, with
 no access to other files) and prints a table, `--json`, `--jsonl` or `--csv`;

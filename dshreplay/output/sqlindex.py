@@ -56,6 +56,7 @@ from dshreplay.output.rows import (
     Indexed,
     index_log,
     input_facts,
+    log_files,
     log_key,
     unreadable_row,
 )
@@ -184,14 +185,11 @@ def update_index(inputs: list[str], db: Path, options: IndexOptions, mapper: Map
     mapper = mapper or (lambda fn, items: [fn(i) for i in items])
     settings = options.settings()
     report = IndexReport(shown_path(db))
-    try:
-        con: DuckDBPyConnection = duckdb.connect(str(db), config={"memory_limit": DUCKDB_MEMORY})
-    except duckdb.Error as exc:
-        raise UsageError(f"cannot open the index database: {_one_line(exc)}", path=shown_path(db)) from None
+    paths = log_files(discover(inputs), "index")
+    con = _connect(db, read_only=False)
     try:
         _prepare(con, settings, shown_path(db))
         known = {log for (log,) in con.execute("SELECT log FROM _inputs").fetchall()}
-        paths = discover(inputs)
         seen: dict[str, str] = {}
         for path in paths:
             seen.setdefault(log_key(path), path)
@@ -368,6 +366,7 @@ def write_parquet(con: DuckDBPyConnection, out: Path) -> None:
         days = {r[0] for r in con.execute("SELECT DISTINCT day FROM sessions").fetchall()}
     else:
         days = {r[0] for r in con.execute("SELECT DISTINCT day FROM _parquet_pending").fetchall()}
+    _check_parquet_folder(out, _tables(con))
     for name in _tables(con):
         folder = out / name
         folder.mkdir(exist_ok=True)
@@ -380,6 +379,39 @@ def write_parquet(con: DuckDBPyConnection, out: Path) -> None:
     con.execute("DELETE FROM _parquet_pending")
     con.execute("INSERT OR IGNORE INTO _parquet_written VALUES (?)", [where])
     con.execute("COMMIT")
+
+
+PARQUET_FILES = ("data.parquet", ".data.parquet.tmp")  # (all a partition folder of ours ever holds)
+
+
+def _check_parquet_folder(out: Path, tables: list[str]) -> None:
+    """Raise a UsageError, before anything is deleted, unless every partition folder that
+    `write_parquet` may remove is one it writes: each table's folder a folder (not a link),
+    each `day=*` in it a folder (not a link) holding only its data file. (Another tool's
+    Hive-partitioned files, such as sessions/day=.../part-0.parquet, are never deleted.)"""
+    def not_ours(rel: str) -> UsageError:
+        return UsageError(f"--parquet {shown_path(out)} holds {shown_path(rel)}, which the index does not write: "
+                          "nothing was deleted; give --parquet a folder of its own")
+    try:
+        for name in tables:
+            folder = out / name
+            if not os.path.lexists(folder):
+                continue
+            if folder.is_symlink() or not folder.is_dir():
+                raise not_ours(name)
+            with os.scandir(folder) as days:
+                for day in days:
+                    if not day.name.startswith("day="):
+                        continue  # (never deleted)
+                    if not day.is_dir(follow_symlinks=False):
+                        raise not_ours(f"{name}/{day.name}")
+                    with os.scandir(day.path) as files:
+                        for file in files:
+                            if file.name not in PARQUET_FILES or not file.is_file(follow_symlinks=False):
+                                raise not_ours(f"{name}/{day.name}/{file.name}")
+    except OSError as exc:
+        raise OutputError(f"--parquet: cannot check {shown_path(exc.filename or out)}: {exc.strerror or exc}; "
+                          "nothing was deleted") from None
 
 
 def _write_day(con: DuckDBPyConnection, name: str, folder: Path, day: datetime.date | None) -> None:
@@ -418,17 +450,32 @@ def _sql_text(text: str) -> str:
 def open_index(db: Path) -> DuckDBPyConnection:
     """A read-only connection to an index database, with no access to other files (a query
     cannot read or write anything but the index); UsageError when it cannot be opened."""
-    duckdb = duckdb_module()
     if not Path(db).is_file():
         raise UsageError("no index database there (build one with `dshreplay index PATH... --db FILE`)",
                          path=shown_path(db))
+    return _connect(db, read_only=True)
+
+
+def _connect(db: Path, *, read_only: bool) -> DuckDBPyConnection:
+    """The one way an index database is opened: no DuckDB extension installed or loaded (a
+    SQLite file, md:NAME or s3://... would fetch one from the network and write the index
+    into what it opens), and only a DuckDB database file (DuckDB opens a CSV or JSON file,
+    such as a log, or ":memory:" as an in-memory database, which would lose the index).
+    Read-only: no other file can be read or written either. UsageError when it cannot be opened."""
+    duckdb = duckdb_module()
+    config: dict[str, Any] = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
+    config.update({"enable_external_access": False} if read_only else {"memory_limit": DUCKDB_MEMORY})
     try:
-        con: DuckDBPyConnection = duckdb.connect(
-            str(db), read_only=True, config={"enable_external_access": False, "autoinstall_known_extensions": False,
-                                             "autoload_known_extensions": False})
-        return con
+        con: DuckDBPyConnection = duckdb.connect(str(db), read_only=read_only, config=config)
+        row = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchone()
     except duckdb.Error as exc:
         raise UsageError(f"cannot open the index database: {_one_line(exc)}", path=shown_path(db)) from None
+    if row is None or row[0] is None:
+        con.close()
+        raise UsageError("not a DuckDB database file (DuckDB would open it as an in-memory database, and the "
+                         "index would be lost): give --db a file of its own, such as index.duckdb",
+                         path=shown_path(db))
+    return con
 
 
 def run_query(db: Path, query: str) -> tuple[list[str], list[tuple[Any, ...]]]:
@@ -450,6 +497,9 @@ def index_options(read: Options, *, messages: bool, rules: str | None, defaults:
                   parquet: Path | None, db: Path | None = None, evidence_key: str | None = None) -> IndexOptions:
     """The options of one index run, the redaction rules loaded into `read`, and the hash
     of input bytes: keyed with the evidence key when anything is redacted (as export's)."""
+    if parquet is not None and db is not None and os.path.realpath(parquet) == os.path.realpath(db):
+        raise UsageError(f"--parquet {shown_path(parquet)} is the --db file: give the Parquet tables a folder of "
+                         "their own")
     redactor = load_redactor(rules, defaults=defaults)
     if redactor.rules.pointers:
         raise UsageError("the index writes values, not records: its redaction takes text and keys rules; "

@@ -33,7 +33,7 @@ from dshreplay.io.reader import read_small_file
 from dshreplay.jsvalues import as_text, is_number, shown
 from dshreplay.options import Options
 from dshreplay.output.redact import Redactor
-from dshreplay.output.rows import TABLES, index_log
+from dshreplay.output.rows import TABLES, index_log, log_files
 
 if TYPE_CHECKING:  # (DuckDB is imported only by the commands that use it)
     from duckdb import DuckDBPyConnection
@@ -251,7 +251,8 @@ def rows_from_logs(paths: list[str], options: Options,
     calls: list[Row] = []
     compactions: list[Row] = []
     unreadable: list[tuple[str, str]] = []
-    for got_calls, got_compactions, error, key in mapper(_usage_rows, [(p, options) for p in paths]):
+    jobs = [(p, options) for p in log_files(paths, "usage")]
+    for got_calls, got_compactions, error, key in mapper(_usage_rows, jobs):
         calls += got_calls
         compactions += got_compactions
         if error is not None:

@@ -275,8 +275,8 @@ def test_an_unreadable_log_is_a_row_saying_why_and_exit_2(cli, store, tmp_path):
     db = tmp_path / "index.duckdb"
     result = cli("index", store, "--db", db, "-j", 1, expect=2)
     assert result.stderr.splitlines() == [
-        f"dshreplay: unreadable: {store}/project/broken/session.jsonl: first record must be the session "
-        'header (type "session"), got type "turn/start"']
+        f"dshreplay: unreadable: {store}/project/broken/session.jsonl: line 1: first record must be the session "
+        'header (type "session"), got type "turn/start"']  # (the line, as every command names it)
     assert rows(cli, db, "SELECT status, verdict, error IS NOT NULL FROM sessions WHERE session_id IS NULL") == [
         ["unreadable", "unreadable", True]]
     assert rows(cli, db, "SELECT count(*) FROM sessions WHERE status = 'indexed'") == [[4]]
@@ -600,3 +600,96 @@ def test_a_state_kept_by_a_dshreplay_of_another_state_version_is_not_resumed_but
     fresh = tmp_path / "fresh.duckdb"
     cli("index", log, "--db", fresh, "--no-default-redaction", "-j", 1)
     assert dump(db) == dump(fresh)
+
+# -- --db must be a DuckDB database file of its own ----------------------------------------------------
+
+@pytest.mark.parametrize("name, data", [
+    ("session.jsonl", None),  # (the input log itself)
+    ("notes.csv", b"a,b\n1,2\n"),
+    ("data.json", b'{"a": 1}\n'),
+    (":memory:", None),
+])
+def test_index_refuses_a_db_that_duckdb_would_open_as_no_database_file(cli, tmp_path, monkeypatch, name, data):
+    # DuckDB opens a CSV or JSON file (the log too), or ":memory:", as an in-memory database:
+    # the run said "1 session" and exit 0, and kept nothing.
+    from dshreplay.testing.samples import multi_turn
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "session.jsonl").write_bytes(multi_turn().to_bytes())
+    if data is not None:
+        (tmp_path / name).write_bytes(data)
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    result = cli("index", "session.jsonl", "--db", name, "--no-default-redaction", "-q", "-j", 1, expect=2)
+    assert result.stderr == (f"dshreplay: usage error: {name}: not a DuckDB database file (DuckDB would open it "
+                             "as an in-memory database, and the index would be lost): give --db a file of its "
+                             "own, such as index.duckdb\n")
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+def test_index_installs_and_loads_no_duckdb_extension_for_its_db(cli, tmp_path, monkeypatch):
+    # A SQLite file (or md:NAME, s3://...) as --db made DuckDB download an extension from the
+    # network and would have written the index's tables into the user's SQLite database.
+    import sqlite3
+
+    from dshreplay.testing.samples import multi_turn
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "session.jsonl").write_bytes(multi_turn().to_bytes())
+    con = sqlite3.connect(tmp_path / "user.sqlite")
+    con.execute("CREATE TABLE t (x)")
+    con.commit()
+    con.close()
+    before = (tmp_path / "user.sqlite").read_bytes()
+    result = cli("index", "session.jsonl", "--db", "user.sqlite", "--no-default-redaction", "-q", "-j", 1, expect=2)
+    assert result.stderr.startswith("dshreplay: usage error: user.sqlite: cannot open the index database: ")
+    assert "download" not in result.stderr and len(result.stderr.splitlines()) == 1
+    assert (tmp_path / "user.sqlite").read_bytes() == before
+
+
+# -- --parquet deletes only partitions the index wrote --------------------------------------------------
+
+def test_parquet_into_a_folder_holding_files_of_another_tool_deletes_nothing(cli, store, tmp_path):
+    # A Hive-partitioned lake of another tool (sessions/day=.../part-0.parquet) given as --parquet:
+    # the first write to it removed every day=* folder of every table name, the user's files too.
+    lake = tmp_path / "lake"
+    theirs = lake / "sessions" / "day=2020-01-01" / "part-0.parquet"
+    theirs.parent.mkdir(parents=True)
+    theirs.write_bytes(b"not ours")
+    result = cli("index", store, "--db", tmp_path / "index.duckdb", "--parquet", lake, "-q", "-j", 1, expect=2)
+    assert result.stderr == (f"dshreplay: usage error: --parquet {lake} holds sessions/day=2020-01-01/part-0.parquet, "
+                             "which the index does not write: nothing was deleted; give --parquet a folder of its "
+                             "own\n")
+    assert theirs.read_bytes() == b"not ours"
+    assert sorted(p.relative_to(lake).as_posix() for p in lake.rglob("*")) == [
+        "sessions", "sessions/day=2020-01-01", "sessions/day=2020-01-01/part-0.parquet"]
+
+
+def test_parquet_never_deletes_through_a_linked_table_folder(cli, store, tmp_path):
+    # lake/turns -> a folder elsewhere: its day=* folders were removed through the link.
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "day=2019-01-01").mkdir(parents=True)
+    (elsewhere / "day=2019-01-01" / "data.parquet").write_bytes(b"kept")
+    lake = tmp_path / "lake"
+    lake.mkdir()
+    (lake / "turns").symlink_to(elsewhere)
+    result = cli("index", store, "--db", tmp_path / "index.duckdb", "--parquet", lake, "-q", "-j", 1, expect=2)
+    assert result.stderr == (f"dshreplay: usage error: --parquet {lake} holds turns, which the index does not "
+                             "write: nothing was deleted; give --parquet a folder of its own\n")
+    assert (elsewhere / "day=2019-01-01" / "data.parquet").read_bytes() == b"kept"
+
+
+def test_parquet_from_another_index_is_replaced_by_a_new_one(cli, store, tmp_path):
+    # (what the first write's removal is for: partitions an index wrote, of days the new one lacks)
+    lake, old = tmp_path / "lake", tmp_path / "lake" / "turns" / "day=2001-01-01"
+    old.mkdir(parents=True)
+    (old / "data.parquet").write_bytes(b"old")
+    cli("index", store, "--db", tmp_path / "index.duckdb", "--parquet", lake, "-q", "-j", 1)
+    assert not old.exists()
+    assert (lake / "turns" / "day=2026-07-06" / "data.parquet").is_file()
+
+
+def test_parquet_that_is_the_db_file_is_refused_before_the_database_is_made(cli, store, tmp_path, monkeypatch):
+    # The database was made, then the run ended with "dshreplay: error: index.duckdb: File exists".
+    monkeypatch.chdir(tmp_path)
+    result = cli("index", store, "--db", "index.duckdb", "--parquet", "index.duckdb", "-q", "-j", 1, expect=2)
+    assert result.stderr == ("dshreplay: usage error: --parquet index.duckdb is the --db file: give the Parquet "
+                             "tables a folder of their own\n")
+    assert not (tmp_path / "index.duckdb").exists()

@@ -88,3 +88,16 @@ def test_bad_usage_is_one_line_and_exit_2(cli, store, tmp_path):
     result = cli("usage", store, "--json", expect=2)
     assert result.json()["total"]["calls"] == 8
     assert result.stderr.startswith(f"dshreplay: unreadable: {store}/broken.jsonl: ")
+
+
+@pytest.mark.parametrize("command", ["usage", "index"])
+def test_standard_input_is_refused_by_the_commands_that_index_log_files(cli, tmp_path, command):
+    # `usage -` and `index - --db FILE` stopped with exit 70 (an assertion: the index reads log files).
+    pytest.importorskip("duckdb", reason="the sql extra (duckdb) is not installed")
+    log = (ROOT / "sample_logs" / "audit-demo.jsonl").read_bytes()
+    args = ["--db", tmp_path / "index.duckdb"] if command == "index" else []
+    result = cli(command, "-", *args, "--no-default-redaction" if command == "index" else "-q", "-j", 1,
+                 input=log, expect=2)
+    assert result.stderr == (f"dshreplay: usage error: {command} reads log files, not standard input (-): "
+                             "save it to a file and give its path\n")
+    assert not (tmp_path / "index.duckdb").exists()

@@ -86,6 +86,19 @@ def format_2(bundle) -> tuple[Path, Path]:
     return bundle
 
 
+@pytest.mark.parametrize("sessions", [True, 5, 1.5])
+def test_a_manifest_whose_sessions_is_no_array_is_one_line_and_exit_2(bundle, sessions):
+    # `request --bundle B --list` stopped with exit 70 (TypeError: 'bool' object is not iterable).
+    manifest = manifest_of(bundle[0])
+    manifest["sessions"] = sessions
+    write_manifest(bundle[0], manifest)
+    for args in (["--list"], ["--call", "1", "--json"]):
+        result = attack("request", "--bundle", "b", *args, cwd=bundle[0].parent)
+        assert result.code == 2
+        assert result.one_line() == ("dshreplay: usage error: the bundle b holds no session folder "
+                                     "(no input could be read)")
+
+
 @pytest.mark.parametrize("change, expected", [
     (b"{}", "/call: expected 2, the number in the file's name, got nothing (the bundle is damaged)"),
     (b"[]", "expected a call record (a JSON object), got [] (the bundle is damaged)"),
