@@ -601,6 +601,7 @@ def test_a_state_kept_by_a_dshreplay_of_another_state_version_is_not_resumed_but
     cli("index", log, "--db", fresh, "--no-default-redaction", "-j", 1)
     assert dump(db) == dump(fresh)
 
+
 # -- --db must be a DuckDB database file of its own ----------------------------------------------------
 
 @pytest.mark.parametrize("name, data", [
