@@ -174,11 +174,10 @@ OURS = (
      r"(?i)<(?:[A-Za-z0-9_.-]*:)?[A-Za-z0-9_.-]*(?:password|passwd|passphrase|secret|api_?key|access_?key|"
      r"private_?key|(?:auth|access|refresh|api|bearer)_?token)[A-Za-z0-9_.-]*(?:[ \t][^>]*)?>([^<\r\n]+)</",
      (1,), "number"),
-    ("connection string password", "`Pwd=` (after a `;`) and `Password=` of an ADO or ODBC connection string, to "
-     "its `;` or its end, braced values too (the shell's `PWD=/home/dev` is left alone)",
-     r"(?i)(?:;pwd|(?:^|[;\s\"'])password)[ \t]*=[ \t]*([^;\s\"'{>=][^;\r\n\"']*|\{[^}\r\n]*\})"
-     r"[ \t]*(?:;|$|[\"'\r\n\\])",
-     (1,), "reference"),
+    ("connection string password", "`;Pwd=` and `;Password=` of an ADO or ODBC connection string, to its `;` or "
+     "its end (spaces and all), and a braced `Password={...}` (the shell's `PWD=/home/dev` is left alone)",
+     r"(?i);(?:pwd|password)[ \t]*=[ \t]*([^;\s\"'{>=][^;\r\n\"']*|\{[^}\r\n]*\})[ \t]*(?:;|$|[\"'\r\n\\])|"
+     r"(?:^|[\s\"'])password[ \t]*=[ \t]*(\{[^}\r\n]*\})", (1, 2), "reference"),
     ("Google API key", "`AIza` keys (ending in `-` or `_` too)", r"AIza[0-9A-Za-z_-]{35}", (0,), None),
     ("JSON web token with signature", "a JWT with its signature",
      r"eyJ[A-Za-z0-9_=-]{8,}\.[A-Za-z0-9_=-]{4,}(?:\.[A-Za-z0-9_+/=-]*)?", (0,), None),
