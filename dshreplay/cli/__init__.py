@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Iterable, Iterator, MutableMapping
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -253,14 +253,21 @@ def answered_prefix(session: Session, reporter: Reporter) -> None:
     run_of(ctx).exit = EXIT_FINDINGS
 
 
-def mapper_for(options: Options) -> Mapper:
-    """How a many-logs command runs its per-log function: a fleet's Dask
-    mapper when `dshreplay fleet` set one, else a local process pool."""
+def mapper_for(options: Options, logs: Iterable[str | os.PathLike[str]] = ()) -> Mapper:
+    """How a many-logs command runs its per-log function over `logs` (its LOG arguments): a
+    fleet's Dask mapper when `dshreplay fleet` set one, else a local process pool. Standard
+    input (`-`) can be read only by this process (a worker's is empty): with `-` among the
+    logs they are read here one after another, and a fleet refuses it."""
+    stdin = any(os.fspath(log) == "-" for log in logs)
     fleet = run_of().mapper
     if fleet is not None:
+        if stdin:
+            raise UsageError("fleet reads log files, not standard input (-): a worker cannot read this "
+                             "process's input; save it to a file and give its path")
         return fleet
     from dshreplay.core.parallel import run_map
-    return lambda fn, items: run_map(fn, items, options)
+    here = options.with_(jobs=1) if stdin else options
+    return lambda fn, items: run_map(fn, items, here)
 
 
 def reporter_for(output: Output) -> Reporter:

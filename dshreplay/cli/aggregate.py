@@ -47,7 +47,8 @@ def stats(logs: tuple[str, ...], jobs: int | None, quiet: bool, output: Output) 
     from dshreplay.analyses.stats import stats_for, totals
     from dshreplay.io.store import discover
     options = options_of(jobs=jobs, quiet=quiet)
-    results = mapper_for(options)(stats_for, [(log, options) for log in discover(logs)])
+    found = discover(logs)
+    results = mapper_for(options, found)(stats_for, [(log, options) for log in found])
     reporter_for(output).stats(results, totals(results) if len(results) > 1 else None)
     for result in results:
         warn_torn_tail(result.path, result.torn_tail)
@@ -79,7 +80,7 @@ def lineage(inputs: tuple[str, ...], jobs: int | None, quiet: bool, output: Outp
     """
     from dshreplay.analyses.lineage import lineage as build
     options = options_of(jobs=jobs, quiet=quiet)
-    roots, unreadable = build(inputs, options, mapper_for(options))
+    roots, unreadable = build(inputs, options, mapper_for(options, inputs))
     reporter_for(output).lineage(roots, unreadable)
     for problem in unreadable:  # (the problems of no single session are the logs that cannot be read)
         click.echo(f"dshreplay: unreadable: {safe_text(problem)}", err=True)
@@ -121,7 +122,8 @@ def usage(paths: tuple[str, ...], db: Path | None, by: str, prices: str | None, 
         calls, compactions = rows_from_db(db)
     else:
         options = options_of(jobs=jobs, quiet=quiet)
-        calls, compactions, unreadable = rows_from_logs(discover(paths), options, mapper_for(options))
+        found = discover(paths)
+        calls, compactions, unreadable = rows_from_logs(found, options, mapper_for(options, found))
     reporter_for(output).usage(usage_report(calls, compactions, by, since=since, until=until, prices=price_list))
     for log, why in unreadable:
         click.echo(f"dshreplay: unreadable: {safe_text(log)}: {safe_text(why or '')}", err=True)

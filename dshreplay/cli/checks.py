@@ -63,7 +63,8 @@ def validate(logs: tuple[str, ...], strict: bool, snapshot: bool, select: frozen
     options = options_of(snapshot=snapshot, select=select, ignore=ignore or frozenset(), jobs=jobs,
                          quiet=quiet, all_findings=all_findings)
     from dshreplay.io.store import discover
-    reports = mapper_for(options)(_validate_one, [(log, options) for log in discover(logs)])
+    found = discover(logs)
+    reports = mapper_for(options, found)(_validate_one, [(log, options) for log in found])
     reporter_for(output).validate(reports)
     for report in reports:
         if report.unreadable is not None or report.stopped is not None:  # (the rest of a log was not read)

@@ -82,7 +82,8 @@ def export(logs: tuple[str, ...], out: Path, rules: str | None, no_default_redac
     redactor = load_redactor(rules, defaults=not no_default_redaction)
     read = options_of(jobs=jobs, quiet=quiet, redactor=redactor, snapshot=snapshot)
     options = ExportOptions(out, read, rules, timestamp, force, not no_default_redaction, sign_key, evidence_key)
-    manifest = write_bundle(discover(logs), options, mapper_for(read))
+    found = discover(logs)
+    manifest = write_bundle(found, options, mapper_for(read, found))
     reporter_for(output).exported(out, manifest, manifest.digest)
     for entry in manifest["sessions"]:
         if entry.get("tornTail") is not None:

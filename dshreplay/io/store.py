@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from typing import Callable, Iterable
 
+from dshreplay.errors import UsageError
 from dshreplay.io.reader import LOG_NAMES
 
 LOG_SUFFIXES = (".jsonl", ".jsonl.zstd")
@@ -24,10 +25,13 @@ def _noting(unreadable: list[str]) -> Callable[[OSError], None]:
 
 
 def discover(inputs: Iterable[str | os.PathLike[str]]) -> list[str]:
-    """Log paths (files or session folders) from every input, in input order, sorted within each."""
+    """Log paths (files or session folders) from every input, in input order, sorted within each.
+    Standard input (`-`) is one log: given twice, the second would read nothing (UsageError)."""
     out: list[str] = []
     for item in inputs:
         path = os.fspath(item)
+        if path == "-" and "-" in out:
+            raise UsageError("standard input (-) is given twice: it holds one log, read once")
         if not os.path.isdir(path):
             out.append(path)
             continue

@@ -117,3 +117,11 @@ def test_fleet_index_gives_the_tables_of_a_local_index(cli, store, tmp_path):
     assert len(local["sessions"]) == 50
     broken = str(store / "project-3" / "s07" / "session.jsonl")
     assert [r[0] for r in local["sessions"] if r[10] == "errors"] == [broken]  # (verdict)
+
+
+def test_fleet_refuses_standard_input_in_one_line(cli):
+    # a Dask worker cannot read this process's input: it read nothing ("<stdin>: empty log"), exit 0
+    data = multi_turn().to_bytes()
+    result = cli("fleet", "validate", "-", SAMPLES / "compaction.jsonl", input=data, expect=2)
+    assert result.stderr == ("dshreplay: usage error: fleet reads log files, not standard input (-): a worker "
+                             "cannot read this process's input; save it to a file and give its path\n")
