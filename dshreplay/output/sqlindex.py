@@ -462,6 +462,18 @@ def _connect(db: Path, *, read_only: bool) -> DuckDBPyConnection:
     into what it opens), and only a DuckDB database file (DuckDB opens a CSV or JSON file,
     such as a log, or ":memory:" as an in-memory database, which would lose the index).
     Read-only: no other file can be read or written either. UsageError when it cannot be opened."""
+    not_duckdb = UsageError("not a DuckDB database file (DuckDB would open it as an in-memory database, and an "
+                            "index there is lost): an index is a file of its own, such as index.duckdb",
+                            path=shown_path(db))
+    try:
+        with open(db, "rb") as fh:  # (a DuckDB file says DUCK after its header's checksum: a log, a CSV file
+            head = fh.read(12)  # or a SQLite file is refused before DuckDB reads it as something else)
+    except FileNotFoundError:
+        head = None  # (a new index)
+    except OSError as exc:
+        raise UsageError(f"cannot open the index database: {exc.strerror or exc}", path=shown_path(db)) from None
+    if head and head[8:12] != b"DUCK":
+        raise not_duckdb
     duckdb = duckdb_module()
     config: dict[str, Any] = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
     config.update({"enable_external_access": False} if read_only else {"memory_limit": DUCKDB_MEMORY})
@@ -472,9 +484,7 @@ def _connect(db: Path, *, read_only: bool) -> DuckDBPyConnection:
         raise UsageError(f"cannot open the index database: {_one_line(exc)}", path=shown_path(db)) from None
     if row is None or row[0] is None:
         con.close()
-        raise UsageError("not a DuckDB database file (DuckDB would open it as an in-memory database, and the "
-                         "index would be lost): give --db a file of its own, such as index.duckdb",
-                         path=shown_path(db))
+        raise not_duckdb
     return con
 
 

@@ -621,9 +621,28 @@ def test_index_refuses_a_db_that_duckdb_would_open_as_no_database_file(cli, tmp_
     before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
     result = cli("index", "session.jsonl", "--db", name, "--no-default-redaction", "-q", "-j", 1, expect=2)
     assert result.stderr == (f"dshreplay: usage error: {name}: not a DuckDB database file (DuckDB would open it "
-                             "as an in-memory database, and the index would be lost): give --db a file of its "
+                             "as an in-memory database, and an index there is lost): an index is a file of its "
                              "own, such as index.duckdb\n")
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+@pytest.mark.parametrize("name, data", [
+    ("session.jsonl", None),  # (a log)
+    ("notes.csv", b"a,b\n1,2\n"),
+    ("app.sqlite", b"SQLite format 3\x00" + bytes(84)),
+])
+def test_sql_on_a_file_that_is_no_index_says_so_in_one_line(cli, write_log, tmp_path, monkeypatch, name, data):
+    # it said "cannot open the index database: Catalog Error: Cannot launch in-memory database in read-only
+    # mode!" for a log or a CSV file
+    monkeypatch.chdir(tmp_path)
+    if data is None:
+        write_log(scenarios.turn_left_open(), name)
+    else:
+        (tmp_path / name).write_bytes(data)
+    result = cli("sql", name, "SELECT 1", expect=2)
+    assert result.stderr == (f"dshreplay: usage error: {name}: not a DuckDB database file (DuckDB would open it "
+                             "as an in-memory database, and an index there is lost): an index is a file of its "
+                             "own, such as index.duckdb\n")
 
 
 def test_index_installs_and_loads_no_duckdb_extension_for_its_db(cli, tmp_path, monkeypatch):
