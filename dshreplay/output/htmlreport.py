@@ -27,7 +27,8 @@ from dshreplay.output import reportview as rv
 if TYPE_CHECKING:
     import jinja2
 
-CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+# (default-src covers neither a <base> nor a form's target: they are forbidden apart)
+CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 MAX_TRANSCRIPT = 500  # transcript entries drawn in the report (transcript.md has them all)
 MAX_ENTRY_TEXT = 2000  # characters of one entry's text drawn in the report
 
