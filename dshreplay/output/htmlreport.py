@@ -99,12 +99,14 @@ def render_report(*, entry: Mapping[str, Any], index: LogIndex, findings: Sequen
                   view: Mapping[str, Any], transcript: Sequence[Entry], input_hash: str = "sha256") -> str:
     """One session's report.html (`view`: what the export's pass gathered for it)."""
     header = entry.get("header", {})
+    session_id = header.get("id")
+    shown_id = rv.ident(session_id)  # (cut: a long id would push the verdict off the screen; the card has it whole)
     failure = view.get("failure")
     wf = rv.waterfall(index, view["calls"])
     shadows = view.get("shadows", index.shadows)
     lanes = rv.surface_lanes(index, shadows)
     return _render(
-        "report.html.j2", title=f"dshreplay report {as_text(header.get('id'))}", session_id=header.get("id"),
+        "report.html.j2", title=f"dshreplay report {shown_id}", session_id=None if session_id is None else shown_id,
         verdict=entry.get("verdict"), summary=wf.summary, wf=wf,
         facts=rv.facts(entry, index, view.get("session") or {}, input_hash),
         findings=rv.finding_rows(findings), answered=None if failure is None else answered_for(failure),

@@ -683,7 +683,8 @@ def index_rows(entries: Sequence[Mapping[str, Any]], notes: Sequence[Notes] | No
         reason = e.get("error") if verdict in ("unreadable", "internal-error") else note.reason
         status = "bad" if verdict != "ok" else ("warn" if note.warnings else "ok")
         folder = e.get("folder")
-        rows.append(IndexRow(cell(e.get("input")), cell((e.get("header") or {}).get("id"), "-"), verdict, status,
+        session_id = (e.get("header") or {}).get("id")
+        rows.append(IndexRow(cell(e.get("input")), "-" if session_id is None else ident(session_id), verdict, status,
                              None if reason is None else as_text(reason), note.warnings, note.more,
                              cell(e.get("events"), "-"), folder if type(folder) is str else None))
     return rows

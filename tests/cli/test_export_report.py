@@ -96,7 +96,8 @@ def test_index_html_gives_each_verdict_its_reason_and_warnings(cli, tmp_path):
                  incident().write(tmp_path / "incident.jsonl"), SAMPLES / "broken-version-1.jsonl",
                  SAMPLES / "broken-bad-json-line.jsonl", expect=2)
     index = html.unescape(page(out / "index.html"))
-    rows = re.findall(r'<tr class="st-(\w+)"><td><code>([^<]*)</code></td><td>[^<]*</td><td><span class="\w+">'
+    rows = re.findall(r'<tr class="st-(\w+)"><td class="text"><code>([^<]*)</code></td><td>[^<]*</td>'
+                      r'<td><span class="\w+">'
                       r"([^<]*)</span></td>\n<td>(.*?)</td>", index, re.S)
     assert [(status, name.rsplit("/", 1)[-1], verdict) for status, name, verdict, _ in rows] == [
         ("ok", "multi-turn.jsonl", "ok"), ("warn", "torn-tail.jsonl", "ok (with warnings)"),

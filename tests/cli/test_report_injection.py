@@ -159,3 +159,25 @@ def test_the_pages_policy_allows_inline_style_and_nothing_else(cli, tmp_path):
         [policy] = re.findall(r'<meta http-equiv="Content-Security-Policy" content="([^"]*)">',
                               page.read_text(encoding="utf-8"))
         assert policy == "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
+
+
+def test_a_long_session_id_is_cut_where_it_would_push_the_verdict_away(cli, tmp_path):
+    # A 3,000-character id stood whole in index.html's session cell (an unbroken run widened
+    # the table, the verdict and report link scrolled off to the right) and in the report's
+    # <title> and heading (60 lines above the verdict). They show its first 77 characters and
+    # "...", as every other id on the pages; the session card keeps it whole, and a long
+    # input path wraps in its cell.
+    session_id = "s" * 3000
+    log = small(tmp_path, "long.jsonl", session_id)
+    out = tmp_path / "bundle"
+    cli("export", log, "--out", out, "--timestamp", STAMP)
+    cut = "s" * 77 + "..."
+    index = (out / "index.html").read_text(encoding="utf-8")
+    row = f'<tr class="st-ok"><td class="text"><code>{escape(str(log))}</code></td><td>{cut}</td>' \
+          '<td><span class="ok">ok</span></td>'
+    assert row in index and session_id not in index
+    [report_path] = out.glob("s*/report.html")
+    report = report_path.read_text(encoding="utf-8")
+    assert f"<title>dshreplay report {cut}</title>" in report
+    assert f"<h1>dshreplay audit report: {cut}</h1>" in report
+    assert report.count(session_id) == 1 and f"<td>session id</td><td>{session_id}</td>" in report
