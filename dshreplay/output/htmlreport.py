@@ -35,14 +35,18 @@ MAX_ENTRY_TEXT = 2000  # characters of one entry's text drawn in the report
 
 def _shown(value: object) -> object:
     """What a template prints of a value: markup the templates made stays; None is
-    nothing; anything else is its text (a log value as compact JSON, never a repr)
-    without control characters, then escaped by the environment. (Called for every
-    value a page prints: a plain string is the first question.)"""
+    nothing; an Undefined is left to Jinja (an `if` without `else` prints nothing, a
+    name no page is given raises); anything else is its text (a log value as compact
+    JSON, never a repr) without control characters, then escaped by the environment.
+    (Called for every value a page prints: a plain string is the first question.)"""
     if type(value) is str:
         return clean(value)
     if value is None:
         return ""
     if hasattr(value, "__html__"):  # (markupsafe.Markup: the templates' own markup)
+        return value
+    import jinja2
+    if isinstance(value, jinja2.Undefined):  # (`'x' if c` without else: nothing; a misspelt name: it raises)
         return value
     return clean(as_text(value))
 

@@ -181,3 +181,23 @@ def test_a_long_session_id_is_cut_where_it_would_push_the_verdict_away(cli, tmp_
     assert f"<title>dshreplay report {cut}</title>" in report
     assert f"<h1>dshreplay audit report: {cut}</h1>" in report
     assert report.count(session_id) == 1 and f"<td>session id</td><td>{session_id}</td>" in report
+
+
+def test_a_message_the_model_still_sees_keeps_its_style(cli, tmp_path):
+    # `class="msg{{ ' shadowed' if e.shadowed }}"`: the page's value filter turned the implicit
+    # else (an Undefined) into the text "<Undefined>", so every message not shadowed was
+    # <div class="msg&lt;Undefined&gt;">, without the message style: its newlines collapsed
+    # and a long unbroken line widened the whole page (24,000 px for a 3,000-character one).
+    b = LogBuilder("styled")
+    b.start_turn()
+    b.start_step()
+    b.user("line one\nline two " + "x" * 3000)
+    b.assistant("answer")
+    b.end_turn()
+    out = tmp_path / "bundle"
+    cli("export", b.write(tmp_path / "styled.jsonl"), "--out", out, "--timestamp", STAMP)
+    report = (out / "styled" / "report.html").read_text(encoding="utf-8")
+    transcript = report[report.index('<section id="transcript">'):]
+    assert re.findall(r'<div class="([^"]*)"><span class="role">(\w+)</span>', transcript) == [
+        ("msg", "user"), ("msg", "assistant")]
+    assert "Undefined" not in report

@@ -206,3 +206,16 @@ def test_every_value_a_page_prints_is_escaped_and_stripped_of_control_characters
     assert ('<td class="text"><code>&lt;b&gt;a&lt;/b&gt;.jsonl</code></td>'
             '<td>{&#34;x&#34;:&#34;&lt;i&gt;&#34;}</td>') in page
     assert "\x1b" not in page and "\x07" not in page
+
+
+def test_a_template_that_prints_an_unknown_name_fails_and_an_if_without_else_prints_nothing():
+    # The value filter printed any Undefined as text: a misspelt name as "<StrictUndefined>"
+    # (the environment's StrictUndefined never raised) and `{{ 'x' if c }}` as "<Undefined>".
+    import jinja2
+
+    from dshreplay.output.htmlreport import _environment
+    template = _environment().from_string('<i class="a{{ " b" if shadowed }}">{{ text }}</i>')
+    assert template.render(shadowed=False, text="<t>") == '<i class="a">&lt;t&gt;</i>'
+    assert template.render(shadowed=True, text="t") == '<i class="a b">t</i>'
+    with pytest.raises(jinja2.UndefinedError, match="'text' is undefined"):
+        template.render(shadowed=False)
