@@ -117,7 +117,7 @@ def render_report(*, entry: Mapping[str, Any], index: LogIndex, findings: Sequen
         tools=rv.tool_rows(index.tool_calls), calls=rv.call_rows(index.calls, failure),
         views=call_views(view["calls"]), more_calls=len(index.calls) > len(view["calls"]),
         shadows=rv.shadow_rows(shadows), brackets=rv.bracket_rows(index.brackets),
-        approvals=rv.approval_rows(view["approvals"]),
+        approvals=rv.approval_rows(view["approvals"]), approval_reason=rv.APPROVAL_REASON,
         closers=[c.describe() for c in index.closers] if failure is None else [],  # (a log dsh refuses closes nothing)
         lanes=lanes if any(lane.marks for lane in lanes[1:]) else [],  # (turns alone: the waterfall has them)
         svg={"width": rv.TIMELINE_WIDTH, "left": rv.TIMELINE_LEFT, "height": rv.LANE * len(lanes) + 30,

@@ -375,8 +375,14 @@ def call_href(number: int | None, viewed: set[Any]) -> str | None:
     return f"#call-{number}" if number in viewed else (f"#call-row-{number}" if number <= MAX_ROWS else None)
 
 
+def call_note(call: Call) -> str:
+    """A model call's outcome in words, its finish kind and error code cut as ids are."""
+    return outcome_text(None if call.outcome is None else ident(call.outcome),
+                        None if call.error_code is None else ident(call.error_code))
+
+
 def _call_bar(call: Call, item: _Item, frame: _Frame) -> Bar:
-    note = outcome_text(call.outcome, call.error_code)
+    note = call_note(call)
     model = f"{ident(call.provider)}/{ident(call.model)}"
     last = call.last_chunk_seq if call.last_chunk_seq is not None else call.first_chunk_seq
     title = f"call {call.call} (turn {ident(call.turn)}, step {ident(call.step)}, {model}): seqs " \
@@ -486,7 +492,7 @@ def call_rows(calls: Sequence[Call], failure: Mapping[str, Any] | None) -> Listi
         return CallRow(f"call-row-{call.call}", [
             cell(call.call), cell(call.turn), cell(call.step),
             f"{cell(call.first_chunk_seq)}–{cell(call.last_chunk_seq)}",
-            f"{ident(call.provider)}/{ident(call.model)}", outcome_text(call.outcome, call.error_code),
+            f"{ident(call.provider)}/{ident(call.model)}", call_note(call),
             cell(usage.get("inputTokens")), cell(usage.get("outputTokens")), "-" if past else cell(call.message_count)],
             call_status(call))
     return listing(calls, row)
@@ -577,8 +583,16 @@ def bracket_rows(brackets: Sequence[BracketRecord]) -> Listing[list[str]]:
                                         "; ".join(b.anomalies)])
 
 
+APPROVAL_REASON = 6  # the column of an approval row (`Approval.row`) that is prose, not an id
+
+
 def approval_rows(rows: Sequence[Sequence[object]]) -> Listing[list[str]]:
-    return listing(rows, lambda row: [cell(v) for v in row])
+    """The approvals table: ids cut as everywhere on the page, the reason on one line of
+    ARGUMENTS_WIDTH characters (approvals.csv has them whole)."""
+    def row(values: Sequence[object]) -> list[str]:
+        return [one_line(cell(v), ARGUMENTS_WIDTH) if k == APPROVAL_REASON else cell(v) if v is None else ident(v)
+                for k, v in enumerate(values)]
+    return listing(rows, row)
 
 
 # -- the seq timeline of the model's view ---------------------------------------

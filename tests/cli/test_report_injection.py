@@ -201,3 +201,33 @@ def test_a_message_the_model_still_sees_keeps_its_style(cli, tmp_path):
     assert re.findall(r'<div class="([^"]*)"><span class="role">(\w+)</span>', transcript) == [
         ("msg", "user"), ("msg", "assistant")]
     assert "Undefined" not in report
+
+
+def test_long_ids_in_the_model_call_and_approval_tables_are_cut(cli, tmp_path):
+    # A 3,000-character error code stood whole in the model-call table (39,000 px wide) and
+    # an approval's id, tool, callId and reason whole in the approvals table (116,000 px): the
+    # columns past them were a long scroll away. Ids show 77 characters and "...", as in the
+    # tool-call table; the reason one line of 300 characters that wraps (approvals.csv and
+    # calls.jsonl have them whole).
+    b = LogBuilder("long-ids")
+    b.start_turn()
+    b.start_step()
+    b.user("go")
+    b.add("assistant/chunk", {"turn": 1, "step": 1, "chunk": {"type": "finish", "reason": {
+        "kind": "error", "failure": {"message": "m", "code": "E" * 3000}}}})  # (seq 3; no request header)
+    b.assistant("", calls=[("c" * 3000, "t" * 3000, "{}")])
+    b.add("approval/asked", {"id": "i" * 3000, "toolName": "t" * 3000, "callId": "c" * 3000, "reason": "r" * 3000})
+    b.add("approval/decided", {"id": "i" * 3000, "outcome": "allowed-once"})  # (seqs 12, 13)
+    b.end_turn()
+    out = tmp_path / "bundle"
+    cli("export", b.write(tmp_path / "long.jsonl"), "--out", out, "--timestamp", STAMP, expect=None)
+    report = (out / "long-ids" / "report.html").read_text(encoding="utf-8")
+    calls = report[report.index('<section id="calls">'):report.index('<section id="approvals">')]
+    assert '<tr id="call-row-1" class="st-failed"><td>1</td><td>1</td><td>1</td><td>3–3</td>' \
+           f'<td>null/null</td><td>error {"E" * 77}...</td>' in calls
+    approvals = report[report.index('<section id="approvals">'):]
+    approvals = approvals[:approvals.index("</section>")]
+    [row] = re.findall(r"<tr><td>\d.*?</tr>", approvals)
+    assert row == (f'<tr><td>12</td><td>13</td><td>{"i" * 77}...</td><td>{"t" * 77}...</td><td>{"c" * 77}...</td>'
+                   f'<td>allowed-once</td><td class="text">{"r" * 299}…</td><td></td></tr>')
+    assert "E" * 78 not in calls and "r" * 300 not in approvals and "c" * 78 not in approvals
