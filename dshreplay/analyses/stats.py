@@ -94,10 +94,9 @@ class SessionStats:
                 "turnEndings": self.turn_endings, "turnSpans": self.turn_spans, "spills": self.spills,
                 "title": self.title, "failures": self.failures,
                 "tornTail": None if self.torn_tail is None else self.torn_tail.to_json()}
-        if self.error is None:  # (figures read past a failure: where the fold fails; else `error` says it)
-            failure = self.fold_error
-            out["foldError"] = None if failure is None else {
-                "seq": failure.seq, "line": failure.line, "code": failure.code, "message": failure.message}
+        failure = self.fold_error  # (always present, so a script never meets a missing key)
+        out["foldError"] = None if failure is None else {
+            "seq": failure.seq, "line": failure.line, "code": failure.code, "message": failure.message}
         return out
 
 

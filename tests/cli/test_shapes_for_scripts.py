@@ -198,3 +198,38 @@ def test_a_listing_answered_for_a_prefix_gives_its_envelope_line_then_its_rows_i
     rows = [json.loads(line) for line in cli("request", log, "--list", "--jsonl", expect=1).stdout.splitlines()]
     assert rows[0] == {"error": out["error"], "answeredUpTo": out["answeredUpTo"]}
     assert rows[1:] == out["answer"] and [r["call"] for r in rows[1:]] == [1, 2]
+
+
+def test_stats_gives_fold_error_in_every_session_row_null_or_not(cli, builder, write_log, tmp_path):
+    clean = builder()
+    clean.user("hello")
+    clean.assistant("hi")
+    failing = builder()
+    failing.user("hello")
+    failing.assistant("hi")
+    bad = failing.user("more")
+    failing.events[-1]["seq"] = 99  # (the fold fails at the third event: a seq gap, DSH-E101)
+    logs = [write_log(clean), write_log(failing), tmp_path / "gone.jsonl"]
+    sessions = cli("stats", *logs, "--json", expect=2).json()["sessions"]
+    assert [("foldError" in s, s["answeredUpTo"]) for s in sessions] == [(True, None), (True, bad - 1), (True, None)]
+    assert sessions[0]["foldError"] is None and sessions[2]["foldError"] is None
+    assert sessions[1]["foldError"] == {
+        "seq": bad, "line": bad + 2, "code": "DSH-E101",
+        "message": f"seq 99 is not contiguous; expected {bad}: seqs {bad}..98 are missing"}
+    rows = [json.loads(line) for line in cli("stats", *logs[:2], "--jsonl", expect=1).stdout.splitlines()]
+    assert [r["foldError"] for r in rows[:2]] == [s["foldError"] for s in sessions[:2]]
+
+
+def test_fold_json_when_the_fold_fails_is_the_envelope_the_readme_documents(cli, builder, write_log):
+    from conftest import ROOT
+    b = builder()
+    b.user("hello")
+    bad = b.user("more")
+    b.events[-1]["seq"] = 99
+    out = cli("fold", write_log(b), "--json", expect=1).json()
+    assert out == {"error": {"stage": "fold", "seq": bad, "line": bad + 2, "pointer": "/seq", "code": "DSH-E101",
+                             "message": f"seq 99 is not contiguous; expected {bad}: seqs {bad}..98 are missing"},
+                   "answeredUpTo": None, "answer": None}
+    fold = (ROOT / "README.md").read_text().split("### dshreplay fold", 1)[1].split("###", 1)[0]
+    assert 'When the fold fails it prints `{"error": {"stage", "seq", "line",\n"pointer", "message", "code"}, ' \
+           '"answeredUpTo": null, "answer": null}` and exits 1' in fold
