@@ -347,6 +347,20 @@ def test_a_filter_that_can_match_nothing_is_a_usage_error_naming_the_fix(cli, ar
     assert result.stderr.startswith("dshreplay: usage error: ") and says in result.stderr
 
 
+@pytest.mark.parametrize("args", [["--from", "50"], ["--from", "50", "--to", "60"], ["--from", "60", "--to", "50"]])
+def test_events_from_a_seq_past_the_last_is_a_usage_error_as_at_is(cli, builder, write_log, args):
+    b = builder()
+    b.user("hello")
+    last = b.assistant("hi")
+    log = write_log(b)
+    result = cli("events", log, *args, expect=2)
+    assert (result.stdout, result.stderr) == (
+        "", f"dshreplay: usage error: {log}: seq 50 is beyond the log: its last seq is {last}\n")
+    assert cli("events", log, "--at", 50, expect=2).stderr == \
+        f"dshreplay: usage error: {log}: seq 50 is beyond the log: its last seq is {last}\n"
+    assert cli("events", log, "--from", last, "--json").json()[0]["seq"] == last
+
+
 @needs_h28l
 @pytest.mark.parametrize("option", ["--since", "--until"])
 def test_a_time_filter_on_a_log_without_times_is_a_usage_error(cli, option):
