@@ -71,7 +71,8 @@ def render_table(rows: Sequence[Sequence[object]], headers: Sequence[object] = (
     at its end (or wrapped onto more lines, with `wrap`) to what is left of the
     width, at least 20; headers lose their padding, long headers break onto a
     second line (at a space, "/" or camelCase hump); then the widest other columns are cut in the middle, down to
-    6 columns, so ids and paths keep both ends and what tells them apart. A
+    6 columns, so ids and paths keep both ends and what tells them apart; if the table is still too
+    wide, the text column goes below 20, down to its header (4 at least). A
     column of numbers and counts is never cut: another gives way.
     """
     if not rows:
@@ -117,6 +118,8 @@ def render_table(rows: Sequence[Sequence[object]], headers: Sequence[object] = (
             below = max((widths[c] for c in shrinkable if c != i), default=0)
             widths[i] -= max(min(widths[i] - max(below, low), total() - width), 1)
         fit_text()
+        if text_col is not None and total() > width:  # the others are at their least: the text gives way too
+            widths[text_col] = max(widths[text_col] - (total() - width), floor[text_col], 4)
     for i in range(cols):  # cut the values of a column that is too narrow, keeping them distinct
         if i != text_col and need[i] > widths[i]:
             for r, value in zip(cells, _cut_column([r[i] for r in cells], widths[i])):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from dshreplay.testing.samples import multi_turn
+from dshreplay.testing.samples import LogBuilder, multi_turn
 
 from conftest import SAMPLES
 
@@ -379,3 +379,24 @@ def test_request_bundle_refuses_a_manifest_naming_a_folder_outside_the_bundle(cl
     assert cli("request", "--bundle", tmp_path / "b", "--list", expect=2).stderr == (
         f'dshreplay: read error: {manifest}: the manifest names the session folder "../elsewhere", which is no '
         "folder of the bundle (the bundle is damaged)\n")
+
+
+def test_a_table_with_a_text_column_fits_a_narrow_terminal_by_display_width(cli, write_log):
+    from wcwidth import wcswidth
+    b = LogBuilder("会话-🚀-セッション")
+    b.start_turn()
+    b.request_header()
+    b.start_step()
+    b.user("请列出项目中的文件 🚀🚀 日本語のメッセージ")
+    b.tool_round("読み取り_🔧", '{"路径":"主程序.py"}', "内容：打印（'你好'）🎉" * 3)
+    b.end_step()
+    b.start_step()
+    b.assistant("入口点是 主程序.py 🎯", usage={"inputTokens": 123456789, "outputTokens": 98765})
+    log = write_log(b)
+    for args, columns in [(["fold"], 50), (["events"], 60), (["provenance"], 60)]:
+        lines = cli(*args, log, columns=columns).stdout.splitlines()
+        assert [line for line in lines if wcswidth(line) > columns] == [], (args, columns)
+    events = cli("events", log, columns=60).stdout.splitlines()
+    assert events[0].split() == ["seq", "time", "type", "turn", "step", "surface", "text"]
+    assert events[-1] == f"{b.next_seq} events"  # (counts are whole)
+    assert [line.split()[0] for line in events[2:-1]] == [str(n) for n in range(b.next_seq)]
