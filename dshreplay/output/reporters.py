@@ -71,7 +71,8 @@ def render_table(rows: Sequence[Sequence[object]], headers: Sequence[object] = (
     at its end (or wrapped onto more lines, with `wrap`) to what is left of the
     width, at least 20; headers lose their padding, long headers break onto a
     second line (at a space, "/" or camelCase hump); then the widest other columns are cut in the middle, down to
-    6 columns, so ids and paths keep both ends and what tells them apart; if the table is still too
+    6 columns (a header that holds a column wider breaks then), so ids and paths keep both ends and
+    what tells them apart; if the table is still too
     wide, the text column goes below 20, down to its header (4 at least). A
     column of numbers and counts is never cut: another gives way.
     """
@@ -113,6 +114,10 @@ def render_table(rows: Sequence[Sequence[object]], headers: Sequence[object] = (
             i = max(shrinkable, key=lambda c: widths[c])  # as it stays the widest (a 2 MB cell: one step)
             low = max(floor[i], 6)
             if widths[i] <= low:
+                broken = _break_header(heads[i][0]) if titles and len(heads[i]) == 1 else []
+                if broken and max(map(display_width, broken)) < floor[i]:  # its header held it: it breaks
+                    heads[i], floor[i] = broken, max(map(display_width, broken))
+                    continue
                 shrinkable.remove(i)
                 continue
             below = max((widths[c] for c in shrinkable if c != i), default=0)

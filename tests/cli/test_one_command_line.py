@@ -400,3 +400,16 @@ def test_a_table_with_a_text_column_fits_a_narrow_terminal_by_display_width(cli,
     assert events[0].split() == ["seq", "time", "type", "turn", "step", "surface", "text"]
     assert events[-1] == f"{b.next_seq} events"  # (counts are whole)
     assert [line.split()[0] for line in events[2:-1]] == [str(n) for n in range(b.next_seq)]
+
+
+def test_a_column_held_wide_by_its_header_breaks_it_to_fit_a_narrow_terminal(cli, builder, write_log):
+    b = builder()
+    first = b.user("一")
+    second = b.user("二 🚀")
+    b.compaction(first, second, "摘要 🗜️")
+    log = write_log(b)
+    lines = cli("brackets", log, columns=60).stdout.splitlines()
+    assert lines[:3] == ["compaction                                     repla-",
+                         "Id          start  end  status  turn  summary  cement  notes",
+                         "----------  -----  ---  ------  ----  -------  ------  -----"]
+    assert max(map(len, lines)) <= 60
