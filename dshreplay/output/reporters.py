@@ -808,7 +808,7 @@ class TextReporter(Reporter):
         if text is not None:
             self.out.write(text)
             return
-        self.line(f"model view at seq {diff.a} -> seq {diff.b}: {len(diff.kept)} kept, {len(diff.removed)} "
+        self.para(f"model view at seq {diff.a} -> seq {diff.b}: {len(diff.kept)} kept, {len(diff.removed)} "
                   f"removed, {len(diff.added)} added")
         rows = [("removed", s, f"by replacement at seq {by}" if by is not None else "-")
                 for s, by in diff.removed] + [("added", s, "-") for s in diff.added]
@@ -834,15 +834,14 @@ class TextReporter(Reporter):
     def request(self, request: Request) -> None:
         config = request.header.get("config") if type(request.header) is dict else None
         title = f"call {request.call}" if request.call is not None else f"request at seq {request.at_seq}"
-        self.line(f"{title}: turn {_dash(request.turn)}, step {_dash(request.step)}; messages as of seq "
+        self.para(f"{title}: turn {_dash(request.turn)}, step {_dash(request.step)}; messages as of seq "
                   f"{request.at_seq}; header from seq {_dash(request.header_seq)}")
         if request.call is not None:
             usage = request.usage if type(request.usage) is dict else {}
             from dshreplay.analyses.calls import outcome_text
             outcome = outcome_text(request.outcome, request.error_code)
-            self.line(self._cut(f"outcome: {outcome}; chunks {request.first_chunk_seq}..{request.last_chunk_seq}; "
-                                f"usage in {_dash(usage.get('inputTokens'))} out {_dash(usage.get('outputTokens'))}",
-                                self.width))
+            self.para(f"outcome: {one_line(outcome, 200)}; chunks {request.first_chunk_seq}..{request.last_chunk_seq}; "
+                      f"usage in {_dash(usage.get('inputTokens'))} out {_dash(usage.get('outputTokens'))}")
         if type(config) is dict:
             self.line("config: " + self._cut(", ".join(f"{k}={_dash(v)}" for k, v in config.items()), self.width - 8))
         header = request.header if type(request.header) is dict else {}

@@ -413,3 +413,16 @@ def test_a_column_held_wide_by_its_header_breaks_it_to_fit_a_narrow_terminal(cli
                          "Id          start  end  status  turn  summary  cement  notes",
                          "----------  -----  ---  ------  ----  -------  ------  -----"]
     assert max(map(len, lines)) <= 60
+
+
+def test_request_and_diff_summary_lines_wrap_to_a_narrow_terminal_and_keep_numbers_whole(cli, builder, write_log):
+    b = builder()
+    ask = b.user("一 🚀")
+    said = b.assistant("二", usage={"inputTokens": 123456789, "outputTokens": 98765})
+    log = write_log(b)
+    call = cli("request", log, "--call", 1, columns=40).stdout.splitlines()
+    assert call[:4] == ["call 1: turn 1, step 1; messages as of", f"seq {ask}; header from seq 1",
+                        f"outcome: stop; chunks {ask + 1}..{said - 1}; usage in", "123456789 out 98765"]
+    assert (ask, said) == (3, 9)  # (so the lines below break where they do)
+    diff = cli("diff", log, "--from", ask, "--to", said, columns=40).stdout.splitlines()
+    assert diff[:2] == ["model view at seq 3 -> seq 9: 1 kept, 0", "removed, 1 added"]
