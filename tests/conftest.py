@@ -106,8 +106,8 @@ def cli():
     """Run the CLI in-process; a wrong exit code fails with stdout and stderr shown."""
     from dshreplay.cli import cli as command
 
-    def run(*args, expect: int | None = 0, input: bytes | None = None) -> CliResult:
-        runner = CliRunner(env={"COLUMNS": "100"})  # (tables fit the terminal: the tests pin 100 columns)
+    def run(*args, expect: int | None = 0, input: bytes | None = None, columns: int = 100) -> CliResult:
+        runner = CliRunner(env={"COLUMNS": str(columns)})  # (tables fit the terminal: the tests pin 100 columns)
         result = runner.invoke(command, [str(a) for a in args], input=input, catch_exceptions=True)
         if expect is not None and result.exit_code != expect:
             raise AssertionError(

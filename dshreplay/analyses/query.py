@@ -266,10 +266,14 @@ class EventQuery(Observer):
 
     def check(self, run: Run) -> None:
         """FilterError when nothing matched because nothing could: a turn past the last one
-        read, or a time filter on events that have no time."""
+        read, a --from past the last seq of a log read to its end (as --at is), or a time
+        filter on events that have no time."""
         if self.matched:
             return
         flt = self.flt
+        if flt.start is not None and run.complete and (run.last_seq is None or flt.start > run.last_seq):
+            end = "it has no events" if run.last_seq is None else f"its last seq is {run.last_seq}"
+            raise FilterError(f"seq {flt.start} is beyond the log: {end}", path=run.path)
         if flt.turn is not None and flt.turn > self.last_turn:
             upto = "" if run.complete else f" up to seq {run.last_seq}"
             raise FilterError(f"turn {flt.turn}: the log has {counted(self.last_turn, 'turn')}{upto}", path=run.path)

@@ -94,11 +94,14 @@ class SessionStats:
                 "turnEndings": self.turn_endings, "turnSpans": self.turn_spans, "spills": self.spills,
                 "title": self.title, "failures": self.failures,
                 "tornTail": None if self.torn_tail is None else self.torn_tail.to_json()}
-        if self.error is None:  # (figures read past a failure: where the fold fails; else `error` says it)
-            failure = self.fold_error
-            out["foldError"] = None if failure is None else {
-                "seq": failure.seq, "line": failure.line, "code": failure.code, "message": failure.message}
         return out
+
+    def fold_error_json(self) -> dict[str, Any] | None:
+        """Where the fold fails, for figures read past it (the bundle's session.json:
+        `foldError`); `stats` stops there instead, and its `error` and `answeredUpTo` say so."""
+        failure = self.fold_error
+        return None if failure is None else {
+            "seq": failure.seq, "line": failure.line, "code": failure.code, "message": failure.message}
 
 
 FAILURE_TYPES = frozenset({"assistant/chunk", "turn/end", "llm/retry", "hook/result", "command/done",

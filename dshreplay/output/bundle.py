@@ -897,6 +897,7 @@ def _stream(source: LogSource, folder: Path, header: dict[str, Any], final_nodes
     stats = summary.stats
     assert stats is not None  # (made when the pass finishes)
     session = {k: v for k, v in stats.to_json().items() if k not in ("path", "error")}
+    session["foldError"] = stats.fold_error_json()
     write_file(folder / "session.json", dumps(session))
     views = records.views
     last = run.last_seq if run.last_seq is not None else 0

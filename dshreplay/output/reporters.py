@@ -71,7 +71,9 @@ def render_table(rows: Sequence[Sequence[object]], headers: Sequence[object] = (
     at its end (or wrapped onto more lines, with `wrap`) to what is left of the
     width, at least 20; headers lose their padding, long headers break onto a
     second line (at a space, "/" or camelCase hump); then the widest other columns are cut in the middle, down to
-    6 columns, so ids and paths keep both ends and what tells them apart. A
+    6 columns (a header that holds a column wider breaks then), so ids and paths keep both ends and
+    what tells them apart; if the table is still too
+    wide, the text column goes below 20, down to its header (4 at least). A
     column of numbers and counts is never cut: another gives way.
     """
     if not rows:
@@ -112,11 +114,17 @@ def render_table(rows: Sequence[Sequence[object]], headers: Sequence[object] = (
             i = max(shrinkable, key=lambda c: widths[c])  # as it stays the widest (a 2 MB cell: one step)
             low = max(floor[i], 6)
             if widths[i] <= low:
+                broken = _break_header(heads[i][0]) if titles and len(heads[i]) == 1 else []
+                if broken and max(map(display_width, broken)) < floor[i]:  # its header held it: it breaks
+                    heads[i], floor[i] = broken, max(map(display_width, broken))
+                    continue
                 shrinkable.remove(i)
                 continue
             below = max((widths[c] for c in shrinkable if c != i), default=0)
             widths[i] -= max(min(widths[i] - max(below, low), total() - width), 1)
         fit_text()
+        if text_col is not None and total() > width:  # the others are at their least: the text gives way too
+            widths[text_col] = max(widths[text_col] - (total() - width), floor[text_col], 4)
     for i in range(cols):  # cut the values of a column that is too narrow, keeping them distinct
         if i != text_col and need[i] > widths[i]:
             for r, value in zip(cells, _cut_column([r[i] for r in cells], widths[i])):
@@ -800,7 +808,7 @@ class TextReporter(Reporter):
         if text is not None:
             self.out.write(text)
             return
-        self.line(f"model view at seq {diff.a} -> seq {diff.b}: {len(diff.kept)} kept, {len(diff.removed)} "
+        self.para(f"model view at seq {diff.a} -> seq {diff.b}: {len(diff.kept)} kept, {len(diff.removed)} "
                   f"removed, {len(diff.added)} added")
         rows = [("removed", s, f"by replacement at seq {by}" if by is not None else "-")
                 for s, by in diff.removed] + [("added", s, "-") for s in diff.added]
@@ -826,15 +834,14 @@ class TextReporter(Reporter):
     def request(self, request: Request) -> None:
         config = request.header.get("config") if type(request.header) is dict else None
         title = f"call {request.call}" if request.call is not None else f"request at seq {request.at_seq}"
-        self.line(f"{title}: turn {_dash(request.turn)}, step {_dash(request.step)}; messages as of seq "
+        self.para(f"{title}: turn {_dash(request.turn)}, step {_dash(request.step)}; messages as of seq "
                   f"{request.at_seq}; header from seq {_dash(request.header_seq)}")
         if request.call is not None:
             usage = request.usage if type(request.usage) is dict else {}
             from dshreplay.analyses.calls import outcome_text
             outcome = outcome_text(request.outcome, request.error_code)
-            self.line(self._cut(f"outcome: {outcome}; chunks {request.first_chunk_seq}..{request.last_chunk_seq}; "
-                                f"usage in {_dash(usage.get('inputTokens'))} out {_dash(usage.get('outputTokens'))}",
-                                self.width))
+            self.para(f"outcome: {one_line(outcome, 200)}; chunks {request.first_chunk_seq}..{request.last_chunk_seq}; "
+                      f"usage in {_dash(usage.get('inputTokens'))} out {_dash(usage.get('outputTokens'))}")
         if type(config) is dict:
             self.line("config: " + self._cut(", ".join(f"{k}={_dash(v)}" for k, v in config.items()), self.width - 8))
         header = request.header if type(request.header) is dict else {}

@@ -80,3 +80,48 @@ def test_global_options_are_documented_before_and_after_the_command():
     for title in ("dshreplay", "dshreplay fold", "dshreplay validate", "dshreplay fleet export"):
         for flag in ("--max-bytes SIZE", "--max-line SIZE", "--debug"):
             assert f"  {flag}" in sections[title], (title, flag)
+
+
+def readme_row_keys(command: str) -> set[str]:
+    """The keys README's paragraph on `command` gives a JSON row (`JSON: [{"a","b":[{...}]}]`),
+    at the row's own level."""
+    import re
+    readme = (ROOT / "README.md").read_text()
+    paragraph = readme.split(f"**`dshreplay {command} ", 1)[1].split("\n\n", 1)[0]
+    listing = "JSON: `[{" in paragraph
+    shape = paragraph.split("JSON: `[{" if listing else "JSON:\n`{" if "JSON:\n`{" in paragraph else "JSON: `{",
+                            1)[1].split("}]`" if listing else "}`", 1)[0]
+    depth, top = 0, []
+    for part in re.split(r"([\[\]{}])", shape):
+        if part in "[{" and part:
+            depth += 1
+        elif part in "]}" and part:
+            depth -= 1
+        elif depth == 0:
+            top.append(part)
+    return set(re.findall(r'"(\w+)"', "".join(top)))
+
+
+def test_readme_names_every_key_of_each_listing_row_and_no_other(cli, builder, write_log):
+    b = builder()
+    first = b.user("one")
+    b.tool_round("bash", '{"command":"ls"}', "a\n")
+    b.compaction(first, first, "The user said one.")
+    log = write_log(b)
+    for command in ("shadows", "brackets", "provenance"):
+        rows = cli(command, log, "--json").json()
+        assert rows and all(set(row) == readme_row_keys(command) for row in rows), command
+    assert readme_row_keys("provenance") == {"index", "seq", "type", "op", "sources", "origins", "spills",
+                                             "replacedBy"}
+
+
+def test_readme_names_every_key_of_inspect_and_usage_json(cli, builder, write_log):
+    b = builder()
+    b.user("one")
+    b.assistant("two", usage={"inputTokens": 5, "outputTokens": 1})
+    log = write_log(b)
+    assert set(cli("inspect", log, "--json").json()) == readme_row_keys("inspect")
+    usage = cli("usage", log, "--json").json()
+    assert set(usage) == readme_row_keys("usage") == {"by", "rows", "total", "unpricedModels"}
+    assert set(usage["total"]) == set(usage["rows"][0]) == {"key", "sessions", "calls", "failedCalls", "failedByCode",
+                                                             "retries", "compactions", "tokens", "cost"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from dshreplay.testing.samples import multi_turn
+from dshreplay.testing.samples import LogBuilder, multi_turn
 
 from conftest import SAMPLES
 
@@ -347,6 +347,20 @@ def test_a_filter_that_can_match_nothing_is_a_usage_error_naming_the_fix(cli, ar
     assert result.stderr.startswith("dshreplay: usage error: ") and says in result.stderr
 
 
+@pytest.mark.parametrize("args", [["--from", "50"], ["--from", "50", "--to", "60"], ["--from", "60", "--to", "50"]])
+def test_events_from_a_seq_past_the_last_is_a_usage_error_as_at_is(cli, builder, write_log, args):
+    b = builder()
+    b.user("hello")
+    last = b.assistant("hi")
+    log = write_log(b)
+    result = cli("events", log, *args, expect=2)
+    assert (result.stdout, result.stderr) == (
+        "", f"dshreplay: usage error: {log}: seq 50 is beyond the log: its last seq is {last}\n")
+    assert cli("events", log, "--at", 50, expect=2).stderr == \
+        f"dshreplay: usage error: {log}: seq 50 is beyond the log: its last seq is {last}\n"
+    assert cli("events", log, "--from", last, "--json").json()[0]["seq"] == last
+
+
 @needs_h28l
 @pytest.mark.parametrize("option", ["--since", "--until"])
 def test_a_time_filter_on_a_log_without_times_is_a_usage_error(cli, option):
@@ -365,3 +379,50 @@ def test_request_bundle_refuses_a_manifest_naming_a_folder_outside_the_bundle(cl
     assert cli("request", "--bundle", tmp_path / "b", "--list", expect=2).stderr == (
         f'dshreplay: read error: {manifest}: the manifest names the session folder "../elsewhere", which is no '
         "folder of the bundle (the bundle is damaged)\n")
+
+
+def test_a_table_with_a_text_column_fits_a_narrow_terminal_by_display_width(cli, write_log):
+    from wcwidth import wcswidth
+    b = LogBuilder("会话-🚀-セッション")
+    b.start_turn()
+    b.request_header()
+    b.start_step()
+    b.user("请列出项目中的文件 🚀🚀 日本語のメッセージ")
+    b.tool_round("読み取り_🔧", '{"路径":"主程序.py"}', "内容：打印（'你好'）🎉" * 3)
+    b.end_step()
+    b.start_step()
+    b.assistant("入口点是 主程序.py 🎯", usage={"inputTokens": 123456789, "outputTokens": 98765})
+    log = write_log(b)
+    for args, columns in [(["fold"], 50), (["events"], 60), (["provenance"], 60)]:
+        lines = cli(*args, log, columns=columns).stdout.splitlines()
+        assert [line for line in lines if wcswidth(line) > columns] == [], (args, columns)
+    events = cli("events", log, columns=60).stdout.splitlines()
+    assert events[0].split() == ["seq", "time", "type", "turn", "step", "surface", "text"]
+    assert events[-1] == f"{b.next_seq} events"  # (counts are whole)
+    assert [line.split()[0] for line in events[2:-1]] == [str(n) for n in range(b.next_seq)]
+
+
+def test_a_column_held_wide_by_its_header_breaks_it_to_fit_a_narrow_terminal(cli, builder, write_log):
+    b = builder()
+    first = b.user("一")
+    second = b.user("二 🚀")
+    b.compaction(first, second, "摘要 🗜️")
+    log = write_log(b)
+    lines = cli("brackets", log, columns=60).stdout.splitlines()
+    assert lines[:3] == ["compaction                                     repla-",
+                         "Id          start  end  status  turn  summary  cement  notes",
+                         "----------  -----  ---  ------  ----  -------  ------  -----"]
+    assert max(map(len, lines)) <= 60
+
+
+def test_request_and_diff_summary_lines_wrap_to_a_narrow_terminal_and_keep_numbers_whole(cli, builder, write_log):
+    b = builder()
+    ask = b.user("一 🚀")
+    said = b.assistant("二", usage={"inputTokens": 123456789, "outputTokens": 98765})
+    log = write_log(b)
+    call = cli("request", log, "--call", 1, columns=40).stdout.splitlines()
+    assert call[:4] == ["call 1: turn 1, step 1; messages as of", f"seq {ask}; header from seq 1",
+                        f"outcome: stop; chunks {ask + 1}..{said - 1}; usage in", "123456789 out 98765"]
+    assert (ask, said) == (3, 9)  # (so the lines below break where they do)
+    diff = cli("diff", log, "--from", ask, "--to", said, columns=40).stdout.splitlines()
+    assert diff[:2] == ["model view at seq 3 -> seq 9: 1 kept, 0", "removed, 1 added"]

@@ -25,7 +25,7 @@ def test_session_json_and_the_report_are_the_stats_summary(cli, write_log, tmp_p
     folder = _export(cli, path, tmp_path)
     facts = json.loads((folder / "session.json").read_bytes())
     stats = cli("stats", path, "--json").json()["sessions"][0]
-    assert facts == {k: v for k, v in stats.items() if k not in ("path", "error")}
+    assert facts == {**{k: v for k, v in stats.items() if k not in ("path", "error")}, "foldError": None}
     start, end = b.events[0], b.events[-1]  # turn/start and turn/end
     assert (facts["start"], facts["end"], facts["durationMs"]) == (
         utc_time(start["time"]), utc_time(end["time"]), end["time"] - start["time"])

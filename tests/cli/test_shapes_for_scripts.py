@@ -198,3 +198,40 @@ def test_a_listing_answered_for_a_prefix_gives_its_envelope_line_then_its_rows_i
     rows = [json.loads(line) for line in cli("request", log, "--list", "--jsonl", expect=1).stdout.splitlines()]
     assert rows[0] == {"error": out["error"], "answeredUpTo": out["answeredUpTo"]}
     assert rows[1:] == out["answer"] and [r["call"] for r in rows[1:]] == [1, 2]
+
+
+def test_stats_rows_have_the_same_keys_whether_the_log_folds_fails_or_cannot_be_read(cli, builder, write_log,
+                                                                                     tmp_path):
+    clean = builder()
+    clean.user("hello")
+    clean.assistant("hi")
+    failing = builder()
+    failing.user("hello")
+    failing.assistant("hi")
+    bad = failing.user("more")
+    failing.events[-1]["seq"] = 99  # (the fold fails at the third event: a seq gap, DSH-E101)
+    logs = [write_log(clean), write_log(failing), tmp_path / "gone.jsonl"]
+    sessions = cli("stats", *logs, "--json", expect=2).json()["sessions"]
+    assert [s["answeredUpTo"] for s in sessions] == [None, bad - 1, None]
+    assert sorted(sessions[0]) == sorted(sessions[1]) == sorted(sessions[2])
+    assert "foldError" not in sessions[0]  # (where the fold fails is `error` with `answeredUpTo`)
+    assert sessions[1]["error"] == {
+        "stage": "fold", "seq": bad, "line": bad + 2, "pointer": "/seq", "code": "DSH-E101",
+        "message": f"seq 99 is not contiguous; expected {bad}: seqs {bad}..98 are missing"}
+    rows = [json.loads(line) for line in cli("stats", *logs[:2], "--jsonl", expect=1).stdout.splitlines()]
+    assert [sorted(r) for r in rows[:2]] == [sorted([*sessions[0], "kind"])] * 2
+
+
+def test_fold_json_when_the_fold_fails_is_the_envelope_the_readme_documents(cli, builder, write_log):
+    from conftest import ROOT
+    b = builder()
+    b.user("hello")
+    bad = b.user("more")
+    b.events[-1]["seq"] = 99
+    out = cli("fold", write_log(b), "--json", expect=1).json()
+    assert out == {"error": {"stage": "fold", "seq": bad, "line": bad + 2, "pointer": "/seq", "code": "DSH-E101",
+                             "message": f"seq 99 is not contiguous; expected {bad}: seqs {bad}..98 are missing"},
+                   "answeredUpTo": None, "answer": None}
+    fold = (ROOT / "README.md").read_text().split("### dshreplay fold", 1)[1].split("###", 1)[0]
+    assert 'When the fold fails it prints `{"error": {"stage", "seq", "line",\n"pointer", "message", "code"}, ' \
+           '"answeredUpTo": null, "answer": null}` and exits 1' in fold
