@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
 from dshreplay.core.mapper import Mapper
-from dshreplay.errors import DshReplayError, UsageError
+from dshreplay.errors import DshReplayError
 from dshreplay.io.reader import Event, LogSource, seed_length
-from dshreplay.io.store import discover
+from dshreplay.io.store import discover, log_files
 from dshreplay.jsvalues import as_key, js_equal, shown
 from dshreplay.options import DEFAULT, Options
 
@@ -127,9 +127,7 @@ def lineage(inputs: Iterable[str | os.PathLike[str]], options: Options = DEFAULT
     sessions: dict[int, LogSource] = {}
     errors: list[str] = []
     paths = discover(inputs)
-    if "-" in paths:
-        raise UsageError("lineage reads log files, not standard input (-): a parent's log is read again for the "
-                         "seed its children repeat; save it to a file and give its path")
+    log_files(paths, "lineage", "a parent's log is read again for the seed its children repeat")
     mapper = mapper or (lambda fn, items: [fn(i) for i in items])
     for path, info in zip(paths, mapper(_node_info, [(p, options) for p in paths])):
         if isinstance(info, str):

@@ -262,8 +262,8 @@ def mapper_for(options: Options, logs: Iterable[str | os.PathLike[str]] = ()) ->
     fleet = run_of().mapper
     if fleet is not None:
         if stdin:
-            raise UsageError("fleet reads log files, not standard input (-): a worker cannot read this "
-                             "process's input; save it to a file and give its path")
+            from dshreplay.io.store import log_files
+            log_files(logs, "fleet", "a worker cannot read this process's input")
         return fleet
     from dshreplay.core.parallel import run_map
     here = options.with_(jobs=1) if stdin else options

@@ -51,3 +51,13 @@ def discover(inputs: Iterable[str | os.PathLike[str]]) -> list[str]:
         found.extend(unreadable)
         out.extend(sorted(found) or [path])  # nothing found: the folder itself, reported as unreadable
     return out
+
+
+def log_files(paths: Iterable[str | os.PathLike[str]], command: str, why: str | None = None) -> list[str]:
+    """`paths`, after a UsageError when one is standard input (`-`), for a command that reads
+    log files only (`why`: what it does that standard input cannot give)."""
+    out = [os.fspath(p) for p in paths]
+    if "-" in out:
+        raise UsageError(f"{command} reads log files, not standard input (-): " + (f"{why}; " if why else "")
+                         + "save it to a file and give its path")
+    return out

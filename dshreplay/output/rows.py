@@ -39,7 +39,7 @@ from dshreplay.analyses.validate import validate_log
 from dshreplay.core.driver import Observer, Run
 from dshreplay.core.passstate import StateError, dump_state, load_state, state_key
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
-from dshreplay.errors import DeriveError, DshReplayError, UsageError
+from dshreplay.errors import DeriveError, DshReplayError
 from dshreplay.io.reader import Event, LogSource, PackedRun, open_regular, resolve_log_path, seed_length, shown_path
 from dshreplay.jsvalues import as_text, epoch_ms, is_safe_int, is_time, json_bytes, parse_time
 from dshreplay.options import DEFAULT, Options
@@ -277,14 +277,6 @@ def log_key(path: str | os.PathLike[str]) -> str:
         return shown_path(os.path.abspath(resolve_log_path(path)))
     except DshReplayError:
         return shown_path(os.path.abspath(path))
-
-
-def log_files(paths: list[str], command: str) -> list[str]:
-    """`paths` (what `discover` found), after a UsageError when one is standard input: the index's
-    rows (`index`, `usage`) are built from log files, whose bytes are hashed and read again."""
-    if "-" in paths:
-        raise UsageError(f"{command} reads log files, not standard input (-): save it to a file and give its path")
-    return paths
 
 
 def input_facts(source: LogSource, prefix: int | None = None, *, seal: bool = True,

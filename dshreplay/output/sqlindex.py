@@ -44,7 +44,7 @@ from dshreplay.core.mapper import Mapper
 from dshreplay.core.passstate import StateError
 from dshreplay.errors import DshReplayError, OutputError, UsageError
 from dshreplay.io.reader import LogSource, read_small_file, shown_path
-from dshreplay.io.store import discover
+from dshreplay.io.store import discover, log_files
 from dshreplay.options import Options
 from dshreplay.output.chain import EntryError, Exported, check_growth
 from dshreplay.output.evidence import PLAIN_HASH, InputHash, input_hash
@@ -56,7 +56,6 @@ from dshreplay.output.rows import (
     Indexed,
     index_log,
     input_facts,
-    log_files,
     log_key,
     unreadable_row,
 )

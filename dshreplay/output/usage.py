@@ -30,10 +30,11 @@ import orjson
 from dshreplay.core.mapper import Mapper
 from dshreplay.errors import UsageError
 from dshreplay.io.reader import read_small_file
+from dshreplay.io.store import log_files
 from dshreplay.jsvalues import as_text, is_number, shown
 from dshreplay.options import Options
 from dshreplay.output.redact import Redactor
-from dshreplay.output.rows import TABLES, index_log, log_files
+from dshreplay.output.rows import TABLES, index_log
 
 if TYPE_CHECKING:  # (DuckDB is imported only by the commands that use it)
     from duckdb import DuckDBPyConnection
