@@ -80,13 +80,17 @@ HOSTILE = {
 
 @pytest.fixture(scope="module")
 def base_cpu(tmp_path_factory):
-    """The CPU seconds of exporting a one-word log with these rules: start-up and the bundle's fixed cost."""
+    """The CPU seconds of exporting a one-word log with these rules: start-up and the bundle's fixed cost,
+    the least of three runs and of any run asked for again with `again` (a base measured while the machine
+    was busy made a linear 200 KB export look ten times cheaper than its 400 KB one)."""
     known: dict[str, float] = {}
 
-    def measure(rules: dict | None) -> float:
+    def measure(rules: dict | None, again: bool = False) -> float:
         key = json.dumps(rules)
-        if key not in known:
-            known[key] = export_cpu(tmp_path_factory.mktemp("base"), "base", "hello", rules)
+        runs = 3 if key not in known else 1 if again else 0
+        for _ in range(runs):
+            cpu = export_cpu(tmp_path_factory.mktemp("base"), "base", "hello", rules)
+            known[key] = min(known.get(key, cpu), cpu)
         return known[key]
     return measure
 
@@ -96,13 +100,15 @@ def test_redaction_time_grows_linearly_with_hostile_text(tmp_path, base_cpu, nam
     # the backtracking engine took from 13 s to no end on these (quadratic or exponential): past the
     # 10 s CPU limit at 200 KB; RE2 adds a few hundredths of a second, so the ratio only bites
     # should a cost grow measurable again
-    # other work on the machine only ever adds CPU time: a pair that looks superlinear is measured
-    # once more, and each size keeps its least time
+    # other work on the machine only ever adds CPU time: a pair that looks superlinear is measured again,
+    # with the base, up to three times, and each keeps its least time
     make, rules = HOSTILE[name]
-    small = large = float("inf")
-    for attempt in range(2):
-        small = min(small, export_cpu(tmp_path, f"small{attempt}", make(200_000), rules) - base_cpu(rules))
-        large = min(large, export_cpu(tmp_path, f"large{attempt}", make(400_000), rules) - base_cpu(rules))
+    small_cpu = large_cpu = float("inf")
+    for attempt in range(3):
+        small_cpu = min(small_cpu, export_cpu(tmp_path, f"small{attempt}", make(200_000), rules))
+        large_cpu = min(large_cpu, export_cpu(tmp_path, f"large{attempt}", make(400_000), rules))
+        base = base_cpu(rules, again=attempt > 0)
+        small, large = small_cpu - base, large_cpu - base
         if large < max(3 * small, 0.5):
             break
     assert large < max(3 * small, 0.5), f"200 KB: {small:.2f} s, 400 KB: {large:.2f} s over the base: not linear"
