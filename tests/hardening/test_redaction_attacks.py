@@ -95,6 +95,12 @@ def base_cpu(tmp_path_factory):
     return measure
 
 
+# below a second over the base at 400 KB a ratio is noise: 0.11 s at 200 KB against 0.53 s at 400 KB
+# failed a CI run whose machine was busy, where alone they take 0.15 and 0.40 s (and 0.45 s at 800 KB);
+# the costs this guards against took 13 s and more at 200 KB
+FLOOR = 1.0
+
+
 @pytest.mark.parametrize("name", HOSTILE)
 def test_redaction_time_grows_linearly_with_hostile_text(tmp_path, base_cpu, name):
     # the backtracking engine took from 13 s to no end on these (quadratic or exponential): past the
@@ -109,9 +115,9 @@ def test_redaction_time_grows_linearly_with_hostile_text(tmp_path, base_cpu, nam
         large_cpu = min(large_cpu, export_cpu(tmp_path, f"large{attempt}", make(400_000), rules))
         base = base_cpu(rules, again=attempt > 0)
         small, large = small_cpu - base, large_cpu - base
-        if large < max(3 * small, 0.5):
+        if large < max(3 * small, FLOOR):
             break
-    assert large < max(3 * small, 0.5), f"200 KB: {small:.2f} s, 400 KB: {large:.2f} s over the base: not linear"
+    assert large < max(3 * small, FLOOR), f"200 KB: {small:.2f} s, 400 KB: {large:.2f} s over the base: not linear"
 
 
 def test_the_hostile_texts_are_still_redacted(tmp_path):
