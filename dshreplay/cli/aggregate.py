@@ -109,8 +109,10 @@ def usage(paths: tuple[str, ...], db: Path | None, by: str, prices: str | None, 
     by error code, retries, compactions and, with --prices, cost: by day,
     week, month, session or model, over logs (PATHs: files, session
     folders, store roots) or an index database (--db). A fork's seed is
-    counted once, in its parent. Exit 2 when a log cannot be read (the
-    others are counted).
+    counted once, in its parent. A log whose fold fails is counted whole,
+    as logged, and named on stderr with how many of its calls lie past the
+    failure (exit 1). Exit 2 when a log cannot be read (the others are
+    counted).
     """
     from dshreplay.io.store import discover
     from dshreplay.output.usage import load_prices, rows_from_db, rows_from_logs, usage_report
@@ -119,13 +121,18 @@ def usage(paths: tuple[str, ...], db: Path | None, by: str, prices: str | None, 
     price_list = load_prices(prices) if prices is not None else None
     unreadable: Sequence[tuple[str, str | None]] = ()
     if db is not None:
-        calls, compactions = rows_from_db(db)
+        calls, compactions, answered = rows_from_db(db)
     else:
         options = options_of(jobs=jobs, quiet=quiet)
         found = discover(paths)
-        calls, compactions, unreadable = rows_from_logs(found, options, mapper_for(options, found))
-    reporter_for(output).usage(usage_report(calls, compactions, by, since=since, until=until, prices=price_list))
+        calls, compactions, answered, unreadable = rows_from_logs(found, options, mapper_for(options, found))
+    report = usage_report(calls, compactions, by, since=since, until=until, prices=price_list, answered=answered)
+    reporter_for(output).usage(report)
+    for failure in report.fold_failures:
+        click.echo(f"dshreplay: {safe_text(failure.log)}: {failure.describe()}", err=True)
     for log, why in unreadable:
         click.echo(f"dshreplay: unreadable: {safe_text(log)}: {safe_text(why or '')}", err=True)
     if unreadable:
         sys.exit(EXIT_UNREADABLE)
+    if report.fold_failures:
+        sys.exit(EXIT_FINDINGS)

@@ -61,9 +61,11 @@ def index(paths: tuple[str, ...], db: Path, messages: bool, rules: str | None, n
     lines appended are read (on from the pass kept where it ended) and its
     rows replaced; rewritten inside what was indexed, it is indexed again
     whole and reported; gone, its session is marked vanished (its rows
-    kept). Redaction applies as in export (text and keys rules). Exit 1
-    when a log was rewritten or vanished, 2 when one cannot be read (the
-    others are indexed).
+    kept). Redaction applies as in export (text and keys rules). A log
+    whose fold fails is indexed whole, every line as logged, and named on
+    stderr (its sessions row says where the fold's answers stop:
+    answered_up_to). Exit 1 when a log was rewritten or vanished or its
+    fold fails, 2 when one cannot be read (the others are indexed).
     """
     from dshreplay.output.sqlindex import duckdb_module, index_options, update_index
     duckdb_module()
@@ -76,11 +78,15 @@ def index(paths: tuple[str, ...], db: Path, messages: bool, rules: str | None, n
         warn(f"{log}: rewritten since it was indexed ({detail}): indexed again whole")
     for log in report.vanished:
         warn(f"{log}: vanished since it was indexed: marked vanished, its rows kept")
+    for log, up_to in report.fold_failures:
+        click.echo(f"dshreplay: {safe_text(log)}: the fold fails at seq {up_to + 1}: indexed whole, every line "
+                   f"as logged; the fold's answers stop at seq {up_to} (sessions.answered_up_to; `validate` "
+                   f"says why)", err=True)
     for log, why in report.unreadable:
         click.echo(f"dshreplay: unreadable: {safe_text(log)}: {safe_text(why or '')}", err=True)
     if report.unreadable:
         sys.exit(EXIT_UNREADABLE)
-    if report.rewritten or report.vanished:
+    if report.rewritten or report.vanished or report.fold_failures:
         sys.exit(EXIT_FINDINGS)
 
 

@@ -657,7 +657,8 @@ class JsonLinesReporter(JsonReporter):
     Nothing the JSON holds is left out: where a report has rows of several kinds
     (`stats`: sessions and their total; `lineage`: session trees and problems), each row
     names its kind first (`{"kind": "session", ...}`, `{"kind": "total", ...}`,
-    `{"kind": "problem", "problem": TEXT}`)."""
+    `{"kind": "problem", "problem": TEXT}`; `usage`: its grouping, `{"kind": "day", "key": ...}`, then
+    `total`, `unpricedModel` and `foldFailure`)."""
 
     def stats(self, stats: Sequence[SessionStats], total: SessionStats | None = None) -> None:
         body = stats_json(stats, total)
@@ -667,6 +668,12 @@ class JsonLinesReporter(JsonReporter):
     def lineage(self, roots: Sequence[Node], problems: list[str]) -> None:
         self.emit([{"kind": "session", **r.to_json()} for r in roots]
                   + [{"kind": "problem", "problem": p} for p in problems])
+
+    def usage(self, report: UsageReport) -> None:
+        self.emit([{"kind": report.by, **r.to_json()} for r in report.rows]
+                  + [{"kind": "total", **report.total.to_json()}]
+                  + [{"kind": "unpricedModel", "model": m} for m in report.unpriced]
+                  + [{"kind": "foldFailure", **f.to_json()} for f in report.fold_failures])
 
     def emit(self, value: object) -> None:
         if self.envelope is not None:  # a listing answered for a prefix: the envelope's line, then its rows
@@ -1033,7 +1040,7 @@ class TextReporter(Reporter):
                   f"{len(report.appended)} grown ({report.resumed} read from where they were indexed), "
                   f"{len(report.rewritten)} rewritten (indexed again whole), "
                   f"{report.unchanged} unchanged, {len(report.vanished)} vanished, "
-                  f"{len(report.unreadable)} unreadable")
+                  f"{len(report.unreadable)} unreadable, {len(report.fold_failures)} whose fold fails")
         if report.parquet is not None:
             self.line(f"Parquet partitions in {whole(report.parquet)}")
 

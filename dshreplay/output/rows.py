@@ -117,8 +117,9 @@ TABLES: dict[str, tuple[Column, ...]] = {
         ("cache_read_tokens", "BIGINT", "Cache-read input tokens (disjoint from input_tokens)."),
         ("reasoning_tokens", "BIGINT", "Reasoning tokens."),
         ("torn_tail", "BOOLEAN", "The log ends in a half-written line (left out of every row)."),
-        ("answered_up_to", "BIGINT", "Where the fold fails: the rows are those of seqs 0..answered_up_to "
-                                     "(NULL: the fold reads the whole log)."),
+        ("answered_up_to", "BIGINT", "Where the fold fails: the fold's answers (`stats`, the model's view) stop "
+                                     "at this seq; the rows hold every line, past it too, as logged "
+                                     "(docs/damaged-logs.md). NULL: the fold reads the whole log."),
     ),
     "turns": KEY + _cols(
         ("turn", "BIGINT", "The turn number (seq and line: its turn/start)."),
@@ -269,6 +270,18 @@ class Indexed:
     error: str | None = None
     state: bytes | None = None  # the pass kept where the log ended (None: it did not end cleanly)
     resumed: bool = False  # read on from a kept state (only the lines appended since were parsed)
+
+    @property
+    def answered_up_to(self) -> int | None:
+        """Where the fold fails, as its sessions row says (None: it reads the whole log, or cannot be read)."""
+        sessions = self.tables.get("sessions")
+        if not sessions:
+            return None
+        value: int | None = sessions[0][_ANSWERED]
+        return value
+
+
+_ANSWERED = [c.name for c in TABLES["sessions"]].index("answered_up_to")
 
 
 def log_key(path: str | os.PathLike[str]) -> str:

@@ -114,6 +114,8 @@ class IndexReport:
     unchanged: int = 0
     vanished: list[str] = field(default_factory=list)
     unreadable: list[tuple[str, str]] = field(default_factory=list)  # (log, why)
+    fold_failures: list[tuple[str, int]] = field(default_factory=list)  # (log, answered_up_to) of the logs
+    # indexed in this run whose fold fails (their rows hold every line; the fold's answers stop there)
     sessions: int = 0  # sessions in the database after the run
     parquet: str | None = None
 
@@ -122,7 +124,9 @@ class IndexReport:
                 "appended": [{"log": log, "detail": d} for log, d in self.appended], "resumed": self.resumed,
                 "rewritten": [{"log": log, "detail": d} for log, d in self.rewritten],
                 "unchanged": self.unchanged, "vanished": self.vanished,
-                "unreadable": [{"log": log, "error": e} for log, e in self.unreadable], "parquet": self.parquet}
+                "unreadable": [{"log": log, "error": e} for log, e in self.unreadable],
+                "foldFailures": [{"log": log, "answeredUpTo": n} for log, n in self.fold_failures],
+                "parquet": self.parquet}
 
 
 @dataclass
@@ -312,6 +316,8 @@ def _store(con: DuckDBPyConnection, batch: list[_Job], results: list[_Done], rep
             rows[name].extend(indexed.tables.get(name, ()))
         facts.append((job.key, orjson.dumps(indexed.facts).decode(), indexed.state))
         report.resumed += indexed.resumed
+        if indexed.answered_up_to is not None:
+            report.fold_failures.append((job.key, indexed.answered_up_to))
         if done.change == "new":
             report.new.append(job.key)
         elif done.change == "appended":

@@ -16,6 +16,12 @@ Prices (`--prices FILE`, TOML or JSON) are per million tokens, per model:
 
 A model is looked up as "provider/model", then as "model"; the usage of a
 model with no price has no cost (and is listed as unpriced).
+
+A log whose fold fails is counted whole, as the index holds it: a call past
+the failure was made and billed all the same. The report names each such log
+(`FoldFailure`): where the fold's answers stop (the sessions row's
+`answered_up_to`) and how many of the calls it counted lie past that point,
+so that a reader can tell its figures from `stats`', which stop there.
 """
 
 from __future__ import annotations
@@ -79,16 +85,35 @@ class UsageRow:
 
 
 @dataclass
+class FoldFailure:
+    """A log counted whose fold fails: its answers reach seqs 0..answered_up_to; `calls` of its counted
+    calls, `past` of them after that point."""
+
+    log: str
+    answered_up_to: int
+    calls: int = 0
+    past: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"log": self.log, "answeredUpTo": self.answered_up_to, "calls": self.calls, "callsPast": self.past}
+
+    def describe(self) -> str:
+        return (f"the fold fails at seq {self.answered_up_to + 1}: {self.past} of its {self.calls} counted calls "
+                f"lie past it, counted as logged (`stats` stops at seq {self.answered_up_to}; `validate` says why)")
+
+
+@dataclass
 class UsageReport:
     by: str
     rows: list[UsageRow]
     total: UsageRow
     priced: bool  # prices were given
     unpriced: list[str]  # models used with no price
+    fold_failures: list[FoldFailure] = field(default_factory=list)  # in the order of their logs
 
     def to_json(self) -> dict[str, Any]:
         return {"by": self.by, "rows": [r.to_json() for r in self.rows], "total": self.total.to_json(),
-                "unpricedModels": self.unpriced}
+                "unpricedModels": self.unpriced, "foldFailures": [f.to_json() for f in self.fold_failures]}
 
 
 # -- prices ---------------------------------------------------------------------
@@ -153,12 +178,15 @@ def period(by: str, ms: int | None) -> str:
 
 
 def usage_report(calls: Iterable[Row], compactions: Iterable[Row], by: str, *, since: int | None = None,
-                 until: int | None = None, prices: Prices | None = None) -> UsageReport:
+                 until: int | None = None, prices: Prices | None = None,
+                 answered: dict[str, int] | None = None) -> UsageReport:
     """Add up call and compaction rows (dicts of CALL_COLUMNS and COMPACTION_COLUMNS) by `by`,
-    within since..until (epoch ms, on each call's first chunk and each compaction's start)."""
+    within since..until (epoch ms, on each call's first chunk and each compaction's start).
+    `answered`: log -> the sessions row's answered_up_to, for each log whose fold fails."""
     groups: dict[str, UsageRow] = {}
     total = UsageRow("(total)")
     unpriced: set[str] = set()
+    failures = {log: FoldFailure(log, up_to) for log, up_to in sorted((answered or {}).items())}
 
     def inside(ms: int | None) -> bool:
         return (since is None or (ms is not None and ms >= since)) and (until is None or (ms is not None
@@ -176,6 +204,10 @@ def usage_report(calls: Iterable[Row], compactions: Iterable[Row], by: str, *, s
             unpriced.add(f"{as_text(call['provider'])}/{as_text(call['model'])}")
         for target in (row, total):
             _add(target, call, price)
+        failure = failures.get(call["log"])
+        if failure is not None:
+            failure.calls += 1
+            failure.past += call["seq"] is not None and call["seq"] > failure.answered_up_to
     if by != "model":
         for bracket in compactions:
             if bracket["inherited"] or not inside(bracket["started_at"]):
@@ -191,7 +223,7 @@ def usage_report(calls: Iterable[Row], compactions: Iterable[Row], by: str, *, s
         for row in (*groups.values(), total):
             row.cost = None
     rows = [groups[k] for k in sorted(groups, key=lambda k: (k == NO_TIME, k))]
-    return UsageReport(by, rows, total, prices is not None, sorted(unpriced))
+    return UsageReport(by, rows, total, prices is not None, sorted(unpriced), list(failures.values()))
 
 
 def _add(row: UsageRow, call: Row, price: dict[str, float] | None) -> None:
@@ -211,16 +243,19 @@ def _add(row: UsageRow, call: Row, price: dict[str, float] | None) -> None:
 
 # -- where the rows come from ----------------------------------------------------------
 
-def rows_from_db(db: Path) -> tuple[list[Row], list[Row]]:
-    """The call and compaction rows of an index database."""
+def rows_from_db(db: Path) -> tuple[list[Row], list[Row], dict[str, int]]:
+    """The call and compaction rows of an index database, and log -> answered_up_to of each log
+    whose fold fails."""
     from dshreplay.output.sqlindex import open_index
     con = open_index(db)
     try:
         calls = _dicts(con, "model_calls", CALL_COLUMNS, ("first_chunk_at",))
         compactions = _dicts(con, "compactions", COMPACTION_COLUMNS, ("started_at",))
+        answered = dict(con.execute("SELECT log, answered_up_to FROM sessions WHERE answered_up_to IS NOT NULL")
+                        .fetchall())
     finally:
         con.close()
-    return calls, compactions
+    return calls, compactions, answered
 
 
 def _dicts(con: DuckDBPyConnection, table: str, columns: tuple[str, ...], times: tuple[str, ...]) -> list[Row]:
@@ -229,14 +264,16 @@ def _dicts(con: DuckDBPyConnection, table: str, columns: tuple[str, ...], times:
     return [dict(zip(columns, row)) for row in rows]
 
 
-def _usage_rows(item: tuple[str, Options]) -> tuple[list[Row], list[Row], str | None, str]:
-    """(call rows, compaction rows, why the log cannot be read, its key) of one log, by the index's row builder."""
+def _usage_rows(item: tuple[str, Options]) -> tuple[list[Row], list[Row], int | None, str | None, str]:
+    """(call rows, compaction rows, answered_up_to, why the log cannot be read, its key) of one log, by the
+    index's row builder."""
     path, options = item
     indexed = index_log(path, options, Redactor())
     if indexed.status != "indexed":
-        return [], [], indexed.error, indexed.log
+        return [], [], None, indexed.error, indexed.log
     return (_pick(indexed.tables["model_calls"], "model_calls", CALL_COLUMNS),
-            _pick(indexed.tables["compactions"], "compactions", COMPACTION_COLUMNS), None, indexed.log)
+            _pick(indexed.tables["compactions"], "compactions", COMPACTION_COLUMNS), indexed.answered_up_to,
+            None, indexed.log)
 
 
 def _pick(rows: list[tuple[Any, ...]], table: str, columns: tuple[str, ...]) -> list[Row]:
@@ -246,16 +283,19 @@ def _pick(rows: list[tuple[Any, ...]], table: str, columns: tuple[str, ...]) -> 
 
 
 def rows_from_logs(paths: list[str], options: Options,
-                   mapper: Mapper) -> tuple[list[Row], list[Row], list[tuple[str, str]]]:
-    """The call and compaction rows of logs, built as `index` builds them; and (log, why) of those
-    that cannot be read."""
+                   mapper: Mapper) -> tuple[list[Row], list[Row], dict[str, int], list[tuple[str, str]]]:
+    """The call and compaction rows of logs, built as `index` builds them; log -> answered_up_to of
+    each log whose fold fails; and (log, why) of those that cannot be read."""
     calls: list[Row] = []
     compactions: list[Row] = []
+    answered: dict[str, int] = {}
     unreadable: list[tuple[str, str]] = []
     jobs = [(p, options) for p in log_files(paths, "usage")]
-    for got_calls, got_compactions, error, key in mapper(_usage_rows, jobs):
+    for got_calls, got_compactions, up_to, error, key in mapper(_usage_rows, jobs):
         calls += got_calls
         compactions += got_compactions
+        if up_to is not None:
+            answered[key] = up_to
         if error is not None:
             unreadable.append((key, error))
-    return calls, compactions, unreadable
+    return calls, compactions, answered, unreadable

@@ -115,6 +115,22 @@ def test_each_row_names_its_seq_and_line(cli, indexed, store):
         ["fork-2", "indexed", "ok", 3, 4, 0, 0, 2, 0, 3700, 500, 46]]  # (a fork's seed counted, as stats does)
 
 
+def test_a_log_whose_fold_fails_is_indexed_whole_and_named_with_exit_1(cli, tmp_path):
+    # broken-seq-gap is multi-turn with seq 8 written where seq 5 belongs: the fold answers seqs 0..4,
+    # and the rows hold every line (multi-turn's four calls start at seqs 4, 24, 38 and 52)
+    from conftest import SAMPLES
+    log = (SAMPLES / "broken-seq-gap.jsonl").resolve()
+    db = tmp_path / "index.duckdb"
+    result = cli("index", log, "--db", db, "--json", expect=1)
+    assert result.json()["foldFailures"] == [{"log": str(log), "answeredUpTo": 4}]
+    assert result.stderr == (f"dshreplay: {log}: the fold fails at seq 5: indexed whole, every line as logged; "
+                             f"the fold's answers stop at seq 4 (sessions.answered_up_to; `validate` says why)\n")
+    assert rows(cli, db, "SELECT answered_up_to, verdict FROM sessions") == [[4, "errors"]]
+    assert rows(cli, db, "SELECT seq FROM model_calls ORDER BY seq") == [[4], [24], [38], [52]]
+    again = cli("index", log, "--db", db)  # (unchanged: nothing indexed in this run, nothing to say)
+    assert again.stdout.endswith(", 1 unchanged, 0 vanished, 0 unreadable, 0 whose fold fails\n")
+
+
 # -- incremental and safe -------------------------------------------------------------------------
 
 def test_two_runs_over_the_same_files_give_the_same_tables(cli, store, tmp_path):
@@ -123,7 +139,8 @@ def test_two_runs_over_the_same_files_give_the_same_tables(cli, store, tmp_path)
     before = dump(first)
     result = cli("index", store, "--db", first, "--messages", "-j", 1)
     assert result.stdout == (f"{first}: 4 sessions; this run: 0 new, 0 grown (0 read from where they were "
-                             "indexed), 0 rewritten (indexed again whole), 4 unchanged, 0 vanished, 0 unreadable\n")
+                             "indexed), 0 rewritten (indexed again whole), 4 unchanged, 0 vanished, 0 unreadable, "
+                             "0 whose fold fails\n")
     assert dump(first) == before
     cli("index", store, "--db", second, "--messages", "-j", 2)
     assert dump(second) == before

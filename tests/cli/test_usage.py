@@ -7,6 +7,8 @@ usage is written there) and docs/prices.example.toml.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from conftest import ROOT
@@ -101,3 +103,28 @@ def test_standard_input_is_refused_by_the_commands_that_index_log_files(cli, tmp
     assert result.stderr == (f"dshreplay: usage error: {command} reads log files, not standard input (-): "
                              "save it to a file and give its path\n")
     assert not (tmp_path / "index.duckdb").exists()
+
+
+def test_a_log_whose_fold_fails_is_counted_whole_and_named_with_its_calls_past_the_failure(cli, tmp_path):
+    # broken-seq-gap is multi-turn with seq 8 written where seq 5 belongs: the fold answers seqs 0..4.
+    # multi-turn's four calls start at seqs 4, 24, 38 and 52 (`request --list`): three lie past the
+    # failure; `stats`, which stops there, counts the one before it
+    from conftest import SAMPLES
+    log = (SAMPLES / "broken-seq-gap.jsonl").resolve()
+    failure = {"log": str(log), "answeredUpTo": 4, "calls": 4, "callsPast": 3}
+    said = (f"dshreplay: {log}: the fold fails at seq 5: 3 of its 4 counted calls lie past it, counted as "
+            f"logged (`stats` stops at seq 4; `validate` says why)\n")
+    result = cli("usage", log, "--json", expect=1)
+    assert (result.json()["total"]["calls"], result.json()["foldFailures"], result.stderr) == (4, [failure], said)
+    assert cli("stats", log, "--json", expect=1).json()["sessions"][0]["calls"] == 1
+    lines = [json.loads(line) for line in cli("usage", log, "--jsonl", expect=1).stdout.splitlines()]
+    assert [line["kind"] for line in lines] == ["day", "total", "foldFailure"]
+    assert lines[2] == {"kind": "foldFailure", **failure}
+    # a clean log: no failure, exit 0
+    assert cli("usage", SAMPLES / "multi-turn.jsonl", "--json").json()["foldFailures"] == []
+
+    pytest.importorskip("duckdb", reason="the sql extra (duckdb) is not installed")
+    db = tmp_path / "index.duckdb"
+    cli("index", log, "--db", db, expect=1)
+    result = cli("usage", "--db", db, "--json", expect=1)
+    assert (result.json()["foldFailures"], result.stderr) == ([failure], said)
