@@ -105,8 +105,11 @@ def test_fleet_export_refuses_a_pipe_given_by_name_at_once(tmp_path):
 
 def test_fleet_index_gives_the_tables_of_a_local_index(cli, store, tmp_path):
     duckdb = pytest.importorskip("duckdb", reason="the sql extra (duckdb) is not installed")
-    cli("index", store, "--db", tmp_path / "local.duckdb", "-j", 2)
-    cli("fleet", "index", store, "--db", tmp_path / "fleet.duckdb", "--workers", 2)
+    broken = str(store / "project-3" / "s07" / "session.jsonl")  # (its fold fails: exit 1, named on stderr)
+    cli("index", store, "--db", tmp_path / "local.duckdb", "-j", 2, expect=1)
+    fleet = cli("fleet", "index", store, "--db", tmp_path / "fleet.duckdb", "--workers", 2, expect=1)
+    assert fleet.stderr.startswith(f"dshreplay: {broken}: the fold fails at seq 92: indexed whole") \
+        and fleet.stderr.count("\n") == 1
 
     def tables(db) -> dict:
         con = duckdb.connect(str(db), read_only=True)
@@ -115,7 +118,6 @@ def test_fleet_index_gives_the_tables_of_a_local_index(cli, store, tmp_path):
     local = tables(tmp_path / "local.duckdb")
     assert tables(tmp_path / "fleet.duckdb") == local
     assert len(local["sessions"]) == 50
-    broken = str(store / "project-3" / "s07" / "session.jsonl")
     assert [r[0] for r in local["sessions"] if r[10] == "errors"] == [broken]  # (verdict)
 
 
