@@ -1,7 +1,10 @@
 """Tool calls: each call the model asked for, with its call, result, approval, hooks and outcome.
 
-Facts are attached by id, never by position: a `tool/call` and its
-`tool/result` by callId; an approval by the `callId` of its `approval/asked`
+Facts are attached by id, never by position or order: an id names a call
+within its turn, whatever order its events were logged in (a result logged
+before its tool/call, a tool/call before the ask are that call's), and an
+event of a later turn that names it is a call of its own. A `tool/call` and
+its `tool/result` join by callId; an approval by the `callId` of its `approval/asked`
 (its `approval/decided` by the approval's id); a hook run by the hook
 protocol: `hook/result` pairs with the oldest unanswered `hook/invoked` of the
 same turn, point and handlerId (`HookTracker`), and a hook run at a tool
@@ -436,6 +439,7 @@ class ToolTracker(Observer):
 
     turns: TurnTracker
     hooks: HookTracker
+    keeps_results = False  # the seqs of results (for their rewrites) kept past their turn
 
     def begin(self, run: Run) -> None:
         self.turns = run.get(TurnTracker)
@@ -470,15 +474,14 @@ class ToolTracker(Observer):
         self._forget()
 
     def _forget(self) -> None:
-        """Past its turn, an answered call is looked up no more (a later call with its id is
-        a new one); only the ledger keeps it, for reports."""
+        """Past its turn, a call is looked up no more, answered or not: an event of a later turn that
+        names its id (a tool/call, result or approval) belongs to a new call (only the ledger keeps
+        the old one, for reports, and the seqs of its results, for their rewrites)."""
         by_id = self.by_id
         for key in self._made:
-            call = by_id.get(key)
-            if call is not None and call.result_seq is not None:
-                del by_id[key]
+            by_id.pop(key, None)
         self._made = []
-        if self._results:
+        if self._results and not self.keeps_results:
             self._results = {}
 
     def call_at(self, seq: int) -> ToolCall | None:
@@ -521,9 +524,13 @@ class ToolTracker(Observer):
             call_id, step = block["id"], data.get("step", MISSING)
             self.asked[call_id] = (step, None)
             known = self.by_id.get(call_id)
-            if known is None or known.asked_seq != event.seq:  # (an id twice in one message: one call)
-                call = self._new(call_id, call_id, data.get("turn"), _value(step))
-                call.tool, call.asked_seq, call.arguments = block.get("name"), event.seq, block.get("arguments")
+            if known is not None and known.asked_seq == event.seq:  # (an id twice in one message: one call)
+                continue
+            if known is None or known.asked_seq is not None:
+                known = self._new(call_id, call_id, data.get("turn"), _value(step))
+            known.asked_seq = event.seq  # (a call logged before its ask is the one asked: its tool/call's
+            if known.call_seq is None:  # name and arguments stand)
+                known.tool, known.arguments = block.get("name"), block.get("arguments")
 
     def started(self, record: Record) -> None:
         event: Stored = record.item
@@ -539,7 +546,7 @@ class ToolTracker(Observer):
         else:
             key = as_key(call_id)
         call = self.by_id.get(key)
-        if call is None or call.call_seq is not None or call.result_seq is not None:
+        if call is None or call.call_seq is not None:  # (a result logged before its call is that call's)
             call = self._new(call_id, key, data.get("turn"), data.get("step"))
         if "name" in data:
             call.tool = data["name"]
@@ -590,7 +597,7 @@ class ToolTracker(Observer):
             self._keep_approval(entry)
             call = self.by_id.get(as_key(entry.call_id))
             if call is None:
-                call = self._new(entry.call_id, as_key(entry.call_id), None, None)
+                call = self._new(entry.call_id, as_key(entry.call_id), record.turn, record.step)  # (in force)
                 call.tool = entry.tool
             elif call.tool is None:
                 call.tool = entry.tool
@@ -675,11 +682,10 @@ class ToolLedger(ToolTracker):
     def _keep(self, call: ToolCall) -> None:
         self.calls.append(call)
 
+    keeps_results = True
+
     def _keep_approval(self, approval: Approval) -> None:
         self.approvals.append(approval)
-
-    def _forget(self) -> None:
-        self._made = []
 
     def finish(self, run: Run) -> None:
         super().finish(run)

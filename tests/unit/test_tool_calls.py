@@ -138,3 +138,67 @@ def test_a_reused_call_id_leaves_a_late_hook_result_and_a_rewrite_with_the_call_
         ("c1", "read", '{"path": "a"}'), ("c1", "read", '{"path": "a"}'), ("c1", "read", '{"path": "a"}'),
         ("c1", "bash", '{"command": "ls"}'), ("c1", "read", '{"path": "a"}'), ("c1", "read", '{"path": "a"}'),
         ("c1", "bash", '{"command": "ls"}')]
+
+
+def _one_round_out_of_order(first: str):
+    """A turn whose call c1 is asked for, then logged with its tool/call and tool/result in the other
+    order (`first`: "result"), or with its tool/call before the ask (`first`: "call")."""
+    from dshreplay.testing.samples import LogBuilder
+    b = LogBuilder("out-of-order")
+    b.start_turn()
+    b.start_step()
+    b.user("go")
+    seqs = {}
+    if first == "call":
+        seqs["call"] = b.tool_call("c1", "bash", '{"command": "ls"}')
+    seqs["asked"] = b.assistant("", calls=[("c1", "bash", '{"command": "ls -l"}')])
+    if first == "result":
+        seqs["result"] = b.tool_result("c1", "out", cites=seqs["asked"])
+        seqs["call"] = b.tool_call("c1", "bash", '{"command": "ls"}')
+    else:
+        seqs["result"] = b.tool_result("c1", "out", cites=seqs["call"])
+    seqs["step_end"] = b.end_step()
+    b.end_turn()
+    return b, seqs
+
+
+def test_a_result_logged_before_its_call_is_that_calls_result_one_call_by_id(write_log):
+    b, s = _one_round_out_of_order("result")
+    session = Session(write_log(b))
+    assert calls_of(session.path) == [("c1", "bash", s["asked"], s["call"], s["result"], "completed", [], None)]
+    assert session.tools()[0].arguments == '{"command": "ls"}'  # (the tool/call's, as logged)
+    # validate still says what is out of order: the result answered no started call of its step, and
+    # the step closed with the call started after it unanswered
+    assert [(f.code, f.seq) for f in session.validate().findings] == [("DSH-E210", s["result"]),
+                                                                      ("DSH-W211", s["step_end"])]
+
+
+def test_a_call_logged_before_the_ask_is_the_call_asked_for_with_its_own_name_and_arguments(write_log):
+    b, s = _one_round_out_of_order("call")
+    [call] = Session(write_log(b)).tools()
+    assert (call.call_id, call.asked_seq, call.call_seq, call.result_seq, call.outcome, call.arguments) == (
+        "c1", s["asked"], s["call"], s["result"], "completed", '{"command": "ls"}')
+
+
+def test_an_event_of_a_later_turn_naming_an_earlier_turns_call_id_is_a_call_of_its_own(write_log):
+    # turn 1: c1 asked, started, never answered; turn 2: an approval names c1 with no ask and no
+    # tool/call of its own. A call's facts are its turn's: the approval is a call of turn 2
+    # (outcome unknown: dsh asks after the tool/call it logs), not turn 1's c1
+    from dshreplay.testing.samples import LogBuilder
+    b = LogBuilder("late")
+    b.start_turn()
+    b.start_step()
+    asked = b.assistant("", calls=[("c1", "bash", "{}")])
+    started = b.tool_call("c1", "bash", "{}")
+    b.end_step()
+    b.end_turn()
+    b.start_turn()
+    b.start_step()
+    approval = b.approval("c1", "bash", "rejected")
+    b.end_step()
+    b.end_turn()
+    tools = Session(write_log(b)).tools()
+    assert [(c.call_id, c.turn, c.asked_seq, c.call_seq, c.outcome,
+             None if c.approval is None else (c.approval.asked_seq, c.approval.decided_seq, c.approval.outcome))
+            for c in tools] == [("c1", 1, asked, started, "outcome unknown", None),
+                                ("c1", 2, None, None, "outcome unknown", (*approval, "rejected"))]
