@@ -26,9 +26,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dshreplay.core.driver import STOP, FoldReport, Observer, Run, fold_report, run_pass, states_at
-from dshreplay.core.surface import SurfaceState
+from dshreplay.core.surface import SURFACE_TYPES, SurfaceState
 from dshreplay.errors import DshReplayError, FoldError, LineError, NoViewError, UsageError
 from dshreplay.io.reader import Event, Item, LogSource, TornTail, Transform
+from dshreplay.jsvalues import as_text
 from dshreplay.options import DEFAULT, Options
 from dshreplay.output.results import Fold, Rows
 
@@ -313,14 +314,16 @@ class Session:
         if message is not None and seq is not None:
             raise UsageError("give message or seq, not both")
         from dshreplay.analyses.provenance import message_provenance
-        node_messages = self.state(at).node_messages()
-        rows = message_provenance(node_messages, self.index(), message=message, seq=seq)
+        state = self.state(at)
+        node_messages = state.node_messages()
+        index = self.index()
+        rows = message_provenance(node_messages, index, message=message, seq=seq)
         self.partial = None
         if message is not None and not rows:
             count = sum(1 for _, body in node_messages if body is not None)
             raise UsageError(f"message {message} is not in the view: it has {count} messages (1..{count})")
         if seq is not None and not rows:
-            raise UsageError(f"seq {seq} is not a message of the model's view at that point")
+            raise UsageError(_not_in_view(seq, state.seq, index))
         return Rows(rows, "messages")
 
     def tools(self) -> Rows[ToolCall]:
@@ -435,6 +438,20 @@ def _first_chunk(call: Call) -> int:
     seq = call.first_chunk_seq
     assert seq is not None
     return seq
+
+
+def _not_in_view(seq: int, point: int | None, index: LogIndex) -> str:
+    """Why the event at `seq` has no provenance in the model's view at `point`."""
+    kind = index.type_of(seq)
+    if kind is None:
+        last = index.last_seq
+        return f"seq {seq} is no event of the log: " + ("it has none" if last is None else f"its seqs run 0..{last}")
+    if point is not None and seq > point:
+        return f"seq {seq} comes after the view asked for (at seq {point}): ask for a view at or after it"
+    if kind not in SURFACE_TYPES:
+        return (f"seq {seq} is an event of type {as_text(kind)[:60]}: only user/message, assistant/message "
+                "and tool/result events are messages of the model's view")
+    return f"seq {seq} is not a message of the model's view at seq {point}"
 
 
 def _failure(index: LogIndex) -> FoldError | LineError | None:

@@ -51,6 +51,19 @@ def test_provenance_of_a_shadowed_message_names_the_replacement_that_hid_it(cli,
     assert "replaced at" not in cli("provenance", compactions, "--seq", 3, "--at", 4).stdout  # (in the view at 4)
 
 
+def test_provenance_of_a_seq_with_no_message_says_why(cli, compactions):
+    # the scenario's seqs run 0..17 (by hand: scenarios.compactions); 5 is a compaction/start; 9 joins
+    # the view at 9, so the view at 4 cannot hold it
+    def said(*args):
+        return cli("provenance", compactions, *args, expect=2).stderr
+    assert said("--seq", 99) == "dshreplay: usage error: seq 99 is no event of the log: its seqs run 0..17\n"
+    assert said("--seq", 5) == ("dshreplay: usage error: seq 5 is an event of type compaction/start: only "
+                                "user/message, assistant/message and tool/result events are messages of the "
+                                "model's view\n")
+    assert said("--seq", 9, "--at", 4) == ("dshreplay: usage error: seq 9 comes after the view asked for (at seq "
+                                           "4): ask for a view at or after it\n")
+
+
 def test_shadows_table(cli, compactions):
     lines = cli("shadows", compactions).stdout.splitlines()
     assert lines[3].split() == ["12", "summary", "7..4", "7,", "4", "11", "80", "k2", "7"]
