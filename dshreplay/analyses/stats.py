@@ -244,8 +244,8 @@ class SessionSummary(Observer):
             entry["calls"] += 1
             if tool_call.result_seq is not None and tool_call.is_error:
                 entry["errors"] += 1
-            if tool_call.result_seq is not None and _timed(tool_call.started_at) and _timed(tool_call.finished_at):
-                tool_ms.append(tool_call.finished_at - tool_call.started_at)
+            if tool_call.duration_ms is not None:
+                tool_ms.append(tool_call.duration_ms)
         out.tools = dict(sorted(out.tools.items()))
         spans = turns.turns
         turn_ms = [s.end_time - s.start_time for s in spans

@@ -31,7 +31,7 @@ from typing import Any, Sequence, TypeVar
 
 from dshreplay.analyses.turns import Placed, Stored, TurnTracker
 from dshreplay.core.driver import Observer, Record, Run
-from dshreplay.jsvalues import MISSING, as_key, dig, is_number, shown
+from dshreplay.jsvalues import MISSING, as_key, dig, is_number, is_time, shown
 
 __all__ = ["ToolCall", "Approval", "HookRun", "Closer", "ToolTracker", "ToolLedger"]
 
@@ -374,6 +374,17 @@ class ToolCall:
     approval: Approval | None = None
     hooks: tuple[HookRun, ...] = ()  # the HookRuns for it (or that may be for it: candidates)
     outcome: str | None = None  # set when the pass ends (see the module)
+
+    @property
+    def duration_ms(self) -> int | float | None:
+        """From its tool/call's time to its tool/result's, in milliseconds: None unless both are logged,
+        in that order, with times (a result logged before its call has no duration)."""
+        started, finished = self.started_at, self.finished_at
+        if self.call_seq is None or self.result_seq is None or self.result_seq < self.call_seq \
+                or not is_time(started) or not is_time(finished):
+            return None
+        duration: int | float = finished - started  # type: ignore[operator]  # (is_time: a number)
+        return duration
 
     def to_json(self) -> dict[str, object]:
         return {"callId": self.call_id, "tool": self.tool, "turn": self.turn, "step": self.step,

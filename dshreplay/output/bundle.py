@@ -78,7 +78,7 @@ from dshreplay.jsvalues import (
 )
 from dshreplay.options import Options
 from dshreplay.output.bundlejson import read_bundle_json
-from dshreplay.output.callrecords import MESSAGES, PREVIEW, CallRecords, MessageStore, elapsed_ms
+from dshreplay.output.callrecords import MESSAGES, PREVIEW, CallRecords, MessageStore
 from dshreplay.output.chain import TurnEndLines, line_chain
 from dshreplay.output.evidence import PLAIN_HASH, InputHash, input_hash
 from dshreplay.output.htmlreport import MAX_TRANSCRIPT, render_index, render_report
@@ -855,7 +855,7 @@ class _ToolRows(Observer):
                          None if approval is None else approval.outcome,
                          None if approval is None else utc_time(approval.decided_time),
                          " ".join(h.label() for h in call.hooks), utc_time(started), utc_time(finished),
-                         elapsed_ms(finished, started), call.asked_seq, call.call_seq, call.result_seq,
+                         call.duration_ms, call.asked_seq, call.call_seq, call.result_seq,
                          _spilled_bytes(index, call.result_seq)])
         write_csv(self.path, self.HEADER, rows)
 

@@ -422,7 +422,7 @@ def _tool_bar(call: ToolCall, item: _Item, frame: _Frame) -> Bar:
     title = f"{ident(call.tool)} {ident(call.call_id)} (turn {ident(call.turn)}, step {ident(call.step)})" \
             f": seqs {seqs or '-'}"
     if frame.timed:
-        title += f"; {duration_text(elapsed_ms(call.finished_at, call.started_at))}"
+        title += f"; {duration_text(call.duration_ms)}"
     approval = approval_text(call)
     if approval != "-":
         title += f"; approval {approval}"
@@ -472,7 +472,7 @@ def _tool_row(n: int, call: ToolCall) -> ToolRow:
     return ToolRow(f"tool-{n}", ident(call.tool), ident(call.call_id), f"{ident(call.turn)}/{ident(call.step)}",
                    arguments, tool_note(call), tool_status(call), approval_text(call),
                    " ".join(h.label() for h in call.hooks) or "-",
-                   duration_text(elapsed_ms(call.finished_at, call.started_at)), seqs or "-")
+                   duration_text(call.duration_ms), seqs or "-")
 
 
 @dataclass(frozen=True, slots=True)

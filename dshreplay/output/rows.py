@@ -181,7 +181,8 @@ TABLES: dict[str, tuple[Column, ...]] = {
         ("result_seq", "BIGINT", "Its tool/result."),
         ("started_at", "TIMESTAMP", "tool/call's time (UTC)."),
         ("finished_at", "TIMESTAMP", "tool/result's time (UTC)."),
-        ("duration_ms", "DOUBLE", "finished_at - started_at in milliseconds."),
+        ("duration_ms", "DOUBLE", "finished_at - started_at in milliseconds (NULL: its result is logged "
+                                  "before its tool/call, or either is missing)."),
         ("approval_id", "VARCHAR", "The approval asked for it (NULL: none was asked)."),
         ("approval_asked_seq", "BIGINT", "Its approval/asked."),
         ("approval_asked_at", "TIMESTAMP", "approval/asked's time (UTC)."),
@@ -560,7 +561,7 @@ class RowWriter:
                 first, self.text(call.call_id), self.text(call.tool), _int(call.turn), _int(call.step),
                 self.text(call.arguments), call.outcome, call.is_error, self.text(call.error_code),
                 call.asked_seq, call.call_seq, call.result_seq, _time(call.started_at), _time(call.finished_at),
-                _ms(call.finished_at, call.started_at) if call.result_seq is not None else None,
+                None if call.duration_ms is None else float(call.duration_ms),
                 None if a is None else self.text(a.id), None if a is None else a.asked_seq,
                 None if a is None else _time(a.asked_time), None if a is None else self.text(a.outcome),
                 None if a is None else a.decided_seq, None if a is None else _time(a.decided_time),

@@ -167,6 +167,8 @@ def test_a_result_logged_before_its_call_is_that_calls_result_one_call_by_id(wri
     session = Session(write_log(b))
     assert calls_of(session.path) == [("c1", "bash", s["asked"], s["call"], s["result"], "completed", [], None)]
     assert session.tools()[0].arguments == '{"command": "ls"}'  # (the tool/call's, as logged)
+    # a result logged before its call has no duration (it made stats' tool times -7 ms)
+    assert session.tools()[0].duration_ms is None and session.stats().times["tools"] is None
     # validate still says what is out of order: the result answered no started call of its step, and
     # the step closed with the call started after it unanswered
     assert [(f.code, f.seq) for f in session.validate().findings] == [("DSH-E210", s["result"]),
