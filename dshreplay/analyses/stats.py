@@ -248,8 +248,7 @@ class SessionSummary(Observer):
                 tool_ms.append(tool_call.duration_ms)
         out.tools = dict(sorted(out.tools.items()))
         spans = turns.turns
-        turn_ms = [s.end_time - s.start_time for s in spans
-                   if s.end is not None and _timed(s.start_time) and _timed(s.end_time)]
+        turn_ms = [s.duration_ms for s in spans if s.duration_ms is not None]
         out.times = {"turns": _summary(turn_ms), "timeToFirstChunk": _summary(
             [c.latency_ms for c in index.calls if c.latency_ms is not None]),
                      "tools": _summary(tool_ms)}

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
 from dshreplay.core.driver import Observer, Record, Run
-from dshreplay.jsvalues import as_text
+from dshreplay.jsvalues import as_text, is_time
 
 __all__ = ["TurnTracker", "TurnSpans", "Span"]
 
@@ -68,6 +68,16 @@ class Span:
     @property
     def is_open(self) -> bool:
         return self.end is None
+
+    @property
+    def duration_ms(self) -> int | float | None:
+        """From its start's time to its end's, in milliseconds: None while it has no end event, or
+        either has no time."""
+        start, end = self.start_time, self.end_time
+        if self.end is None or not is_time(start) or not is_time(end):
+            return None
+        duration: int | float = end - start  # type: ignore[operator]  # (is_time: a number)
+        return duration
 
     @property
     def ending(self) -> str:

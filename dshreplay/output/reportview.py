@@ -352,7 +352,7 @@ def _turn_bar(span: Span, item: _Item, frame: _Frame) -> Bar:
     end = "the end of the log (interrupted)" if last is None else f"seq {last}"
     times = ""
     if frame.timed:
-        times = f"; {utc_time(span.start_time)}, {duration_text(elapsed_ms(span.end_time, span.start_time))}"
+        times = f"; {utc_time(span.start_time)}, {duration_text(span.duration_ms)}"
     title = f"turn {ident(span.turn)}: seqs {span.start} to {end}{times}; {ending}"
     left, width, _ = frame.axis.bar(item.place, frame.end)
     return Bar("turn", f"turn {ident(span.turn)}", item.status, ending, frame.when(item.place), title,

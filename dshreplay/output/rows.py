@@ -437,8 +437,9 @@ def _int(value: Any) -> int | None:  # (value: a JSON value of the log)
     return int(value) if is_safe_int(value) else None
 
 
-def _ms(later: Any, earlier: Any) -> float | None:
-    return float(later - earlier) if is_time(later) and is_time(earlier) else None
+def _ms(duration: int | float | None) -> float | None:
+    """A duration (`Span.duration_ms`, `ToolCall.duration_ms`) as a DOUBLE cell."""
+    return None if duration is None else float(duration)
 
 
 def _time(value: Any) -> int | None:
@@ -526,7 +527,7 @@ class RowWriter:
             steps = bisect_right(step_starts, last) - bisect_right(step_starts, span.start)
             out.append(self.keyed(span.start, _int(span.turn), span.end, self.line_of(span.end),
                                   _time(span.start_time), _time(span.end_time) if ended else None,
-                                  _ms(span.end_time, span.start_time) if ended else None, self.text(ending), steps))
+                                  _ms(span.duration_ms), self.text(ending), steps))
         return out
 
     def calls(self) -> list[Row]:
@@ -561,7 +562,7 @@ class RowWriter:
                 first, self.text(call.call_id), self.text(call.tool), _int(call.turn), _int(call.step),
                 self.text(call.arguments), call.outcome, call.is_error, self.text(call.error_code),
                 call.asked_seq, call.call_seq, call.result_seq, _time(call.started_at), _time(call.finished_at),
-                None if call.duration_ms is None else float(call.duration_ms),
+                _ms(call.duration_ms),
                 None if a is None else self.text(a.id), None if a is None else a.asked_seq,
                 None if a is None else _time(a.asked_time), None if a is None else self.text(a.outcome),
                 None if a is None else a.decided_seq, None if a is None else _time(a.decided_time),
