@@ -125,6 +125,8 @@ def render_table(rows: Sequence[Sequence[object]], headers: Sequence[object] = (
         fit_text()
         if text_col is not None and total() > width:  # the others are at their least: the text gives way too
             widths[text_col] = max(widths[text_col] - (total() - width), floor[text_col], 4)
+        if total() > width and titles:  # (its numbers alone do not fit)
+            return _records(titles, cells, width, text_col, wrap, numbers)
     for i in range(cols):  # cut the values of a column that is too narrow, keeping them distinct
         if i != text_col and need[i] > widths[i]:
             for r, value in zip(cells, _cut_column([r[i] for r in cells], widths[i])):
@@ -143,6 +145,32 @@ def render_table(rows: Sequence[Sequence[object]], headers: Sequence[object] = (
         parts = [row[i].split("\n") if i == text_col and wrap else [row[i]] for i in range(cols)]
         for n in range(max(map(len, parts))):
             lines.append(_pad([p[n] if n < len(p) else "" for p in parts], widths))
+    return "\n".join(lines)
+
+
+def _records(titles: list[str], cells: list[list[str]], width: int, text_col: int | None, wrap: bool,
+             numbers: set[int]) -> str:
+    """A table too wide for `width` even cut (its numbers and counts alone take more): one record
+    per row, a line per column, `header  value`, records a blank line apart (psql's expanded
+    display). A value too long for its line is cut as the table cuts it: the text at its end (or
+    wrapped, with `wrap`), an id or path in the middle; numbers stay whole."""
+    titles = titles + [""] * (len(cells[0]) - len(titles))
+    label = min(max(map(display_width, titles)), max(width // 2, 4))
+    room = max(width - label - 2, 6)
+    lines: list[str] = []
+    for n, row in enumerate(cells):
+        if n:
+            lines.append("")
+        for i, (title, value) in enumerate(zip(titles, row)):
+            if i == text_col:
+                parts = _wrap(clean(value), room) if wrap else [clip_end(one_line(value, room), room)]
+            elif i in numbers or display_width(value) <= room:
+                parts = [value]
+            else:
+                parts = [_middle(value, room)]
+            head = _middle(title, label) if display_width(title) > label else title
+            lines.append(_pad([head, parts[0] if parts else ""], [label, room]))
+            lines += [" " * (label + 2) + part for part in parts[1:]]
     return "\n".join(lines)
 
 
@@ -737,6 +765,13 @@ class TextReporter(Reporter):
         """Prose wrapped to the width."""
         self.line("\n".join(_wrap(text, min(self.width, 10**4))))
 
+    def _item(self, text: str, lines: int = 8) -> None:
+        """An indented item wrapped to the width (its further lines indented more), cut at its end
+        past `lines` lines (a log can name a million tools)."""
+        room = min(self.width, 10**4) - 4
+        wrapped = _wrap(self._cut(text, room * lines), room)
+        self.line("\n".join(("  " if n == 0 else "    ") + part for n, part in enumerate(wrapped)))
+
     def fold(self, report: FoldReport) -> None:
         if report.state is None or report.node_messages is None:
             return  # the error line on stderr says it all
@@ -755,7 +790,7 @@ class TextReporter(Reporter):
         if rows:
             self.line(self._tbl(rows, ["#", "seq", "role", "op", "bytes", "text"], text_col=5))
         at = "no events" if report.seq is None else f"seq {report.seq}"
-        self.line(f"{counted(len(state.nodes), 'node')}, {counted(len(report.messages or ()), 'message')}, "
+        self.para(f"{counted(len(state.nodes), 'node')}, {counted(len(report.messages or ()), 'message')}, "
                   f"{counted(len(state.replacements), 'replacement')} at {at}")
 
     def validate(self, reports: list[FileReport]) -> None:
@@ -982,24 +1017,22 @@ class TextReporter(Reporter):
                 continue
             self.line()
             self.line(whole(s.path))
-            room = self.width - 2
             if s.error is not None:
-                self.line("  " + self._cut(answered_for(s.error), room))
+                self._item(answered_for(s.error))
             if s.tools:
-                self.line("  " + self._cut("tools: " + ", ".join(
+                self._item("tools: " + ", ".join(
                     f"{clean(name)} {v['calls']}" + (f" ({v['errors']} failed)" if v["errors"] else "")
-                    for name, v in s.tools.items()), room))
+                    for name, v in s.tools.items()))
             if s.failed_calls:
-                self.line("  " + self._cut("failed calls: " + ", ".join(
-                    f"{code} {n}" for code, n in s.failed_calls.items()), room))
+                self._item("failed calls: " + ", ".join(f"{code} {n}" for code, n in s.failed_calls.items()))
             if s.cancelled_calls:
-                self.line(f"  cancelled calls: {s.cancelled_calls}")
+                self._item(f"cancelled calls: {s.cancelled_calls}")
             if s.turn_endings:
                 endings = Counter(s.turn_endings)
-                self.line("  " + self._cut("turns ended: " + ", ".join(f"{n} {e}" for e, n in endings.items()), room))
+                self._item("turns ended: " + ", ".join(f"{n} {e}" for e, n in endings.items()))
             for k, v in s.times.items():
                 if v:
-                    self.line(f"  {k}: median {v['medianMs']:.0f} ms, max {v['maxMs']:.0f} ms (n={v['count']})")
+                    self._item(f"{k}: median {v['medianMs']:.0f} ms, max {v['maxMs']:.0f} ms (n={v['count']})")
 
     def lineage(self, roots: Sequence[Node], problems: list[str]) -> None:
         for root in roots:
@@ -1009,8 +1042,15 @@ class TextReporter(Reporter):
                 branch = ("└─ " if depth else "") + (f"[{depth}] " if depth > MAX_INDENT else "")
                 mark = "" if node.seed_checked is None else (" seed ok" if node.seed_checked else " SEED DIFFERS")
                 rest = f" [{clean(as_text(node.origin or 'root'))}]{mark}"
-                # the session id and the file name whole: they are what a reader looks for
-                self.line(indent + branch + whole(as_text(node.session_id)) + rest + "  " + whole(node.path))
+                # the session id and the file name whole: they are what a reader looks for (the file
+                # on a line of its own when both do not fit)
+                head = indent + branch + whole(as_text(node.session_id)) + rest
+                path = whole(node.path)
+                if display_width(head) + 2 + display_width(path) <= self.width:
+                    self.line(head + "  " + path)
+                else:
+                    self.line(head)
+                    self.line(indent + " " * len(branch) + "  " + path)
                 for problem in node.problems:
                     self.line(indent + "   ! " + self._cut(problem, self.width - len(indent) - 5))
         for problem in problems:

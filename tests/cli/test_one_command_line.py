@@ -426,3 +426,20 @@ def test_request_and_diff_summary_lines_wrap_to_a_narrow_terminal_and_keep_numbe
     assert (ask, said) == (3, 9)  # (so the lines below break where they do)
     diff = cli("diff", log, "--from", ask, "--to", said, columns=40).stdout.splitlines()
     assert diff[:2] == ["model view at seq 3 -> seq 9: 1 kept, 0", "removed, 1 added"]
+
+
+def test_stats_usage_fold_and_lineage_fit_40_columns_with_numbers_and_paths_whole(cli, builder, write_log):
+    from wcwidth import wcswidth
+    b = builder()
+    b.user("hello")
+    b.assistant("hi", usage={"inputTokens": 123456789, "outputTokens": 98765})
+    log = write_log(b)
+    for args in (["stats"], ["usage", "--by", "session"], ["fold"], ["lineage"]):
+        lines = cli(*args, log, columns=40).stdout.splitlines()
+        # (lineage names the log and the session id whole, each on its line: they may pass the width)
+        assert [line for line in lines if wcswidth(line) > 40 and str(log) not in line
+                and not line.startswith(b.header["id"])] == [], args
+    records = cli("stats", log, columns=40).stdout.splitlines()  # (ten columns of counts: a record)
+    assert records[1:10] == ["turns       1", "steps       1", "call/fail   1/0", "retry       0", "tool/err    0/0",
+                             "ask/deny    0/0", "sum/prn     0/0", "tok in/out  123456789/98765", "surface     2/2/0"]
+    assert records[0].startswith("session     ") and "…" in records[0]

@@ -192,3 +192,18 @@ def test_a_preview_cut_before_it_is_cleaned_is_the_one_the_whole_text_gives(text
 def test_clean_keeps_newlines_and_tabs_and_strips_escapes_and_controls(text, cleaned):
     assert clean(text) == cleaned
     assert clean(text) == re.sub(_CONTROL, "", re.sub(_ANSI, "", text))
+
+
+def test_a_table_whose_numbers_alone_do_not_fit_is_printed_as_records():
+    # turns, calls and tokens take 5 + 5 + 6 columns and two gaps each: more than 20 with any session
+    # column, so each row becomes a record of `header  value` lines, the header column 7 wide
+    # ("session"), the values 20 - 7 - 2 = 11; a path too long for them is cut in the middle
+    from dshreplay.output.reporters import render_table
+    rows = [("a.jsonl", "12", "345", "67890"), ("/a/very/long/path/session.jsonl", "1", "2", "3")]
+    lines = render_table(rows, ["session", "turns", "calls", "tokens"], 20).splitlines()
+    assert lines[:9] == ["session  a.jsonl", "turns    12", "calls    345", "tokens   67890", "",
+                         lines[5], "turns    1", "calls    2", "tokens   3"]
+    path = lines[5][len("session  "):]
+    assert (_columns_of(path), path[:3], path[-4:], "…" in path) == (11, "/a/", "sonl", True)
+    assert render_table(rows, ["session", "turns", "calls", "tokens"], 40).splitlines()[0].split() == [
+        "session", "turns", "calls", "tokens"]  # (with room for its numbers: a table)
