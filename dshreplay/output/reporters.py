@@ -1042,15 +1042,9 @@ class TextReporter(Reporter):
                 branch = ("└─ " if depth else "") + (f"[{depth}] " if depth > MAX_INDENT else "")
                 mark = "" if node.seed_checked is None else (" seed ok" if node.seed_checked else " SEED DIFFERS")
                 rest = f" [{clean(as_text(node.origin or 'root'))}]{mark}"
-                # the session id and the file name whole: they are what a reader looks for (the file
-                # on a line of its own when both do not fit)
-                head = indent + branch + whole(as_text(node.session_id)) + rest
-                path = whole(node.path)
-                if display_width(head) + 2 + display_width(path) <= self.width:
-                    self.line(head + "  " + path)
-                else:
-                    self.line(head)
-                    self.line(indent + " " * len(branch) + "  " + path)
+                # the session id and the file name whole, on one line: they are what a reader looks
+                # for (and greps for)
+                self.line(indent + branch + whole(as_text(node.session_id)) + rest + "  " + whole(node.path))
                 for problem in node.problems:
                     self.line(indent + "   ! " + self._cut(problem, self.width - len(indent) - 5))
         for problem in problems:
