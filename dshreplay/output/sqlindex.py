@@ -214,7 +214,11 @@ def update_index(inputs: list[str], db: Path, options: IndexOptions, mapper: Map
         con.execute("COMMIT")
         if options.parquet is not None:
             report.parquet = shown_path(options.parquet)
-            write_parquet(con, options.parquet)
+            try:
+                write_parquet(con, options.parquet)
+            except duckdb.Error as exc:  # (the database is up to date: the partitions are written next run)
+                raise OutputError(f"cannot write the Parquet partitions (the index database is up to date): "
+                                  f"{_one_line(exc)}", path=shown_path(options.parquet)) from None
         report.sessions = _count(con, "SELECT count(*) FROM sessions")
     except duckdb.Error as exc:
         raise OutputError(f"cannot update the index database: {_one_line(exc)}", path=shown_path(db)) from None

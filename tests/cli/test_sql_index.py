@@ -734,3 +734,19 @@ def test_parquet_that_is_the_db_file_is_refused_before_the_database_is_made(cli,
     assert result.stderr == ("dshreplay: usage error: --parquet index.duckdb is the --db file: give the Parquet "
                              "tables a folder of their own\n")
     assert not (tmp_path / "index.duckdb").exists()
+
+
+def test_a_parquet_write_that_fails_names_the_partitions_not_the_database(cli, store, tmp_path, monkeypatch):
+    import dshreplay.output.sqlindex as sqlindex
+    db, out = tmp_path / "index.duckdb", tmp_path / "parquet"
+
+    def full(*args):
+        raise duckdb.IOException("No space left on device")
+    monkeypatch.setattr(sqlindex, "_write_day", full)
+    result = cli("index", store, "--db", db, "--parquet", out, expect=2)
+    assert result.stderr == (f"dshreplay: output error: {out}: cannot write the Parquet partitions (the index "
+                             "database is up to date): No space left on device\n")
+    monkeypatch.undo()  # (the next run writes them)
+    cli("index", store, "--db", db, "--parquet", out)
+    assert sorted(p.parent.name for p in (out / "sessions").glob("day=*/data.parquet")) == [
+        "day=2026-07-06", "day=2026-07-07"]
