@@ -9,9 +9,10 @@ meter: one pickles to None.
 
 from __future__ import annotations
 
+import itertools
 import sys
 import time
-from typing import TYPE_CHECKING, Callable, TextIO
+from typing import TYPE_CHECKING, Callable, Iterable, TextIO
 
 import click
 
@@ -30,10 +31,10 @@ def _none() -> None:
 
 
 class TerminalMeter(Meter):
-    def __init__(self, file: TextIO | None = None, *, delay: float = DELAY,
+    def __init__(self, file: TextIO | None = None, *, delay: float | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.file = file if file is not None else sys.stderr
-        self.delay = delay
+        self.delay = DELAY if delay is None else delay
         self.clock = clock
         self.logs = False  # a run over many logs is being counted
         self.run: tuple[int | None, str, str, float] | None = None  # (total, unit, label, began) of the run
@@ -57,7 +58,9 @@ class TerminalMeter(Meter):
         if self.bar is None:
             if self.clock() - began < self.delay:
                 return
-            self.bar = click.progressbar(length=total, label=click.unstyle(label)[-40:], file=self.file,
+            # (a length unknown, as a zstd log's: click wants an iterable then, and draws a bar without end)
+            endless: Iterable[Rate] | None = itertools.repeat((0, 0.0, unit)) if total is None else None
+            self.bar = click.progressbar(endless, length=total, label=click.unstyle(label)[-40:], file=self.file,
                                          show_eta=total is not None, show_percent=total is not None,
                                          show_pos=unit == LOGS, item_show_func=self._rate)
             self.bar.render_progress()

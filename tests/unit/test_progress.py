@@ -102,3 +102,20 @@ def test_a_meter_sent_to_a_worker_process_arrives_as_none():
     from dshreplay.cli.progress import TerminalMeter
     options = Options(progress=TerminalMeter(Tty()))
     assert pickle.loads(pickle.dumps(options)).progress is None
+
+
+def test_a_run_of_unknown_length_shows_bytes_read_without_percent():
+    # a zstd log's length is unknown: click's bar was asked for neither a length nor an iterable and
+    # raised "iterable or length is required" (exit 70 in stats, inspect, validate, usage on a terminal)
+    from dshreplay.cli.progress import TerminalMeter
+    out, clock = Tty(), Clock()
+    meter = TerminalMeter(out, delay=2.0, clock=clock)
+    meter.start(None, BYTES, "big.jsonl.zstd")
+    clock.now += 4.0
+    meter.advance(5 * 1024**2, BYTES)
+    shown = out.getvalue()
+    assert "big.jsonl.zstd" in shown and "5.0 MB read, 1.2 MB/s" in shown and "%" not in shown
+    meter.advance(6 * 1024**2, BYTES)
+    assert "6.0 MB read, 1.5 MB/s" in out.getvalue()
+    meter.finish(BYTES)
+    assert out.getvalue().endswith("\n")
