@@ -172,7 +172,7 @@ class CallTracker(Observer):
         count = event.count
         call.chunks += count
         call.last_chunk_seq = event.seq + count - 1
-        call.last_chunk_time = event.time0 + sum(data["dt"]) if row else event.time
+        call.last_chunk_time = event.last_time if row else event.time
         if chunk_type == "usage":
             call.usage = _get(chunk, "usage")
         elif chunk_type == "finish":

@@ -1093,8 +1093,16 @@ class PackedRun(_RowView):
 
     @property
     def times(self) -> list[int | float]:
-        """Each member's time: time0 plus the gaps before it."""
+        """Each member's time: time0 plus the gaps before it; in the projected layout, which
+        has no times, none (0, as for every other event of that layout), whatever its gaps."""
+        if self.seq0 is None:
+            return [0] * self.count
         return list(accumulate(self.data["dt"], initial=self.time0))
+
+    @property
+    def last_time(self) -> int | float:
+        """The last member's time (0 in the projected layout)."""
+        return self.time0 + sum(self.data["dt"]) if self.seq0 is not None else 0
 
     def members(self) -> list[PackedMember]:
         times, seq, line = self.times, self.seq, self.line
