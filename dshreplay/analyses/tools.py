@@ -29,14 +29,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence, TypeVar
 
-from dshreplay.analyses.turns import Placed, Stored, TurnTracker
+from dshreplay.analyses.turns import TOOL_NOT_STARTED, TOOL_OUTCOME_UNKNOWN, Placed, Stored, TurnTracker
 from dshreplay.core.driver import Observer, Record, Run
 from dshreplay.jsvalues import MISSING, as_key, dig, is_number, is_time, shown
 
 __all__ = ["ToolCall", "Approval", "HookRun", "Closer", "ToolTracker", "ToolLedger"]
 
-TOOL_NOT_STARTED = "TOOL_NOT_STARTED"
-TOOL_OUTCOME_UNKNOWN = "TOOL_OUTCOME_UNKNOWN"
 COMPLETED, ERROR, NOT_STARTED, OUTCOME_UNKNOWN, UNREAD = (
     "completed", "error", "not started", "outcome unknown", "unread")
 TOOL_POINTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest"})

@@ -19,11 +19,11 @@ from dshreplay.analyses.calls import CallTracker, failed, finish_text
 from dshreplay.analyses.provenance import ShadowTracker
 from dshreplay.analyses.render import message_text, role_of, without_reasoning
 from dshreplay.analyses.tools import ToolLedger
-from dshreplay.analyses.turns import TurnSpans, turn_ending
+from dshreplay.analyses.turns import INTERRUPTED, TurnSpans, turn_ending
 from dshreplay.core.driver import STOP, Observer, Record, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
 from dshreplay.errors import DeriveError, FoldError, LineError
-from dshreplay.io.reader import Event, LogSource
+from dshreplay.io.reader import Event, LogSource, seed_length
 from dshreplay.jsvalues import as_text, utc_time
 
 __all__ = ["Entry", "transcript"]
@@ -33,10 +33,13 @@ __all__ = ["Entry", "transcript"]
 class Entry:
     """A message of the conversation, or a marker: a replacement where the
     model's view diverges ("replacement", with the replacing message), the end
-    of a turn ("turn-end") or a model call that failed ("failed-call")."""
+    of a turn ("turn-end"), a model call that failed ("failed-call"), where the
+    events dsh wrote to close an interrupted turn begin ("closers": what follows
+    up to the turn's end is dsh's, not the model's or a tool's), or where a
+    session's inherited or pre-crash history ends ("seed-end")."""
 
     seq: int
-    entry: str  # "message", "replacement", "turn-end", "failed-call" or "fold-failure"
+    entry: str  # "message", "replacement", "turn-end", "failed-call", "closers", "seed-end" or "fold-failure"
     type: str | None = None
     role: str | None = None
     time: str | None = None
@@ -46,6 +49,7 @@ class Entry:
     turn: object = None  # turn-end: the turn; failed-call: its turn
     call: int | None = None  # failed-call: the call's number (from 1)
     ending: str | None = None  # turn-end: turn_ending(); failed-call: finish_text(); fold-failure: why
+    end: int | None = None  # closers: the seq of the turn/end they end with
     tools: tuple[tuple[Any, Any], ...] = ()  # a tool result's (callId, tool) per result block, by the tool tracker
 
     def text(self, reasoning: bool = True) -> str:
@@ -60,8 +64,16 @@ class Entry:
     def marker_text(self) -> str:
         if self.entry == "fold-failure":
             return f"[the fold fails at seq {self.seq}: {self.kind} {self.ending}; nothing past this point]"
+        if self.entry == "closers":
+            return (f"[dsh closed interrupted turn {as_text(self.turn)} on loading the log after a crash: seqs "
+                    f"{self.seq}-{self.end} are its synthetic closers, not results of the tools]")
+        if self.entry == "seed-end":
+            if self.kind == "inherited":
+                return (f"[the history inherited from the parent session ends at seq {self.seq}; "
+                        "this session's own follows]")
+            return f"[the session was resumed at seq {self.seq}; what follows was logged after the restart]"
         if self.entry == "turn-end":
-            if self.ending == "interrupted":
+            if self.ending == INTERRUPTED:
                 return f"[turn {as_text(self.turn)} interrupted: the log ends inside it, after seq {self.seq}]"
             return f"[turn {as_text(self.turn)} ended: {self.ending} at seq {self.seq}]"
         if self.entry == "failed-call":
@@ -84,6 +96,12 @@ class Entry:
                     "finish": self.ending, "time": self.time, "text": self.marker_text()}
         if self.entry == "fold-failure":
             return {"seq": self.seq, "entry": self.entry, "code": self.kind, "message": self.ending,
+                    "text": self.marker_text()}
+        if self.entry == "closers":
+            return {"seq": self.seq, "entry": self.entry, "turn": self.turn, "endSeq": self.end,
+                    "text": self.marker_text()}
+        if self.entry == "seed-end":
+            return {"seq": self.seq, "entry": self.entry, "kind": self.kind, "time": self.time,
                     "text": self.marker_text()}
         return {"seq": self.seq, "entry": self.entry, "type": self.type, "role": self.role, "time": self.time,
                 **self._calls(), "text": self.text(reasoning), "message": self.message}
@@ -110,6 +128,9 @@ class TranscriptBuilder(Observer):
         self.entries: list[Entry] = []
         self.failures: list[FoldError | LineError] = run.fold_errors
         self.ended = False  # the fold failed: the marker is written
+        # what a session/end-seed ends: a fork child's inherited history, or a crashed session's before its resume
+        self.seed = "inherited" if seed_length(run.header) is not None or run.header.get("parentSession") \
+            is not None else "resumed"
 
     def observe(self, record: Record) -> None:
         if self.failures:
@@ -135,6 +156,8 @@ class TranscriptBuilder(Observer):
             data = _data(item)
             self.entries.append(Entry(item.seq, "turn-end", time=utc_time(item.time), turn=data.get("turn"),
                                       ending=turn_ending(data.get("reason"))))
+        elif kind == "session/end-seed":
+            self.entries.append(Entry(item.seq, "seed-end", time=utc_time(item.time), kind=self.seed))
         elif kind == "assistant/chunk":
             call = record.call
             if call is not None and call.finish_seq == item.seq and failed(call.finish):
@@ -145,12 +168,27 @@ class TranscriptBuilder(Observer):
         return self.tools.names(item.seq, message) if kind == "tool/result" else ()
 
     def finish(self, run: Run) -> None:
+        self._mark_closers()
         if run.fold_errors:
             self._end()
             return
         last = self.turns.turns[-1] if self.turns.turns else None
         if run.complete and last is not None and last.is_open and run.last_seq is not None:
             self.entries.append(Entry(run.last_seq, "turn-end", turn=last.turn, ending="interrupted"))
+
+    def _mark_closers(self) -> None:
+        """A "closers" marker before the first event dsh wrote to close each turn it closed on load."""
+        marks = [Entry(t.closers, "closers", turn=t.turn, end=t.end) for t in self.turns.turns
+                 if t.closers is not None and t.end is not None]
+        if not marks:
+            return
+        entries, merged, k = self.entries, [], 0
+        for mark in marks:  # (both in seq order; a marker goes before the entries of its seq)
+            while k < len(entries) and entries[k].seq < mark.seq:
+                merged.append(entries[k])
+                k += 1
+            merged.append(mark)
+        self.entries = merged + entries[k:]
 
     def _end(self) -> None:
         if not self.ended:

@@ -16,8 +16,15 @@ from dshreplay.jsvalues import as_text, is_time
 
 __all__ = ["TurnTracker", "TurnSpans", "Span"]
 
+INTERRUPTED = "interrupted"  # a turn the log ends inside (a crash, or a session still running)
+CLOSED_BY_DSH = "interrupted, closed by dsh"  # a turn dsh closed on load after a crash: its logged turn/end
 NOT_ENDED = "not ended"  # a turn the next turn/start left without its turn/end
 UNKNOWN = "unknown"  # a turn open where the fold fails: how it ended is past the answer
+
+# The codes of the tool/result errors dsh writes to close an interrupted turn (FORMAT.md section 8):
+TOOL_NOT_STARTED = "TOOL_NOT_STARTED"  # only asked for
+TOOL_OUTCOME_UNKNOWN = "TOOL_OUTCOME_UNKNOWN"  # a tool/call was recorded: it may have had side effects
+CLOSER_CODES = frozenset({TOOL_NOT_STARTED, TOOL_OUTCOME_UNKNOWN})
 
 
 class Placed(Protocol):
@@ -64,6 +71,7 @@ class Span:
     end_time: object = 0
     reason: object = None  # a turn's turn/end reason, as logged ({"kind": ...})
     cut: int | None = None  # a turn with no turn/end: the seq of the turn/start that opened the next one
+    closers: int | None = None  # a turn dsh closed on load: the seq where its closers begin (see TurnSpans)
 
     @property
     def is_open(self) -> bool:
@@ -84,7 +92,7 @@ class Span:
         """How a turn ended (see `turn_ending`); "interrupted" when the log ends inside it, "not ended"
         when the next turn starts without its turn/end."""
         if self.end is None:
-            return "interrupted" if self.cut is None else NOT_ENDED
+            return INTERRUPTED if self.cut is None else NOT_ENDED
         return turn_ending(self.reason)
 
     def ending_read(self, fold_failed: bool) -> str:
@@ -99,9 +107,12 @@ class Span:
 
 
 def turn_ending(reason: Any) -> str:
-    """A turn/end reason in words: completed, error CODE, aborted by WHO, or its own kind."""
+    """A turn/end reason in words: completed, error CODE, aborted by WHO, "interrupted, closed by dsh"
+    (the reason only dsh's closers write, on loading a log that ends inside a turn), or its own kind."""
     reason = reason if type(reason) is dict else {}
     kind = reason.get("kind")
+    if kind == "interrupted":
+        return CLOSED_BY_DSH
     if kind == "error":
         error = reason.get("error")
         code = error.get("code") if type(error) is dict else None
@@ -204,10 +215,24 @@ class TurnSpans(TurnTracker):
     (`turns`, `steps`, in log order): what a pass that reports them requires;
     a pass that only checks rules keeps none."""
 
+    handlers = {**TurnTracker.handlers, "tool/result": "tool_result"}
+
     def begin(self, run: Run) -> None:
         super().begin(run)
         self.turns: list[Span] = []
         self.steps: list[Span] = []
+        self._closing_run: tuple[int, int] | None = None  # (first, last) seq of adjacent closer-like events
+
+    def _closer_like(self, seq: int) -> None:
+        """A synthetic tool/result or a step/end at `seq`: it extends the run of them it is adjacent to."""
+        run = self._closing_run
+        self._closing_run = (run[0] if run is not None and run[1] == seq - 1 else seq, seq)
+
+    def tool_result(self, record: Record) -> None:
+        item: Stored = record.item
+        error = _data(item).get("error")
+        if type(error) is dict and error.get("code") in CLOSER_CODES:
+            self._closer_like(item.seq)
 
     def step_start(self, record: Record) -> None:
         super().step_start(record)
@@ -218,6 +243,7 @@ class TurnSpans(TurnTracker):
         steps = self.steps
         if steps and steps[-1].end is None:
             steps[-1].end, steps[-1].end_time = record.item.seq, record.item.time
+        self._closer_like(record.item.seq)
         super().step_end(record)
 
     def turn_start(self, record: Record) -> None:
@@ -234,4 +260,7 @@ class TurnSpans(TurnTracker):
             item: Stored = record.item
             turns[-1].end, turns[-1].end_time = item.seq, item.time
             turns[-1].reason = _data(item).get("reason")
+            if turns[-1].ending == CLOSED_BY_DSH:  # dsh's closers: the synthetic results and step/end just before
+                run = self._closing_run
+                turns[-1].closers = run[0] if run is not None and run[1] == item.seq - 1 else item.seq
         super().turn_end(record)

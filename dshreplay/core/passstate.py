@@ -83,9 +83,10 @@ class _Unpickler(pickle.Unpickler):
         raise StateError(f"a pass's state holds no {module}.{name}")
 
 
-KEY_TAG = b"dshreplay pass state v3\n"  # the version of what a state holds: a state kept by a dshreplay whose
+KEY_TAG = b"dshreplay pass state v4\n"  # the version of what a state holds: a state kept by a dshreplay whose
 # trackers had other attributes or meanings (v1: before ToolTracker._results and Span.cut; v2: before the
-# ledger forgot a turn's calls at its end) then does not open (StateError) and the log is read whole, instead
+# ledger forgot a turn's calls at its end; v3: before Span.closers and TurnSpans' run of closers) then does
+# not open (StateError) and the log is read whole, instead
 # of a resumed pass failing on an attribute its state lacks or joining a later event to an earlier turn's call
 
 

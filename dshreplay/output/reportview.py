@@ -24,11 +24,9 @@ from dshreplay.analyses.tools import (
     COMPLETED,
     ERROR,
     NOT_STARTED,
-    TOOL_NOT_STARTED,
-    TOOL_OUTCOME_UNKNOWN,
     ToolCall,
 )
-from dshreplay.analyses.turns import Span
+from dshreplay.analyses.turns import CLOSED_BY_DSH, INTERRUPTED, TOOL_NOT_STARTED, TOOL_OUTCOME_UNKNOWN, Span
 from dshreplay.jsvalues import as_text, is_time, shown, utc_time
 from dshreplay.output.callrecords import elapsed_ms
 
@@ -270,7 +268,8 @@ def headline(problems: Sequence[_Item]) -> str:
         counts[key] = counts.get(key, 0) + 1
     parts = [counted(counts[(kind, status)], one, many)
              for kind, status, one, many in HEADLINES if (kind, status) in counts]
-    parts += [f"interrupted: the log ends inside turn {ident(i.what.turn)}" for i in problems
+    parts += [f"interrupted: the log ends inside turn {ident(i.what.turn)}" if i.what.ending == INTERRUPTED
+              else f"turn {ident(i.what.turn)} {i.what.ending}" for i in problems
               if i.status == "interrupted" and isinstance(i.what, Span)]
     return ", ".join(parts)
 
@@ -334,7 +333,7 @@ def _ms(value: object) -> float | None:
     return value if isinstance(value, (int, float)) and is_time(value) else None
 
 
-TURN_STATUS = {"completed": "ok", "interrupted": "interrupted"}
+TURN_STATUS = {"completed": "ok", INTERRUPTED: "interrupted", CLOSED_BY_DSH: "interrupted"}
 
 
 def turn_status(ending: str) -> str:

@@ -99,6 +99,39 @@ class LogBuilder:
         self.step_open = False
         return self.add("step/end", {"turn": self.turn, "step": self.step})
 
+    def resume_after_crash(self) -> tuple[int, int]:
+        """What dsh appends when it loads a log that ends inside a turn, then resumes it (FORMAT.md
+        sections 8 and 9): an error tool/result for each call of the open step left unanswered
+        (TOOL_OUTCOME_UNKNOWN after its tool/call, TOOL_NOT_STARTED when only asked for), step/end,
+        turn/end `interrupted`, then session/end-seed. (The seq of the first closer, of the end-seed.)"""
+        start = max(i for i, e in enumerate(self.events) if e["type"] == "step/start")
+        asked: dict[str, int] = {}
+        called: dict[str, int] = {}
+        for e in self.events[start:]:
+            if e["type"] == "assistant/message":
+                for block in e["data"]["message"]["content"]:
+                    if block["type"] == "tool-call":
+                        asked.setdefault(block["id"], e["seq"])
+            elif e["type"] == "tool/call":
+                called[e["data"]["callId"]] = e["seq"]
+            elif e["type"] == "tool/result":
+                call_id = e["data"]["message"]["source"]["callId"]
+                asked.pop(call_id, None)
+                called.pop(call_id, None)
+        first = self.next_seq
+        for call_id, cites in asked.items():
+            known = call_id in called
+            code = "TOOL_OUTCOME_UNKNOWN" if known else "TOOL_NOT_STARTED"
+            message = {"id": f"interrupted-tool-result-{call_id}", "role": "user",
+                       "source": {"kind": "tool", "callId": call_id},
+                       "content": [{"type": "tool-result", "toolCallId": call_id, "isError": True,
+                                    "content": [{"type": "text", "text": f"The tool call was interrupted ({code})."}]}]}
+            self.add("tool/result", {"turn": self.turn, "step": self.step, "message": message,
+                                     "error": {"name": "ToolInterruptedError", "code": code}},
+                     sourceEventSeqs=[called.get(call_id, cites)], surfaceOp="append")
+        self.end_turn("interrupted")
+        return first, self.add("session/end-seed", {})
+
     def request_header(self, reason: str = "initial", system: str = "You are a coding agent.",
                        tools: list[dict[str, Any]] | None = None) -> int:
         tools = tools if tools is not None else [

@@ -39,3 +39,80 @@ def test_a_time_filter_on_a_projected_log_with_packed_rows_is_a_usage_error(cli,
         result = cli("events", log, "--since", since, expect=2)
         assert result.stderr == (f"dshreplay: usage error: {log}: since on a log without times (a projected log "
                                  "has none): leave out since and until\n")
+
+
+def _resumed(tmp_path):
+    """A session dsh resumed after a crash inside turn 2 (a tool call recorded, no result), then turn 3."""
+    b = LogBuilder("resumed")
+    b.start_turn()
+    b.start_step()
+    b.user("first")
+    b.assistant("done")
+    assert b.end_turn() == 13  # (turn 1: 0 turn/start, 1 step/start, 2 user, 3-10 chunks, 11 message, 12 step/end)
+    b.start_turn()
+    b.start_step()
+    b.user("run it")
+    b.assistant("", calls=[("call_1", "bash", '{"command": "make"}')])
+    b.tool_call("call_1", "bash", '{"command": "make"}')
+    closers, end_seed = b.resume_after_crash()
+    b.start_turn()
+    b.start_step()
+    b.user("go on")
+    b.assistant("all good")
+    b.end_turn()
+    return b.write(tmp_path / "resumed.jsonl"), closers, end_seed
+
+
+def test_a_resumed_session_says_dsh_closed_the_turn_and_where_its_closers_and_the_resume_are(cli, tmp_path):
+    # transcript said "[turn 2 interrupted: the log ends inside it, after seq N]" right before turn 3's
+    # user message, and dsh's synthetic tool result read as the tool's own error
+    log, closers, end_seed = _resumed(tmp_path)
+    turn_end = end_seed - 1
+    entries = cli("transcript", log, "--json").json()
+    markers = [(e["entry"], e["seq"], e["text"]) for e in entries if e["entry"] != "message"]
+    assert markers == [
+        ("turn-end", 13, "[turn 1 ended: completed at seq 13]"),
+        ("closers", closers, f"[dsh closed interrupted turn 2 on loading the log after a crash: seqs {closers}-"
+                             f"{turn_end} are its synthetic closers, not results of the tools]"),
+        ("turn-end", turn_end, f"[turn 2 ended: interrupted, closed by dsh at seq {turn_end}]"),
+        ("seed-end", end_seed, f"[the session was resumed at seq {end_seed}; what follows was logged after the "
+                               "restart]"),
+        ("turn-end", entries[-1]["seq"], f"[turn 3 ended: completed at seq {entries[-1]['seq']}]"),
+    ]
+    assert [e["seq"] for e in entries] == sorted(e["seq"] for e in entries)
+    closer = next(e for e in entries if e["entry"] == "closers")
+    assert closer["turn"] == 2 and closer["endSeq"] == turn_end
+    # the synthetic result comes after the closers marker
+    result = next(e for e in entries if e["entry"] == "message" and e["type"] == "tool/result")
+    assert result["seq"] == closers
+
+
+def test_every_surface_tells_a_turn_dsh_closed_on_resume_the_same_way(cli, tmp_path):
+    log, closers, end_seed = _resumed(tmp_path)
+    endings = ["completed", "interrupted, closed by dsh", "completed"]
+    inspected = cli("inspect", log, "--json").json()
+    assert [t["ending"] for t in inspected["turnEndings"]] == endings
+    assert inspected["lastTurn"] == "completed" and inspected["interrupted"] is False
+    assert cli("stats", log, "--json").json()["sessions"][0]["turnEndings"] == endings
+    cli("export", log, "--out", tmp_path / "b", "--no-default-redaction", "--timestamp", "2026-01-01T00:00:00Z")
+    [report] = (tmp_path / "b").rglob("report.html")
+    html = report.read_text()
+    assert "the log ends inside turn" not in html
+    assert "turn 2 interrupted, closed by dsh" in html
+    [md] = (tmp_path / "b").rglob("transcript.md")
+    assert "the log ends inside" not in md.read_text()
+    assert "[dsh closed interrupted turn 2 on loading the log after a crash" in md.read_text()
+
+
+def test_a_fork_childs_transcript_marks_where_its_inherited_history_ends(cli, tmp_path):
+    from dshreplay.testing.samples import fork_child
+    b = fork_child()
+    log = b.write(tmp_path / "child.jsonl")
+    seed = b.header["seedLength"]
+    entries = cli("transcript", log, "--json").json()
+    [mark] = [e for e in entries if e["entry"] == "seed-end"]
+    assert mark["seq"] == seed and mark["kind"] == "inherited"
+    assert mark["text"] == (f"[the history inherited from the parent session ends at seq {seed}; this session's "
+                            "own follows]")
+    assert all(e["seq"] < seed for e in entries[:entries.index(mark)])
+    assert all(e["seq"] > seed for e in entries[entries.index(mark) + 1:])
