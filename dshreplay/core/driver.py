@@ -154,7 +154,8 @@ class Run:
     fold: SurfaceFold
     fold_errors: list[FoldError | LineError] = field(default_factory=list)  # FoldErrors and LineErrors, in log order
     complete: bool = False  # read to the end (not stopped early)
-    event_count: int | None = None  # set when complete
+    event_count: int | None = None  # set when complete: the seqs read (missing ones, in a gap, included)
+    missing: int = 0  # set when complete: seqs below event_count that no line holds
     lines: int = 0
     torn_tail: TornTail | None = None
     final_newline: bool = True
@@ -357,6 +358,7 @@ def run_pass(source: LogSource, observers: Iterable[Observer] = (), *, on_fold_e
                 run.complete = True
                 run.last_item = record.item if readers else None
                 run.event_count = reader.event_count
+                run.missing = reader.missing
                 run.lines = reader.lines
                 run.torn_tail = reader.torn_tail
                 run.hidden_frame = reader.textless_frame

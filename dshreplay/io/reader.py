@@ -337,6 +337,7 @@ class LogReader:
         self.textless_frame: tuple[int, int] | None = None  # (offset, bytes) of the first zstd frame with no text
         self.raw: bytes | None = None  # the line of the record just yielded
         self.event_count = 0
+        self.missing = 0  # seqs below event_count that no line holds (gaps in the written seqs)
         self.lines = 0
         self.final_newline = True
         self._header: JSONObject | None = None
@@ -631,6 +632,8 @@ class LogReader:
         held: tuple[Event | PackedRun, bytes, JSONValue] | None = None  # (item, raw, written seq) of a record not
         # at its place, until the next one is read
         early: dict[int, tuple[Event | PackedRun, bytes]] = {}  # seq -> (item, raw): records read before their place
+        mixed = False  # a record without a written seq was read: seqs are positions (FORMAT.md section 3), so a
+        # written seq that disagrees is wrong where it lies and numbers nothing after it
 
         def place(following: JSONValue) -> Iterator[Item]:
             """Give the held record, now that the next record's written seq is known."""
@@ -643,7 +646,7 @@ class LogReader:
             written = _as_seq(written_value)
             if written is not None and written >= expected + 1_000_000:
                 written = None  # (no log jumps so far: a damaged number)
-            if written is None or after == expected + count:  # the numbering goes on from its place
+            if written is None or after == expected + count or mixed:  # the numbering goes on from its place
                 item.fault = (Fault.WRONG_SEQ, expected, after)
                 self.raw = raw
                 yield item
@@ -659,6 +662,7 @@ class LogReader:
                 item.seq = written
                 self.raw = raw
                 yield item
+                self.missing += written - seq
                 seq = written + count
             else:
                 item.seq = written
@@ -682,6 +686,7 @@ class LogReader:
                     continue
                 if first > seq:
                     item.fault = (Fault.GAP, seq, None)
+                    self.missing += first - seq
                 yield item
                 seq = first + item.count
 
@@ -726,10 +731,13 @@ class LogReader:
                 if kind.__class__ is str and kind not in given and rec.keys().isdisjoint(surface_fields):
                     if kind not in row_tags:
                         written = rec.get("seq", MISSING)
+                        if written is MISSING:
+                            mixed = True
                         counted = written is MISSING or (written == seq and written.__class__ is not bool)
                     else:  # a packed row, checked exactly: counted whole when at its place
                         try:
                             run = expand_row(rec, kind, seq, lineno, path)
+                            mixed = mixed or run.seq0 is None
                             counted = run.count if run.seq0 is None or run.seq0 == seq else 0
                         except LineError:
                             counted = 0  # (read again below, where its error is raised or recovered)
@@ -758,7 +766,9 @@ class LogReader:
                 rec = transform(rec, raw)
             tag = rec.get("type")
             if held is not None:
-                yield from place(_written(rec))
+                following = _written(rec)
+                mixed = mixed or following is MISSING
+                yield from place(following)
             resumed = resync
             if resync is not None:
                 written = _written(rec)
@@ -780,7 +790,9 @@ class LogReader:
                 item.offset = offset
                 if resumed is not None:
                     item.fault = (Fault.RESUMED, resumed, None)
-                elif align and item.seq0 is not None and item.seq0 != seq:
+                elif align and item.seq0 is None:
+                    mixed = True
+                elif align and item.seq0 != seq:
                     held = (item, raw, item.seq0)
                     continue
                 self.raw = raw
@@ -794,7 +806,9 @@ class LogReader:
                 item.fault = (Fault.RESUMED, resumed, None)
             elif align:
                 written = rec.get("seq", MISSING)
-                if written is not MISSING and (written != seq or type(written) is bool):
+                if written is MISSING:
+                    mixed = True
+                elif written != seq or type(written) is bool:
                     held = (item, raw, written)
                     continue
             self.raw = raw

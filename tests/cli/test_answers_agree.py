@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 import io
 
+import orjson
+
 from dshreplay.testing.samples import LogBuilder
 
 
@@ -116,3 +118,54 @@ def test_a_fork_childs_transcript_marks_where_its_inherited_history_ends(cli, tm
                             "own follows]")
     assert all(e["seq"] < seed for e in entries[:entries.index(mark)])
     assert all(e["seq"] > seed for e in entries[entries.index(mark) + 1:])
+
+
+def _mixed_with_a_wrong_seq(tmp_path):
+    """multi_turn's events, every other record in the projected layout (no seq, no time), and the
+    record on line 23 (seq 21 by position) written with seq 24."""
+    from dshreplay.testing.samples import multi_turn
+    b = multi_turn()
+    records = b.records(layout="runtime")
+    lines = [orjson.dumps(b.header)]
+    for k, rec in enumerate(records):
+        rec = dict(rec)
+        if k % 2 == 0:
+            del rec["seq"], rec["time"]
+        elif k == 21:
+            rec["seq"] = 24
+        lines.append(orjson.dumps(rec))
+    log = tmp_path / "mixed.jsonl"
+    log.write_bytes(b"\n".join(lines) + b"\n")
+    return log, len(records)
+
+
+def test_a_wrong_explicit_seq_in_a_mixed_log_is_one_error_and_later_seqs_stay_positions(cli, tmp_path):
+    # the checker renumbered from the bad line's seq: every later finding was 3 seqs off, 12 follow-on
+    # errors, and the summary said 66 events for a file of 63
+    log, count = _mixed_with_a_wrong_seq(tmp_path)
+    report = cli("validate", log, "--json", expect=1).json()["files"][0]
+    assert report["events"] == count == 63
+    assert [(f["code"], f["seq"], f["line"], f["message"]) for f in report["findings"]] == [
+        ("DSH-E101", 21, 23, "seq 24 is not contiguous; expected 21: the line's seq is wrong (taken as seq 21)"),
+        ("DSH-N009", None, None, "the file mixes runtime records (with seq/time) and projected records (without)"),
+    ]
+    # events.csv carried the shifted seqs: each line's seq is its position
+    cli("export", log, "--out", tmp_path / "b", "--no-default-redaction", "--timestamp", "2026-01-01T00:00:00Z",
+        expect=1)
+    [events_csv] = (tmp_path / "b").rglob("events.csv")
+    table = list(csv.DictReader(io.StringIO(events_csv.read_text())))
+    assert [(int(r["seq"]), int(r["line"])) for r in table] == [(seq, seq + 2) for seq in range(count)]
+
+
+def test_a_runtime_log_missing_one_seq_counts_the_events_it_holds(cli, tmp_path):
+    # validate said 63 events for a file of 62 (the missing seq counted)
+    from dshreplay.testing.samples import multi_turn
+    b = multi_turn()
+    lines = [orjson.dumps(b.header)] + [orjson.dumps(r) for r in b.records(layout="runtime")]
+    del lines[21]  # seq 20
+    log = tmp_path / "gap.jsonl"
+    log.write_bytes(b"\n".join(lines) + b"\n")
+    report = cli("validate", log, "--json", expect=1).json()["files"][0]
+    assert report["events"] == len(lines) - 1 == 62
+    assert report["findings"][0]["message"] == ("seq 21 is not contiguous; expected 20: seq 20 is missing "
+                                                "(checking goes on from seq 21)")
