@@ -39,7 +39,8 @@ class Entry:
     session's inherited or pre-crash history ends ("seed-end")."""
 
     seq: int
-    entry: str  # "message", "replacement", "turn-end", "failed-call", "closers", "seed-end" or "fold-failure"
+    entry: str  # "message", "replacement", "turn-end", "failed-call", "closers", "seed-end", "torn-tail" or
+    # "fold-failure"
     type: str | None = None
     role: str | None = None
     time: str | None = None
@@ -64,6 +65,8 @@ class Entry:
     def marker_text(self) -> str:
         if self.entry == "fold-failure":
             return f"[the fold fails at seq {self.seq}: {self.kind} {self.ending}; nothing past this point]"
+        if self.entry == "torn-tail":
+            return f"[line {self.end}: {self.ending}; the transcript ends at seq {self.seq}]"
         if self.entry == "closers":
             return (f"[dsh closed interrupted turn {as_text(self.turn)} on loading the log after a crash: seqs "
                     f"{self.seq}-{self.end} are its synthetic closers, not results of the tools]")
@@ -100,6 +103,8 @@ class Entry:
         if self.entry == "closers":
             return {"seq": self.seq, "entry": self.entry, "turn": self.turn, "endSeq": self.end,
                     "text": self.marker_text()}
+        if self.entry == "torn-tail":
+            return {"seq": self.seq, "entry": self.entry, "line": self.end, "text": self.marker_text()}
         if self.entry == "seed-end":
             return {"seq": self.seq, "entry": self.entry, "kind": self.kind, "time": self.time,
                     "text": self.marker_text()}
@@ -175,6 +180,10 @@ class TranscriptBuilder(Observer):
         last = self.turns.turns[-1] if self.turns.turns else None
         if run.complete and last is not None and last.is_open and run.last_seq is not None:
             self.entries.append(Entry(run.last_seq, "turn-end", turn=last.turn, ending="interrupted"))
+        tail = run.torn_tail
+        if run.complete and tail is not None:  # (the transcript reaches the last whole line, and says so)
+            seq = -1 if run.last_seq is None else run.last_seq
+            self.entries.append(Entry(seq, "torn-tail", end=tail.line, ending=tail.describe()))
 
     def _mark_closers(self) -> None:
         """A "closers" marker before the first event dsh wrote to close each turn it closed on load."""

@@ -40,8 +40,10 @@ def fold(log: str, at: int | None, output: Output) -> None:
     The table lists each surface node: the number of its message (from 1;
     - for a node that yields none), seq, role, how it entered, size in bytes,
     start of its text. --json prints {"seq", "nodes", "replacements",
-    "messages"}: the messages exactly as dsh folds them, and each node as
-    {"seq", "message"}, the number of its message in "messages" (or null).
+    "messages", "tornTail"}: the messages exactly as dsh folds them, each
+    node as {"seq", "message"}, the number of its message in "messages" (or
+    null), and tornTail {"line", "offset", "bytes"} when the view of the
+    whole log reaches only the last whole line (else null).
     """
     report = open_log(log).fold(at)
     reporter_for(output).fold(report)

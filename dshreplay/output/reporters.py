@@ -439,10 +439,11 @@ def fold_json(report: FoldReport) -> dict[str, Any]:
         return {"seq": report.seq, "error": error_json(report.error),
                 "nodes": [{"seq": seq, "message": None} for seq in state.nodes],
                 "replacements": [r.to_json() for r in state.replacements], "messages": None}
+    tail = report.torn_tail  # (a view of the whole log read up to a torn last line: it reaches no further)
     return {"seq": report.seq,
             "nodes": [{"seq": seq, "message": n} for seq, n, _ in numbered(report.node_messages or [])],
             "replacements": [r.to_json() for r in state.replacements],
-            "messages": report.messages}
+            "messages": report.messages, "tornTail": None if tail is None else tail.to_json()}
 
 
 def health_facts(health: Health) -> dict[str, Any]:

@@ -169,3 +169,31 @@ def test_a_runtime_log_missing_one_seq_counts_the_events_it_holds(cli, tmp_path)
     assert report["events"] == len(lines) - 1 == 62
     assert report["findings"][0]["message"] == ("seq 21 is not contiguous; expected 20: seq 20 is missing "
                                                 "(checking goes on from seq 21)")
+
+
+def test_a_torn_tail_is_said_inside_the_answers_not_only_on_stderr(cli, tmp_path):
+    # transcript LOG > file ended as if the log were whole, and fold --json carried no torn-tail field
+    b = LogBuilder("torn")
+    b.start_turn()
+    b.start_step()
+    b.user("hello")
+    b.assistant("hi")
+    b.end_turn()
+    whole = b.to_bytes()
+    torn = whole + b'{"type":"user/message","seq":'
+    log = tmp_path / "torn.jsonl"
+    log.write_bytes(torn)
+    last = b.next_seq - 1
+    lines = whole.count(b"\n")
+    tail = {"line": lines + 1, "offset": len(whole), "bytes": len(torn) - len(whole)}
+    why = (f"torn tail: last line has no newline and does not parse; {tail['bytes']} bytes lost at byte offset "
+           f"{tail['offset']}")
+    assert cli("fold", log, "--json").json()["tornTail"] == tail
+    assert cli("fold", log, "--at", 2, "--json").json()["tornTail"] is None  # (a view before the tail: whole)
+    (tmp_path / "whole.jsonl").write_bytes(whole)
+    assert cli("fold", tmp_path / "whole.jsonl", "--json").json()["tornTail"] is None
+    entries = cli("transcript", log, "--json").json()
+    assert entries[-1] == {"seq": last, "entry": "torn-tail", "line": lines + 1,
+                           "text": f"[line {lines + 1}: {why}; the transcript ends at seq {last}]"}
+    text = cli("transcript", log).stdout
+    assert text.rstrip().endswith(f"[line {lines + 1}: {why}; the transcript ends at seq {last}]")

@@ -10,15 +10,15 @@ import orjson
 from conftest import SAMPLES
 
 
-def test_json_output_is_exactly_seq_nodes_replacements_messages(cli, builder, write_log):
+def test_json_output_is_exactly_seq_nodes_replacements_messages_torn_tail(cli, builder, write_log):
     b = builder()
     first = b.user("hello")
     second = b.user("again")
     summary = b.compaction(first, second, "greetings")
     path = write_log(b)
     out = cli("fold", path, "--json").json()
-    assert list(out) == ["seq", "nodes", "replacements", "messages"]
-    assert out["seq"] == len(b.events) - 1
+    assert list(out) == ["seq", "nodes", "replacements", "messages", "tornTail"]
+    assert out["seq"] == len(b.events) - 1 and out["tornTail"] is None
     assert out["nodes"] == [{"seq": summary, "message": 1}]
     assert out["replacements"] == [{"seq": summary, "start": first, "end": second,
                                     "shadowedSeqs": [first, second]}]
