@@ -108,11 +108,17 @@ def usage(paths: tuple[str, ...], db: Path | None, by: str, prices: str | None, 
     """Tokens (input, output, cache read and write), model calls, failed calls
     by error code, retries, compactions and, with --prices, cost: by day,
     week, month, session or model, over logs (PATHs: files, session
-    folders, store roots) or an index database (--db). A fork's seed is
-    counted once, in its parent. A log whose fold fails is counted whole,
-    as logged, and named on stderr with how many of its calls lie past the
-    failure (exit 1). Exit 2 when a log cannot be read (the others are
-    counted).
+    folders, store roots) or an index database (--db). Every model call is
+    counted, the auxiliary ones too (compaction summaries, session titles,
+    web searches), where `stats` counts the main loop's calls and gives the
+    auxiliary ones apart (auxiliaryCalls). A fork's seed is counted once, in its parent; a
+    session given twice (a log and its zstd twin) is counted once, from the
+    first log, and the other is named on stderr. A log whose fold fails is
+    counted whole, as logged, and named on stderr with how many of its calls
+    lie past the failure (exit 1). Exit 2 when a log cannot be read (the
+    others are counted).
+
+    Example: dshreplay usage ~/.dsh/sessions --by model --prices prices.toml
     """
     from dshreplay.io.store import discover
     from dshreplay.output.usage import load_prices, rows_from_db, rows_from_logs, usage_report
@@ -130,6 +136,8 @@ def usage(paths: tuple[str, ...], db: Path | None, by: str, prices: str | None, 
     reporter_for(output).usage(report)
     for failure in report.fold_failures:
         click.echo(f"dshreplay: {safe_text(failure.log)}: {failure.describe()}", err=True)
+    for duplicate in report.duplicates:
+        click.echo(f"dshreplay: {safe_text(duplicate.log)}: {safe_text(duplicate.describe())}", err=True)
     for log, why in unreadable:
         click.echo(f"dshreplay: unreadable: {safe_text(log)}: {safe_text(why or '')}", err=True)
     if unreadable:

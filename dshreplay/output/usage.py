@@ -37,7 +37,7 @@ from dshreplay.core.mapper import Mapper
 from dshreplay.errors import UsageError
 from dshreplay.io.reader import read_small_file
 from dshreplay.io.store import log_files
-from dshreplay.jsvalues import as_text, is_number, shown
+from dshreplay.jsvalues import as_key, as_text, is_number, shown
 from dshreplay.options import Options
 from dshreplay.output.redact import Redactor
 from dshreplay.output.rows import TABLES, index_log
@@ -102,6 +102,22 @@ class FoldFailure:
                 f"lie past it, counted as logged (`stats` stops at seq {self.answered_up_to}; `validate` says why)")
 
 
+@dataclass(frozen=True)
+class Duplicate:
+    """A log of a session another log given holds too (the same session id: a log and its zstd twin, a
+    copy): its calls are not counted again."""
+
+    log: str
+    same_as: str  # the log the session is counted from (the first given)
+    session_id: Any
+
+    def to_json(self) -> dict[str, Any]:
+        return {"log": self.log, "sameAs": self.same_as, "sessionId": self.session_id}
+
+    def describe(self) -> str:
+        return f"the same session ({shown(self.session_id, 80)}) as {self.same_as}: counted once, from that log"
+
+
 @dataclass
 class UsageReport:
     by: str
@@ -110,10 +126,33 @@ class UsageReport:
     priced: bool  # prices were given
     unpriced: list[str]  # models used with no price
     fold_failures: list[FoldFailure] = field(default_factory=list)  # in the order of their logs
+    duplicates: list[Duplicate] = field(default_factory=list)  # logs of a session counted from another log
 
     def to_json(self) -> dict[str, Any]:
         return {"by": self.by, "rows": [r.to_json() for r in self.rows], "total": self.total.to_json(),
-                "unpricedModels": self.unpriced, "foldFailures": [f.to_json() for f in self.fold_failures]}
+                "unpricedModels": self.unpriced, "foldFailures": [f.to_json() for f in self.fold_failures],
+                "duplicates": [d.to_json() for d in self.duplicates]}
+
+
+class _Sessions:
+    """Which log each session id is counted from: the first log that holds it."""
+
+    def __init__(self) -> None:
+        self.first: dict[Any, str] = {}
+        self.duplicates: dict[str, Duplicate] = {}
+
+    def counted(self, row: Row) -> bool:
+        """Whether a row of this log is counted (False: its session is counted from another log)."""
+        session, log = row["session_id"], row["log"]
+        if session is None:
+            return True
+        key = as_key(session)
+        first = self.first.setdefault(key, log)
+        if first == log:
+            return True
+        if log not in self.duplicates:
+            self.duplicates[log] = Duplicate(log, first, session)
+        return False
 
 
 # -- prices ---------------------------------------------------------------------
@@ -187,13 +226,14 @@ def usage_report(calls: Iterable[Row], compactions: Iterable[Row], by: str, *, s
     total = UsageRow("(total)")
     unpriced: set[str] = set()
     failures = {log: FoldFailure(log, up_to) for log, up_to in sorted((answered or {}).items())}
+    sessions = _Sessions()
 
     def inside(ms: int | None) -> bool:
         return (since is None or (ms is not None and ms >= since)) and (until is None or (ms is not None
                                                                                          and ms <= until))
 
     for call in calls:
-        if call["inherited"] or not inside(call["first_chunk_at"]):
+        if not sessions.counted(call) or call["inherited"] or not inside(call["first_chunk_at"]):
             continue
         key = _key(by, call)
         row = groups.get(key)
@@ -210,7 +250,7 @@ def usage_report(calls: Iterable[Row], compactions: Iterable[Row], by: str, *, s
             failure.past += call["seq"] is not None and call["seq"] > failure.answered_up_to
     if by != "model":
         for bracket in compactions:
-            if bracket["inherited"] or not inside(bracket["started_at"]):
+            if not sessions.counted(bracket) or bracket["inherited"] or not inside(bracket["started_at"]):
                 continue
             call = {"session_id": bracket["session_id"], "log": bracket["log"], "first_chunk_at": bracket["started_at"]}
             key = _key(by, call)
@@ -223,7 +263,8 @@ def usage_report(calls: Iterable[Row], compactions: Iterable[Row], by: str, *, s
         for row in (*groups.values(), total):
             row.cost = None
     rows = [groups[k] for k in sorted(groups, key=lambda k: (k == NO_TIME, k))]
-    return UsageReport(by, rows, total, prices is not None, sorted(unpriced), list(failures.values()))
+    return UsageReport(by, rows, total, prices is not None, sorted(unpriced), list(failures.values()),
+                       sorted(sessions.duplicates.values(), key=lambda d: d.log))
 
 
 def _add(row: UsageRow, call: Row, price: dict[str, float] | None) -> None:

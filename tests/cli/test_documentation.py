@@ -122,6 +122,7 @@ def test_readme_names_every_key_of_inspect_and_usage_json(cli, builder, write_lo
     log = write_log(b)
     assert set(cli("inspect", log, "--json").json()) == readme_row_keys("inspect")
     usage = cli("usage", log, "--json").json()
-    assert set(usage) == readme_row_keys("usage") == {"by", "rows", "total", "unpricedModels", "foldFailures"}
+    assert set(usage) == readme_row_keys("usage") == {"by", "rows", "total", "unpricedModels", "foldFailures",
+                                                              "duplicates"}
     assert set(usage["total"]) == set(usage["rows"][0]) == {"key", "sessions", "calls", "failedCalls", "failedByCode",
                                                              "retries", "compactions", "tokens", "cost"}

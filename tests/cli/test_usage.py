@@ -128,3 +128,24 @@ def test_a_log_whose_fold_fails_is_counted_whole_and_named_with_its_calls_past_t
     cli("index", log, "--db", db, expect=1)
     result = cli("usage", "--db", db, "--json", expect=1)
     assert (result.json()["foldFailures"], result.stderr) == ([failure], said)
+
+
+def test_a_session_given_twice_is_counted_once_and_the_twin_is_named(cli, tmp_path):
+    # a log and its zstd twin were 2 sessions and twice the calls in usage, silently
+    from dshreplay.testing.samples import multi_turn
+    b = multi_turn()
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    plain = b.write(tmp_path / "a" / "session.jsonl")
+    twin = b.write(tmp_path / "b" / "session.jsonl.zstd")
+    once = cli("usage", plain, "--json").json()
+    result = cli("usage", plain, twin, "--json")
+    both = result.json()
+    assert both["total"] == once["total"] and both["total"]["sessions"] == 1
+    assert both["duplicates"] == [{"log": str(twin), "sameAs": str(plain), "sessionId": b.header["id"]}]
+    assert result.stderr == (f'dshreplay: {twin}: the same session ("{b.header["id"]}") as {plain}: counted once, '
+                             "from that log\n")
+    # from an index holding both logs: the same figures, the same twin
+    cli("index", plain, twin, "--db", tmp_path / "i.duckdb")
+    from_db = cli("usage", "--db", tmp_path / "i.duckdb", "--json").json()
+    assert from_db["total"] == once["total"] and from_db["duplicates"] == both["duplicates"]
