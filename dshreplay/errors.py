@@ -67,9 +67,16 @@ class ReadError(DshReplayError):
     kind = "read"
 
 
+class RestError(ReadError):
+    """The rest of a zstd log cannot be read (a corrupt frame): the lines before it can.
+    A pass reads it as a `LineError` (DSH-E013) where the readable
+    part ends, so every question gets the answer it gets where the fold fails."""
+
+
 class LineError(ReadError):
     """One line cannot be read as a record (not JSON, not an object, a malformed packed row),
-    in a log whose header could be read. `code` is its finding code (DSH-E001 or DSH-E002).
+    in a log whose header could be read. `code` is its finding code (DSH-E001 or DSH-E002;
+    DSH-E013 where the rest of the log cannot be read).
     A pass treats it as the place where the fold fails, as dsh does (it refuses the log)."""
 
     def __init__(self, message: str, *, code: str, **where: Any) -> None:

@@ -34,7 +34,7 @@ from dshreplay.core.driver import SKIP, Observer, PassState, Record, Run, run_pa
 from dshreplay.core.parallel import window_jobs
 from dshreplay.core.surface import NO_MESSAGE, NOT_CONTIGUOUS, SURFACE_TYPES, has_message
 from dshreplay.errors import DeriveError, DshReplayError, FoldError, LineError, ReadError
-from dshreplay.io.reader import Item, LogInput, LogReader, LogSource, PackedRun
+from dshreplay.io.reader import UNREADABLE_REST, Item, LogInput, LogReader, LogSource, PackedRun
 from dshreplay.jsvalues import JSONObject, JSONValue, json_pointer, shown
 from dshreplay.options import DEFAULT, Options
 
@@ -124,7 +124,8 @@ def _validate(log: LogSource, options: Options, parallel: bool, observers: Itera
     jobs = window_jobs(log, _WindowChecks(options.snapshot, cap), options) if parallel else None
 
     def unreadable_line(error: LineError) -> None:
-        read_errors.append(finding(error.code, f"{error.message} (line skipped)", seq=error.seq, line=error.line))
+        skipped = "" if error.code == UNREADABLE_REST else " (line skipped)"  # (the rest: nothing after it is read)
+        read_errors.append(finding(error.code, f"{error.message}{skipped}", seq=error.seq, line=error.line))
 
     def keep(state: PassState) -> None:
         state.extra = (checks, read_errors)

@@ -156,6 +156,7 @@ class Run:
     complete: bool = False  # read to the end (not stopped early)
     event_count: int | None = None  # set when complete: the seqs read (missing ones, in a gap, included)
     missing: int = 0  # set when complete: seqs below event_count that no line holds
+    unreadable_rest: bool = False  # set when complete: a zstd log's rest could not be read (its end is unknown)
     lines: int = 0
     torn_tail: TornTail | None = None
     final_newline: bool = True
@@ -359,6 +360,7 @@ def run_pass(source: LogSource, observers: Iterable[Observer] = (), *, on_fold_e
                 run.last_item = record.item if readers else None
                 run.event_count = reader.event_count
                 run.missing = reader.missing
+                run.unreadable_rest = reader.unreadable_rest is not None
                 run.lines = reader.lines
                 run.torn_tail = reader.torn_tail
                 run.hidden_frame = reader.textless_frame

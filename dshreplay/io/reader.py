@@ -31,7 +31,7 @@ from typing import Any, BinaryIO, Callable, Iterable, Iterator, NamedTuple, Unio
 
 import orjson
 
-from dshreplay.errors import FormatVersionError, LineError, ReadError
+from dshreplay.errors import FormatVersionError, LineError, ReadError, RestError
 from dshreplay.jsvalues import (
     MAX_SAFE_INTEGER,
     MISSING,
@@ -55,6 +55,7 @@ MAX_FRAME_BYTES = 64 * 1024**2  # one frame is buffered until its checksum is ve
 _BLOCK = 1 << 20  # plain text is read and split a block at a time
 _ZSTD_FEED = 4096  # compressed bytes fed per call: bounds one call's output
 UNREADABLE_LINE, MALFORMED_ROW = "DSH-E001", "DSH-E002"  # the finding codes of a line that cannot be read
+UNREADABLE_REST = "DSH-E013"  # the finding code where the rest of a zstd log cannot be read
 MAX_EARLY = 1000  # records held back to be given at their place (more: placed where they lie)
 
 
@@ -337,6 +338,7 @@ class LogReader:
         self.textless_frame: tuple[int, int] | None = None  # (offset, bytes) of the first zstd frame with no text
         self.raw: bytes | None = None  # the line of the record just yielded
         self.event_count = 0
+        self.unreadable_rest: RestError | None = None  # where a zstd log's text stops being readable
         self.missing = 0  # seqs below event_count that no line holds (gaps in the written seqs)
         self.lines = 0
         self.final_newline = True
@@ -396,7 +398,20 @@ class LogReader:
             yield chunk
 
     def _zstd_lines(self) -> Iterator[tuple[int, int, bytes]]:
-        return chain.from_iterable(self._split(self.zstd_text(), 0, 0))
+        return chain.from_iterable(self._split(self._readable_text(), 0, 0))
+
+    def _readable_text(self) -> Iterator[bytes]:
+        """`zstd_text` up to where the rest cannot be read (`unreadable_rest` then says why)."""
+        try:
+            yield from self.zstd_text()
+        except RestError as exc:
+            self.unreadable_rest = exc
+
+    def _or_raise(self, lines: Iterator[tuple[int, int, bytes]]) -> Iterator[tuple[int, int, bytes]]:
+        """The lines, then the RestError of a rest that cannot be read (for the readers of bytes)."""
+        yield from lines
+        if self.unreadable_rest is not None:
+            raise self.unreadable_rest
 
     def _split(self, chunks: Iterable[bytes], offset: int, lineno: int) -> Iterator[Iterable[tuple[int, int, bytes]]]:
         """Blocks of (line number, offset, line) from text arriving in chunks of any size.
@@ -479,7 +494,7 @@ class LogReader:
                 try:
                     out = obj.decompress(data)
                 except zstandard.ZstdError as exc:
-                    raise ReadError(f"corrupt zstd data in the frame at byte offset {frame_start}: {exc}",
+                    raise RestError(f"corrupt zstd data in the frame at byte offset {frame_start}: {exc}",
                                     path=self.path, line=lineno + 1) from None
                 if out:
                     frame_out.append(out)
@@ -518,7 +533,7 @@ class LogReader:
         if self._started or self._header is not None:
             raise RuntimeError("physical_lines() reads a fresh reader, instead of header and records")
         self._started = True
-        return self._lines
+        return self._or_raise(self._lines) if self.encoding == "zstd" else self._lines
 
     # -- logical layer ---------------------------------------------------
     @property
@@ -561,6 +576,8 @@ class LogReader:
             self._header_line = lineno
             self.body_offset = offset + len(raw)
             return value
+        if self.unreadable_rest is not None:
+            raise self.unreadable_rest
         if self.torn_tail is not None:
             raise ReadError(f"no complete header: {self.torn_tail.describe()}", path=self.path)
         raise ReadError("empty log: no session header", path=self.path)
@@ -576,6 +593,8 @@ class LogReader:
         for reached, _, _ in self._lines:
             if reached == lines:
                 break
+        if reached != lines and self.unreadable_rest is not None:
+            raise self.unreadable_rest
         if reached != lines:
             raise ReadError(f"the log has {reached} lines, fewer than the {lines} read before", path=self.path)
         self._header, self._header_line, self._first_seq = header, header_line, seq
@@ -826,6 +845,13 @@ class LogReader:
         if early:
             yield from release(seq + 2 * MAX_SAFE_INTEGER)
         self.event_count = seq
+        rest = self.unreadable_rest
+        if rest is not None:  # (what follows cannot be read: the readable part ends here, as at a bad line)
+            unreadable = LineError(f"the rest of the log cannot be read: {rest.message}", code=UNREADABLE_REST,
+                                   path=path, line=rest.line, seq=seq)
+            if recover is None:
+                raise unreadable
+            recover(unreadable)
 
 
 def _written(rec: JSONObject) -> JSONValue:

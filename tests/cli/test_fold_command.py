@@ -92,7 +92,6 @@ def test_fold_error_in_json_mode_names_stage_and_seq(cli):
 def test_unreadable_inputs_exit_2_with_one_line(cli, tmp_path):
     cases = {
         SAMPLES / "broken-version-1.jsonl": "format version 1 not supported",
-        SAMPLES / "broken-zstd-checksum.jsonl.zstd": "corrupt zstd data",
         tmp_path / "missing.jsonl": "cannot open",
     }
     for path, text in cases.items():

@@ -202,17 +202,35 @@ def test_unreadable_content_exits_2_in_export(cli, tmp_path, kind):
 ZSTD_CUT = SAMPLES / "broken-zstd-checksum.jsonl.zstd"  # (a corrupt frame after 56 events)
 
 
-@pytest.mark.parametrize("command", ["fold", "validate", "inspect", "events", "stats"])
-def test_reading_that_stops_inside_the_log_exits_2_in_every_command(cli, command):
-    result = cli(command, ZSTD_CUT, expect=2)
-    assert result.stderr.splitlines()[-1] == (
-        f"dshreplay: read error: {ZSTD_CUT}: line 58: corrupt zstd data in the frame at byte offset 3568: zstd "
-        "decompressor error: Restored data doesn't match checksum")
+CUT_WHY = ("the fold fails at seq 56 (DSH-E013, line 58: the rest of the log cannot be read: corrupt zstd data in "
+           "the frame at byte offset 3568: zstd decompressor error: Restored data doesn't match checksum)")
 
 
-def test_validate_still_lists_what_it_read_before_reading_stopped(cli):
-    report = cli("validate", ZSTD_CUT, "--json", expect=2).json()["files"][0]
-    assert (report["events"], [f["code"] for f in report["findings"]]) == (56, ["DSH-E013"])
+@pytest.mark.parametrize("command", ["inspect", "events", "stats", "transcript", "shadows", "brackets"])
+def test_a_corrupt_zstd_frame_is_answered_as_far_as_the_log_can_be_read(cli, command):
+    # one policy for unreadable bytes, as for a line that is not JSON: the readable prefix, how far it
+    # reaches, exit 1 (it was exit 2 and no answer, and fold --at / diff answered without a word)
+    result = cli(command, ZSTD_CUT, expect=1)
+    assert result.stderr.splitlines()[-1] == f"dshreplay: {ZSTD_CUT}: answered for seqs 0..55 only: {CUT_WHY}"
+
+
+def test_a_corrupt_zstd_frame_leaves_no_view_of_the_whole_log_and_the_views_before_it_whole(cli):
+    result = cli("fold", ZSTD_CUT, "--json", expect=1)
+    assert result.json()["answeredUpTo"] is None and result.json()["error"]["code"] == "DSH-E013"
+    assert result.stderr == (f"dshreplay: {ZSTD_CUT}: no answer: the model's view at the end of the log: "
+                             f"{CUT_WHY}\n")
+    assert cli("fold", ZSTD_CUT, "--at", 50, "--json").json()["seq"] == 50
+    assert cli("request", ZSTD_CUT, "--call", 1, "--json").json()["call"] == 1
+    assert cli("diff", ZSTD_CUT, "--from", 10, "--to", 50, "--json").stderr == ""
+
+
+def test_validate_lists_what_it_read_before_the_corrupt_frame_and_says_nothing_of_the_logs_end(cli):
+    report = cli("validate", ZSTD_CUT, "--json", expect=1).json()["files"][0]
+    assert (report["events"], [(f["code"], f["seq"], f["line"]) for f in report["findings"]]) == \
+        (56, [("DSH-E013", 56, 58)])  # (no DSH-W213: the log does not end inside turn 2, its rest is unread)
+    assert report["findings"][0]["message"] == ("the rest of the log cannot be read: corrupt zstd data in the "
+                                                "frame at byte offset 3568: zstd decompressor error: Restored "
+                                                "data doesn't match checksum")
 
 
 @pytest.mark.parametrize("command", ["fold", "validate", "inspect", "events", "stats"])

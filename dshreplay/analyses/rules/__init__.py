@@ -35,7 +35,7 @@ class Relations(Observer):
         self.cap = run.get(RuleFindings).cap
 
     def finish(self, run: Run) -> None:
-        if not run.complete:
+        if not run.complete or run.unreadable_rest:  # (where the log ends is unknown: nothing is said of it)
             return
         last = run.last_item
         where: Where = {"seq": last.seq + last.count - 1, "line": last.end_line} if last else {}
