@@ -32,7 +32,6 @@ a rule that silently stops matching.
 
 from __future__ import annotations
 
-import binascii
 import bisect
 import json
 import re
@@ -47,6 +46,17 @@ from dshreplay.core.driver import Observer, Record, Run
 from dshreplay.errors import ReadError, UsageError
 from dshreplay.io.reader import read_small_file
 from dshreplay.jsvalues import as_key, json_bytes, parse_count, pointer_parts, shown
+from dshreplay.output.encodings import (
+    BASE64_GATE,
+    PERCENT_PATTERN,
+    View,
+    base64_runs,
+    json_view,
+    unescape,
+    unescaped,
+    url_decoded,
+    views,
+)
 from dshreplay.output.secretrules import KEEP, PLAIN_MEMBER_VALUES, SECRET_MEMBER_IN_JSON, SECRET_MEMBERS
 
 if TYPE_CHECKING:
@@ -64,8 +74,8 @@ GATE_MEMORY = 16 << 20  # RE2 memory of the one pattern of every default rule
 NAME_MEMORY = 1 << 20  # RE2 memory of a member-name pattern
 NUMBERED = "keys numbered apart"  # masked keys that would have collided with another key of their object
 BASE64 = "base64 of a secret"  # (counted with the rule that found the secret in the decoded text)
-MAX_LAYERS = 4  # escapes undone in turn to find a secret behind them (JSON text inside JSON text inside ...)
-MAX_BASE64 = 64 * 1024  # base64 runs longer than this (images, archives) are not decoded to look for secrets
+MAX_LAYERS = 4  # encodings undone in turn to find a secret behind them (JSON text inside JSON text, base64 of
+# URL-encoded text...: `encodings`)
 
 
 @dataclass(frozen=True)
@@ -96,6 +106,7 @@ class Rules:
         return self.defaults + self.user
 
 
+_PERCENT = re.compile(PERCENT_PATTERN)
 SECRET, PERCENT, BASE64_RUN = 1, 2, 4  # what a Gate scan finds: a default rule's match or a secret
 # member's name, a URL escape, a run of base64 long enough to hide a secret
 
@@ -115,7 +126,7 @@ class Gate:
         options.log_errors = False
         options.max_mem = GATE_MEMORY
         self._set = re2.Set.SearchSet(options)
-        for pattern in (*patterns, SECRET_MEMBER_IN_JSON, _PERCENT.pattern, _BASE64_OF_TEXT, rb"\A"):
+        for pattern in (*patterns, SECRET_MEMBER_IN_JSON, PERCENT_PATTERN, BASE64_GATE, rb"\A"):
             self._set.Add(pattern)  # (\A: matches every text, so a scan that ran finds at least it; once, at its
             # start: b"", which matches at every byte, made every state of the DFA a match and the scan 1.5x slower)
         self._set.Compile()
@@ -220,10 +231,10 @@ class Redactor:
         spans = _char_spans(text, data, self._spans(data))
         if not self.rules.defaults or depth >= MAX_LAYERS:
             return spans
-        for view in _views(text):
+        for view in views(text):
             if self._may_change(_utf8(view.text)):
                 spans += [(*view.original(s, e), rule) for s, e, rule in self._text_spans(view.text, depth + 1)]
-        for start, end, decoded in _base64_runs(text):
+        for start, end, decoded in base64_runs(text):
             if self._may_change(_utf8(decoded)):
                 found = self._text_spans(decoded, depth + 1)
                 if found:
@@ -242,33 +253,20 @@ class Redactor:
             _find(rule, data, spans)
         return spans
 
-    def _may_change(self, data: bytes) -> bool:
+    def _may_change(self, data: bytes, depth: int = 0) -> bool:
         """Whether a default rule may change a text (UTF-8) or a string inside it (the JSON
-        text of a record or of tool arguments): whether it, or it with its escapes undone
-        once, twice..., or URL-decoded or base64-decoded, holds a match of a default rule or
-        a secret member's name. Every string of a JSON text stands in it between quotes
-        (escaped in one more layer for each level of JSON inside a string), and no default
-        rule needs a string's start or end (`secretrules`), so a JSON text for which this
-        says no holds no string a default rule changes."""
-        gate = self.rules.gate
-        layer = data
-        for _ in range(MAX_LAYERS + 1):  # `data`, then with its JSON escapes undone once, twice... while it holds a
-            # backslash: the strings of JSON text inside JSON text stand unescaped in the layer of their depth
-            found = gate.scan(layer)  # type: ignore[union-attr]  # (only_defaults or defaults: a gate)
-            if found & SECRET:
-                return True
-            if found & PERCENT:
-                decoded = _PERCENT.sub(lambda m: bytes([int(m.group(1), 16)]), layer)
-                if gate.scan(decoded) & SECRET:  # type: ignore[union-attr]  # (likewise)
-                    return True
-            if found & BASE64_RUN:
-                for _, _, plain in _base64_runs(layer):
-                    if self._may_change(_utf8(plain)):
-                        return True
-            if b"\\" not in layer:
-                return False
-            layer = _json_unescaped(layer)
-        return False
+        text of a record or of tool arguments): whether it, or it with its encodings undone
+        (`encodings`: escapes, URL encoding, base64), one inside another up to MAX_LAYERS + 1
+        deep, holds a match of a default rule or a secret member's name. Every string of a
+        JSON text stands in it between quotes (escaped in one more layer for each level of
+        JSON inside a string), and no default rule needs a string's start or end
+        (`secretrules`), so a JSON text for which this says no holds no string a default
+        rule changes, as written or in any view `_text_spans` takes of it."""
+        found = self.rules.gate.scan(data)  # type: ignore[union-attr]  # (only_defaults or defaults: a gate)
+        if found & SECRET:
+            return True
+        return depth <= MAX_LAYERS and any(self._may_change(decoded, depth + 1)
+                                           for decoded in _decodings(data, found))
 
     def _count(self, rule: str, n: int = 1) -> None:
         if n and self.counting:
@@ -424,20 +422,20 @@ class Redactor:
         return "/".join(parts)
 
     def _masked_value(self, quoted: str, *, escaped: bool = True) -> bool:
-        value = _unescape(quoted) if escaped else quoted
+        value = unescape(quoted) if escaped else quoted
         return self.masked_values.holds(quoted) or self.masked_values.holds(value) or self.text(value) != value
 
     def _masked_prefix(self, quoted: str) -> bool:
-        value = _unescape(quoted)
+        value = unescape(quoted)
         return self.masked_values.starts(quoted) or self.masked_values.starts(value) or self.text(value) != value
 
     def _kept_value(self, quoted: str) -> bool:
         """Whether a quoted stretch is a value the session masked (as written or unescaped)."""
-        return self.masked_values.holds(quoted) or self.masked_values.holds(_unescape(quoted))
+        return self.masked_values.holds(quoted) or self.masked_values.holds(unescape(quoted))
 
     def _kept_prefix(self, quoted: str) -> bool:
         """Whether a quote cut short begins a value the session masked (as written or unescaped)."""
-        return self.masked_values.starts(quoted) or self.masked_values.starts(_unescape(quoted))
+        return self.masked_values.starts(quoted) or self.masked_values.starts(unescape(quoted))
 
 
 class MaskedValues:
@@ -503,25 +501,6 @@ def _unescaped(text: str, quote: str) -> list[int]:
             found.append(at)
         at = text.find(quote, at + 1)
     return found
-
-
-_ESCAPE = re.compile(r"\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|.)", re.S)
-_SIMPLE_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "b": "\b", "f": "\f", "v": "\v", "a": "\a", "0": "\0"}
-
-
-def _unescape(quoted: str) -> str:
-    """The text of a Python repr or JSON string literal's inside (a cut-off escape is kept as it is)."""
-    if "\\" not in quoted:
-        return quoted
-
-    def one(match: re.Match[str]) -> str:
-        body = match.group()[1:]
-        if len(body) > 1:
-            return chr(int(body[1:], 16)) if int(body[1:], 16) <= 0x10FFFF else match.group()
-        return _SIMPLE_ESCAPES.get(body) or body
-
-    # JSON writes characters past U+FFFF as two escaped surrogates: join them
-    return _ESCAPE.sub(one, quoted).encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
 
 
 def _call_key(data: dict[str, Any], chunk: dict[str, Any]) -> CallKey:
@@ -713,6 +692,21 @@ def _utf8(text: str) -> bytes:
     return text.encode("utf-8", "surrogatepass")
 
 
+def _decodings(data: bytes, found: int) -> Iterator[bytes]:
+    """A text (UTF-8) with each encoding it holds undone, as far as a Gate scan (`found`) says
+    it holds one: its escapes once (the strings of JSON text inside JSON text stand unescaped
+    in the layer of their depth), its URL encoding to any depth, each run of base64."""
+    if b"\\" in data:
+        layer = unescaped(data)
+        if layer != data:
+            yield layer
+    if found & PERCENT:
+        yield url_decoded(data)
+    if found & BASE64_RUN:
+        for _, _, plain in base64_runs(data):
+            yield _utf8(plain)
+
+
 def _find(rule: TextRule, data: bytes, spans: list[Span]) -> None:
     """Adds where `rule` matches `data`: the span of each group it masks, and of a match that
     starts inside another (a value that ran on over the next secret's name: in
@@ -778,129 +772,6 @@ def _apply(text: str, edits: Iterable[Edit], count: Callable[[str], None]) -> st
     return "".join(pieces)
 
 
-class _View:
-    """A text with its escapes undone (each one gives one character), and where each
-    character of it stands in the text: a span found in the view masks the escapes
-    that wrote it."""
-
-    def __init__(self, text: str, escapes: Iterable[re.Match[str]], decode: Callable[[re.Match[str]], str]) -> None:
-        pieces: list[str] = []
-        at, extra = 0, 0
-        self._at: list[int] = []  # where each escape's character stands in the view
-        self._extra: list[int] = []  # the characters escapes take beyond one, up to and with each
-        for match in escapes:
-            pieces += (text[at:match.start()], decode(match))
-            self._at.append(match.start() - extra)
-            extra += match.end() - match.start() - 1
-            self._extra.append(extra)
-            at = match.end()
-        pieces.append(text[at:])
-        self.text = "".join(pieces)
-
-    def original(self, start: int, end: int) -> tuple[int, int]:
-        return start + self._before(start), end + self._before(end)
-
-    def _before(self, offset: int) -> int:
-        n = bisect.bisect_left(self._at, offset)  # the escapes whose characters stand before `offset`
-        return self._extra[n - 1] if n else 0
-
-
-_SIMPLE = {"n": "\n", "r": "\r", "t": "\t", "b": "\b", "f": "\f", "0": "\0", "v": "\v", "a": "\a"}
-_BACKSLASH = re.compile(r"\\(?:u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|[nrtbf0va\"'\\/])")
-_JSON_ESCAPE = re.compile(r"\\(?:u[0-9a-fA-F]{4}|[\"\\/bfnrt])")
-_URL_ESCAPE = re.compile(r"%[0-7][0-9A-Fa-f]")  # (ASCII: what a secret is written in)
-_PERCENT = re.compile(rb"%([0-7][0-9A-Fa-f])")
-
-
-def _unbackslash(match: re.Match[str]) -> str:
-    body = match.group()[1:]
-    return chr(int(body[1:], 16)) if len(body) > 1 else _SIMPLE.get(body, body)
-
-
-def _views(text: str) -> Iterator[_View]:
-    """The text with its backslash escapes (`\\u0067`, `\\n`, `\\"`) undone, and with its
-    URL encoding (`%67`) undone, when it holds any."""
-    if "\\" in text and _BACKSLASH.search(text) is not None:
-        yield _View(text, _BACKSLASH.finditer(text), _unbackslash)
-    if "%" in text and _URL_ESCAPE.search(text) is not None:
-        yield _View(text, _URL_ESCAPE.finditer(text), lambda m: chr(int(m.group()[1:], 16)))
-
-
-def _json_view(content: str) -> _View | None:
-    """The inside of a JSON string token as a view (None when it holds no escape)."""
-    if "\\" not in content:
-        return None
-    return _View(content, _JSON_ESCAPE.finditer(content), _unbackslash)
-
-
-_BASE64_TEXT = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")  # (MIN_BASE64 characters or more)
-_BASE64_BYTES = _compile(_BASE64_TEXT.pattern.encode(), NAME_MEMORY)  # (RE2: one linear scan of a long line)
-# where a run of base64 that may decode to text starts (Gate): its first character holds the top six bits of
-# the text's first byte, which is printable ASCII ('I'-'f'), a tab or line end ('C', 'D') or a UTF-8 lead
-# byte ('w'-'9'); any other run decodes to a control character or no UTF-8, and `_base64_runs` drops it. It
-# drops a run of lower case letters too (words, names, paths: `deepseek-official`), so the gate flags a run
-# only when it holds an upper case letter (in its first 16 characters, or after them), or when its first 16
-# characters hold no lower case letter
-_B64 = rb"[A-Za-z0-9+/_-]"
-_BASE64_OF_TEXT = (rb"(?:^|[^A-Za-z0-9+/_-])(?:[CDI-Z]" + _B64 + rb"{15}|[CDI-Za-fw-z0-9](?:"
-                   + b"|".join(_B64 + b"{%d}[A-Z]" % k + _B64 + b"{%d}" % (14 - k) for k in range(15))
-                   + rb"|" + _B64 + rb"{15,}[A-Z])|[CDI-Z0-9][A-Z0-9+/_-]{15})")
-_URLSAFE = bytes.maketrans(b"-_", b"+/")
-
-
-def _base64_runs(text: str | bytes) -> Iterator[tuple[int, int, str]]:
-    """The runs of base64 (standard or URL-safe) in a text (str or UTF-8 bytes) that decode
-    to text: (start, end, decoded text). Binary (hashes, images) is left alone."""
-    runs: Iterator[Any] = _BASE64_BYTES.finditer(text) if isinstance(text, bytes) else _BASE64_TEXT.finditer(text)
-    for run in runs:
-        body = run.group()
-        if len(body) > MAX_BASE64 or body.islower() or body.isupper():  # (words, names, paths: base64 of text
-            continue  # mixes cases, as its first character of four takes a letter's high bits)
-        raw = body if type(body) is bytes else body.encode("ascii")
-        core = raw.rstrip(b"=")
-        if (b"-" in core or b"_" in core) and (b"+" in core or b"/" in core) or len(core) % 4 == 1:
-            continue
-        try:
-            decoded = binascii.a2b_base64(core.translate(_URLSAFE) + b"=" * (-len(core) % 4), strict_mode=True)
-            plain = decoded.decode("utf-8")
-        except (binascii.Error, UnicodeDecodeError, ValueError):
-            continue
-        if plain.replace("\n", "").replace("\r", "").replace("\t", "").isprintable():
-            yield run.start(), run.end(), plain
-
-
-_JSON_UNESCAPES = ((b'\\"', b'"'), (b"\\/", b"/"), (b"\\n", b"\n"), (b"\\r", b"\r"), (b"\\t", b"\t"),
-                   (b"\\b", b"\b"), (b"\\f", b"\f"))
-_U_ESCAPE = re.compile(rb"\\u([0-9a-fA-F]{4})")
-
-
-def _json_unescaped(data: bytes) -> bytes:
-    """JSON escapes undone in a text, quickly: escaped backslashes set aside (as NUL,
-    which JSON text never holds raw), the other escapes replaced, then the backslashes back."""
-    if b"\0" in data:  # (NUL from a layer below: undo escapes one by one)
-        return _ESCAPE_BYTES.sub(_unescape_bytes, data)
-    if data.count(b"\\") == data.count(b'\\"'):  # every backslash escapes a quote (JSON text in a string): the
-        return data.replace(b'\\"', b'"')  # only escapes, none of them an escaped backslash's second half
-    data = data.replace(b"\\\\", b"\0")
-    for escape, char in _JSON_UNESCAPES:
-        if escape in data:
-            data = data.replace(escape, char)
-    if b"\\u" in data:
-        data = _U_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)).encode("utf-8", "surrogatepass"), data)
-    return data.replace(b"\0", b"\\")
-
-
-_ESCAPE_BYTES = re.compile(rb"\\(?:u([0-9a-fA-F]{4})|(.))", re.S)
-_BYTE_ESCAPES = {b"n": b"\n", b"r": b"\r", b"t": b"\t", b"b": b"\b", b"f": b"\f"}
-
-
-def _unescape_bytes(match: re.Match[bytes]) -> bytes:
-    if match.group(1) is not None:
-        return chr(int(match.group(1), 16)).encode("utf-8", "surrogatepass")
-    char = match.group(2)
-    return _BYTE_ESCAPES.get(char) or char
-
-
 def _json_container(text: str) -> bool:
     """Whether a text is a JSON object or array (orjson reads most; the standard parser
     those with integers past 64 bits)."""
@@ -946,9 +817,9 @@ class _JsonText:
         # object -> [(token, name, new name or None, the rules that renamed it)]
         self.names: dict[int, list[tuple[int, str, str | None, tuple[str, ...]]]] = {}
 
-    def decoded(self, token: int) -> tuple[str, _View | None]:
+    def decoded(self, token: int) -> tuple[str, View | None]:
         start, end = self.tokens[token]
-        view = _json_view(self.text[start + 1:end - 1])
+        view = json_view(self.text[start + 1:end - 1])
         return (self.text[start + 1:end - 1], None) if view is None else (view.text, view)
 
     def edits(self) -> list[Edit]:
@@ -996,7 +867,7 @@ class _JsonText:
     def _inner(self, value: str) -> list[Edit]:
         return self.redactor._edits(value, self.depth + 1)
 
-    def _place(self, token: int, view: _View | None, start: int, end: int) -> tuple[int, int]:
+    def _place(self, token: int, view: View | None, start: int, end: int) -> tuple[int, int]:
         """A span of a string token's decoded text as a span of the JSON text."""
         if view is not None:
             start, end = view.original(start, end)
