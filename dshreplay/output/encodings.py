@@ -200,27 +200,40 @@ def base64_runs(text: str | bytes) -> Iterator[tuple[int, int, str]]:
     """The runs of base64 (standard or URL-safe) in a text (str or UTF-8 bytes), decoded:
     (start, end, decoded text). A run of text gives its text; one of binary (a msgpack,
     protobuf or length-prefixed frame) gives its printable runs of MIN_PRINTABLE characters
-    or more, a line each; a run with none (a hash, an image) is left alone."""
+    or more, a line each; a run with none (a hash, an image) is left alone. A run that gives
+    nothing whole is tried in its parts between `/` (a path: `/home/<base64>/<base64>.log`)."""
     runs: Iterator[Any] = _BASE64_BYTES.finditer(text) if isinstance(text, bytes) else _BASE64_TEXT.finditer(text)
     for run in runs:
         body = run.group()
-        if len(body) > MAX_BASE64 or body.islower() or body.isupper():  # (words, names, paths: base64 of text
-            continue  # mixes cases, as its first character of four takes a letter's high bits)
         raw = body if type(body) is bytes else body.encode("ascii")
-        core = raw.rstrip(b"=")
-        if (b"-" in core or b"_" in core) and (b"+" in core or b"/" in core) or len(core) % 4 == 1:
-            continue
-        try:
-            decoded = binascii.a2b_base64(core.translate(_URLSAFE) + b"=" * (-len(core) % 4), strict_mode=True)
-        except (binascii.Error, ValueError):
-            continue
-        try:
-            plain = decoded.decode("utf-8")
-        except UnicodeDecodeError:
-            plain = ""
-        if plain and plain.replace("\n", "").replace("\r", "").replace("\t", "").isprintable():
+        plain = _decoded(raw)
+        if plain is not None:
             yield run.start(), run.end(), plain
-            continue
-        printable = _PRINTABLE.findall(decoded)
-        if printable:
-            yield run.start(), run.end(), "\n".join(part.decode("ascii") for part in printable)
+        elif b"/" in raw and len(raw) <= MAX_BASE64:
+            at = run.start()
+            for part in raw.split(b"/"):
+                plain = _decoded(part) if len(part) >= MIN_BASE64 else None
+                if plain is not None:
+                    yield at, at + len(part), plain
+                at += len(part) + 1
+
+
+def _decoded(raw: bytes) -> str | None:
+    """A run of base64 decoded, as `base64_runs` gives it (None: nothing to look at)."""
+    if len(raw) > MAX_BASE64 or raw.islower() or raw.isupper():  # (words, names, paths: base64 of text
+        return None  # mixes cases, as its first character of four takes a letter's high bits)
+    core = raw.rstrip(b"=")
+    if (b"-" in core or b"_" in core) and (b"+" in core or b"/" in core) or len(core) % 4 == 1:
+        return None
+    try:
+        decoded = binascii.a2b_base64(core.translate(_URLSAFE) + b"=" * (-len(core) % 4), strict_mode=True)
+    except (binascii.Error, ValueError):
+        return None
+    try:
+        plain = decoded.decode("utf-8")
+    except UnicodeDecodeError:
+        plain = ""
+    if plain and plain.replace("\n", "").replace("\r", "").replace("\t", "").isprintable():
+        return plain
+    printable = _PRINTABLE.findall(decoded)
+    return "\n".join(part.decode("ascii") for part in printable) if printable else None

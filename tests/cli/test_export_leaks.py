@@ -130,7 +130,23 @@ MORE = {  # kinds no rule named before stop 32 (they came out verbatim)
     "XML password": ("<password>XmlPassw0rdValue</password>", ["XmlPassw0rdValue"]),
     "ADO Pwd=": ("Server=db;Uid=sa;Pwd=Ad0Passw0rdValue;", ["Ad0Passw0rdValue"]),
 }
-KINDS = {**LEAKED, **CAUGHT, **EDGES, **NEAR, **MORE}
+ENCODED = {  # the encodings of issue #34 (each came out verbatim): masked in place as the text that wrote them
+    "\\x escapes": ("printf '\\x67\\x68\\x70\\x5fH3xPr3f1xT0kenAbCdEfGhIjKlMnOpQr'", ["H3xPr3f1xT0kenAbCdEf"]),
+    "\\x escape and text": ("printf '\\x67hp_M1xedXEsc4peT0kenAbCdEfGhIjKlMnOpQr'", ["M1xedXEsc4peT0kenAbCd"]),
+    "octal escape": ("printf '\\147hp_0ct4lEsc4peT0kenAbCdEfGhIjKlMnOpQrS'", ["0ct4lEsc4peT0kenAbCd"]),
+    "base64 of msgpack": ("gaV0b2tlbtkoZ2hwX01zZ1A0Y2tGcjRtZVQwa2VuQWJDZEVmR2hJaktsTW5PcFFy",
+                          ["Z2hwX01zZ1A0Y2tGcjRt"]),
+    "base64 of protobuf": ("CihnaHBfUHIwdDBidWZGcjRtZVQwa2VuQWJDZEVmR2hJaktsTW5PcFEQAQ==", ["CihnaHBfUHIwdDBidWZG"]),
+    "base64 of a length-prefixed frame": ("AAAAKGdocF9MM25QcjNmMXhGcjRtZVQwa2VuQWJDZEVmR2hJaktsTW5P",
+                                          ["KGdocF9MM25QcjNmMXhG"]),
+    "base64 of CBOR": ("oWV0b2tlbngoZ2hwX0NiMHJGcjRtZVQwa2VuQWJDZEVmR2hJaktsTW5PcFFyU3Q=", ["Z2hwX0NiMHJGcjRtZVQw"]),
+    "double URL encoding": ("curl -d 'password%253DD0ubleUrlPassw0rd'", ["D0ubleUrlPassw0rd"]),
+    "URL-encoded kubeconfig client-key-data": (
+        "client-key-data%3A%20LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpNSUlFcEFJQkFBS0NBUUVBa3ViM0MwbmYxZ0tleUIwZHl"
+        "BYkNkRWZHaElqCi0tLS0tRU5EIFJTQSBQUklWQVRFIEtFWS0tLS0tCg%3D%3D", ["LS0tLS1CRUdJTiBSU0Eg", "a3ViM0MwbmYxZ0tleUIw"]),
+    "URL-encoded \\x escape": ("q=%5Cx67hp_C0mb0UrlEscT0kenAbCdEfGhIjKlMnOpQr", ["C0mb0UrlEscT0kenAbCd"]),
+}
+KINDS = {**LEAKED, **CAUGHT, **EDGES, **NEAR, **MORE, **ENCODED}
 assert len(LEAKED) == 22 and len(CAUGHT) == 12
 STAMP = "2026-01-01T00:00:00Z"
 WIDTH = 80  # a finding quotes an object or array cut to this many characters ("..." included)
