@@ -57,7 +57,13 @@ from dshreplay.output.encodings import (
     url_decoded,
     views,
 )
-from dshreplay.output.secretrules import KEEP, PLAIN_MEMBER_VALUES, SECRET_MEMBER_IN_JSON, SECRET_MEMBERS
+from dshreplay.output.secretrules import (
+    KEEP,
+    SECRET_MEMBER_IN_JSON,
+    SECRET_MEMBERS,
+    plain_member,
+    plain_member_value,
+)
 
 if TYPE_CHECKING:
     from dshreplay.output.secretrules import DefaultRule
@@ -85,7 +91,8 @@ class TextRule:
     name: str  # as counted in the manifest: a default rule's name, or "text rule N" of the rules file
     pattern: Any  # an RE2 pattern (re2 has no types)
     groups: tuple[int, ...] = (0,)  # the groups masked (0: the whole match)
-    keep: Callable[[str], bool] | None = None  # a test of a masked text that says it is no secret after all
+    keep: Callable[[str, str], bool] | None = None  # a test of a masked text (and what its match holds before
+    # it: the secret's name) that says it is no secret after all
 
 
 @dataclass(frozen=True)
@@ -248,7 +255,7 @@ class Redactor:
         spans: list[Span] = []
         if rules.gate is not None:
             for n in rules.gate.rules(data):
-                _find(rules.defaults[n], data, spans)
+                _find(rules.defaults[n], data, spans, trim=True)
         for rule in rules.user:
             _find(rule, data, spans)
         return spans
@@ -301,7 +308,7 @@ class Redactor:
             t = type(child)
             if frame.keyed:
                 secret_name = self._member(frame, key)
-                if key in keys or (t is str and secret_name and _secret_value(child)):
+                if key in keys or (t is str and secret_name and _secret_value(key, child)):
                     self._count("keys" if key in keys else "secret-named member")
                     self._remember(child)
                     frame.put(key, MASK)
@@ -329,7 +336,7 @@ class Redactor:
     def secret_name(self, name: str) -> bool:
         """Whether a member of this name holds a secret when its value is text (the defaults)."""
         members = self.rules.secret_members
-        return members is not None and members.search(_utf8(name)) is not None
+        return members is not None and members.search(_utf8(name)) is not None and not plain_member(name)
 
     def record(self, record: Any, raw: bytes | None = None) -> Any:
         """One log record with the rules applied (pointers, then keys and text).
@@ -707,8 +714,10 @@ def _decodings(data: bytes, found: int) -> Iterator[bytes]:
             yield _utf8(plain)
 
 
-def _find(rule: TextRule, data: bytes, spans: list[Span]) -> None:
-    """Adds where `rule` matches `data`: the span of each group it masks, and of a match that
+def _find(rule: TextRule, data: bytes, spans: list[Span], trim: bool = False) -> None:
+    """Adds where `rule` matches `data`: the span of each group it masks (`trim`, for a
+    default rule: less the spaces, quotes, `=` and `:` a pattern takes around a secret as its
+    context, as detect-secrets' `(?:\\s|=|:|"|^)AKC...(?:\\s|"|$)`), and of a match that
     starts inside another (a value that ran on over the next secret's name: in
     `authorization: X/authorization: Y`, the first value is `X/authorization`) and masks more
     than it. One search per match, from just after where it starts: each stops at the next
@@ -716,17 +725,38 @@ def _find(rule: TextRule, data: bytes, spans: list[Span]) -> None:
     keep = rule.keep
     pattern = rule.pattern
     for match in pattern.finditer(data):
-        _found(rule, match, data, spans, keep)
+        _found(rule, match, data, spans, keep, trim)
         inner = pattern.search(data, match.start() + 1)
         if inner is not None and inner.start() < match.end() < max(inner.end(g) for g in rule.groups):
-            _found(rule, inner, data, spans, keep)
+            _found(rule, inner, data, spans, keep, trim)
 
 
-def _found(rule: TextRule, match: Any, data: bytes, spans: list[Span], keep: Callable[[str], bool] | None) -> None:
+_CONTEXT_BEFORE = frozenset(b" \t\r\n\v\f\"'`=:")  # (what a default pattern may take before a secret: not
+_CONTEXT_AFTER = frozenset(b" \t\r\n\v\f\"'`")  # part of it, nor is what it takes after, but a final `=`)
+
+
+def _found(rule: TextRule, match: Any, data: bytes, spans: list[Span], keep: Callable[[str, str], bool] | None,
+           trim: bool) -> None:
     for group in rule.groups:
-        start, end = match.span(group)
-        if end > start and (keep is None or not keep(data[start:end].decode("utf-8", "replace"))):
+        start, end = whole = match.span(group)
+        if trim:
+            while start < end and data[start] in _CONTEXT_BEFORE:
+                start += 1
+            while end > start and data[end - 1] in _CONTEXT_AFTER:
+                end -= 1
+        if end > start and (keep is None or not _kept(keep, data, match.start(), (start, end), whole)):
             spans.append((start, end, rule.name))
+
+
+def _kept(keep: Callable[[str, str], bool], data: bytes, at: int, span: tuple[int, int],
+          whole: tuple[int, int]) -> bool:
+    """Whether `keep` spares a masked span (or the group it was trimmed from: `" the"`), given
+    what its match holds before it (a name: at most 64 bytes of it)."""
+    for start, end in (span, whole) if whole != span else (span,):
+        text, before = data[start:end], data[max(at, start - 64):start]
+        if keep(text.decode("utf-8", "replace"), before.decode("utf-8", "replace")):
+            return True
+    return False
 
 
 def _char_spans(text: str, data: bytes, spans: list[Span]) -> list[Span]:
@@ -785,10 +815,10 @@ def _json_container(text: str) -> bool:
     return type(value) is dict or type(value) is list
 
 
-def _secret_value(value: str) -> bool:
+def _secret_value(name: str, value: str) -> bool:
     """Whether the text value of a secret-named member is one to mask (not already masked,
-    not one of the plain values such a member also takes, like fetch's `credentials`)."""
-    return value != MASK and value not in PLAIN_MEMBER_VALUES
+    not one of the plain values such a member also takes: `secretrules.plain_member_value`)."""
+    return value != MASK and not plain_member_value(name, value)
 
 
 # -- JSON text, masked in place ------------------------------------------------------------
@@ -849,7 +879,7 @@ class _JsonText:
                 continue
             if redactor.secret_name(name) and i + 1 < len(tokens) and tokens[i + 1][0] == value:
                 secret, _ = self.decoded(i + 1)
-                if _secret_value(secret):
+                if _secret_value(name, secret):
                     redactor._remember(secret)
                     self.edits_.append((value + 1, tokens[i + 1][1] - 1, MASK, "secret-named member"))
                     at, i = tokens[i + 1][1], i + 2
