@@ -14,8 +14,11 @@ other character stays as the log wrote it. A string that holds JSON (tool
 arguments, a result) is never parsed and written back: each string of it is
 masked inside its own quotes, so a duplicated key keeps both values, `1.10`
 stays `1.10` and a pretty-printed result stays pretty. A secret written in
-another form is found too: inside base64 (the whole base64 text is masked),
-URL-encoded (`%67hp_...`) or behind backslash escapes (`\\u0067hp_...`).
+another form is found too (`encodings`: the one place forms are undone, for
+the gate and the views alike): behind backslash escapes (`\\u0067hp_...`,
+`\\x67`, octal `\\147`), URL-encoded to any depth (`%2567hp_...`), inside
+base64 of text or of a binary frame (the whole base64 text is masked), and
+one inside another.
 
 Every pattern, default or the user's, runs on RE2, an engine whose search time
 grows linearly with the text whatever the pattern (Python's backtracking `re`
@@ -37,7 +40,7 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Union
 
 import orjson
 import re2
@@ -272,8 +275,19 @@ class Redactor:
         found = self.rules.gate.scan(data)  # type: ignore[union-attr]  # (only_defaults or defaults: a gate)
         if found & SECRET:
             return True
-        return depth <= MAX_LAYERS and any(self._may_change(decoded, depth + 1)
-                                           for decoded in _decodings(data, found))
+        if depth > MAX_LAYERS:
+            return False
+        if b"\\" in data:  # its escapes undone once: the strings of JSON text inside JSON text stand unescaped
+            layer = unescaped(data)  # in the layer of their depth
+            if layer != data and self._may_change(layer, depth + 1):
+                return True
+        if found & PERCENT and self._may_change(url_decoded(data), depth + 1):
+            return True
+        if found & BASE64_RUN:
+            for _, _, plain in base64_runs(data):
+                if self._may_change(_utf8(plain), depth + 1):
+                    return True
+        return False
 
     def _count(self, rule: str, n: int = 1) -> None:
         if n and self.counting:
@@ -697,21 +711,6 @@ def _default_rules() -> list[DefaultRule]:  # (imported here: only an export loa
 
 def _utf8(text: str) -> bytes:
     return text.encode("utf-8", "surrogatepass")
-
-
-def _decodings(data: bytes, found: int) -> Iterator[bytes]:
-    """A text (UTF-8) with each encoding it holds undone, as far as a Gate scan (`found`) says
-    it holds one: its escapes once (the strings of JSON text inside JSON text stand unescaped
-    in the layer of their depth), its URL encoding to any depth, each run of base64."""
-    if b"\\" in data:
-        layer = unescaped(data)
-        if layer != data:
-            yield layer
-    if found & PERCENT:
-        yield url_decoded(data)
-    if found & BASE64_RUN:
-        for _, _, plain in base64_runs(data):
-            yield _utf8(plain)
 
 
 def _find(rule: TextRule, data: bytes, spans: list[Span], trim: bool = False) -> None:
