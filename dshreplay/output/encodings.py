@@ -18,7 +18,7 @@ import bisect
 import re
 from typing import Any, Iterable, Iterator
 
-__all__ = ["View", "views", "json_view", "unescape", "unescaped", "url_decoded", "base64_runs",
+__all__ = ["View", "views", "json_view", "unescape", "escapes_decoded", "url_decoded", "base64_runs",
            "PERCENT_PATTERN", "BASE64_GATE", "MAX_BASE64"]
 
 MIN_BASE64 = 16  # a run of base64 shorter than this hides no secret worth decoding for
@@ -102,7 +102,7 @@ _JSON_UNESCAPES = ((b'\\"', b'"'), (b"\\/", b"/"), *((b"\\" + k.encode(), _SIMPL
 _U_ESCAPE = re.compile(rb"\\u([0-9a-fA-F]{4})")
 
 
-def unescaped(data: bytes) -> bytes:
+def escapes_decoded(data: bytes) -> bytes:
     """A text (UTF-8) with its backslash escapes undone once. The escapes JSON writes are undone
     quickly (escaped backslashes set aside as NUL, which JSON text never holds raw, the other
     escapes replaced, then the backslashes back); a text with any other (`\\x67`, `\\147`, `\\'`)

@@ -54,9 +54,9 @@ from dshreplay.output.encodings import (
     PERCENT_PATTERN,
     View,
     base64_runs,
+    escapes_decoded,
     json_view,
     unescape,
-    unescaped,
     url_decoded,
     views,
 )
@@ -278,7 +278,7 @@ class Redactor:
         if depth > MAX_LAYERS:
             return False
         if b"\\" in data:  # its escapes undone once: the strings of JSON text inside JSON text stand unescaped
-            layer = unescaped(data)  # in the layer of their depth
+            layer = escapes_decoded(data)  # in the layer of their depth
             if layer != data and self._may_change(layer, depth + 1):
                 return True
         if found & PERCENT and self._may_change(url_decoded(data), depth + 1):
