@@ -259,9 +259,11 @@ _PROSE_WORDS = frozenset({"a", "an", "the", "must", "should", "shall", "will", "
 # a remark (`(leave blank...`), code that reads a secret (`getpass.getpass()`, `os.environ[`, `tokenizer.encode(`,
 # `settings.OPENAI_API_KEY`, `$(cat /run/secrets/db)`) or a path to a file holding one (`/run/secrets/pg`)
 _REFERENCE = re.compile(r"\$\{?(?:[A-Za-z_][A-Za-z0-9_]*\}?)?|\*+|x+|\.+|<[^<>]*>|\{\{[^{}]*\}\}|%[A-Za-z_]+%"
-                        r"|!!?[A-Za-z_][A-Za-z0-9_.-]*|[|>][-+]?[0-9]?|\([a-z][a-z -]*\)?"
-                        r"|[A-Za-z_][A-Za-z0-9_.]*[(\[].*|[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
-                        r"\.[A-Z][A-Z0-9_]*|\$\(.*|(?:~|\.{1,2})?(?:/[A-Za-z0-9_.@-]+){2,}/?", re.S)
+                        r"|!(?:vault|Ref|Sub|GetAtt|ImportValue|FindInMap|Join|Select|If|env|include|secret)|!![a-z]+"
+                        r"|[|>][-+]?[0-9]?|\([a-z][a-z -]*\)?"  # (YAML tags and block scalars; a remark)
+                        r"|[a-z_]+(?:\.[A-Za-z_][A-Za-z0-9_]*)*[(\[].*|[A-Z_]+\[.*"  # (a call or a subscript: `ENV[`)
+                        r"|[a-z_][a-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*\.[A-Z][A-Z0-9_]{2,}"  # (`settings.API_KEY`)
+                        r"|\$\(.*|(?:~|\.{1,2})?(?:/[A-Za-z0-9_.@-]+){2,}/?", re.S)  # (`$(cat ...)`, a path)
 _IDS = re.compile(r"[0-9]+:[0-9]+")
 
 def _reference(text: str, before: str = "") -> bool:

@@ -367,6 +367,7 @@ def test_a_quote_cut_short_whose_start_a_rule_masks_is_masked_as_the_value_it_be
     ("password: Zq9!xT4vLm", "password: [REDACTED]"),
     ("password: hunter2 must be rotated", "password: [REDACTED] must be rotated"),
     ('password = "getpass"', 'password = "[REDACTED]"'),
+    ("password=Passw0rd(1) and password: !Qaz2wsx", "password=[REDACTED] and password: [REDACTED]"),
     ("DB_PASSWORD=Pg5ecretValue psql -h db", "DB_PASSWORD=[REDACTED] psql -h db"),
     ("api_key = sk_settings_OPENAI_1x9", "api_key = [REDACTED]"),
     ("api_token=CiAKGjBpNDd2Nmp2", "api_token=[REDACTED]"),
