@@ -14,8 +14,11 @@ other character stays as the log wrote it. A string that holds JSON (tool
 arguments, a result) is never parsed and written back: each string of it is
 masked inside its own quotes, so a duplicated key keeps both values, `1.10`
 stays `1.10` and a pretty-printed result stays pretty. A secret written in
-another form is found too: inside base64 (the whole base64 text is masked),
-URL-encoded (`%67hp_...`) or behind backslash escapes (`\\u0067hp_...`).
+another form is found too (`encodings`: the one place forms are undone, for
+the gate and the views alike): behind backslash escapes (`\\u0067hp_...`,
+`\\x67`, octal `\\147`), URL-encoded to any depth (`%2567hp_...`), inside
+base64 of text or of a binary frame (the whole base64 text is masked), and
+one inside another.
 
 Every pattern, default or the user's, runs on RE2, an engine whose search time
 grows linearly with the text whatever the pattern (Python's backtracking `re`
@@ -32,13 +35,12 @@ a rule that silently stops matching.
 
 from __future__ import annotations
 
-import binascii
 import bisect
 import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Union
 
 import orjson
 import re2
@@ -47,7 +49,24 @@ from dshreplay.core.driver import Observer, Record, Run
 from dshreplay.errors import ReadError, UsageError
 from dshreplay.io.reader import read_small_file
 from dshreplay.jsvalues import as_key, json_bytes, parse_count, pointer_parts, shown
-from dshreplay.output.secretrules import KEEP, PLAIN_MEMBER_VALUES, SECRET_MEMBER_IN_JSON, SECRET_MEMBERS
+from dshreplay.output.encodings import (
+    BASE64_GATE,
+    PERCENT_PATTERN,
+    View,
+    base64_runs,
+    escapes_decoded,
+    json_view,
+    unescape,
+    url_decoded,
+    views,
+)
+from dshreplay.output.secretrules import (
+    KEEP,
+    SECRET_MEMBER_IN_JSON,
+    SECRET_MEMBERS,
+    plain_member,
+    plain_member_value,
+)
 
 if TYPE_CHECKING:
     from dshreplay.output.secretrules import DefaultRule
@@ -64,8 +83,8 @@ GATE_MEMORY = 16 << 20  # RE2 memory of the one pattern of every default rule
 NAME_MEMORY = 1 << 20  # RE2 memory of a member-name pattern
 NUMBERED = "keys numbered apart"  # masked keys that would have collided with another key of their object
 BASE64 = "base64 of a secret"  # (counted with the rule that found the secret in the decoded text)
-MAX_LAYERS = 4  # escapes undone in turn to find a secret behind them (JSON text inside JSON text inside ...)
-MAX_BASE64 = 64 * 1024  # base64 runs longer than this (images, archives) are not decoded to look for secrets
+MAX_LAYERS = 4  # encodings undone in turn to find a secret behind them (JSON text inside JSON text, base64 of
+# URL-encoded text...: `encodings`)
 
 
 @dataclass(frozen=True)
@@ -75,7 +94,8 @@ class TextRule:
     name: str  # as counted in the manifest: a default rule's name, or "text rule N" of the rules file
     pattern: Any  # an RE2 pattern (re2 has no types)
     groups: tuple[int, ...] = (0,)  # the groups masked (0: the whole match)
-    keep: Callable[[str], bool] | None = None  # a test of a masked text that says it is no secret after all
+    keep: Callable[[str, str], bool] | None = None  # a test of a masked text (and what its match holds before
+    # it: the secret's name) that says it is no secret after all
 
 
 @dataclass(frozen=True)
@@ -96,6 +116,7 @@ class Rules:
         return self.defaults + self.user
 
 
+_PERCENT = re.compile(PERCENT_PATTERN)
 SECRET, PERCENT, BASE64_RUN = 1, 2, 4  # what a Gate scan finds: a default rule's match or a secret
 # member's name, a URL escape, a run of base64 long enough to hide a secret
 
@@ -115,7 +136,7 @@ class Gate:
         options.log_errors = False
         options.max_mem = GATE_MEMORY
         self._set = re2.Set.SearchSet(options)
-        for pattern in (*patterns, SECRET_MEMBER_IN_JSON, _PERCENT.pattern, _BASE64_OF_TEXT, rb"\A"):
+        for pattern in (*patterns, SECRET_MEMBER_IN_JSON, PERCENT_PATTERN, BASE64_GATE, rb"\A"):
             self._set.Add(pattern)  # (\A: matches every text, so a scan that ran finds at least it; once, at its
             # start: b"", which matches at every byte, made every state of the DFA a match and the scan 1.5x slower)
         self._set.Compile()
@@ -220,10 +241,10 @@ class Redactor:
         spans = _char_spans(text, data, self._spans(data))
         if not self.rules.defaults or depth >= MAX_LAYERS:
             return spans
-        for view in _views(text):
+        for view in views(text):
             if self._may_change(_utf8(view.text)):
                 spans += [(*view.original(s, e), rule) for s, e, rule in self._text_spans(view.text, depth + 1)]
-        for start, end, decoded in _base64_runs(text):
+        for start, end, decoded in base64_runs(text):
             if self._may_change(_utf8(decoded)):
                 found = self._text_spans(decoded, depth + 1)
                 if found:
@@ -237,37 +258,35 @@ class Redactor:
         spans: list[Span] = []
         if rules.gate is not None:
             for n in rules.gate.rules(data):
-                _find(rules.defaults[n], data, spans)
+                _find(rules.defaults[n], data, spans, trim=True)
         for rule in rules.user:
             _find(rule, data, spans)
         return spans
 
-    def _may_change(self, data: bytes) -> bool:
+    def _may_change(self, data: bytes, depth: int = 0) -> bool:
         """Whether a default rule may change a text (UTF-8) or a string inside it (the JSON
-        text of a record or of tool arguments): whether it, or it with its escapes undone
-        once, twice..., or URL-decoded or base64-decoded, holds a match of a default rule or
-        a secret member's name. Every string of a JSON text stands in it between quotes
-        (escaped in one more layer for each level of JSON inside a string), and no default
-        rule needs a string's start or end (`secretrules`), so a JSON text for which this
-        says no holds no string a default rule changes."""
-        gate = self.rules.gate
-        layer = data
-        for _ in range(MAX_LAYERS + 1):  # `data`, then with its JSON escapes undone once, twice... while it holds a
-            # backslash: the strings of JSON text inside JSON text stand unescaped in the layer of their depth
-            found = gate.scan(layer)  # type: ignore[union-attr]  # (only_defaults or defaults: a gate)
-            if found & SECRET:
+        text of a record or of tool arguments): whether it, or it with its encodings undone
+        (`encodings`: escapes, URL encoding, base64), one inside another up to MAX_LAYERS + 1
+        deep, holds a match of a default rule or a secret member's name. Every string of a
+        JSON text stands in it between quotes (escaped in one more layer for each level of
+        JSON inside a string), and no default rule needs a string's start or end
+        (`secretrules`), so a JSON text for which this says no holds no string a default
+        rule changes, as written or in any view `_text_spans` takes of it."""
+        found = self.rules.gate.scan(data)  # type: ignore[union-attr]  # (only_defaults or defaults: a gate)
+        if found & SECRET:
+            return True
+        if depth > MAX_LAYERS:
+            return False
+        if b"\\" in data:  # its escapes undone once: the strings of JSON text inside JSON text stand unescaped
+            layer = escapes_decoded(data)  # in the layer of their depth
+            if layer != data and self._may_change(layer, depth + 1):
                 return True
-            if found & PERCENT:
-                decoded = _PERCENT.sub(lambda m: bytes([int(m.group(1), 16)]), layer)
-                if gate.scan(decoded) & SECRET:  # type: ignore[union-attr]  # (likewise)
+        if found & PERCENT and self._may_change(url_decoded(data), depth + 1):
+            return True
+        if found & BASE64_RUN:
+            for _, _, plain in base64_runs(data):
+                if self._may_change(_utf8(plain), depth + 1):
                     return True
-            if found & BASE64_RUN:
-                for _, _, plain in _base64_runs(layer):
-                    if self._may_change(_utf8(plain)):
-                        return True
-            if b"\\" not in layer:
-                return False
-            layer = _json_unescaped(layer)
         return False
 
     def _count(self, rule: str, n: int = 1) -> None:
@@ -303,7 +322,7 @@ class Redactor:
             t = type(child)
             if frame.keyed:
                 secret_name = self._member(frame, key)
-                if key in keys or (t is str and secret_name and _secret_value(child)):
+                if key in keys or (t is str and secret_name and _secret_value(key, child)):
                     self._count("keys" if key in keys else "secret-named member")
                     self._remember(child)
                     frame.put(key, MASK)
@@ -331,7 +350,7 @@ class Redactor:
     def secret_name(self, name: str) -> bool:
         """Whether a member of this name holds a secret when its value is text (the defaults)."""
         members = self.rules.secret_members
-        return members is not None and members.search(_utf8(name)) is not None
+        return members is not None and members.search(_utf8(name)) is not None and not plain_member(name)
 
     def record(self, record: Any, raw: bytes | None = None) -> Any:
         """One log record with the rules applied (pointers, then keys and text).
@@ -424,20 +443,20 @@ class Redactor:
         return "/".join(parts)
 
     def _masked_value(self, quoted: str, *, escaped: bool = True) -> bool:
-        value = _unescape(quoted) if escaped else quoted
+        value = unescape(quoted) if escaped else quoted
         return self.masked_values.holds(quoted) or self.masked_values.holds(value) or self.text(value) != value
 
     def _masked_prefix(self, quoted: str) -> bool:
-        value = _unescape(quoted)
+        value = unescape(quoted)
         return self.masked_values.starts(quoted) or self.masked_values.starts(value) or self.text(value) != value
 
     def _kept_value(self, quoted: str) -> bool:
         """Whether a quoted stretch is a value the session masked (as written or unescaped)."""
-        return self.masked_values.holds(quoted) or self.masked_values.holds(_unescape(quoted))
+        return self.masked_values.holds(quoted) or self.masked_values.holds(unescape(quoted))
 
     def _kept_prefix(self, quoted: str) -> bool:
         """Whether a quote cut short begins a value the session masked (as written or unescaped)."""
-        return self.masked_values.starts(quoted) or self.masked_values.starts(_unescape(quoted))
+        return self.masked_values.starts(quoted) or self.masked_values.starts(unescape(quoted))
 
 
 class MaskedValues:
@@ -503,25 +522,6 @@ def _unescaped(text: str, quote: str) -> list[int]:
             found.append(at)
         at = text.find(quote, at + 1)
     return found
-
-
-_ESCAPE = re.compile(r"\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|.)", re.S)
-_SIMPLE_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "b": "\b", "f": "\f", "v": "\v", "a": "\a", "0": "\0"}
-
-
-def _unescape(quoted: str) -> str:
-    """The text of a Python repr or JSON string literal's inside (a cut-off escape is kept as it is)."""
-    if "\\" not in quoted:
-        return quoted
-
-    def one(match: re.Match[str]) -> str:
-        body = match.group()[1:]
-        if len(body) > 1:
-            return chr(int(body[1:], 16)) if int(body[1:], 16) <= 0x10FFFF else match.group()
-        return _SIMPLE_ESCAPES.get(body) or body
-
-    # JSON writes characters past U+FFFF as two escaped surrogates: join them
-    return _ESCAPE.sub(one, quoted).encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
 
 
 def _call_key(data: dict[str, Any], chunk: dict[str, Any]) -> CallKey:
@@ -713,8 +713,10 @@ def _utf8(text: str) -> bytes:
     return text.encode("utf-8", "surrogatepass")
 
 
-def _find(rule: TextRule, data: bytes, spans: list[Span]) -> None:
-    """Adds where `rule` matches `data`: the span of each group it masks, and of a match that
+def _find(rule: TextRule, data: bytes, spans: list[Span], trim: bool = False) -> None:
+    """Adds where `rule` matches `data`: the span of each group it masks (`trim`, for a
+    default rule: less the spaces, quotes, `=` and `:` a pattern takes around a secret as its
+    context, as detect-secrets' `(?:\\s|=|:|"|^)AKC...(?:\\s|"|$)`), and of a match that
     starts inside another (a value that ran on over the next secret's name: in
     `authorization: X/authorization: Y`, the first value is `X/authorization`) and masks more
     than it. One search per match, from just after where it starts: each stops at the next
@@ -722,17 +724,38 @@ def _find(rule: TextRule, data: bytes, spans: list[Span]) -> None:
     keep = rule.keep
     pattern = rule.pattern
     for match in pattern.finditer(data):
-        _found(rule, match, data, spans, keep)
+        _found(rule, match, data, spans, keep, trim)
         inner = pattern.search(data, match.start() + 1)
         if inner is not None and inner.start() < match.end() < max(inner.end(g) for g in rule.groups):
-            _found(rule, inner, data, spans, keep)
+            _found(rule, inner, data, spans, keep, trim)
 
 
-def _found(rule: TextRule, match: Any, data: bytes, spans: list[Span], keep: Callable[[str], bool] | None) -> None:
+_CONTEXT_BEFORE = frozenset(b" \t\r\n\v\f\"'`=:")  # (what a default pattern may take before a secret: not
+_CONTEXT_AFTER = frozenset(b" \t\r\n\v\f\"'`")  # part of it, nor is what it takes after, but a final `=`)
+
+
+def _found(rule: TextRule, match: Any, data: bytes, spans: list[Span], keep: Callable[[str, str], bool] | None,
+           trim: bool) -> None:
     for group in rule.groups:
-        start, end = match.span(group)
-        if end > start and (keep is None or not keep(data[start:end].decode("utf-8", "replace"))):
+        start, end = whole = match.span(group)
+        if trim:
+            while start < end and data[start] in _CONTEXT_BEFORE:
+                start += 1
+            while end > start and data[end - 1] in _CONTEXT_AFTER:
+                end -= 1
+        if end > start and (keep is None or not _kept(keep, data, match.start(), (start, end), whole)):
             spans.append((start, end, rule.name))
+
+
+def _kept(keep: Callable[[str, str], bool], data: bytes, at: int, span: tuple[int, int],
+          whole: tuple[int, int]) -> bool:
+    """Whether `keep` spares a masked span (or the group it was trimmed from: `" the"`), given
+    what its match holds before it (a name: at most 64 bytes of it)."""
+    for start, end in (span, whole) if whole != span else (span,):
+        text, before = data[start:end], data[max(at, start - 64):start]
+        if keep(text.decode("utf-8", "replace"), before.decode("utf-8", "replace")):
+            return True
+    return False
 
 
 def _char_spans(text: str, data: bytes, spans: list[Span]) -> list[Span]:
@@ -778,129 +801,6 @@ def _apply(text: str, edits: Iterable[Edit], count: Callable[[str], None]) -> st
     return "".join(pieces)
 
 
-class _View:
-    """A text with its escapes undone (each one gives one character), and where each
-    character of it stands in the text: a span found in the view masks the escapes
-    that wrote it."""
-
-    def __init__(self, text: str, escapes: Iterable[re.Match[str]], decode: Callable[[re.Match[str]], str]) -> None:
-        pieces: list[str] = []
-        at, extra = 0, 0
-        self._at: list[int] = []  # where each escape's character stands in the view
-        self._extra: list[int] = []  # the characters escapes take beyond one, up to and with each
-        for match in escapes:
-            pieces += (text[at:match.start()], decode(match))
-            self._at.append(match.start() - extra)
-            extra += match.end() - match.start() - 1
-            self._extra.append(extra)
-            at = match.end()
-        pieces.append(text[at:])
-        self.text = "".join(pieces)
-
-    def original(self, start: int, end: int) -> tuple[int, int]:
-        return start + self._before(start), end + self._before(end)
-
-    def _before(self, offset: int) -> int:
-        n = bisect.bisect_left(self._at, offset)  # the escapes whose characters stand before `offset`
-        return self._extra[n - 1] if n else 0
-
-
-_SIMPLE = {"n": "\n", "r": "\r", "t": "\t", "b": "\b", "f": "\f", "0": "\0", "v": "\v", "a": "\a"}
-_BACKSLASH = re.compile(r"\\(?:u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|[nrtbf0va\"'\\/])")
-_JSON_ESCAPE = re.compile(r"\\(?:u[0-9a-fA-F]{4}|[\"\\/bfnrt])")
-_URL_ESCAPE = re.compile(r"%[0-7][0-9A-Fa-f]")  # (ASCII: what a secret is written in)
-_PERCENT = re.compile(rb"%([0-7][0-9A-Fa-f])")
-
-
-def _unbackslash(match: re.Match[str]) -> str:
-    body = match.group()[1:]
-    return chr(int(body[1:], 16)) if len(body) > 1 else _SIMPLE.get(body, body)
-
-
-def _views(text: str) -> Iterator[_View]:
-    """The text with its backslash escapes (`\\u0067`, `\\n`, `\\"`) undone, and with its
-    URL encoding (`%67`) undone, when it holds any."""
-    if "\\" in text and _BACKSLASH.search(text) is not None:
-        yield _View(text, _BACKSLASH.finditer(text), _unbackslash)
-    if "%" in text and _URL_ESCAPE.search(text) is not None:
-        yield _View(text, _URL_ESCAPE.finditer(text), lambda m: chr(int(m.group()[1:], 16)))
-
-
-def _json_view(content: str) -> _View | None:
-    """The inside of a JSON string token as a view (None when it holds no escape)."""
-    if "\\" not in content:
-        return None
-    return _View(content, _JSON_ESCAPE.finditer(content), _unbackslash)
-
-
-_BASE64_TEXT = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")  # (MIN_BASE64 characters or more)
-_BASE64_BYTES = _compile(_BASE64_TEXT.pattern.encode(), NAME_MEMORY)  # (RE2: one linear scan of a long line)
-# where a run of base64 that may decode to text starts (Gate): its first character holds the top six bits of
-# the text's first byte, which is printable ASCII ('I'-'f'), a tab or line end ('C', 'D') or a UTF-8 lead
-# byte ('w'-'9'); any other run decodes to a control character or no UTF-8, and `_base64_runs` drops it. It
-# drops a run of lower case letters too (words, names, paths: `deepseek-official`), so the gate flags a run
-# only when it holds an upper case letter (in its first 16 characters, or after them), or when its first 16
-# characters hold no lower case letter
-_B64 = rb"[A-Za-z0-9+/_-]"
-_BASE64_OF_TEXT = (rb"(?:^|[^A-Za-z0-9+/_-])(?:[CDI-Z]" + _B64 + rb"{15}|[CDI-Za-fw-z0-9](?:"
-                   + b"|".join(_B64 + b"{%d}[A-Z]" % k + _B64 + b"{%d}" % (14 - k) for k in range(15))
-                   + rb"|" + _B64 + rb"{15,}[A-Z])|[CDI-Z0-9][A-Z0-9+/_-]{15})")
-_URLSAFE = bytes.maketrans(b"-_", b"+/")
-
-
-def _base64_runs(text: str | bytes) -> Iterator[tuple[int, int, str]]:
-    """The runs of base64 (standard or URL-safe) in a text (str or UTF-8 bytes) that decode
-    to text: (start, end, decoded text). Binary (hashes, images) is left alone."""
-    runs: Iterator[Any] = _BASE64_BYTES.finditer(text) if isinstance(text, bytes) else _BASE64_TEXT.finditer(text)
-    for run in runs:
-        body = run.group()
-        if len(body) > MAX_BASE64 or body.islower() or body.isupper():  # (words, names, paths: base64 of text
-            continue  # mixes cases, as its first character of four takes a letter's high bits)
-        raw = body if type(body) is bytes else body.encode("ascii")
-        core = raw.rstrip(b"=")
-        if (b"-" in core or b"_" in core) and (b"+" in core or b"/" in core) or len(core) % 4 == 1:
-            continue
-        try:
-            decoded = binascii.a2b_base64(core.translate(_URLSAFE) + b"=" * (-len(core) % 4), strict_mode=True)
-            plain = decoded.decode("utf-8")
-        except (binascii.Error, UnicodeDecodeError, ValueError):
-            continue
-        if plain.replace("\n", "").replace("\r", "").replace("\t", "").isprintable():
-            yield run.start(), run.end(), plain
-
-
-_JSON_UNESCAPES = ((b'\\"', b'"'), (b"\\/", b"/"), (b"\\n", b"\n"), (b"\\r", b"\r"), (b"\\t", b"\t"),
-                   (b"\\b", b"\b"), (b"\\f", b"\f"))
-_U_ESCAPE = re.compile(rb"\\u([0-9a-fA-F]{4})")
-
-
-def _json_unescaped(data: bytes) -> bytes:
-    """JSON escapes undone in a text, quickly: escaped backslashes set aside (as NUL,
-    which JSON text never holds raw), the other escapes replaced, then the backslashes back."""
-    if b"\0" in data:  # (NUL from a layer below: undo escapes one by one)
-        return _ESCAPE_BYTES.sub(_unescape_bytes, data)
-    if data.count(b"\\") == data.count(b'\\"'):  # every backslash escapes a quote (JSON text in a string): the
-        return data.replace(b'\\"', b'"')  # only escapes, none of them an escaped backslash's second half
-    data = data.replace(b"\\\\", b"\0")
-    for escape, char in _JSON_UNESCAPES:
-        if escape in data:
-            data = data.replace(escape, char)
-    if b"\\u" in data:
-        data = _U_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)).encode("utf-8", "surrogatepass"), data)
-    return data.replace(b"\0", b"\\")
-
-
-_ESCAPE_BYTES = re.compile(rb"\\(?:u([0-9a-fA-F]{4})|(.))", re.S)
-_BYTE_ESCAPES = {b"n": b"\n", b"r": b"\r", b"t": b"\t", b"b": b"\b", b"f": b"\f"}
-
-
-def _unescape_bytes(match: re.Match[bytes]) -> bytes:
-    if match.group(1) is not None:
-        return chr(int(match.group(1), 16)).encode("utf-8", "surrogatepass")
-    char = match.group(2)
-    return _BYTE_ESCAPES.get(char) or char
-
-
 def _json_container(text: str) -> bool:
     """Whether a text is a JSON object or array (orjson reads most; the standard parser
     those with integers past 64 bits)."""
@@ -914,10 +814,10 @@ def _json_container(text: str) -> bool:
     return type(value) is dict or type(value) is list
 
 
-def _secret_value(value: str) -> bool:
+def _secret_value(name: str, value: str) -> bool:
     """Whether the text value of a secret-named member is one to mask (not already masked,
-    not one of the plain values such a member also takes, like fetch's `credentials`)."""
-    return value != MASK and value not in PLAIN_MEMBER_VALUES
+    not one of the plain values such a member also takes: `secretrules.plain_member_value`)."""
+    return value != MASK and not plain_member_value(name, value)
 
 
 # -- JSON text, masked in place ------------------------------------------------------------
@@ -946,9 +846,9 @@ class _JsonText:
         # object -> [(token, name, new name or None, the rules that renamed it)]
         self.names: dict[int, list[tuple[int, str, str | None, tuple[str, ...]]]] = {}
 
-    def decoded(self, token: int) -> tuple[str, _View | None]:
+    def decoded(self, token: int) -> tuple[str, View | None]:
         start, end = self.tokens[token]
-        view = _json_view(self.text[start + 1:end - 1])
+        view = json_view(self.text[start + 1:end - 1])
         return (self.text[start + 1:end - 1], None) if view is None else (view.text, view)
 
     def edits(self) -> list[Edit]:
@@ -978,7 +878,7 @@ class _JsonText:
                 continue
             if redactor.secret_name(name) and i + 1 < len(tokens) and tokens[i + 1][0] == value:
                 secret, _ = self.decoded(i + 1)
-                if _secret_value(secret):
+                if _secret_value(name, secret):
                     redactor._remember(secret)
                     self.edits_.append((value + 1, tokens[i + 1][1] - 1, MASK, "secret-named member"))
                     at, i = tokens[i + 1][1], i + 2
@@ -996,7 +896,7 @@ class _JsonText:
     def _inner(self, value: str) -> list[Edit]:
         return self.redactor._edits(value, self.depth + 1)
 
-    def _place(self, token: int, view: _View | None, start: int, end: int) -> tuple[int, int]:
+    def _place(self, token: int, view: View | None, start: int, end: int) -> tuple[int, int]:
         """A span of a string token's decoded text as a span of the JSON text."""
         if view is not None:
             start, end = view.original(start, end)

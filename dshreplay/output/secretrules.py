@@ -64,7 +64,7 @@ PLUGIN_WHAT = {
     "IbmCosHmacDetector": "IBM COS HMAC secret keys, assigned",
     "JwtTokenDetector": "JSON web tokens (header and payload)",
     "MailchimpDetector": "Mailchimp API keys",
-    "NpmDetector": "an `_authToken=` of .npmrc",
+    "NpmDetector": "an `_authToken=` of .npmrc (its UUID form; the `npm_` form: our `npm token anywhere`)",
     "OpenAIDetector": "OpenAI keys holding `T3BlbkFJ`",
     "PrivateKeyDetector": "the BEGIN line of DSA, EC, OpenSSH, PGP, PKCS#8, RSA, SSH2 private keys and PuTTY key "
                           "files (the key itself: our private key and PuTTY rules)",
@@ -92,13 +92,17 @@ LEFT_OUT = {
                             "members, `private_key_id`)",
     "IPPublicDetector": "a public IP address is no credential, and it is evidence of where a session connected",
 }
-# the capture group masked of a plugin regex that has one (else the whole match): the secret, not its context
+# the capture group masked of a plugin regex that has one (else the whole match): the secret, not its context (npm's
+# `_authToken=(npm_.+)` takes the rest of its line: its `npm_` tokens are masked by our `npm token anywhere`)
 PLUGIN_GROUPS = {
     ("AWSKeyDetector", 1): (1,), ("BasicAuthDetector", 0): (1,), ("CloudantDetector", 0): (1,),
     ("CloudantDetector", 1): (1,), ("CloudantDetector", 2): (1,), ("CloudantDetector", 3): (1,),
-    ("IbmCloudIamDetector", 0): (1,), ("IbmCosHmacDetector", 0): (1,), ("NpmDetector", 0): (1,),
+    ("IbmCloudIamDetector", 0): (1,), ("IbmCosHmacDetector", 0): (1,), ("NpmDetector", 0): (3,),
     ("SoftlayerDetector", 0): (1,), ("SoftlayerDetector", 1): (1,),
 }
+
+# the KEEP test of a plugin regex whose matches may be no secret (else none)
+PLUGIN_KEEP = {("ArtifactoryDetector", 1): "identifier", ("GitHubTokenDetector", 0): "identifier"}
 
 _Q = "[\"'`]"  # a quote around a value
 # a value: quoted (spaces and all; `\"` inside double quotes, else to the next quote; @"..." of Objective-C) or one word
@@ -116,6 +120,12 @@ _KEY_END = r"-{4,5} ?END[A-Z0-9 ]* PRIVATE KEY(?: BLOCK)? ?-{4,5}"
 # a line end, real or written as \n, and the quotes of a string that ends there and the next that begins (a key
 # written in code: `"-----BEGIN ...-----\n" + "MIIE...\n"`)
 _NEWLINE = r"[ \t]*(?:\r?\n|\\r?\\n)(?:[ \t\r\n]|\\r|\\n|[\"'`][ \t\r\n]*\+?[ \t\r\n]*[\"'`])*"
+# a stretch of a key's base64: 16 characters or more, or fewer with a digit, `+`, `/` or `=` (a word after a key
+# cut short, `then`, is none); the names of the `Name: value` lines of PEM or PGP armor and of PuTTY key files
+_KEY_BASE64 = r"(?:[A-Za-z0-9+/=]{16,}|[A-Za-z]*[0-9+/=][A-Za-z0-9+/=]*)"
+_ARMOR_NAMES = r"(?:Version|Comment|Proc-Type|DEK-Info|Hash|Charset|MessageID)"
+_PUTTY_NAMES = (r"(?:Encryption|Comment|Public-Lines|Private-Lines|Private-MAC|Private-Hash|Key-Derivation|"
+                r"Argon2-[A-Za-z]+)")
 
 # name, what it catches, pattern, groups masked, keep
 OURS = (
@@ -125,9 +135,11 @@ OURS = (
      "(PGP's `Version:`, `Comment:`) and the base64 after it, on lines of their own or on the header's line (also "
      "a key written in code as strings put together)",
      _KEY_BEGIN + r"(?:[ \t]*[A-Za-z0-9+/=]{16,})*(?:" + _NEWLINE
-     + r"(?:[A-Za-z][A-Za-z0-9-]*: ?[^\r\n\\]*|[A-Za-z0-9+/=]+(?:[ \t]+[A-Za-z0-9+/=]+)*))*", (0,), None),
+     + r"(?:" + _ARMOR_NAMES + r": ?[^\r\n\\]*|" + _KEY_BASE64 + r"(?:[ \t]+" + _KEY_BASE64 + r")*))*", (0,),
+     None),
     ("PuTTY key", "a PuTTY private key file: its header, `Name: value` and base64 lines",
-     r"PuTTY-User-Key-File-[0-9]+:[^\r\n\\]*(?:" + _NEWLINE + r"(?:[A-Za-z-]+: ?[^\r\n\\]*|[A-Za-z0-9+/=]+))*",
+     r"PuTTY-User-Key-File-[0-9]+: ?[A-Za-z0-9-]+(?:" + _NEWLINE + r"(?:" + _PUTTY_NAMES + r": ?[^\r\n\\]*|"
+     + _KEY_BASE64 + r"))*",
      (0,), None),
     ("Hugging Face token", "`hf_` user tokens and `api_org_` organization tokens",
      r"(?:hf|api_org)_[A-Za-z0-9]{30,}", (0,), None),
@@ -207,8 +219,9 @@ OURS = (
     ("sshpass -p", "the password of `sshpass -p`", r"\bsshpass[ \t]+-p[ \t]*[\"']?([^\s\"'\\]+)", (1,), None),
     ("curl -u credentials", "`user:password` after `-u`/`--user` of curl (`docker run -u 1000:1000` is left alone)",
      r"\bcurl\b[^\n;&|]*?\s(?:-u|--user)(?:=|[ \t]*)[\"']?([^\s:\"'\\]+:[^\s\"'\\]+)", (1,), "ids"),
-    ("cookie header", "the value of a `Cookie:` or `Set-Cookie:` header, to the end of its line",
-     r"(?i)\b(?:set-)?cookie[ \t]*:[ \t]*([^\r\n\"'\\]+)", (1,), "prose"),
+    ("cookie header", "the value of a `Cookie:` or `Set-Cookie:` header: its `name=value` pairs and attributes "
+     "joined by `;`",
+     r"(?i)\b(?:set-)?cookie[ \t]*:[ \t]*([^\s;\"'\\]+(?:;[ \t]*[^\s;\"'\\]+)*)", (1,), "prose"),
     ("authorization header", "the credential of an `Authorization:` header or field (Basic, Bearer, Token, "
      "Digest, ApiKey, any other scheme or bare)",
      r"(?i)\bauthorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:[A-Za-z][A-Za-z0-9-]*[ \t]+)?([A-Za-z0-9._~+/=-]{8,})",
@@ -222,7 +235,7 @@ OURS = (
     ("key or token assignment", "`api_key=`, `private_key:`, `private_key_id:`, `GITHUB_TOKEN=`, `token:` ... and a "
      "value of 6 characters or more that is not a number (KeywordDetector's words, and tokens; `token: 4096000` "
      "and `maxTokens: 8192` are left alone)",
-     r"(?i)(?:^|[^A-Za-z0-9])[A-Za-z0-9_.-]*{KEY}(?:[_-]?id)?" + _NAME_END + _LONG_VALUE, (1, 2, 3, 4), "number"),
+     r"(?i)(?:^|[^A-Za-z0-9])[A-Za-z0-9_.-]*{KEY}(?:[_-]?id)?" + _NAME_END + _LONG_VALUE, (1, 2, 3, 4), "key"),
     ("password in code", "a quoted secret compared with a secret-named variable (`\"x\" == password`), given to "
      "it (`secret(\"x\")`, `password.assign(\"x\")`) or after it (`private_key \"x\";`): KeywordDetector's "
      "other forms",
@@ -236,26 +249,41 @@ _TYPE_WORDS = frozenset({"string", "str", "none", "null", "nil", "true", "false"
                          "integer", "bool", "boolean", "required", "optional", "object", "any", "inherit",
                          "[redacted]", "redacted", "<redacted>", "<password>", "<token>", "secret", "password",
                          "your_password", "your-password", "changeme"})
-_REFERENCE = re.compile(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\*+|x+|\.+|<[^<>]*>|\{\{[^{}]*\}\}|%[A-Za-z_]+%")
+# words that begin a sentence about a secret, not the secret (`password: must be at least 12 characters`)
+_PROSE_WORDS = frozenset({"a", "an", "the", "must", "should", "shall", "will", "would", "can", "cannot", "could",
+                          "may", "might", "is", "are", "was", "were", "be", "been", "has", "have", "had", "does",
+                          "do", "did", "not", "never", "needs", "need", "too", "at", "of", "for", "to", "in", "on",
+                          "with", "without", "from", "by", "and", "or", "if", "when", "contains", "expired",
+                          "incorrect", "invalid", "missing", "empty", "blank", "hidden", "unchanged", "see"})
+# a placeholder (`$VAR`, `${VAR}`, `****`, `<token>`, `{{ var }}`, `%VAR%`), a YAML tag or block (`!vault`, `|`),
+# a remark (`(leave blank...`), code that reads a secret (`getpass.getpass()`, `os.environ[`, `tokenizer.encode(`,
+# `settings.OPENAI_API_KEY`, `$(cat /run/secrets/db)`) or a path to a file holding one (`/run/secrets/pg`)
+_REFERENCE = re.compile(r"\$\{?(?:[A-Za-z_][A-Za-z0-9_]*\}?)?|\*+|x+|\.+|<[^<>]*>|\{\{[^{}]*\}\}|%[A-Za-z_]+%"
+                        r"|!(?:vault|Ref|Sub|GetAtt|ImportValue|FindInMap|Join|Select|If|env|include|secret)|!![a-z]+"
+                        r"|[|>][-+]?[0-9]?|\([a-z][a-z -]*\)?"  # (YAML tags and block scalars; a remark)
+                        r"|[a-z_]+(?:\.[A-Za-z_][A-Za-z0-9_]*)*[(\[].*|[A-Z_]+\[.*"  # (a call or a subscript: `ENV[`)
+                        r"|[a-z_][a-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*\.[A-Z][A-Z0-9_]{2,}"  # (`settings.API_KEY`)
+                        r"|\$\(.*|(?:~|\.{1,2})?(?:/[A-Za-z0-9_.@-]+){2,}/?", re.S)  # (`$(cat ...)`, a path)
 _IDS = re.compile(r"[0-9]+:[0-9]+")
 
-def _reference(text: str) -> bool:
-    """A type name or a placeholder (`string`, `$DB_PASSWORD`, `<token>`, `****`): no secret."""
-    return text.lower() in _TYPE_WORDS or _REFERENCE.fullmatch(text) is not None
+def _reference(text: str, before: str = "") -> bool:
+    """A type name, a placeholder, a word of prose, code or a path that stands for a secret
+    (`string`, `$DB_PASSWORD`, `<token>`, `****`, `must`, `os.environ[`, `/run/secrets/pg`): no secret."""
+    return text.lower() in _TYPE_WORDS or text in _PROSE_WORDS or _REFERENCE.fullmatch(text) is not None
 
 
-def _number(text: str) -> bool:
+def _number(text: str, before: str = "") -> bool:
     """A count (`token: 4096000`) or a placeholder: no secret."""
     return _reference(text) or text.replace(".", "").replace("_", "").isdigit()
 
 
-def _word(text: str) -> bool:
+def _word(text: str, before: str = "") -> bool:
     """A word of prose ("bearer authentication", "Bearer Authentication"): no token. Letters in
     mixed case ("AbCdEfGhIjKlMnOp") are one."""
     return text.isalpha() and (text.islower() or text.isupper() or text[1:].islower())
 
 
-def _prose(text: str) -> bool:
+def _prose(text: str, before: str = "") -> bool:
     """Words ("see below", "Secure and HttpOnly", "authentication") or a placeholder: no credential."""
     return _reference(text) or all(_word(word) for word in text.split())
 
@@ -263,18 +291,44 @@ def _prose(text: str) -> bool:
 _SLUG = re.compile(r"[a-z]+-(?:[a-z]+-?)+")
 
 
-def _slug(text: str) -> bool:
+def _slug(text: str, before: str = "") -> bool:
     """Lower-case words joined by `-` (`glrt-runner-registration`, a branch or a file): no token."""
     return _SLUG.fullmatch(text) is not None
 
 
-def _ids(text: str) -> bool:
+def _ids(text: str, before: str = "") -> bool:
     """`uid:gid` (`-u 1000:1000`): no credentials."""
     return _IDS.fullmatch(text) is not None
 
 
+_SNAKE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z][a-z0-9]*){2,}")
+_CAMEL_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
+
+
+def _identifier(text: str, before: str = "") -> bool:
+    """An identifier made of words (`ghp_prefix_detection_is_enabled_for_repo`, `APDUResponseParser`):
+    no token, whose characters are random (no `_` after its prefix; letters that split into words of
+    three or more, with no digit, are all but never random)."""
+    if _SNAKE.fullmatch(text) is not None:
+        return True
+    return text.isascii() and text.isalpha() and all(len(word) >= 3 for word in _CAMEL_WORD.findall(text))
+
+
+_NAME_BEFORE = re.compile(r"([A-Za-z0-9_.-]+)[\"'\]]{0,2}[ \t]*(?:=>|==|:=|=|:)[ \t]*@?[\"']?\Z")
+
+
+def _key(text: str, before: str = "") -> bool:
+    """A count or a placeholder (`_number`), or the value of a name that holds no secret as a
+    member of that name holds none (`{"next_page_token": "..."}` written in text: a cursor;
+    `token: " understanding"`: a piece of a model's output)."""
+    if _number(text):
+        return True
+    named = _NAME_BEFORE.search(before[-64:])  # (the name just before the value: its end is what tells)
+    return named is not None and (plain_member(named.group(1)) or plain_member_value(named.group(1), text))
+
+
 KEEP = {"reference": _reference, "number": _number, "word": _word, "ids": _ids, "prose": _prose,
-        "slug": _slug}  # (functions: a rule pickles)
+        "slug": _slug, "identifier": _identifier, "key": _key}  # (functions: a rule pickles)
 
 # member names whose text values are secrets (in records and in JSON text), and values that still are not
 _MEMBER_WORDS = (r"(?:password|passwd|passphrase|secret|api[_-]?key|apikey|access[_-]?key|private[_-]?key"
@@ -284,6 +338,31 @@ SECRET_MEMBERS = rf"(?i)(?:{_MEMBER_WORDS})\n?$"
 # escaped (`password\\n":`, the line as logged) or not (the line with its escapes undone)
 SECRET_MEMBER_IN_JSON = rf"(?i)(?:{_MEMBER_WORDS})(?:\\n|\n)?\"[ \t\r\n]*:"
 PLAIN_MEMBER_VALUES = frozenset({"omit", "same-origin", "include"})  # fetch's `credentials` option
+# names that end like a secret's and are none: a page's or a stream's cursor (`next_page_token`, `pageToken`)
+_CURSORS = tuple(word + sep + "token" for word in ("page", "next", "continuation", "sync", "resume", "cursor")
+                 for sep in ("", "_", "-"))
+_STATUSES = ("authorization", "token", "cookie", "credential", "credentials")  # (names whose value may be a status)
+_STATUS_WORDS = frozenset({"pending", "granted", "denied", "required", "optional", "missing", "invalid", "expired",
+                           "revoked", "valid", "present", "absent", "unknown", "disabled", "enabled", "ok", "error",
+                           "failed", "success", "approved", "rejected", "accepted", "set", "unset", "hidden"})
+
+
+def plain_member(name: str) -> bool:
+    """Whether a member whose name ends like a secret's holds no secret (a cursor)."""
+    return name.lower().rstrip("\n").endswith(_CURSORS)
+
+
+def plain_member_value(name: str, value: str) -> bool:
+    """Whether the text value of a member named like a secret is no secret: fetch's `credentials`
+    option, a piece of text where a model's output names a `token` (`{"token": " the"}` in
+    logprobs: it holds a space, or is shorter than any credential), or a status word where an
+    authorization, token, cookie or credential names its state (`"pending"`, `"expired"`)."""
+    if value in PLAIN_MEMBER_VALUES:
+        return True
+    lowered = name.lower().rstrip("\n")
+    if lowered.endswith(_STATUSES) and value in _STATUS_WORDS:
+        return True
+    return lowered.endswith("token") and (len(value) < 8 or any(c.isspace() for c in value))
 
 
 @dataclass(frozen=True)
@@ -308,7 +387,7 @@ def default_rules() -> list[DefaultRule]:
             pattern, rewritten = _re2_form(name, n, regex)
             rules.append(DefaultRule(plugin.secret_type, f"detect-secrets {name}",
                                      plugin.secret_type, pattern, PLUGIN_GROUPS.get((name, n), (0,)),
-                                     rewritten=rewritten))
+                                     PLUGIN_KEEP.get((name, n)), rewritten=rewritten))
     words = _keywords()
     rules += [DefaultRule(name, "dshreplay", what, pattern.replace("{PASSWORD}", words[0]).replace("{KEY}", words[1]),
                           groups, keep)
@@ -423,9 +502,14 @@ def redaction_doc() -> str:
     return "\n".join(lines)
 
 
-_KEEP_DOC = {"reference": "a type name or a placeholder such as `string`, `$VAR`, `<token>`, `****`",
+_KEEP_DOC = {"reference": "a type name or a placeholder such as `string`, `$VAR`, `<token>`, `****`; prose "
+                          "(`must be...`, `(leave blank`), a YAML tag (`!vault`), code that reads a secret "
+                          "(`getpass.getpass()`, `os.environ[...]`, `settings.API_KEY`, `$(cat ...)`) or a path",
              "number": "a number (a count such as `token: 4096000`) or a placeholder",
              "word": "a word of prose, as in \"bearer authentication\"",
              "ids": "`uid:gid` digits",
              "prose": "words of prose (\"see below\", \"Token-based authentication\") or a placeholder",
-             "slug": "lower-case words joined by `-` (`glrt-runner-registration`)"}
+             "slug": "lower-case words joined by `-` (`glrt-runner-registration`)",
+             "key": "a number or a placeholder, a cursor (`next_page_token`) or a piece of a model's output "
+                    "(`token: \" the\"`), as for members of such names",
+             "identifier": "an identifier made of words (`ghp_prefix_detection_is_enabled`, `APDUResponseParser`)"}

@@ -130,7 +130,24 @@ MORE = {  # kinds no rule named before stop 32 (they came out verbatim)
     "XML password": ("<password>XmlPassw0rdValue</password>", ["XmlPassw0rdValue"]),
     "ADO Pwd=": ("Server=db;Uid=sa;Pwd=Ad0Passw0rdValue;", ["Ad0Passw0rdValue"]),
 }
-KINDS = {**LEAKED, **CAUGHT, **EDGES, **NEAR, **MORE}
+ENCODED = {  # the encodings of issue #34 (each came out verbatim): masked in place as the text that wrote them
+    "\\x escapes": ("printf '\\x67\\x68\\x70\\x5fH3xPr3f1xT0kenAbCdEfGhIjKlMnOpQr'", ["H3xPr3f1xT0kenAbCdEf"]),
+    "\\x escape and text": ("printf '\\x67hp_M1xedXEsc4peT0kenAbCdEfGhIjKlMnOpQr'", ["M1xedXEsc4peT0kenAbCd"]),
+    "octal escape": ("printf '\\147hp_0ct4lEsc4peT0kenAbCdEfGhIjKlMnOpQrS'", ["0ct4lEsc4peT0kenAbCd"]),
+    "base64 of msgpack": ("gaV0b2tlbtkoZ2hwX01zZ1A0Y2tGcjRtZVQwa2VuQWJDZEVmR2hJaktsTW5PcFFy",
+                          ["Z2hwX01zZ1A0Y2tGcjRt"]),
+    "base64 of protobuf": ("CihnaHBfUHIwdDBidWZGcjRtZVQwa2VuQWJDZEVmR2hJaktsTW5PcFEQAQ==", ["CihnaHBfUHIwdDBidWZG"]),
+    "base64 of a length-prefixed frame": ("AAAAKGdocF9MM25QcjNmMXhGcjRtZVQwa2VuQWJDZEVmR2hJaktsTW5P",
+                                          ["KGdocF9MM25QcjNmMXhG"]),
+    "base64 of CBOR": ("oWV0b2tlbngoZ2hwX0NiMHJGcjRtZVQwa2VuQWJDZEVmR2hJaktsTW5PcFFyU3Q=", ["Z2hwX0NiMHJGcjRtZVQw"]),
+    "double URL encoding": ("curl -d 'password%253DD0ubleUrlPassw0rd'", ["D0ubleUrlPassw0rd"]),
+    "URL-encoded kubeconfig client-key-data": (
+        "client-key-data%3A%20LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpNSUlFcEFJQkFBS0NBUUVBa3ViM0MwbmYxZ0tleUIwZHl"
+        "BYkNkRWZHaElqCi0tLS0tRU5EIFJTQSBQUklWQVRFIEtFWS0tLS0tCg%3D%3D",
+        ["LS0tLS1CRUdJTiBSU0Eg", "a3ViM0MwbmYxZ0tleUIw"]),
+    "URL-encoded \\x escape": ("q=%5Cx67hp_C0mb0UrlEscT0kenAbCdEfGhIjKlMnOpQr", ["C0mb0UrlEscT0kenAbCd"]),
+}
+KINDS = {**LEAKED, **CAUGHT, **EDGES, **NEAR, **MORE, **ENCODED}
 assert len(LEAKED) == 22 and len(CAUGHT) == 12
 STAMP = "2026-01-01T00:00:00Z"
 WIDTH = 80  # a finding quotes an object or array cut to this many characters ("..." included)
@@ -339,7 +356,15 @@ KEPT = ["docker run -u 1000:1000 app", "git checkout rk-foo", "pip install sk-le
         '{"maxTokens": 8192}', 'fetch(url, {credentials: "same-origin"})', "the API uses bearer authentication",
         "Use Bearer Authentication", "authorization: required", "cookie: none", "docker login -u bob reg.example.com",
         "git add -p src/app.py", "aws configure set region us-east-1", "cd /srv; PWD=/srv/app; ls",
-        "<tokenCount>42</tokenCount>", "<maxTokens>4096</maxTokens>", "use the gsk_ prefix"]
+        "<tokenCount>42</tokenCount>", "<maxTokens>4096</maxTokens>", "use the gsk_ prefix",
+        # the false positives of #34: prose, code that reads a secret, a path to a secret's file, identifiers,
+        # the data members of a model's output (each was masked, words and spaces around it too)
+        "password: must be at least 12 characters", "Password: (leave blank to keep the current one)",
+        "secret: !vault |", "password = getpass.getpass()", "api_key = settings.OPENAI_API_KEY",
+        "token = os.environ['OPENAI_API_KEY']", "DB_PASSWORD=$(cat /run/secrets/db)", "token = tokenizer.encode(text)",
+        "PGPASSWORD_FILE=/run/secrets/pg", "ghp_prefix_detection_is_enabled_for_repo",
+        "class APDUResponseParser extends Base", '{"token": " the", "logprob": -0.25}',
+        '{"next_page_token": "CiAKGjBpNDd2Nmp2Zml2cXRwYjBp", "items": []}', '{"authorization": "pending"}']
 
 
 def test_values_that_only_look_like_secrets_reach_the_bundle_intact(cli, tmp_path):

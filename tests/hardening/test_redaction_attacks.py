@@ -75,6 +75,16 @@ HOSTILE = {
     "a key's lines as strings put together": (
         lambda n: "-----BEGIN RSA PRIVATE KEY-----" + '\\n" + "QUFBQUFB' * (n // 14), None),
     "authorization values running over the next name": (lambda n: "authorization: a/" * (n // 17), None),
+    # the decoders of #34: URL encoding to any depth (one run of %25 undone from its end), escapes inside
+    # escapes, escapes inside URL encoding, and base64 of binary frames whose printable runs hold secrets
+    "nested %25 before a password": (lambda n: "password%" + "25" * (n // 2) + "3Dhunter2", None),
+    "%25 runs between words": (lambda n: "%2541 " * (n // 6), None),
+    "nested \\x escapes": (lambda n: "\\x5c" * (n // 4), None),
+    "\\x escapes of URL escapes": (lambda n: "\\x2541%5Cx41" * (n // 12), None),
+    "octal escapes": (lambda n: "\\147\\150" * (n // 8), None),
+    "base64 of binary frames holding secrets": (lambda n: " ".join(
+        __import__("base64").b64encode(bytes([k % 256, 0, 255]) + b"password=hunter2 ghp_abc" + bytes(range(40)))
+        .decode() for k in range(n // 93)), None),
 }
 
 
@@ -125,6 +135,13 @@ def test_the_hostile_texts_are_still_redacted(tmp_path):
     assert attack("export", log, "--out", tmp_path / "b", "--timestamp", STAMP).code == 0
     events = (tmp_path / "b" / "hostile" / "events.csv").read_text()
     assert "hunter2" not in events and "abcdefgh" not in events and "[REDACTED]" in events
+
+
+def test_a_secret_behind_thousands_of_url_encodings_is_still_redacted(tmp_path):
+    log = one_message_log(tmp_path / "l.jsonl", "x " * 1000 + "password%" + "25" * 5000 + "3DDeepHunter2")
+    assert attack("export", log, "--out", tmp_path / "b", "--timestamp", STAMP).code == 0
+    assert all(b"DeepHunter2" not in data for data in bundle_bytes(tmp_path / "b").values())
+    assert b"25" * 5000 + b"3D[REDACTED]" in (tmp_path / "b" / "hostile" / "transcript.md").read_bytes()
 
 
 # -- rules that are valid, or that RE2 refuses ----------------------------------------------

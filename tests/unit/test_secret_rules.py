@@ -47,7 +47,7 @@ PLUGIN_SAMPLES = {
     "JwtTokenDetector": {0: ["jwt eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0."
                              "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"]},
     "MailchimpDetector": {0: ["mailchimp vk4k6kgqxh4klf6q282uuoldhxea780v-us12"]},
-    "NpmDetector": {0: [f"//registry.npmjs.org/:_authToken=npm_{ALNUM}"]},
+    "NpmDetector": {0: ["//registry.npmjs.org/:_authToken=0a1b2c3d-4e5f-6a7b-8c9d-0e1f2a3b4c5d"]},
     "OpenAIDetector": {0: ["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"]},
     "PrivateKeyDetector": {n: [f"-----BEGIN {kind}-----\n{PEM_BODY}\n-----END {kind}-----"]
                            for n, kind in enumerate(["DSA PRIVATE KEY", "EC PRIVATE KEY", "OPENSSH PRIVATE KEY",
@@ -359,3 +359,64 @@ def test_a_quote_cut_short_whose_start_a_rule_masks_is_masked_as_the_value_it_be
     finding = {"code": "DSH-E005", "message": f"'{title[:46]}... is not of type 'string'", "pointer": "/title"}
     assert redactor.finding(finding) == {"code": "DSH-E005", "message": "'[REDACTED]... is not of type 'string'",
                                          "pointer": "/title"}
+
+
+# -- #34: false positives kept, the same shapes with a secret masked, and only the secret's span ---------------
+
+@pytest.mark.parametrize("text,masked", [
+    ("password: Zq9!xT4vLm", "password: [REDACTED]"),
+    ("password: hunter2 must be rotated", "password: [REDACTED] must be rotated"),
+    ('password = "getpass"', 'password = "[REDACTED]"'),
+    ("password=Passw0rd(1) and password: !Qaz2wsx", "password=[REDACTED] and password: [REDACTED]"),
+    ("DB_PASSWORD=Pg5ecretValue psql -h db", "DB_PASSWORD=[REDACTED] psql -h db"),
+    ("api_key = sk_settings_OPENAI_1x9", "api_key = [REDACTED]"),
+    ("api_token=CiAKGjBpNDd2Nmp2", "api_token=[REDACTED]"),
+    ('{"token": "ghp_' + ALNUM + '"}', '{"token": "[REDACTED]"}'),
+    ('{"token": "CiAKGjBpNDd2Nmp2Zml2"}', '{"token": "[REDACTED]"}'),
+    ('{"authorization": "Bearer Be4rerT0kenValue"}', '{"authorization": "[REDACTED]"}'),
+    ('{"password": "pending"}', '{"password": "[REDACTED]"}'),
+    ("artifactory AP6xK9mQ2wE5rT8 here", "artifactory [REDACTED] here"),
+    ("ghp_" + ALNUM, MASK),
+])
+def test_a_secret_in_the_shape_of_a_kept_value_is_masked(text, masked):
+    assert REDACTOR.string(text) == masked
+
+
+def test_the_data_members_of_a_models_output_are_kept_in_records():
+    record = {"type": "llm/response", "data": {"logprobs": [{"token": " the", "logprob": -0.25},
+                                                            {"token": "ization", "logprob": -1.5}],
+                                               "next_page_token": "CiAKGjBpNDd2Nmp2Zml2", "pageToken": "Q2lBS0dq",
+                                               "authorization": "pending"}}
+    raw = json.dumps(record).encode() + b"\n"
+    assert REDACTOR.record(record, raw) is record
+    secret = {"type": "x", "data": {"token": "ghp_" + ALNUM, "authorization": "Basic YWRtaW46cHc="}}
+    assert REDACTOR.record(secret, json.dumps(secret).encode()) == {"type": "x", "data": {
+        "token": MASK, "authorization": MASK}}
+
+
+def rule_samples() -> list[tuple[int, str, str]]:
+    """(index, rule, a text holding a secret it matches) for every default rule of detect-secrets and ours."""
+    samples, seen = [], {}
+    for index, rule in enumerate(default_rules()):
+        if rule.source == "dshreplay":
+            samples.append((index, rule.name, OUR_SAMPLES[rule.name][0]))
+        elif rule.source.startswith("detect-secrets "):
+            plugin = rule.source.split()[-1]
+            n = seen[plugin] = seen.get(plugin, -1) + 1
+            samples += [(index, f"{plugin} {n}", text) for text in PLUGIN_SAMPLES[plugin][n]]
+    return samples
+
+
+@pytest.mark.parametrize("index,rule,text", rule_samples())
+def test_a_rule_masks_only_the_secret_never_the_words_or_spaces_around_it(index, rule, text):
+    # (the Artifactory rule took the spaces around `APDUResponseParser`: `class[REDACTED]extends`)
+    from dshreplay.output.redact import _find
+    for before, after in (("said ", " then"), ('k: "', '" end'), ("said\t", "\nthen")):
+        data = (before + text + after).encode()
+        spans: list = []
+        _find(REDACTOR.rules.defaults[index], data, spans, trim=True)
+        assert spans, (rule, data)
+        for start, end, _ in spans:
+            assert len(before) <= start < end <= len(before) + len(text), (rule, data, data[start:end])
+            assert data[start:start + 1] not in b" \t\n\"'" and data[end - 1:end] not in b" \t\n\"'", data[start:end]
+        assert MASK in REDACTOR.string(before + text + after)
