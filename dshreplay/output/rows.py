@@ -37,7 +37,7 @@ from dshreplay.analyses.tools import ToolLedger
 from dshreplay.analyses.turns import TurnSpans
 from dshreplay.analyses.validate import validate_log
 from dshreplay.core.driver import Observer, Run
-from dshreplay.core.passstate import StateError, dump_state, load_state, state_key
+from dshreplay.core.passstate import StateError, dump_state, load_state, state_ceiling, state_key
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
 from dshreplay.errors import DeriveError, DshReplayError
 from dshreplay.io.reader import Event, LogSource, PackedRun, open_regular, resolve_log_path, seed_length, shown_path
@@ -359,7 +359,7 @@ def index_log(path: str | os.PathLike[str], options: Options = DEFAULT, redactor
         if resume is not None:
             if opening is None:
                 raise StateError("the log is shorter than the bytes its kept state was made of")
-            state = load_state(resume[1], opening)
+            state = load_state(resume[1], opening, ceiling=state_ceiling(resume[0]), needs=(IndexRows, TurnEndLines))
             if state.run.lines != resume[2]:  # (the log grew while it was indexed: read it whole)
                 raise StateError(f"the kept state read {state.run.lines} lines, the chain proves {resume[2]}")
             rows, ends = state.get(IndexRows), state.get(TurnEndLines)

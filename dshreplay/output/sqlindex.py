@@ -255,8 +255,8 @@ def _facts(text: str) -> tuple[dict[str, Any] | None, str | None]:
         facts = orjson.loads(text)
         Exported.of(facts, "")
     except (orjson.JSONDecodeError, EntryError) as exc:
-        why = "not JSON" if isinstance(exc, orjson.JSONDecodeError) else f"at {exc}"
-        return None, f"the facts the index kept of it cannot be read ({why}): indexed again whole"
+        why = "not JSON" if isinstance(exc, orjson.JSONDecodeError) else str(exc)
+        return None, f"the facts the index kept of it are not the index's: {why}"
     return facts, None
 
 
@@ -299,7 +299,7 @@ def check_tables(con: DuckDBPyConnection, shown: str, needed: Iterable[str] = ()
             i, (column, kind) = wrong
             got = "nothing" if i >= len(have) else f"{have[i][0]} {have[i][1]}"
             got = f"column {i + 1} {column} {kind} expected, {got} found"
-        raise UsageError(f"{NOT_AN_INDEX}: table {name}: {got}; index into a new --db", path=shown)
+        raise UsageError(f"{NOT_AN_INDEX}: table {name}: {got}", path=shown)
 
 
 def _prepare(con: DuckDBPyConnection, settings: dict[str, Any], shown: str) -> None:
