@@ -17,6 +17,12 @@ is one of the settings an index is never updated across.
   marked `vanished`, its rows are kept, and it is reported;
 - new: indexed.
 
+A log's key (`rows.log_key`) is its path as redacted as the bundle's names, and
+`_inputs` keeps keyed hashes of the real path and its folders (`_whereabouts`),
+so the index holds no token of a folder or file name and still finds its logs.
+The database is input like a log: its tables' shapes (`check_tables`), its
+settings and each log's facts are checked before they are used.
+
 Rows are built in worker processes (`--jobs`, or Dask for `fleet index`), a
 batch of logs at a time, and each batch is written in one transaction, so
 that memory is bounded by a batch of sessions whatever the store's size: a
@@ -274,16 +280,19 @@ INTERNAL: dict[str, tuple[tuple[str, str], ...]] = {  # the index's own tables: 
 NOT_AN_INDEX = "not an index database this dshreplay writes"
 
 
-def check_tables(con: DuckDBPyConnection, shown: str, needed: Iterable[str] = ()) -> None:
-    """UsageError (one line) unless every table of the index the database holds has the columns and types
-    the index gives it, and each of `needed` is there: a database made or changed by another hand is
-    refused before a query or an insert fails on it."""
+def check_tables(con: DuckDBPyConnection, shown: str, needed: Iterable[str] = (),
+                 only: Iterable[str] | None = None) -> None:
+    """UsageError (one line) unless every table of the index the database holds (of `only`, when given)
+    has the columns and types the index gives it, and each of `needed` is there: a database made or
+    changed by another hand is refused before a query or an insert fails on it."""
     columns: dict[str, list[tuple[str, str]]] = {}
     for table, column, kind in con.execute(
             "SELECT table_name, column_name, data_type FROM duckdb_columns() WHERE database_name = "
             "current_database() AND schema_name = 'main' ORDER BY table_name, column_index").fetchall():
         columns.setdefault(table, []).append((column, kind))
     expected = {**INTERNAL, **{name: tuple((c.name, c.type) for c in spec) for name, spec in TABLES.items()}}
+    if only is not None:
+        expected = {name: expected[name] for name in only}
     for name in needed:
         if name not in columns:
             raise UsageError(f"{NOT_AN_INDEX}: it has no {name} table (build one with `dshreplay index PATH... "
@@ -304,7 +313,7 @@ def check_tables(con: DuckDBPyConnection, shown: str, needed: Iterable[str] = ()
 
 def _prepare(con: DuckDBPyConnection, settings: dict[str, Any], shown: str) -> None:
     """The tables (made when absent), and the settings the database was built with checked."""
-    check_tables(con, shown)
+    check_tables(con, shown, only=("_meta",))  # (the settings first: an index of another format says so)
     con.execute("CREATE TABLE IF NOT EXISTS _meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
     row = con.execute("SELECT value FROM _meta WHERE key = 'settings'").fetchone()
     wanted = orjson.dumps(settings, option=orjson.OPT_SORT_KEYS).decode()
@@ -313,6 +322,7 @@ def _prepare(con: DuckDBPyConnection, settings: dict[str, Any], shown: str) -> N
         diff = ", ".join(f"{k} {have.get(k)!r} (now {settings.get(k)!r})" for k in sorted(settings)
                          if have.get(k) != settings.get(k))
         raise UsageError(f"the index was built with other settings: {diff}; index into a new --db", path=shown)
+    check_tables(con, shown)
     if row is None:
         con.execute("INSERT INTO _meta VALUES ('settings', ?)", [wanted])
     con.execute("CREATE TABLE IF NOT EXISTS _inputs (log VARCHAR PRIMARY KEY, path_hash VARCHAR, folders VARCHAR[], "

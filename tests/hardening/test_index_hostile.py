@@ -161,6 +161,17 @@ def test_a_table_of_another_shape_is_refused_before_anything_is_written(tmp_path
                                  "table _inputs: column 5 state BLOB expected, nothing found")
 
 
+def test_an_index_of_the_format_before_is_refused_as_built_with_other_settings(tmp_path):
+    # format 1 kept each log's path as it is: refused by its settings (never rebuilt or mixed in place),
+    # before its _inputs of three columns is taken for a damaged table
+    log, db = indexed(tmp_path)
+    change(db, """UPDATE _meta SET value = replace(value, '"format":2', '"format":1')""",
+           "ALTER TABLE _inputs DROP COLUMN path_hash", "ALTER TABLE _inputs DROP COLUMN folders")
+    result = index(log.parent, "--db", db, "--no-default-redaction", "-j", "1", expect=2)
+    assert result.one_line() == (f"dshreplay: usage error: {db}: the index was built with other settings: format 1 "
+                                 "(now 2); index into a new --db")
+
+
 def test_usage_on_an_empty_duckdb_file_says_it_is_no_index(tmp_path):
     # 'Catalog Error: Table with name model_calls does not exist', exit 70 (sql answers on it)
     db = tmp_path / "empty.duckdb"
