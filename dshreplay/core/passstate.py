@@ -58,6 +58,12 @@ def state_ceiling(log_bytes: int) -> int:
     return STATE_RATIO * log_bytes + STATE_FLOOR
 
 
+def check_size(size: int, ceiling: int) -> None:
+    """StateError when a kept state of `size` bytes (as kept, sealed) is past `ceiling` (read no further)."""
+    if size > ceiling:
+        raise StateError(f"the kept state is {size} bytes, more than the {ceiling} its log can need")
+
+
 class StateError(Exception):
     """A kept state that cannot be loaded (damaged, of another version, or holding what a state never holds)."""
 
@@ -140,8 +146,7 @@ def load_state(data: bytes, key: bytes, *, ceiling: int = STATE_FLOOR,
     inflated, holding an observer of each class of `needs`; StateError when the bytes are not one."""
     import zstandard
     from cryptography.exceptions import InvalidTag
-    if len(data) > ceiling:
-        raise StateError(f"the kept state is {len(data)} bytes, more than the {ceiling} its log can need")
+    check_size(len(data), ceiling)
     cipher, nonce = _cipher(key)
     try:
         data = cipher.decrypt(nonce, data, None)

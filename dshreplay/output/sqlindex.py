@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 import orjson
 
 from dshreplay.core.mapper import Mapper
-from dshreplay.core.passstate import StateError
+from dshreplay.core.passstate import StateError, check_size, state_ceiling
 from dshreplay.errors import DshReplayError, OutputError, UsageError
 from dshreplay.io.reader import LogSource, read_small_file, shown_path
 from dshreplay.io.store import discover, log_files
@@ -144,7 +144,8 @@ class _Job:
     key: str
     known: dict[str, Any] | None  # what the last run recorded of the log (the export's facts)
     options: IndexOptions
-    state: bytes | None = None  # the pass kept where the log ended when it was indexed
+    state: bytes | StateError | None = None  # the pass kept where the log ended when it was indexed (a
+    # StateError: one too large to be read from the database)
     doubt: str | None = None  # why what the last run kept of the log cannot be used (it is read whole)
 
 
@@ -183,6 +184,8 @@ def _index_job(job: _Job) -> _Done:
     given = job.options.read.redactor  # (Options names no output type: a Redactor, or None)
     redactor = (given if isinstance(given, Redactor) else Redactor()).for_calls(())
     note = None
+    if isinstance(state, StateError):
+        note, state = _unused(state), None
     if state is not None and job.known is not None:  # (a kept state is the known log's)
         try:
             return _Done(index_log(job.path, job.options.read, redactor, job.options.messages,
@@ -190,11 +193,15 @@ def _index_job(job: _Job) -> _Done:
                                    hasher=job.options.hasher),
                          change, detail)
         except StateError as exc:
-            note = f"the pass kept where it was indexed is not used ({exc}): read whole"
+            note = _unused(exc)
             redactor = redactor.for_calls(())  # (then read the log whole)
     indexed = index_log(job.path, job.options.read, redactor, job.options.messages, keep=True,
                         hasher=job.options.hasher)
     return _Done(indexed, change, detail, note)
+
+
+def _unused(why: StateError) -> str:
+    return f"the pass kept where it was indexed is not used ({why}): read whole"
 
 
 def update_index(inputs: list[str], db: Path, options: IndexOptions, mapper: Mapper | None = None) -> IndexReport:
@@ -233,10 +240,10 @@ def update_index(inputs: list[str], db: Path, options: IndexOptions, mapper: Map
                 write_parquet(con, options.parquet)
             except duckdb.Error as exc:  # (the database is up to date: the partitions are written next run)
                 raise OutputError(f"cannot write the Parquet partitions (the index database is up to date): "
-                                  f"{_one_line(exc)}", path=shown_path(options.parquet)) from None
+                                  f"{one_line(exc)}", path=shown_path(options.parquet)) from None
         report.sessions = _count(con, "SELECT count(*) FROM sessions")
     except duckdb.Error as exc:
-        raise OutputError(f"cannot update the index database: {_one_line(exc)}", path=shown_path(db)) from None
+        raise OutputError(f"cannot update the index database: {one_line(exc)}", path=shown_path(db)) from None
     finally:
         con.close()
     return report
@@ -245,20 +252,35 @@ def update_index(inputs: list[str], db: Path, options: IndexOptions, mapper: Map
 def _known(con: DuckDBPyConnection, batch: list[_Job]) -> None:
     """What the last runs kept of the logs of a batch: their facts and kept passes (read a batch at
     a time: a state weighs about what its log's surface does)."""
-    rows = con.execute("SELECT log, facts, state FROM _inputs WHERE log IN (SELECT unnest(?))",
-                       [[job.key for job in batch]]).fetchall()
-    found = {log: (facts, state) for log, facts, state in rows}
+    ceilings = [state_ceiling(_size(job.path)) for job in batch]
+    rows = con.execute("SELECT i.log, i.facts, CASE WHEN octet_length(i.state) <= c.most THEN i.state END, "
+                       "octet_length(i.state), c.most FROM _inputs i JOIN (SELECT unnest(?) AS log, unnest(?) AS most) "
+                       "c ON i.log = c.log", [[job.key for job in batch], ceilings]).fetchall()
+    found = {log: rest for log, *rest in rows}
     for job in batch:
-        facts, job.state = found.get(job.key, (None, None))
-        if facts is not None:
+        if job.key in found:
+            facts, state, size, most = found[job.key]
+            try:  # (a state past what the log can need is not read out of the database)
+                check_size(size or 0, most)
+                job.state = state
+            except StateError as exc:
+                job.state = exc
             job.known, job.doubt = _facts(facts)
 
 
-def _facts(text: str) -> tuple[dict[str, Any] | None, str | None]:
+def _size(path: str) -> int:
+    """The size of a log's file now (0 when it cannot be known: no kept state is then read)."""
+    try:
+        return os.stat(log_path(path)).st_size
+    except OSError:
+        return 0
+
+
+def _facts(text: str | None) -> tuple[dict[str, Any] | None, str | None]:
     """(the facts, None) a run kept of a log, or (None, why) when they are not what a run keeps
     (the database is input like any other: the log is then indexed again whole, and reported)."""
     try:
-        facts = orjson.loads(text)
+        facts = orjson.loads(text if text is not None else "")
         Exported.of(facts, "")
     except (orjson.JSONDecodeError, EntryError) as exc:
         why = "not JSON" if isinstance(exc, orjson.JSONDecodeError) else str(exc)
@@ -266,7 +288,7 @@ def _facts(text: str) -> tuple[dict[str, Any] | None, str | None]:
     return facts, None
 
 
-def _one_line(exc: Exception) -> str:
+def one_line(exc: Exception) -> str:
     return " ".join(str(exc).split())
 
 
@@ -446,7 +468,8 @@ def _mark_vanished(con: DuckDBPyConnection, inputs: Iterable[str], found: set[st
     rows kept. (A key that is a path, nothing of it masked, is looked for there too.)"""
     roots = {hasher.hex(os.fsencode(os.path.abspath(i))) for i in inputs}
     gone: list[str] = []
-    for log, path_hash, folders in sorted(con.execute("SELECT log, path_hash, folders FROM _inputs").fetchall()):
+    for log, path_hash, folders in con.execute("SELECT log, path_hash, coalesce(folders, []) FROM _inputs "
+                                               "WHERE log IS NOT NULL ORDER BY log").fetchall():
         if log in found or os.path.exists(log):
             continue
         if path_hash in roots or not roots.isdisjoint(folders):
@@ -596,7 +619,7 @@ def _connect(db: Path, *, read_only: bool) -> DuckDBPyConnection:
                                                  read_only=read_only, config=config)  # a leading ~ of a name)
         row = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchone()
     except duckdb.Error as exc:
-        raise UsageError(f"cannot open the index database: {_one_line(exc)}", path=shown_path(db)) from None
+        raise UsageError(f"cannot open the index database: {one_line(exc)}", path=shown_path(db)) from None
     if row is None or row[0] is None:
         con.close()
         raise not_duckdb
@@ -613,7 +636,7 @@ def run_query(db: Path, query: str) -> tuple[list[str], list[tuple[Any, ...]]]:
             return [], []
         return [d[0] for d in cursor.description], cursor.fetchall()
     except duckdb.Error as exc:
-        raise UsageError(f"the query failed: {_one_line(exc)}") from None
+        raise UsageError(f"the query failed: {one_line(exc)}") from None
     finally:
         con.close()
 

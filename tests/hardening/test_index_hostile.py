@@ -138,19 +138,32 @@ def test_settings_that_are_not_json_are_refused_in_one_line(tmp_path):
 
 
 @pytest.mark.parametrize("facts, why", [
-    ("[]", "/size: expected a byte count, got nothing"),
-    ("{", "not JSON"),
-    ('{"size": 1, "sha256": "00"}', "/sha256: expected a SHA-256 in hex, got \"00\""),
+    ("'[]'", "/size: expected a byte count, got nothing"),
+    ("'{'", "not JSON"),
+    ("NULL", "not JSON"),
+    ("""'{"size": 1, "sha256": "00"}'""", "/sha256: expected a SHA-256 in hex, got \"00\""),
 ])
 def test_facts_of_another_shape_make_the_log_be_indexed_again_whole_and_reported(tmp_path, facts, why):
     # 'list' object has no attribute 'get', exit 70
     log, db = indexed(tmp_path)
-    change(db, f"UPDATE _inputs SET facts = '{facts}'")
+    change(db, f"UPDATE _inputs SET facts = {facts}")
     result = index(log.parent, "--db", db, "--no-default-redaction", "-j", "1", expect=1)
     assert result.one_line() == (f"dshreplay: warning: {log}: rewritten since it was indexed (the facts the index "
                                  f"kept of it are not the index's: {why}): indexed again whole")
     again = index(log.parent, "--db", db, "--no-default-redaction", "-j", "1", expect=0)
     assert ", 1 unchanged, " in again.stdout
+
+
+def test_null_cells_of_the_kept_inputs_are_passed_over(tmp_path):
+    # a NULL log or folders list (an _inputs made without its primary key) failed the vanished check
+    # ('<' not supported between NoneType and str; 'NoneType' object is not iterable), exit 70
+    log, db = indexed(tmp_path)
+    change(db, "CREATE TABLE t AS SELECT * FROM _inputs", "DROP TABLE _inputs",
+           "CREATE TABLE _inputs AS SELECT * FROM t", "DROP TABLE t", "UPDATE _inputs SET folders = NULL",
+           "INSERT INTO _inputs VALUES (NULL, NULL, NULL, NULL, NULL)")
+    result = index(log.parent, "--db", db, "--no-default-redaction", "-j", "1", expect=0)
+    assert "this run: 0 new, 0 grown (0 read from where they were indexed), 0 rewritten (indexed again whole), " \
+           "1 unchanged, 0 vanished, " in result.stdout
 
 
 def test_a_table_of_another_shape_is_refused_before_anything_is_written(tmp_path):
@@ -194,6 +207,18 @@ def test_usage_on_a_text_token_column_says_which_column(tmp_path):
                                  "found")
 
 
+def test_usage_by_session_on_rows_with_no_log_or_session_id_groups_them_apart(tmp_path):
+    # a NULL session id and log beside a named session: '<' not supported between NoneType and str, exit 70
+    from dshreplay.testing.samples import multi_turn
+    log = multi_turn().write(tmp_path / "a.jsonl")
+    db = tmp_path / "index.duckdb"
+    index(log, "--db", db, "--no-default-redaction", "-j", "1", expect=0)
+    change(db, "UPDATE model_calls SET log = NULL, session_id = NULL WHERE seq = (SELECT min(seq) FROM model_calls)")
+    result = attack("usage", "--db", db, "--by", "session", "--json", mem_mb=MEM)
+    assert result.code == 0, result.stderr
+    assert [(r["key"], r["calls"]) for r in json.loads(result.stdout)["rows"]] == [("null", 1), ("sample-multi-turn", 3)]
+
+
 # -- a kept pass state is input: bounded, shape-checked, replaced when in doubt -------------------------
 
 def sealed(log_bytes: bytes, payload: bytes) -> bytes:
@@ -209,6 +234,7 @@ def sealed(log_bytes: bytes, payload: bytes) -> bytes:
 @pytest.mark.parametrize("payload, why", [
     ("bomb", "the kept state inflates past the {ceiling} bytes its log can need"),
     ("big", "the kept state is {size} bytes, more than the {ceiling} its log can need"),
+    ("huge", "the kept state is {size} bytes, more than the {now} its log can need"),  # (not read out of the db)
     ("list", "not a pass's state"),
 ])
 def test_a_forged_pass_state_is_bounded_and_the_log_read_whole_with_a_note(tmp_path, payload, why):
@@ -227,6 +253,8 @@ def test_a_forged_pass_state_is_bounded_and_the_log_read_whole_with_a_note(tmp_p
         assert len(body) < 64 << 10
     elif payload == "big":
         body = bytes(ceiling)
+    elif payload == "huge":  # (past the ceiling of the log as it is now, grown)
+        body = bytes(ceiling + (8 << 20))
     else:
         body = zstandard.ZstdCompressor().compress(pickle.dumps([1, 2, 3]))
     state = sealed(data, body)
@@ -236,7 +264,7 @@ def test_a_forged_pass_state_is_bounded_and_the_log_read_whole_with_a_note(tmp_p
     grow(log)
     result = attack("index", log.parent, "--db", db, "--no-default-redaction", "-j", "1", mem_mb=MEM, seconds=60)
     assert result.code == 0, result.stderr
-    note = why.format(ceiling=ceiling, size=len(state))
+    note = why.format(ceiling=ceiling, size=len(state), now=state_ceiling(log.stat().st_size))
     assert result.one_line() == (f"dshreplay: note: {log}: the pass kept where it was indexed is not used ({note}): "
                                  "read whole")
     assert ": 1 session; this run: 0 new, 1 grown (0 read from where they were indexed), " in result.stdout
