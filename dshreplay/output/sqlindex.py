@@ -299,6 +299,7 @@ INTERNAL: dict[str, tuple[tuple[str, str], ...]] = {  # the index's own tables: 
     "_parquet_pending": (("day", "DATE"),),
     "_parquet_written": (("dir", "VARCHAR"),),
 }
+PRIMARY = {"_meta": "key", "_inputs": "log", "_parquet_written": "dir"}  # (their keys)
 NOT_AN_INDEX = "not an index database this dshreplay writes"
 
 
@@ -336,7 +337,7 @@ def check_tables(con: DuckDBPyConnection, shown: str, needed: Iterable[str] = ()
 def _prepare(con: DuckDBPyConnection, settings: dict[str, Any], shown: str) -> None:
     """The tables (made when absent), and the settings the database was built with checked."""
     check_tables(con, shown, only=("_meta",))  # (the settings first: an index of another format says so)
-    con.execute("CREATE TABLE IF NOT EXISTS _meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
+    _create(con, "_meta")
     row = con.execute("SELECT value FROM _meta WHERE key = 'settings'").fetchone()
     wanted = orjson.dumps(settings, option=orjson.OPT_SORT_KEYS).decode()
     if row is not None and row[0] != wanted:
@@ -347,15 +348,20 @@ def _prepare(con: DuckDBPyConnection, settings: dict[str, Any], shown: str) -> N
     check_tables(con, shown)
     if row is None:
         con.execute("INSERT INTO _meta VALUES ('settings', ?)", [wanted])
-    con.execute("CREATE TABLE IF NOT EXISTS _inputs (log VARCHAR PRIMARY KEY, path_hash VARCHAR, folders VARCHAR[], "
-                "facts VARCHAR, state BLOB)")
-    con.execute("CREATE TABLE IF NOT EXISTS _parquet_pending (day DATE)")
-    con.execute("CREATE TABLE IF NOT EXISTS _parquet_written (dir VARCHAR PRIMARY KEY)")
+    for name in ("_inputs", "_parquet_pending", "_parquet_written"):
+        _create(con, name)
     for name, columns in TABLES.items():
         if name in OPTIONAL and not settings["messages"]:
             continue
         spec = ", ".join(f"{c.name} {c.type}" for c in columns)
         con.execute(f"CREATE TABLE IF NOT EXISTS {name} ({spec})")
+
+
+def _create(con: DuckDBPyConnection, name: str) -> None:
+    """One of the index's own tables (INTERNAL), made when absent."""
+    spec = ", ".join(f"{column} {kind}{' PRIMARY KEY' if PRIMARY.get(name) == column else ''}"
+                     for column, kind in INTERNAL[name])
+    con.execute(f"CREATE TABLE IF NOT EXISTS {name} ({spec})")
 
 
 def _settings(text: str | None, shown: str) -> dict[str, Any]:

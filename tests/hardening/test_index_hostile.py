@@ -216,7 +216,8 @@ def test_usage_by_session_on_rows_with_no_log_or_session_id_groups_them_apart(tm
     change(db, "UPDATE model_calls SET log = NULL, session_id = NULL WHERE seq = (SELECT min(seq) FROM model_calls)")
     result = attack("usage", "--db", db, "--by", "session", "--json", mem_mb=MEM)
     assert result.code == 0, result.stderr
-    assert [(r["key"], r["calls"]) for r in json.loads(result.stdout)["rows"]] == [("null", 1), ("sample-multi-turn", 3)]
+    rows = json.loads(result.stdout)["rows"]
+    assert [(r["key"], r["calls"]) for r in rows] == [("null", 1), ("sample-multi-turn", 3)]
 
 
 # -- a kept pass state is input: bounded, shape-checked, replaced when in doubt -------------------------
