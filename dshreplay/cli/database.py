@@ -82,6 +82,8 @@ def index(paths: tuple[str, ...], db: Path, messages: bool, rules: str | None, n
         click.echo(f"dshreplay: {safe_text(log)}: the fold fails at seq {up_to + 1}: indexed whole, every line "
                    f"as logged; the fold's answers stop at seq {up_to} (sessions.answered_up_to; `validate` "
                    f"says why)", err=True)
+    for log, note in report.notes:
+        click.echo(f"dshreplay: note: {safe_text(log)}: {safe_text(note)}", err=True)
     for log, why in report.unreadable:
         click.echo(f"dshreplay: unreadable: {safe_text(log)}: {safe_text(why or '')}", err=True)
     if report.unreadable:

@@ -17,6 +17,14 @@ what a pass's state is made of: classes of the reading and analysing layers
 as (object, method name), never as `getattr`, so that loading never reaches a
 function of another module). Anything else is refused (`StateError`), and the
 caller reads the log whole instead.
+
+A state is input like the log: whoever holds the log can seal one (the key
+comes from its bytes when nothing is redacted). So `load_state` inflates it
+only up to a ceiling the caller gives in proportion to the log (a state holds
+about as many bytes as the log it was made of: 2x at most, measured on
+hostile shapes of tiny events), and checks the shape of what it unpickled (a
+pass, its run, its observers of the classes they are filed under, those the
+caller needs among them) before the pass goes on from it.
 """
 
 from __future__ import annotations
@@ -29,7 +37,7 @@ import pickle
 import types
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
-from dshreplay.core.driver import PassState
+from dshreplay.core.driver import Observer, PassState, Record, Run
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -42,6 +50,18 @@ ALLOWED = {("builtins", name) for name in ("set", "frozenset", "dict", "list", "
     ("array", "array"), ("array", "_array_reconstructor"), ("copyreg", "_reconstructor"),
     ("builtins", "object")}
 LEVEL = 3
+STATE_RATIO, STATE_FLOOR = 8, 1 << 20  # the ceiling of a state's bytes: 8 times its log's, and 1 MiB more
+
+
+def state_ceiling(log_bytes: int) -> int:
+    """The most bytes the state of a pass over `log_bytes` bytes of log inflates to (sealed or not)."""
+    return STATE_RATIO * log_bytes + STATE_FLOOR
+
+
+def check_size(size: int, ceiling: int) -> None:
+    """StateError when a kept state of `size` bytes (as kept, sealed) is past `ceiling` (read no further)."""
+    if size > ceiling:
+        raise StateError(f"the kept state is {size} bytes, more than the {ceiling} its log can need")
 
 
 class StateError(Exception):
@@ -121,10 +141,13 @@ def dump_state(state: PassState, key: bytes) -> bytes:
     return cipher.encrypt(nonce, zstandard.ZstdCompressor(level=LEVEL).compress(buffer.getvalue()), None)
 
 
-def load_state(data: bytes, key: bytes) -> PassState:
-    """A state `dump_state` sealed with `key`; StateError when the bytes are not one."""
+def load_state(data: bytes, key: bytes, *, ceiling: int = STATE_FLOOR,
+               needs: tuple[type[Observer], ...] = ()) -> PassState:
+    """A state `dump_state` sealed with `key`, of at most `ceiling` bytes (`state_ceiling`) sealed or
+    inflated, holding an observer of each class of `needs`; StateError when the bytes are not one."""
     import zstandard
     from cryptography.exceptions import InvalidTag
+    check_size(len(data), ceiling)
     cipher, nonce = _cipher(key)
     try:
         data = cipher.decrypt(nonce, data, None)
@@ -132,12 +155,45 @@ def load_state(data: bytes, key: bytes) -> PassState:
         raise StateError("the kept state does not open with this log's key (it was made of other bytes, "
                          "or changed)") from None
     try:
-        raw = zstandard.ZstdDecompressor().decompress(data, max_output_size=1 << 34)
+        raw = _inflate(zstandard.ZstdDecompressor(), data, ceiling)
+        if len(raw) > ceiling:
+            raise StateError(f"the kept state inflates past the {ceiling} bytes its log can need")
         state = _Unpickler(io.BytesIO(raw)).load()
     except StateError:
         raise
     except Exception as exc:  # noqa: BLE001 - whatever the bytes are, they are no state to resume
         raise StateError(f"not a pass's state: {type(exc).__name__}: {exc}") from None
+    checked: PassState = _check_shape(state, needs)
+    return checked
+
+
+def _inflate(decompressor: Any, data: bytes, ceiling: int) -> bytes:
+    """The first frame of `data` inflated, read no further than `ceiling` + 1 bytes (whatever its header says)."""
+    chunks, total = [], 0
+    with decompressor.stream_reader(data) as reader:
+        while total <= ceiling:
+            chunk = reader.read(min(1 << 20, ceiling + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+    return b"".join(chunks)
+
+
+def _check_shape(state: Any, needs: tuple[type[Observer], ...]) -> PassState:
+    """StateError unless `state` is a pass's state: a PassState, its run a Run with its header and line
+    count, its observers of the classes they are filed under (those of `needs` among them), its record a Record."""
     if type(state) is not PassState:
         raise StateError("not a pass's state")
+    run = state.run
+    if type(run) is not Run or type(run.header) is not dict or type(run.lines) is not int or run.lines < 1 \
+            or type(run.header_line) is not int or type(run.observers) is not dict:
+        raise StateError("not a pass's state: its run is not one")
+    if type(state.ordered) is not list or type(state.record) is not Record or not all(
+            isinstance(cls, type) and isinstance(o, cls) for cls, o in run.observers.items()) or not all(
+            isinstance(o, Observer) for o in state.ordered):
+        raise StateError("not a pass's state: its observers are not a pass's")
+    missing = [cls.__name__ for cls in needs if cls not in run.observers]
+    if missing:
+        raise StateError(f"not a pass's state: it holds no {', '.join(missing)}")
     return state

@@ -37,7 +37,7 @@ from dshreplay.analyses.tools import ToolLedger
 from dshreplay.analyses.turns import TurnSpans
 from dshreplay.analyses.validate import validate_log
 from dshreplay.core.driver import Observer, Run
-from dshreplay.core.passstate import StateError, dump_state, load_state, state_key
+from dshreplay.core.passstate import StateError, dump_state, load_state, state_ceiling, state_key
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
 from dshreplay.errors import DeriveError, DshReplayError
 from dshreplay.io.reader import Event, LogSource, PackedRun, open_regular, resolve_log_path, seed_length, shown_path
@@ -51,11 +51,12 @@ if TYPE_CHECKING:
     from dshreplay.analyses.validate import FileReport
     from dshreplay.core.driver import PassState, Record
 
-__all__ = ["TABLES", "Column", "Indexed", "Row", "index_log", "log_key"]
+__all__ = ["TABLES", "Column", "Indexed", "Row", "index_log", "log_key", "log_path"]
 
 Row = tuple[Any, ...]  # one row of a table, its cells in TABLES' column order (DuckDB values)
 
-INDEX_FORMAT = 1  # the tables' shape: an index of another format is rebuilt, never mixed
+INDEX_FORMAT = 2  # the tables' shape: an index of another format is refused (index into a new --db), never mixed
+# (2: a log's key is its path as redacted as the bundle's names, with a keyed hash of the real path)
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,9 @@ def _cols(*spec: tuple[str, str, str]) -> tuple[Column, ...]:
 
 
 KEY = _cols(
-    ("log", "VARCHAR", "The log file, as an absolute path: the key of the session in every table."),
+    ("log", "VARCHAR", "The log file, as an absolute path redacted as the bundle's names are; where the rules "
+                       "mask part of it, followed by `#` and 16 hex digits of its keyed hash (two paths masked "
+                       "alike stay two keys): the key of the session in every table."),
     ("session_id", "VARCHAR", "The session id of the log's header."),
     ("seq", "BIGINT", "The seq of the event the row stands for (`dshreplay events LOG --start SEQ --end SEQ`)."),
     ("line", "BIGINT", "Its physical line in the log, from 1 (the header is line 1; `events LOG --lines N`)."),
@@ -264,7 +267,7 @@ OPTIONAL = frozenset({"messages"})  # written only with --messages
 class Indexed:
     """What indexing one log gave: its facts (for the next run's growth check) and its rows."""
 
-    log: str  # the key: the log file's absolute path
+    log: str  # the key: the log file's absolute path, redacted (`log_key`)
     status: str  # "indexed", "unreadable"
     facts: dict[str, Any] = field(default_factory=dict)  # size, sha256, encoding, chain (as the export records them:
     # keyed hashes when the index redacts, under the member names the export's manifest uses)
@@ -286,12 +289,25 @@ class Indexed:
 _ANSWERED = [c.name for c in TABLES["sessions"]].index("answered_up_to")
 
 
-def log_key(path: str | os.PathLike[str]) -> str:
-    """The key of a log in the index: the absolute path of its file (a session folder's log file)."""
+def log_path(path: str | os.PathLike[str]) -> str:
+    """The absolute path of a log's file (a session folder's log file)."""
     try:
-        return shown_path(os.path.abspath(resolve_log_path(path)))
+        return os.path.abspath(resolve_log_path(path))
     except DshReplayError:
-        return shown_path(os.path.abspath(path))
+        return os.path.abspath(path)
+
+
+def log_key(path: str | os.PathLike[str], redactor: Redactor | None = None, hasher: InputHash = PLAIN_HASH) -> str:
+    """The key of a log in the index: the absolute path of its file as the bundle names an input
+    (`redactor.text`: a token in a folder or file name is masked); where that masks anything, followed
+    by `#` and the first 16 hex digits of `hasher`'s hash of the real path (keyed when the index
+    redacts), so that two paths masked alike stay two keys and a file has the same key every run."""
+    real = log_path(path)
+    shown = shown_path(real)
+    if redactor is None:
+        return shown
+    masked = redactor.text(shown)
+    return shown if masked == shown else f"{masked}#{hasher.hex(os.fsencode(real))[:16]}"
 
 
 def input_facts(source: LogSource, prefix: int | None = None, *, seal: bool = True,
@@ -329,8 +345,8 @@ def index_log(path: str | os.PathLike[str], options: Options = DEFAULT, redactor
             it does not open, or read other lines)
     hasher  the hash of input bytes of the facts (the file's and the line chain's)
     """
-    key = log_key(path)
     redactor = redactor or Redactor()
+    key = log_key(path, redactor, hasher)
     kept: list[bytes] = []
 
     def checkpoint(state: PassState) -> None:
@@ -344,7 +360,7 @@ def index_log(path: str | os.PathLike[str], options: Options = DEFAULT, redactor
         if resume is not None:
             if opening is None:
                 raise StateError("the log is shorter than the bytes its kept state was made of")
-            state = load_state(resume[1], opening)
+            state = load_state(resume[1], opening, ceiling=state_ceiling(resume[0]), needs=(IndexRows, TurnEndLines))
             if state.run.lines != resume[2]:  # (the log grew while it was indexed: read it whole)
                 raise StateError(f"the kept state read {state.run.lines} lines, the chain proves {resume[2]}")
             rows, ends = state.get(IndexRows), state.get(TurnEndLines)

@@ -83,7 +83,9 @@ Generated from `dshreplay/output/rows.py` and `dshreplay/output/sqldoc.py` by
 session, turn, model call, tool call, approval, replacement, compaction
 bracket and finding (and, with `--messages`, per model message) of every log
 found under the PATHs (files, session folders, store roots). Every row names
-its `log` (the key of its session in every table), its `session_id`, and the
+its `log` (the key of its session in every table: the log file's absolute path,
+redacted as the bundle names its inputs; where the rules mask part of it,
+followed by `#` and 16 hex digits of the keyed hash of the real path), its `session_id`, and the
 `seq` and `line` of the event it stands for: `dshreplay events LOG --lines N`
 shows the line, `dshreplay fold LOG --at SEQ` the model's view there. Times are
 UTC `TIMESTAMP`s; JSON values are JSON text (`json_extract_string(arguments,
@@ -100,9 +102,15 @@ read. A log rewritten inside the indexed lines is indexed again whole and
 reported (exit 1); one that vanished keeps its rows, its session marked
 `vanished` (exit 1). A kept pass holds its log's content unredacted, so it is
 sealed with a key only the log itself gives (AES-GCM over a SHA-256 of the
-log's bytes, a key never stored): the database alone reveals none of it, and a
-state that does not open, or holds anything but a pass's objects, is refused
-and the log read whole.
+log's bytes, a key never stored): the database alone reveals none of it. A kept
+state is input all the same (whoever holds the log can seal one): one that does
+not open, inflates past 8 times its log's bytes (and 1 MiB), or holds anything
+but a pass's objects is not used, and the log is read whole, with a note on
+stderr. The facts kept of a log (JSON text, as the export records them) are
+checked too: facts of another shape make the log be indexed again whole and
+reported as rewritten (exit 1). A database whose settings are not JSON, or whose
+tables have other columns or types than the index gives them, is refused in one
+line (exit 2), as `usage --db` refuses one that lacks the tables it reads.
 When anything is redacted, those hashes (each log's, its line chain's, the
 seal's) are HMAC-SHA256 under the evidence key (`--evidence-key FILE` or
 `DSHREPLAY_EVIDENCE_KEY`, as `export` takes it), so none of them confirms a
@@ -110,8 +118,11 @@ guess at what was masked; the index records `inputHash` and the key's
 fingerprint among its settings, and refuses to be updated with another key or
 without one.
 Two runs over the same files give the same tables. An index remembers the
-settings it was built with (`--messages`, the redaction rules): another run
-with other settings is refused (index into a new `--db`).
+settings it was built with (`--messages`, the redaction rules, the tables'
+format): another run with other settings, or by a dshreplay whose tables have
+another format, is refused (index into a new `--db`); an index is never
+rebuilt or mixed in place. `--db` and `--parquet` reach DuckDB as the absolute
+paths checked (a leading `~` is a name, not the home folder).
 
 `--parquet DIR` also writes every table as Parquet partitioned by the
 session's day, `DIR/TABLE/day=YYYY-MM-DD/data.parquet` (a run rewrites the days

@@ -17,6 +17,12 @@ is one of the settings an index is never updated across.
   marked `vanished`, its rows are kept, and it is reported;
 - new: indexed.
 
+A log's key (`rows.log_key`) is its path as redacted as the bundle's names, and
+`_inputs` keeps keyed hashes of the real path and its folders (`_whereabouts`),
+so the index holds no token of a folder or file name and still finds its logs.
+The database is input like a log: its tables' shapes (`check_tables`), its
+settings and each log's facts are checked before they are used.
+
 Rows are built in worker processes (`--jobs`, or Dask for `fleet index`), a
 batch of logs at a time, and each batch is written in one transaction, so
 that memory is bounded by a batch of sessions whatever the store's size: a
@@ -41,7 +47,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 import orjson
 
 from dshreplay.core.mapper import Mapper
-from dshreplay.core.passstate import StateError
+from dshreplay.core.passstate import StateError, check_size, state_ceiling
 from dshreplay.errors import DshReplayError, OutputError, UsageError
 from dshreplay.io.reader import LogSource, read_small_file, shown_path
 from dshreplay.io.store import discover, log_files
@@ -57,6 +63,7 @@ from dshreplay.output.rows import (
     index_log,
     input_facts,
     log_key,
+    log_path,
     unreadable_row,
 )
 
@@ -114,6 +121,7 @@ class IndexReport:
     unchanged: int = 0
     vanished: list[str] = field(default_factory=list)
     unreadable: list[tuple[str, str]] = field(default_factory=list)  # (log, why)
+    notes: list[tuple[str, str]] = field(default_factory=list)  # (log, what was kept of it and not used)
     fold_failures: list[tuple[str, int]] = field(default_factory=list)  # (log, answered_up_to) of the logs
     # indexed in this run whose fold fails (their rows hold every line; the fold's answers stop there)
     sessions: int = 0  # sessions in the database after the run
@@ -126,6 +134,7 @@ class IndexReport:
                 "unchanged": self.unchanged, "vanished": self.vanished,
                 "unreadable": [{"log": log, "error": e} for log, e in self.unreadable],
                 "foldFailures": [{"log": log, "answeredUpTo": n} for log, n in self.fold_failures],
+                "notes": [{"log": log, "note": n} for log, n in self.notes],
                 "parquet": self.parquet}
 
 
@@ -135,7 +144,9 @@ class _Job:
     key: str
     known: dict[str, Any] | None  # what the last run recorded of the log (the export's facts)
     options: IndexOptions
-    state: bytes | None = None  # the pass kept where the log ended when it was indexed
+    state: bytes | StateError | None = None  # the pass kept where the log ended when it was indexed (a
+    # StateError: one too large to be read from the database)
+    doubt: str | None = None  # why what the last run kept of the log cannot be used (it is read whole)
 
 
 @dataclass
@@ -143,13 +154,16 @@ class _Done:
     indexed: Indexed | None  # None: unchanged
     change: str  # "new", "appended", "rewritten", "unchanged"
     detail: str = ""
+    note: str | None = None  # why the kept pass was not used (the log was read whole)
 
 
 def _index_job(job: _Job) -> _Done:
     """One log: its growth checked against what the last run indexed, then indexed if it changed:
     a log that only grew is read on from the pass kept where it ended, when there is one."""
     change, detail, state = "new", "", None
-    if job.known is not None:
+    if job.doubt is not None:
+        change, detail = "rewritten", job.doubt
+    elif job.known is not None:
         try:
             source = LogSource(job.path, job.options.read)
             hasher = job.options.hasher
@@ -169,17 +183,25 @@ def _index_job(job: _Job) -> _Done:
             state = job.state if growth.status == "grew" else None
     given = job.options.read.redactor  # (Options names no output type: a Redactor, or None)
     redactor = (given if isinstance(given, Redactor) else Redactor()).for_calls(())
+    note = None
+    if isinstance(state, StateError):
+        note, state = _unused(state), None
     if state is not None and job.known is not None:  # (a kept state is the known log's)
         try:
             return _Done(index_log(job.path, job.options.read, redactor, job.options.messages,
                                    resume=(job.known["size"], state, job.known["chain"]["lines"]), keep=True,
                                    hasher=job.options.hasher),
                          change, detail)
-        except StateError:
+        except StateError as exc:
+            note = _unused(exc)
             redactor = redactor.for_calls(())  # (then read the log whole)
     indexed = index_log(job.path, job.options.read, redactor, job.options.messages, keep=True,
                         hasher=job.options.hasher)
-    return _Done(indexed, change, detail)
+    return _Done(indexed, change, detail, note)
+
+
+def _unused(why: StateError) -> str:
+    return f"the pass kept where it was indexed is not used ({why}): read whole"
 
 
 def update_index(inputs: list[str], db: Path, options: IndexOptions, mapper: Mapper | None = None) -> IndexReport:
@@ -192,10 +214,10 @@ def update_index(inputs: list[str], db: Path, options: IndexOptions, mapper: Map
     con = _connect(db, read_only=False)
     try:
         _prepare(con, settings, shown_path(db))
-        known = {log for (log,) in con.execute("SELECT log FROM _inputs").fetchall()}
         seen: dict[str, str] = {}
+        redactor = options.read.redactor if isinstance(options.read.redactor, Redactor) else None
         for path in paths:
-            seen.setdefault(log_key(path), path)
+            seen.setdefault(log_key(path, redactor, options.hasher), path)
         jobs = [_Job(path, key, None, options) for key, path in seen.items()]
         for start in range(0, len(jobs), BATCH):  # (a batch at a time: memory is a batch's, never the store's)
             batch = jobs[start:start + BATCH]
@@ -209,7 +231,7 @@ def update_index(inputs: list[str], db: Path, options: IndexOptions, mapper: Map
             del results, batch
         touched = set()
         con.execute("BEGIN TRANSACTION")
-        _mark_vanished(con, inputs, set(seen), known, report, touched)
+        _mark_vanished(con, inputs, set(seen), options.hasher, report, touched)
         _pend(con, touched)
         con.execute("COMMIT")
         if options.parquet is not None:
@@ -218,10 +240,10 @@ def update_index(inputs: list[str], db: Path, options: IndexOptions, mapper: Map
                 write_parquet(con, options.parquet)
             except duckdb.Error as exc:  # (the database is up to date: the partitions are written next run)
                 raise OutputError(f"cannot write the Parquet partitions (the index database is up to date): "
-                                  f"{_one_line(exc)}", path=shown_path(options.parquet)) from None
+                                  f"{one_line(exc)}", path=shown_path(options.parquet)) from None
         report.sessions = _count(con, "SELECT count(*) FROM sessions")
     except duckdb.Error as exc:
-        raise OutputError(f"cannot update the index database: {_one_line(exc)}", path=shown_path(db)) from None
+        raise OutputError(f"cannot update the index database: {one_line(exc)}", path=shown_path(db)) from None
     finally:
         con.close()
     return report
@@ -230,38 +252,128 @@ def update_index(inputs: list[str], db: Path, options: IndexOptions, mapper: Map
 def _known(con: DuckDBPyConnection, batch: list[_Job]) -> None:
     """What the last runs kept of the logs of a batch: their facts and kept passes (read a batch at
     a time: a state weighs about what its log's surface does)."""
-    rows = con.execute("SELECT log, facts, state FROM _inputs WHERE log IN (SELECT unnest(?))",
-                       [[job.key for job in batch]]).fetchall()
-    found = {log: (facts, state) for log, facts, state in rows}
+    ceilings = [state_ceiling(_size(job.path)) for job in batch]
+    rows = con.execute("SELECT i.log, i.facts, CASE WHEN octet_length(i.state) <= c.most THEN i.state END, "
+                       "octet_length(i.state), c.most FROM _inputs i JOIN (SELECT unnest(?) AS log, unnest(?) AS most) "
+                       "c ON i.log = c.log", [[job.key for job in batch], ceilings]).fetchall()
+    found = {log: rest for log, *rest in rows}
     for job in batch:
-        facts, job.state = found.get(job.key, (None, None))
-        job.known = None if facts is None else orjson.loads(facts)
+        if job.key in found:
+            facts, state, size, most = found[job.key]
+            try:  # (a state past what the log can need is not read out of the database)
+                check_size(size or 0, most)
+                job.state = state
+            except StateError as exc:
+                job.state = exc
+            job.known, job.doubt = _facts(facts)
 
 
-def _one_line(exc: Exception) -> str:
+def _size(path: str) -> int:
+    """The size of a log's file now (0 when it cannot be known: no kept state is then read)."""
+    try:
+        return os.stat(log_path(path)).st_size
+    except OSError:
+        return 0
+
+
+def _facts(text: str | None) -> tuple[dict[str, Any] | None, str | None]:
+    """(the facts, None) a run kept of a log, or (None, why) when they are not what a run keeps
+    (the database is input like any other: the log is then indexed again whole, and reported)."""
+    try:
+        facts = orjson.loads(text if text is not None else "")
+        Exported.of(facts, "")
+    except (orjson.JSONDecodeError, EntryError) as exc:
+        why = "not JSON" if isinstance(exc, orjson.JSONDecodeError) else str(exc)
+        return None, f"the facts the index kept of it are not the index's: {why}"
+    return facts, None
+
+
+def one_line(exc: Exception) -> str:
     return " ".join(str(exc).split())
+
+
+INTERNAL: dict[str, tuple[tuple[str, str], ...]] = {  # the index's own tables: (column, DuckDB type)
+    "_meta": (("key", "VARCHAR"), ("value", "VARCHAR")),
+    "_inputs": (("log", "VARCHAR"), ("path_hash", "VARCHAR"), ("folders", "VARCHAR[]"), ("facts", "VARCHAR"),
+                ("state", "BLOB")),
+    "_parquet_pending": (("day", "DATE"),),
+    "_parquet_written": (("dir", "VARCHAR"),),
+}
+PRIMARY = {"_meta": "key", "_inputs": "log", "_parquet_written": "dir"}  # (their keys)
+NOT_AN_INDEX = "not an index database this dshreplay writes"
+
+
+def check_tables(con: DuckDBPyConnection, shown: str, needed: Iterable[str] = (),
+                 only: Iterable[str] | None = None) -> None:
+    """UsageError (one line) unless every table of the index the database holds (of `only`, when given)
+    has the columns and types the index gives it, and each of `needed` is there: a database made or
+    changed by another hand is refused before a query or an insert fails on it."""
+    columns: dict[str, list[tuple[str, str]]] = {}
+    for table, column, kind in con.execute(
+            "SELECT table_name, column_name, data_type FROM duckdb_columns() WHERE database_name = "
+            "current_database() AND schema_name = 'main' ORDER BY table_name, column_index").fetchall():
+        columns.setdefault(table, []).append((column, kind))
+    expected = {**INTERNAL, **{name: tuple((c.name, c.type) for c in spec) for name, spec in TABLES.items()}}
+    if only is not None:
+        expected = {name: expected[name] for name in only}
+    for name in needed:
+        if name not in columns:
+            raise UsageError(f"{NOT_AN_INDEX}: it has no {name} table (build one with `dshreplay index PATH... "
+                             "--db FILE`)", path=shown)
+    for name, want in expected.items():
+        have = columns.get(name)
+        if have is None or have == list(want):
+            continue
+        wrong = next(((i, w) for i, w in enumerate(want) if i >= len(have) or have[i] != w), None)
+        if wrong is None:
+            got = f"an extra column {have[len(want)][0]}"
+        else:
+            i, (column, kind) = wrong
+            got = "nothing" if i >= len(have) else f"{have[i][0]} {have[i][1]}"
+            got = f"column {i + 1} {column} {kind} expected, {got} found"
+        raise UsageError(f"{NOT_AN_INDEX}: table {name}: {got}", path=shown)
 
 
 def _prepare(con: DuckDBPyConnection, settings: dict[str, Any], shown: str) -> None:
     """The tables (made when absent), and the settings the database was built with checked."""
-    con.execute("CREATE TABLE IF NOT EXISTS _meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
+    check_tables(con, shown, only=("_meta",))  # (the settings first: an index of another format says so)
+    _create(con, "_meta")
     row = con.execute("SELECT value FROM _meta WHERE key = 'settings'").fetchone()
     wanted = orjson.dumps(settings, option=orjson.OPT_SORT_KEYS).decode()
     if row is not None and row[0] != wanted:
-        have = orjson.loads(row[0])
+        have = _settings(row[0], shown)
         diff = ", ".join(f"{k} {have.get(k)!r} (now {settings.get(k)!r})" for k in sorted(settings)
                          if have.get(k) != settings.get(k))
         raise UsageError(f"the index was built with other settings: {diff}; index into a new --db", path=shown)
+    check_tables(con, shown)
     if row is None:
         con.execute("INSERT INTO _meta VALUES ('settings', ?)", [wanted])
-    con.execute("CREATE TABLE IF NOT EXISTS _inputs (log VARCHAR PRIMARY KEY, facts VARCHAR, state BLOB)")
-    con.execute("CREATE TABLE IF NOT EXISTS _parquet_pending (day DATE)")
-    con.execute("CREATE TABLE IF NOT EXISTS _parquet_written (dir VARCHAR PRIMARY KEY)")
+    for name in ("_inputs", "_parquet_pending", "_parquet_written"):
+        _create(con, name)
     for name, columns in TABLES.items():
         if name in OPTIONAL and not settings["messages"]:
             continue
         spec = ", ".join(f"{c.name} {c.type}" for c in columns)
         con.execute(f"CREATE TABLE IF NOT EXISTS {name} ({spec})")
+
+
+def _create(con: DuckDBPyConnection, name: str) -> None:
+    """One of the index's own tables (INTERNAL), made when absent."""
+    spec = ", ".join(f"{column} {kind}{' PRIMARY KEY' if PRIMARY.get(name) == column else ''}"
+                     for column, kind in INTERNAL[name])
+    con.execute(f"CREATE TABLE IF NOT EXISTS {name} ({spec})")
+
+
+def _settings(text: str | None, shown: str) -> dict[str, Any]:
+    """The settings `_meta` holds, or a UsageError when they are not a JSON object."""
+    try:
+        have = orjson.loads(text or "")
+    except orjson.JSONDecodeError:
+        have = None
+    if type(have) is not dict:
+        raise UsageError(f"{NOT_AN_INDEX}: _meta's settings are not a JSON object; index into a new --db",
+                         path=shown)
+    return have
 
 
 def _tables(con: DuckDBPyConnection) -> list[str]:
@@ -306,7 +418,7 @@ def _store(con: DuckDBPyConnection, batch: list[_Job], results: list[_Done], rep
         con.execute(f"DELETE FROM {name} WHERE log IN (SELECT unnest(?))", [keys])
     con.execute("DELETE FROM _inputs WHERE log IN (SELECT unnest(?))", [keys])
     rows: dict[str, list[tuple[Any, ...]]] = {name: [] for name in tables}
-    facts: list[tuple[str, str, bytes | None]] = []
+    facts: list[tuple[str, str, list[str], str, bytes | None]] = []
     for job, done in changed:
         indexed = done.indexed
         if indexed is None:  # (not in `changed`)
@@ -318,8 +430,11 @@ def _store(con: DuckDBPyConnection, batch: list[_Job], results: list[_Done], rep
             continue
         for name in tables:
             rows[name].extend(indexed.tables.get(name, ()))
-        facts.append((job.key, orjson.dumps(indexed.facts).decode(), indexed.state))
+        facts.append((job.key, *_whereabouts(job.path, job.options.hasher), orjson.dumps(indexed.facts).decode(),
+                      indexed.state))
         report.resumed += indexed.resumed
+        if done.note is not None:
+            report.notes.append((job.key, done.note))
         if indexed.answered_up_to is not None:
             report.fold_failures.append((job.key, indexed.answered_up_to))
         if done.change == "new":
@@ -335,19 +450,35 @@ def _store(con: DuckDBPyConnection, batch: list[_Job], results: list[_Done], rep
             con.execute(f"INSERT INTO {name} SELECT * FROM _incoming")
             con.unregister("_incoming")
     if facts:
-        con.executemany("INSERT INTO _inputs VALUES (?, ?, ?)", facts)
+        con.executemany("INSERT INTO _inputs VALUES (?, ?, ?, ?, ?)", facts)
     touched |= _days(con, keys)
 
 
-def _mark_vanished(con: DuckDBPyConnection, inputs: Iterable[str], found: set[str], known: set[str],
+def _whereabouts(path: str, hasher: InputHash) -> tuple[str, list[str]]:
+    """Where a log is, as the index keeps it: `hasher`'s hash of its file's absolute path and of each
+    folder above it (keyed when the index redacts: the path's masked parts stay masked), so that a
+    later run tells which known logs lie under its inputs."""
+    real = log_path(path)
+    folders, here = [], os.path.dirname(real)
+    while True:
+        folders.append(hasher.hex(os.fsencode(here)))
+        up = os.path.dirname(here)
+        if up == here:
+            return hasher.hex(os.fsencode(real)), folders
+        here = up
+
+
+def _mark_vanished(con: DuckDBPyConnection, inputs: Iterable[str], found: set[str], hasher: InputHash,
                    report: IndexReport, touched: set[datetime.date | None]) -> None:
-    """Known logs under the inputs that are gone: marked `vanished`, their rows kept."""
-    roots = [os.path.abspath(i) for i in inputs]
+    """Known logs under the inputs (by the hashes of their paths) that are gone: marked `vanished`, their
+    rows kept. (A key that is a path, nothing of it masked, is looked for there too.)"""
+    roots = {hasher.hex(os.fsencode(os.path.abspath(i))) for i in inputs}
     gone: list[str] = []
-    for log in sorted(known):
+    for log, path_hash, folders in con.execute("SELECT log, path_hash, coalesce(folders, []) FROM _inputs "
+                                               "WHERE log IS NOT NULL ORDER BY log").fetchall():
         if log in found or os.path.exists(log):
             continue
-        if any(log == root or log.startswith(root.rstrip(os.sep) + os.sep) for root in roots):
+        if path_hash in roots or not roots.isdisjoint(folders):
             gone.append(log)
     if gone:
         con.execute("UPDATE sessions SET status = 'vanished' WHERE log IN (SELECT unnest(?))", [gone])
@@ -368,6 +499,7 @@ def write_parquet(con: DuckDBPyConnection, out: Path) -> None:
     """Write the days of partitions that changed (all of them the first time for `out`): one
     folder per table, `day=YYYY-MM-DD/data.parquet` inside, each file replaced whole
     (written aside, then renamed); a day left with no rows loses its file."""
+    out = Path(os.path.abspath(out))  # (as checked: DuckDB would expand a leading ~ of a relative path)
     out.mkdir(parents=True, exist_ok=True)
     where = str(out.resolve())
     first = _count(con, "SELECT count(*) FROM _parquet_written WHERE dir = ?", [where]) == 0
@@ -474,6 +606,8 @@ def _connect(db: Path, *, read_only: bool) -> DuckDBPyConnection:
     not_duckdb = UsageError("not a DuckDB database file (DuckDB would open it as an in-memory database, and an "
                             "index there is lost): an index is a file of its own, such as index.duckdb",
                             path=shown_path(db))
+    if os.fspath(db).startswith(":memory:"):  # (DuckDB's name of a database in memory, not a file's)
+        raise not_duckdb
     try:
         with open(db, "rb") as fh:  # (a DuckDB file says DUCK after its header's checksum: a log, a CSV file
             head = fh.read(12)  # or a SQLite file is refused before DuckDB reads it as something else)
@@ -487,10 +621,11 @@ def _connect(db: Path, *, read_only: bool) -> DuckDBPyConnection:
     config: dict[str, Any] = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
     config.update({"enable_external_access": False} if read_only else {"memory_limit": DUCKDB_MEMORY})
     try:
-        con: DuckDBPyConnection = duckdb.connect(str(db), read_only=read_only, config=config)
+        con: DuckDBPyConnection = duckdb.connect(os.path.abspath(db),  # (the file checked: DuckDB would expand
+                                                 read_only=read_only, config=config)  # a leading ~ of a name)
         row = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchone()
     except duckdb.Error as exc:
-        raise UsageError(f"cannot open the index database: {_one_line(exc)}", path=shown_path(db)) from None
+        raise UsageError(f"cannot open the index database: {one_line(exc)}", path=shown_path(db)) from None
     if row is None or row[0] is None:
         con.close()
         raise not_duckdb
@@ -507,7 +642,7 @@ def run_query(db: Path, query: str) -> tuple[list[str], list[tuple[Any, ...]]]:
             return [], []
         return [d[0] for d in cursor.description], cursor.fetchall()
     except duckdb.Error as exc:
-        raise UsageError(f"the query failed: {_one_line(exc)}") from None
+        raise UsageError(f"the query failed: {one_line(exc)}") from None
     finally:
         con.close()
 

@@ -35,7 +35,7 @@ import orjson
 
 from dshreplay.core.mapper import Mapper
 from dshreplay.errors import UsageError
-from dshreplay.io.reader import read_small_file
+from dshreplay.io.reader import read_small_file, shown_path
 from dshreplay.io.store import log_files
 from dshreplay.jsvalues import as_key, as_text, is_number, shown
 from dshreplay.options import Options
@@ -197,7 +197,7 @@ def _price(prices: Prices | None, provider: Any, model: Any) -> dict[str, float]
 
 def _key(by: str, call: Row) -> str:
     if by == "session":
-        return as_text(call["session_id"]) if call["session_id"] is not None else call["log"]
+        return as_text(call["session_id"] if call["session_id"] is not None else call["log"])
     if by == "model":
         return f"{as_text(call['provider'])}/{as_text(call['model'])}"
     return period(by, call["first_chunk_at"])
@@ -287,13 +287,16 @@ def _add(row: UsageRow, call: Row, price: dict[str, float] | None) -> None:
 def rows_from_db(db: Path) -> tuple[list[Row], list[Row], dict[str, int]]:
     """The call and compaction rows of an index database, and log -> answered_up_to of each log
     whose fold fails."""
-    from dshreplay.output.sqlindex import open_index
+    from dshreplay.output.sqlindex import check_tables, duckdb_module, one_line, open_index
     con = open_index(db)
     try:
+        check_tables(con, shown_path(db), ("sessions", "model_calls", "compactions"))
         calls = _dicts(con, "model_calls", CALL_COLUMNS, ("first_chunk_at",))
         compactions = _dicts(con, "compactions", COMPACTION_COLUMNS, ("started_at",))
-        answered = dict(con.execute("SELECT log, answered_up_to FROM sessions WHERE answered_up_to IS NOT NULL")
-                        .fetchall())
+        answered = dict(con.execute("SELECT log, answered_up_to FROM sessions WHERE answered_up_to IS NOT NULL "
+                                    "AND log IS NOT NULL").fetchall())
+    except duckdb_module().Error as exc:
+        raise UsageError(f"cannot read the index database: {one_line(exc)}", path=shown_path(db)) from None
     finally:
         con.close()
     return calls, compactions, answered
