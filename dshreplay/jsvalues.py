@@ -11,7 +11,8 @@ message or a cell, `as_key` the one way it keys a dict, `parse_count` the one
 way a number written in text is read. One rule each, too: what a number is
 (`is_number`), what a usable time is (`is_time`) and how one is written
 (`utc_time`) and read (`parse_time`), and how a JSON pointer is written
-(`json_pointer`) and read (`pointer_parts`).
+(`json_pointer`) and read (`pointer_parts`), and how log text is shown to people
+(`visible`, `json_visible`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import datetime
 import json
 import re
 import sys
+import unicodedata
 from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any, Iterable, Iterator
@@ -338,3 +340,63 @@ def as_key(value: JSONValue) -> JSONValue:
     value keys apart from null), else a JsonKey (lists, objects). Every dict keyed by
     a log value keys it here."""
     return value if type(value) in (str, int, float, bool, type(None)) or value is MISSING else JsonKey(value)
+
+
+# -- log text shown to people ---------------------------------------------------------
+# The one cleaning of log text for every terminal, table, CSV and page writer. A character
+# is shown as itself when Python calls it printable (str.isprintable: letters, marks,
+# numbers, punctuation, symbols, the ASCII space); every other one (C0 and C1 controls with
+# ESC and CR, DEL, format characters such as the bidirectional controls, U+200B..U+200F,
+# U+2060, U+FEFF and the tag characters U+E0000.., line and paragraph separators,
+# surrogates, private-use and unassigned code points) is written as an escape, \xNN,
+# \uNNNN or \UNNNNNNNN, the way a path's bytes that are not UTF-8 are (\xNN), so it can
+# neither act on a terminal nor hide: distinct values print distinctly. Running text
+# (`lines`) keeps its line breaks (CRLF as LF), tabs and space separators.
+
+_NOT_ASCII_PRINTABLE = r"[^ -~]+"  # (compiled by `re` on first use, and cached)
+
+
+def visible(text: str, *, lines: bool = False) -> str:
+    """`text` with every character that is not printable escaped (see above); with `lines`,
+    newlines (a CRLF as one), tabs and space separators (U+00A0, U+3000, ...) are kept."""
+    if text.isprintable():
+        return text  # the common case: nothing to escape
+    if lines:
+        if "\r\n" in text:
+            text = text.replace("\r\n", "\n")
+        if text.replace("\n", "").replace("\t", "").isprintable():
+            return text
+    return re.sub(_NOT_ASCII_PRINTABLE, lambda m: _visible_run(m.group(), lines), text)
+
+
+def json_visible(text: str) -> str:
+    """JSON text with every character `visible(lines=True)` escapes written as a JSON escape
+    (\\uNNNN, a surrogate pair past U+FFFF): the same JSON value, nothing a terminal acts on."""
+    if text.isascii() and "\x7f" not in text or text.isprintable():
+        return text
+    return re.sub(_NOT_ASCII_PRINTABLE, lambda m: _visible_run(m.group(), True, _json_escape), text)
+
+
+def _visible_run(run: str, lines: bool, escape: Any = None) -> str:
+    if run.isprintable():
+        return run
+    return "".join(c if c.isprintable() or lines and _kept_in_lines(c) else (escape or _escape)(c) for c in run)
+
+
+def _kept_in_lines(c: str) -> bool:
+    return c == "\n" or c == "\t" or unicodedata.category(c) == "Zs"
+
+
+def _escape(c: str) -> str:
+    n = ord(c)
+    if 0xDC80 <= n <= 0xDCFF:  # a byte that is not UTF-8 (a path's, decoded with surrogateescape)
+        n -= 0xDC00
+    return f"\\x{n:02x}" if n < 0x100 else (f"\\u{n:04x}" if n < 0x10000 else f"\\U{n:08x}")
+
+
+def _json_escape(c: str) -> str:
+    n = ord(c)
+    if n < 0x10000:
+        return f"\\u{n:04x}"
+    n -= 0x10000
+    return f"\\u{0xD800 + (n >> 10):04x}\\u{0xDC00 + (n & 0x3FF):04x}"
