@@ -26,8 +26,9 @@ PUBLIC = ["dshreplay", "dshreplay.session", "dshreplay.errors", "dshreplay.optio
 INTERNAL = {"dshreplay.__main__", "dshreplay.jsvalues", "dshreplay.analyses.render", "dshreplay.analyses.rules",
             "dshreplay.analyses.schemas", "dshreplay.core.fleet", "dshreplay.core.mapper", "dshreplay.core.parallel",
             "dshreplay.core.passstate", "dshreplay.io.store", "dshreplay.output.bundlecalls",
-            "dshreplay.output.bundlejson", "dshreplay.output.callrecords", "dshreplay.output.chain", "dshreplay.output.csvcells",
-            "dshreplay.output.evidence", "dshreplay.output.htmlreport", "dshreplay.output.reportview",
+            "dshreplay.output.bundlejson", "dshreplay.output.callrecords", "dshreplay.output.chain",
+            "dshreplay.output.csvcells", "dshreplay.output.evidence", "dshreplay.output.htmlreport",
+            "dshreplay.output.reportview",
             "dshreplay.output.outfolder", "dshreplay.output.secretrules",
             "dshreplay.output.signing", "dshreplay.output.sqldoc", "dshreplay.output.sqlindex",
             "dshreplay.output.usage", "dshreplay.cli", "dshreplay.testing"}
