@@ -1265,8 +1265,8 @@ def unified_text_diff(before: NodeMessages, after: NodeMessages, a: int, b: int)
             if message is None:
                 continue
             role = message.get("role") if type(message) is dict else "?"
-            lines.append(f"== seq {seq} · {clean(_dash(role))} ==")
-            lines.extend(clean(message_text(message)).splitlines() or [""])
+            lines.append(f"== seq {seq} · {whole(_dash(role))} ==")
+            lines.extend(_indented(clean(message_text(message))).split("\n"))  # (no log line passes for a head)
         return [line + "\n" for line in lines]
     return "".join(difflib.unified_diff(render(before), render(after), f"model view at seq {a}",
                                         f"model view at seq {b}"))

@@ -124,9 +124,9 @@ def test_diff_json_and_text(cli, compactions):
     assert out == {"from": 8, "to": 13, "kept": [], "removed": [{"seq": 7, "by": 12}, {"seq": 4, "by": 12}],
                    "added": [12, 9]}
     text = cli("diff", compactions, "--from", 4, "--to", 9, "--text").stdout
-    assert "-== seq 2 · user ==\n-alpha\n" in text
-    assert "+== seq 7 · user ==\n+summary of alpha and beta\n" in text
-    assert " == seq 4 · user ==\n gamma\n" in text
+    assert "-== seq 2 · user ==\n-  alpha\n" in text  # (a message's lines indented under its head)
+    assert "+== seq 7 · user ==\n+  summary of alpha and beta\n" in text
+    assert " == seq 4 · user ==\n   gamma\n" in text
 
 
 def test_request_list_call_and_usage_errors(cli, crashed):
