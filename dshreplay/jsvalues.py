@@ -24,7 +24,7 @@ import sys
 import unicodedata
 from contextlib import contextmanager
 from functools import lru_cache
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 JSONValue = Any  # a value parsed from a log (or a part of one): any JSON value, checked at run time
 JSONObject = dict[str, Any]  # a JSON object parsed from a log (a record, its data)
@@ -354,6 +354,7 @@ def as_key(value: JSONValue) -> JSONValue:
 # (`lines`) keeps its line breaks (CRLF as LF), tabs and space separators.
 
 _NOT_ASCII_PRINTABLE = r"[^ -~]+"  # (compiled by `re` on first use, and cached)
+_NOT_ASCII_PRINTABLE_OR_BREAK = r"[^ -~\n\t]+"
 
 
 def visible(text: str, *, lines: bool = False) -> str:
@@ -361,12 +362,18 @@ def visible(text: str, *, lines: bool = False) -> str:
     newlines (a CRLF as one), tabs and space separators (U+00A0, U+3000, ...) are kept."""
     if text.isprintable():
         return text  # the common case: nothing to escape
-    if lines:
-        if "\r\n" in text:
-            text = text.replace("\r\n", "\n")
-        if text.replace("\n", "").replace("\t", "").isprintable():
-            return text
-    return re.sub(_NOT_ASCII_PRINTABLE, lambda m: _visible_run(m.group(), lines), text)
+    if lines and "\r\n" in text:
+        text = text.replace("\r\n", "\n")
+    for c in _FREQUENT:  # (each replaced at C speed: colour codes can come every few characters)
+        if c in text:
+            text = text.replace(c, _escape(c))
+    if text.isprintable() or lines and text.replace("\n", "").replace("\t", "").isprintable():
+        return text
+    return re.sub(_NOT_ASCII_PRINTABLE_OR_BREAK if lines else _NOT_ASCII_PRINTABLE,
+                  lambda m: _visible_run(m.group(), lines), text)
+
+
+_FREQUENT = "\x1b\r\x07\x00"  # ESC, CR, BEL, NUL
 
 
 def json_visible(text: str) -> str:
@@ -377,14 +384,17 @@ def json_visible(text: str) -> str:
     return re.sub(_NOT_ASCII_PRINTABLE, lambda m: _visible_run(m.group(), True, _json_escape), text)
 
 
-def _visible_run(run: str, lines: bool, escape: Any = None) -> str:
+def _visible_run(run: str, lines: bool, escape: Callable[[str], str] | None = None) -> str:
+    escape = escape or _escape
     if run.isprintable():
         return run
-    return "".join(c if c.isprintable() or lines and _kept_in_lines(c) else (escape or _escape)(c) for c in run)
+    if len(run) == 1:  # (a lone control: the common case)
+        return run if lines and _kept_in_lines(run) else escape(run)
+    return "".join(c if c.isprintable() or lines and _kept_in_lines(c) else escape(c) for c in run)
 
 
 def _kept_in_lines(c: str) -> bool:
-    return c == "\n" or c == "\t" or unicodedata.category(c) == "Zs"
+    return c == "\n" or c == "\t" or c > "\x7f" and unicodedata.category(c) == "Zs"
 
 
 def _escape(c: str) -> str:
