@@ -205,5 +205,9 @@ def test_file_names_with_escape_sequences_print_escaped_in_every_listing(twins):
                       "--timestamp", "2026-01-01T00:00:00Z")
     assert [line.split()[:3] for line in exported.stdout.splitlines() if line.startswith(str(twins))] == [
         [f"{twins}/a\\x1b[0m.jsonl", "sample-multi-turn", "errors"], [f"{twins}/a.jsonl", "sample-multi-turn~~2", "ok"]]
-    for result in (validated, failed, exported):
+    indexed = attack("index", "a.jsonl", "a\x1b[0m.jsonl", "--db", twins / "i.duckdb", "--no-default-redaction",
+                     cwd=twins, mem_mb=DUCKDB_MB)
+    assert indexed.code == 1
+    assert indexed.stderr.startswith(f"dshreplay: {twins}/a\\x1b[0m.jsonl: the fold fails at seq 62: ")
+    for result in (validated, failed, exported, indexed):
         assert not any(c in result.stdout + result.stderr for c in HIDDEN)
