@@ -353,8 +353,14 @@ def as_key(value: JSONValue) -> JSONValue:
 # neither act on a terminal nor hide: distinct values print distinctly. Running text
 # (`lines`) keeps its line breaks (CRLF as LF), tabs and space separators.
 
-_NOT_ASCII_PRINTABLE = r"[^ -~]+"  # (compiled by `re` on first use, and cached)
-_NOT_ASCII_PRINTABLE_OR_BREAK = r"[^ -~\n\t]+"
+# Runs of characters that may need escaping: all but ASCII's printable ones and the blocks below,
+# whose every character is printable (Latin, Greek, Cyrillic, CJK punctuation, kana, ideographs,
+# Hangul, full-width forms; tests/unit/test_render.py checks it), so the per-character pass sees
+# only the few characters around what it escapes. (compiled by `re` on first use, and cached)
+PRINTABLE_BLOCKS = "\u00a1-\u00ac\u00ae-\u0377\u0400-\u052f\u3001-\u303f\u3041-\u3096\u30a1-\u30fa" \
+                   "\u4e00-\u9fff\uac00-\ud7a3\uff01-\uff60"
+_NOT_ASCII_PRINTABLE = f"[^ -~{PRINTABLE_BLOCKS}]+"
+_NOT_ASCII_PRINTABLE_OR_BREAK = f"[^ -~\n\t{PRINTABLE_BLOCKS}]+"
 
 
 def visible(text: str, *, lines: bool = False) -> str:

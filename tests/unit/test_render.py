@@ -214,3 +214,10 @@ def test_a_table_whose_numbers_alone_do_not_fit_is_printed_as_records():
     assert (_columns_of(path), path[:3], path[-4:], "…" in path) == (11, "/a/", "sonl", True)
     assert render_table(rows, ["session", "turns", "calls", "tokens"], 40).splitlines()[0].split() == [
         "session", "turns", "calls", "tokens"]  # (with room for its numbers: a table)
+
+
+def test_the_blocks_the_cleaning_passes_over_hold_only_printable_characters():
+    from dshreplay.jsvalues import PRINTABLE_BLOCKS
+    ranges = re.findall(r"(.)-(.)", PRINTABLE_BLOCKS)
+    assert len(ranges) == 9
+    assert all(chr(c).isprintable() for a, b in ranges for c in range(ord(a), ord(b) + 1))
