@@ -11,7 +11,8 @@ message or a cell, `as_key` the one way it keys a dict, `parse_count` the one
 way a number written in text is read. One rule each, too: what a number is
 (`is_number`), what a usable time is (`is_time`) and how one is written
 (`utc_time`) and read (`parse_time`), and how a JSON pointer is written
-(`json_pointer`) and read (`pointer_parts`).
+(`json_pointer`) and read (`pointer_parts`), and how log text is shown to people
+(`visible`, `json_visible`).
 """
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ import datetime
 import json
 import re
 import sys
+import unicodedata
 from contextlib import contextmanager
 from functools import lru_cache
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 JSONValue = Any  # a value parsed from a log (or a part of one): any JSON value, checked at run time
 JSONObject = dict[str, Any]  # a JSON object parsed from a log (a record, its data)
@@ -338,3 +340,79 @@ def as_key(value: JSONValue) -> JSONValue:
     value keys apart from null), else a JsonKey (lists, objects). Every dict keyed by
     a log value keys it here."""
     return value if type(value) in (str, int, float, bool, type(None)) or value is MISSING else JsonKey(value)
+
+
+# -- log text shown to people ---------------------------------------------------------
+# The one cleaning of log text for every terminal, table, CSV and page writer. A character
+# is shown as itself when Python calls it printable (str.isprintable: letters, marks,
+# numbers, punctuation, symbols, the ASCII space); every other one (C0 and C1 controls with
+# ESC and CR, DEL, format characters such as the bidirectional controls, U+200B..U+200F,
+# U+2060, U+FEFF and the tag characters U+E0000.., line and paragraph separators,
+# surrogates, private-use and unassigned code points) is written as an escape, \xNN,
+# \uNNNN or \UNNNNNNNN, the way a path's bytes that are not UTF-8 are (\xNN), so it can
+# neither act on a terminal nor hide: distinct values print distinctly. Running text
+# (`lines`) keeps its line breaks (CRLF as LF), tabs and space separators.
+
+# Runs of characters that may need escaping: all but ASCII's printable ones and the blocks below,
+# whose every character is printable (Latin, Greek, Cyrillic, CJK punctuation, kana, ideographs,
+# Hangul, full-width forms; tests/unit/test_render.py checks it), so the per-character pass sees
+# only the few characters around what it escapes. (compiled by `re` on first use, and cached)
+PRINTABLE_BLOCKS = "\u00a1-\u00ac\u00ae-\u0377\u0400-\u052f\u3001-\u303f\u3041-\u3096\u30a1-\u30fa" \
+                   "\u4e00-\u9fff\uac00-\ud7a3\uff01-\uff60"
+_NOT_ASCII_PRINTABLE = f"[^ -~{PRINTABLE_BLOCKS}]+"
+_NOT_ASCII_PRINTABLE_OR_BREAK = f"[^ -~\n\t{PRINTABLE_BLOCKS}]+"
+
+
+def visible(text: str, *, lines: bool = False) -> str:
+    """`text` with every character that is not printable escaped (see above); with `lines`,
+    newlines (a CRLF as one), tabs and space separators (U+00A0, U+3000, ...) are kept."""
+    if text.isprintable():
+        return text  # the common case: nothing to escape
+    if lines and "\r\n" in text:
+        text = text.replace("\r\n", "\n")
+    for c in _FREQUENT:  # (each replaced at C speed: colour codes can come every few characters)
+        if c in text:
+            text = text.replace(c, _escape(c))
+    if text.isprintable() or lines and text.replace("\n", "").replace("\t", "").isprintable():
+        return text
+    return re.sub(_NOT_ASCII_PRINTABLE_OR_BREAK if lines else _NOT_ASCII_PRINTABLE,
+                  lambda m: _visible_run(m.group(), lines), text)
+
+
+_FREQUENT = "\x1b\r\x07\x00"  # ESC, CR, BEL, NUL
+
+
+def json_visible(text: str) -> str:
+    """JSON text with every character `visible(lines=True)` escapes written as a JSON escape
+    (\\uNNNN, a surrogate pair past U+FFFF): the same JSON value, nothing a terminal acts on."""
+    if text.isascii() and "\x7f" not in text or text.isprintable():
+        return text
+    return re.sub(_NOT_ASCII_PRINTABLE, lambda m: _visible_run(m.group(), True, _json_escape), text)
+
+
+def _visible_run(run: str, lines: bool, escape: Callable[[str], str] | None = None) -> str:
+    escape = escape or _escape
+    if run.isprintable():
+        return run
+    if len(run) == 1:  # (a lone control: the common case)
+        return run if lines and _kept_in_lines(run) else escape(run)
+    return "".join(c if c.isprintable() or lines and _kept_in_lines(c) else escape(c) for c in run)
+
+
+def _kept_in_lines(c: str) -> bool:
+    return c == "\n" or c == "\t" or c > "\x7f" and unicodedata.category(c) == "Zs"
+
+
+def _escape(c: str) -> str:
+    n = ord(c)
+    if 0xDC80 <= n <= 0xDCFF:  # a byte that is not UTF-8 (a path's, decoded with surrogateescape)
+        n -= 0xDC00
+    return f"\\x{n:02x}" if n < 0x100 else (f"\\u{n:04x}" if n < 0x10000 else f"\\U{n:08x}")
+
+
+def _json_escape(c: str) -> str:
+    n = ord(c)
+    if n < 0x10000:
+        return f"\\u{n:04x}"
+    n -= 0x10000
+    return f"\\u{0xD800 + (n >> 10):04x}\\u{0xDC00 + (n & 0x3FF):04x}"

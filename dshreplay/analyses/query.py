@@ -17,7 +17,7 @@ from dshreplay.core.driver import STOP, Observer, run_pass
 from dshreplay.core.surface import SURFACE_TYPES
 from dshreplay.errors import FilterError, UsageError
 from dshreplay.io.reader import PackedRun
-from dshreplay.jsvalues import epoch_ms, is_time, json_bytes, parse_time, shown, utc_time
+from dshreplay.jsvalues import epoch_ms, is_time, json_bytes, parse_time, shown, utc_time, visible
 
 if TYPE_CHECKING:
     from dshreplay.core.driver import Record, Run
@@ -315,18 +315,10 @@ class RawLine:
     def escaped(self) -> str:
         """The line for a terminal: every character that is not printable (controls, escapes,
         bidirectional marks, a \\r) as a \\xNN, \\uNNNN or \\UNNNNNNNN escape."""
-        text = self.text
-        if text.isprintable():
-            return text
-        return "".join(c if c.isprintable() else _escape(c) for c in text)
+        return visible(self.text)
 
     def to_json(self) -> dict[str, Any]:
         return {"line": self.line, "offset": self.offset, "bytes": len(self.raw), "text": self.text}
-
-
-def _escape(c: str) -> str:
-    n = ord(c)
-    return f"\\x{n:02x}" if n < 0x100 else (f"\\u{n:04x}" if n < 0x10000 else f"\\U{n:08x}")
 
 
 def raw_lines(source: LogSource, first: int, last: int) -> list[RawLine]:

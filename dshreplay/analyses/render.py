@@ -1,24 +1,19 @@
 """Turn log text into safe, short strings for people.
 
-Log text is attacker-controlled: control characters and terminal escape
-sequences are removed before anything reaches a terminal.
+Log text is attacker-controlled: every character that could act on a terminal or
+hide (controls, escapes, format characters) is shown as an escape before anything
+reaches a terminal, a table, a CSV cell or a page (`jsvalues.visible`, the one rule).
 """
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any, Mapping
 
-from dshreplay.jsvalues import as_text, shown
+from dshreplay.jsvalues import as_text, shown, visible
 
 if TYPE_CHECKING:
     from dshreplay.analyses.tools import ToolCall
     from dshreplay.analyses.turns import Stored
-
-# (patterns compiled by `re` on first use, and cached: `fold --json` starts without them)
-_ANSI = r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])"
-_CONTROL = r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]"
-_OPEN = r"\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*)?\Z"  # an escape sequence the end may cut short
 
 
 def counted(n: int, noun: str, plural: str | None = None) -> str:
@@ -27,44 +22,33 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
 
 
 def clean(text: str) -> str:
-    """Strip ANSI escapes and control characters (newlines and tabs stay)."""
-    if text.isprintable() or text.replace("\n", "").replace("\t", "").isprintable():
-        return text  # the common case: nothing to strip (an escape, every _CONTROL character is unprintable)
-    return re.sub(_CONTROL, "", re.sub(_ANSI, "", text))
+    """Running text for people: its line breaks and tabs kept, every other character that
+    is not printable escaped (`jsvalues.visible`)."""
+    return visible(text, lines=True)
 
 
 def one_line(text: str, width: int) -> str:
-    """Clean text folded to one line and cut to `width` characters.
+    """Text folded to one line (each run of whitespace, line breaks included, one space),
+    cleaned and cut to `width` characters.
 
-    Only a prefix is cleaned and folded, so a preview costs the column, not the
+    Only a prefix is folded and cleaned, so a preview costs the column, not the
     text (a message can be 100 MB): 1.5 × `width` characters first, four times
     more while what they fold to does not fill the column, 64 × `width` at most.
-    Folding only drops characters, and the prefix never ends inside an escape
-    sequence, so what a prefix folds to begins what the whole text folds to:
-    the preview is the one the whole text gives. Only a text that opens with
-    more than 64 × `width` characters of spaces, controls and escapes is
-    previewed from that much of it (then cut with "…").
+    Folding only drops and joins whitespace and cleaning escapes character by character,
+    so what a prefix gives begins what the whole text gives: the preview is the one the
+    whole text gives. Only a text that opens with more than 64 × `width` characters of
+    whitespace is previewed from that much of it (then cut with "…").
     """
     if width <= 0:
         return ""
     size, limit = width + width // 2 + 16, 64 * width + 4096  # (any first size gives the same preview)
     while True:
-        head = _head(text, size)
-        flat = " ".join(clean(head).split())  # (str.split's whitespace is the \\s of a str pattern)
+        head = text if len(text) <= size else text[:size]
+        flat = visible(" ".join(head.split()))  # (str.split's whitespace is the \\s of a str pattern)
         if head is text or len(flat) > width or size >= limit:
             break
         size = min(4 * size, limit)
     return flat if head is text and len(flat) <= width else flat[:width - 1] + "…"
-
-
-def _head(text: str, size: int) -> str:
-    """`text` itself when it has at most `size` characters, else its first `size`
-    less an escape sequence the cut may split (from its ESC)."""
-    if len(text) <= size:
-        return text
-    head = text[:size]
-    esc = head.rfind("\x1b")  # (no sequence holds an ESC but an OSC's closing one, which ends it)
-    return head[:esc] if esc >= 0 and re.compile(_OPEN).match(head, esc) else head
 
 
 def role_of(event_type: Any, message: Any) -> str:

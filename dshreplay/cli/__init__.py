@@ -202,7 +202,8 @@ class DshGroup(click.Group):
             return result
         except DshReplayError as error:
             if run_of(ctx).output.machine:  # one JSON error object
-                click.echo(json_text({"error": error.to_json(), "answeredUpTo": None, "answer": None}))
+                click.echo(json_text({"error": error.to_json(), "answeredUpTo": None, "answer": None},
+                                     sys.stdout.isatty()))
             say_error(error)
             ctx.exit(exit_code_for(error))
         except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from click._termui_impl import ProgressBar  # (what click.progressbar returns)
 
 from dshreplay.core.progress import BYTES, LOGS, Meter
+from dshreplay.jsvalues import visible
 
 DELAY = 2.0  # seconds a run goes unshown
 
@@ -60,7 +61,7 @@ class TerminalMeter(Meter):
                 return
             # (a length unknown, as a zstd log's: click wants an iterable then, and draws a bar without end)
             endless: Iterable[Rate] | None = itertools.repeat((0, 0.0, unit)) if total is None else None
-            self.bar = click.progressbar(endless, length=total, label=click.unstyle(label)[-40:], file=self.file,
+            self.bar = click.progressbar(endless, length=total, label=visible(label)[-40:], file=self.file,
                                          show_eta=total is not None, show_percent=total is not None,
                                          show_pos=unit == LOGS, item_show_func=self._rate)
             self.bar.render_progress()

@@ -55,7 +55,7 @@ from dshreplay.analyses.compaction import CompactionTracker, compaction_of
 from dshreplay.analyses.findings import ERROR, NOTICE, WARNING
 from dshreplay.analyses.index import Indexer
 from dshreplay.analyses.query import CURRENT, LOG_ONLY, SHADOWED
-from dshreplay.analyses.render import clean, event_text, message_text, one_line
+from dshreplay.analyses.render import event_text, message_text, one_line
 from dshreplay.analyses.schemas import PLACEHOLDER
 from dshreplay.analyses.stats import SessionSummary
 from dshreplay.analyses.tools import ToolLedger
@@ -80,6 +80,7 @@ from dshreplay.options import Options
 from dshreplay.output.bundlejson import read_bundle_json
 from dshreplay.output.callrecords import MESSAGES, PREVIEW, CallRecords, MessageStore
 from dshreplay.output.chain import TurnEndLines, line_chain
+from dshreplay.output.csvcells import csv_cell
 from dshreplay.output.evidence import PLAIN_HASH, InputHash, input_hash
 from dshreplay.output.htmlreport import MAX_TRANSCRIPT, render_index, render_report
 from dshreplay.output.outfolder import create, make_folder, output_error, write_file, write_folder
@@ -182,29 +183,6 @@ def generated_at(timestamp: str | None) -> str:
     else:
         moment = datetime.datetime.now(datetime.timezone.utc)
     return moment.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-_FORMULA_START = ("=", "+", "-", "@", "\t")
-_RISKY_START = frozenset("=+-@\t \ufeff")  # (a spreadsheet skips leading spaces and a BOM)
-
-
-def csv_cell(value: Any) -> str | int:
-    """A CSV cell that a spreadsheet will not run as a formula."""
-    t = type(value)
-    if t is str and value.isprintable():  # the common case: nothing to replace or strip
-        text = value
-    elif value is None:
-        return ""
-    elif t is int:
-        if value >= 0:
-            return int(value)
-        text = str(value)
-    else:
-        text = value if t is str else json_bytes(value).decode()
-        text = clean(text.replace("\r", " ").replace("\n", " "))
-    if text and text[0] in _RISKY_START and text.lstrip(" \ufeff")[:1] in _FORMULA_START:
-        text = "'" + text
-    return str(text)
 
 
 class CsvFile:

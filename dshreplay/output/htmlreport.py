@@ -37,7 +37,8 @@ def _shown(value: object) -> object:
     """What a template prints of a value: markup the templates made stays; None is
     nothing; an Undefined is left to Jinja (an `if` without `else` prints nothing, a
     name no page is given raises); anything else is its text (a log value as compact
-    JSON, never a repr) without control characters, then escaped by the environment.
+    JSON, never a repr) with its control characters shown as escapes (`render.clean`), then escaped by
+    the environment.
     (Called for every value a page prints: a plain string is the first question.)"""
     if type(value) is str:
         return clean(value)

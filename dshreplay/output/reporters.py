@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TextIO
 from dshreplay.analyses.render import clean, counted, json_size, message_text, one_line, role_of
 from dshreplay.core.surface import numbered
 from dshreplay.errors import DshReplayError, answered_for, answered_up_to, fails_at
-from dshreplay.jsvalues import as_text, json_bytes, shown
+from dshreplay.jsvalues import as_text, json_bytes, json_visible, shown, visible
 
 if TYPE_CHECKING:  # (validate's machinery is imported by the command that validates, not by every start)
     from dshreplay.analyses.calls import Call, Request
@@ -81,7 +81,7 @@ def render_table(rows: Sequence[Sequence[object]], headers: Sequence[object] = (
     titles = [str(h) for h in headers] if show_headers else []
     cols = max(len(titles), *(len(r) for r in rows))
     # the text column is cleaned whole only to be wrapped; cut, it is cleaned when cut (a text can be 100 MB)
-    cells = [[one_line(_dash(v), 10**6) if i != text_col else clean(_dash(v)) if wrap else _dash(v)
+    cells = [[whole(_dash(v)) if i != text_col else clean(_dash(v)) if wrap else _dash(v)
               for i, v in enumerate(r)] + [""] * (cols - len(r)) for r in rows]
     need = [max(_cell_width(r[i], wrap, width) if i == text_col else display_width(r[i]) for r in cells)
             for i in range(cols)]
@@ -323,15 +323,17 @@ def _wrapper(width: int) -> Any:
     return Wrapper(width=width, break_long_words=True, break_on_hyphens=False)
 
 
-def whole(text: str) -> str:
-    """A file name or an id on one line, cleaned of control characters, never cut."""
-    return one_line(text, 10**6)
+def whole(text: str, limit: int = 10**6) -> str:
+    """A file name, an id or a table cell on one line, never cut (below `limit` characters, a
+    bound on the cost): every character that is not printable, line breaks and tabs
+    included, escaped (`jsvalues.visible`), so distinct values print distinctly."""
+    return visible(text) if len(text) <= limit else visible(text[:limit - 1]) + "…"
 
 
 def _middle(text: str, width: int) -> str:
     """An id or a path cut in the middle to `width` columns: its start and its end
     stay (338e88fa…7d62b, acp-agent__…__session.jsonl), so distinct values stay distinct."""
-    text = one_line(text, 10_000)
+    text = whole(text, 10_000)
     size = display_width(text)
     if size <= width:
         return text
@@ -394,27 +396,42 @@ def cell_text(value: object) -> str:
 
 
 class CsvReporter:
-    """Query results as CSV (RFC 4180, a header row; NULL as an empty cell)."""
+    """Query results as CSV (RFC 4180, a header row; NULL as an empty cell), every cell as a
+    bundle's CSVs write it (`csvcells.csv_cell`: no formula, nothing a terminal acts on)."""
 
     def __init__(self, out: TextIO | None = None) -> None:
         self.out = out or sys.stdout
 
     def query(self, columns: list[str], rows: Sequence[Sequence[object]]) -> None:
         import csv
+
+        from dshreplay.output.csvcells import csv_cell
         writer = csv.writer(self.out, lineterminator="\n")
-        writer.writerow(columns)
+        writer.writerow([csv_cell(c) for c in columns])
         for row in rows:
-            writer.writerow(["" if v is None else cell_text(v) for v in row])
+            writer.writerow([csv_cell(cell_json(v)) for v in row])
 
 
-def json_text(value: object) -> str:
+def json_text(value: object, terminal: bool = False) -> str:
     """Compact JSON on one line: C1 control characters escaped, and text that
-    is not UTF-8 (a path's undecodable bytes) shown as \\xNN."""
+    is not UTF-8 (a path's undecodable bytes) shown as \\xNN. For a `terminal`, every
+    character that text output escapes (bidirectional controls, U+2060, U+FEFF, tag
+    characters, DEL, ...) written as a JSON escape too: the same JSON value, nothing the
+    terminal acts on or hides. (Not for a pipe or a file: there JSON is written as before.)"""
     data = json_bytes(value)
     text = data.decode()
+    if terminal:
+        return json_visible(text)
     if b"\xc2" not in data:  # (every C1 character is \xc2\x80 to \xc2\x9f in UTF-8: most text is checked at once)
         return text
     return re.sub(_C1, lambda m: f"\\u{ord(m.group()):04x}", text) if re.search(_C1, text) else text
+
+
+def _is_terminal(out: TextIO) -> bool:
+    try:
+        return out.isatty()
+    except (AttributeError, ValueError, OSError):  # (a closed or unusual stream: not a terminal)
+        return False
 
 
 def envelope_of(failure: DshReplayError) -> dict[str, Any]:
@@ -583,11 +600,16 @@ class JsonReporter(Reporter):
     def __init__(self, out: TextIO | None = None) -> None:
         self.out = out or sys.stdout
         self.envelope: dict[str, Any] | None = None  # set when the answer is for a prefix: `envelope_of`
+        self.terminal = _is_terminal(self.out)
+
+    def json(self, value: object) -> str:
+        """`value` as this reporter writes it: json_text, escaped for a terminal when it writes to one."""
+        return json_text(value, self.terminal)
 
     def emit(self, value: object) -> None:
         if self.envelope is not None:
             value = {**self.envelope, "answer": value}
-        self.out.write(json_text(value))
+        self.out.write(self.json(value))
         self.out.write("\n")
 
     def fold(self, report: FoldReport) -> None:
@@ -625,10 +647,10 @@ class JsonReporter(Reporter):
         out, first = self.out, [True]
 
         def head() -> str:
-            return "[" if self.envelope is None else json_text(self.envelope)[:-1] + ',"answer":['
+            return "[" if self.envelope is None else self.json(self.envelope)[:-1] + ',"answer":['
 
         def sink(row: HasJson) -> None:
-            out.write((head() if first[0] else ",") + json_text(row.to_json()))
+            out.write((head() if first[0] else ",") + self.json(row.to_json()))
             first[0] = False
         yield sink
         out.write((head() if first[0] else "") + ("]\n" if self.envelope is None else "]}\n"))
@@ -707,7 +729,7 @@ class JsonLinesReporter(JsonReporter):
     def emit(self, value: object) -> None:
         if self.envelope is not None:  # a listing answered for a prefix: the envelope's line, then its rows
             if type(value) is list:
-                self.out.write(json_text(self.envelope) + "\n")
+                self.out.write(self.json(self.envelope) + "\n")
             else:
                 value = {**self.envelope, "answer": value}
         if type(value) is dict and len(value) <= 2:
@@ -715,7 +737,7 @@ class JsonLinesReporter(JsonReporter):
             if rows is not None:
                 value = rows
         for row in value if type(value) is list else [value]:
-            self.out.write(json_text(row))
+            self.out.write(self.json(row))
             self.out.write("\n")
 
     @contextmanager
@@ -726,12 +748,12 @@ class JsonLinesReporter(JsonReporter):
 
         def head() -> None:
             if first[0] and self.envelope is not None:
-                self.out.write(json_text(self.envelope) + "\n")
+                self.out.write(self.json(self.envelope) + "\n")
             first[0] = False
 
         def sink(row: HasJson) -> None:
             head()
-            self.out.write(json_text(row.to_json()) + "\n")
+            self.out.write(self.json(row.to_json()) + "\n")
         yield sink
         head()
 
@@ -904,6 +926,8 @@ class TextReporter(Reporter):
                    quote: Callable[[Entry, str], tuple[str, str | None]] | None = None) -> None:
         """The conversation as text; with `markdown`, as Markdown that reads as
         plain text: log text only inside fences and code spans, never escaped.
+        A message's every line is indented (`_indented`), so no log text starts a line
+        that looks like a turn header or a marker, which start at the margin.
         `quote(entry, text)`, when given, says how much of a message's text to show
         and a note to add after it (None: none), as (text, note)."""
         for e in entries:
@@ -916,12 +940,12 @@ class TextReporter(Reporter):
                 if markdown:
                     self.line(f"### {markdown_label(self._cut(e.role or '?', 40))} · seq {e.seq}{when}")
                     self.line()
-                    self.line(_fenced(text))
+                    self.line(_fenced(_indented(text)))
                     if note is not None:
                         self.line(f"> {markdown_marker(note)}")
                 else:
-                    self.line(f"── {clean(e.role or '?')} · seq {e.seq}{when} ──")
-                    self.line(text)
+                    self.line(f"── {whole(e.role or '?')} · seq {e.seq}{when} ──")
+                    self.line(_indented(text))
             else:
                 marker = one_line(e.marker_text(), 10**4)  # (it quotes log values: codes, turn numbers)
                 self.line(f"> {markdown_marker(marker)}" if markdown else marker)
@@ -929,7 +953,7 @@ class TextReporter(Reporter):
                     text = clean(e.text()).rstrip()
                     if markdown:
                         self.line()
-                    self.line(_fenced(text) if markdown else text)
+                    self.line(_fenced(_indented(text)) if markdown else _indented(text))
             self.line()
 
     @contextmanager
@@ -1042,7 +1066,7 @@ class TextReporter(Reporter):
                 indent = "  " * min(depth, MAX_INDENT)
                 branch = ("└─ " if depth else "") + (f"[{depth}] " if depth > MAX_INDENT else "")
                 mark = "" if node.seed_checked is None else (" seed ok" if node.seed_checked else " SEED DIFFERS")
-                rest = f" [{clean(as_text(node.origin or 'root'))}]{mark}"
+                rest = f" [{whole(as_text(node.origin or 'root'))}]{mark}"
                 # the session id and the file name whole, on one line: they are what a reader looks
                 # for (and greps for)
                 self.line(indent + branch + whole(as_text(node.session_id)) + rest + "  " + whole(node.path))
@@ -1195,6 +1219,11 @@ def _spilled(spills: Sequence[Spill]) -> str:
     return ", ".join(f"{s.omitted:,} B" + (" (inherited)" if s.inherited else "") for s in spills)
 
 
+def _indented(text: str) -> str:
+    """Log text in a transcript: each line (cleaned) after two spaces, an empty one left empty."""
+    return "\n".join("  " + line if line else line for line in text.split("\n"))
+
+
 def _fenced(text: str) -> str:
     fence = "```"
     while fence in text:
@@ -1236,8 +1265,8 @@ def unified_text_diff(before: NodeMessages, after: NodeMessages, a: int, b: int)
             if message is None:
                 continue
             role = message.get("role") if type(message) is dict else "?"
-            lines.append(f"== seq {seq} · {clean(_dash(role))} ==")
-            lines.extend(clean(message_text(message)).splitlines() or [""])
+            lines.append(f"== seq {seq} · {whole(_dash(role))} ==")
+            lines.extend(_indented(clean(message_text(message))).split("\n"))  # (no log line passes for a head)
         return [line + "\n" for line in lines]
     return "".join(difflib.unified_diff(render(before), render(after), f"model view at seq {a}",
                                         f"model view at seq {b}"))

@@ -124,9 +124,9 @@ def test_diff_json_and_text(cli, compactions):
     assert out == {"from": 8, "to": 13, "kept": [], "removed": [{"seq": 7, "by": 12}, {"seq": 4, "by": 12}],
                    "added": [12, 9]}
     text = cli("diff", compactions, "--from", 4, "--to", 9, "--text").stdout
-    assert "-== seq 2 · user ==\n-alpha\n" in text
-    assert "+== seq 7 · user ==\n+summary of alpha and beta\n" in text
-    assert " == seq 4 · user ==\n gamma\n" in text
+    assert "-== seq 2 · user ==\n-  alpha\n" in text  # (a message's lines indented under its head)
+    assert "+== seq 7 · user ==\n+  summary of alpha and beta\n" in text
+    assert " == seq 4 · user ==\n   gamma\n" in text
 
 
 def test_request_list_call_and_usage_errors(cli, crashed):
@@ -153,15 +153,17 @@ def test_transcript_formats(cli, compactions):
     assert [e["seq"] for e in out] == [2, 3, 4, 7, 9, 12, 15, 17]
     assert out[3]["replacementText"] == "summary of alpha and beta"
     md = cli("transcript", compactions, "--format", "markdown").stdout
-    assert "### user · seq 2 · 2026-07-06T15:36:06.020Z\n\n```text\nalpha\n```\n" in md
-    assert "> [seqs 2-3 replaced for the model by summary at seq 7]\n\n```text\nsummary of alpha and beta\n```" in md
+    assert "### user · seq 2 · 2026-07-06T15:36:06.020Z\n\n```text\n  alpha\n```\n" in md
+    assert "> [seqs 2-3 replaced for the model by summary at seq 7]\n\n```text\n  summary of alpha and beta\n```" in md
     assert "> [turn 1 ended: completed at seq 17]" in md
 
 
 def test_transcript_markdown_shows_markup_verbatim_inside_a_fence(cli, write_log):
     text = "<script>alert(1)</script> [x](javascript:alert(1)) # not a heading\n```\nstill inside"
     md = cli("transcript", write_log([scenarios.HEADER, scenarios.user(0, text)]), "--format", "markdown").stdout
-    assert f"\n````text\n{text}\n````\n" in md  # plain text, no entities; the fence outgrows the text's
+    # plain text, no entities, each line after two spaces; the fence outgrows the text's
+    assert ("\n````text\n  <script>alert(1)</script> [x](javascript:alert(1)) # not a heading\n  ```\n"
+            "  still inside\n````\n") in md
     assert "&lt;" not in md and "\\[" not in md
 
 

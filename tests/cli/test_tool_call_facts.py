@@ -72,8 +72,8 @@ def test_the_transcript_labels_each_result_with_its_tool_and_call(cli, write_log
     assert "[result write call_2] wrote a.py\n" in text and "[result bash call_1] 4 passed\n" in text
     for markdown in (cli("transcript", path, "--format", "markdown").stdout,
                      (_bundle(cli, path, tmp_path) / "transcript.md").read_text(encoding="utf-8")):
-        assert "```text\n[result write call_2] wrote a.py\n```" in markdown
-        assert "```text\n[result bash call_1] 4 passed\n```" in markdown
+        assert "```text\n  [result write call_2] wrote a.py\n```" in markdown
+        assert "```text\n  [result bash call_1] 4 passed\n```" in markdown
 
 
 def test_events_and_events_csv_give_every_event_the_same_turn_step_and_call(cli, write_log, tmp_path):

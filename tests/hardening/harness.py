@@ -3,7 +3,7 @@
 Every hardening case runs the real command line in a child limited in address
 space and CPU time, so a regression fails fast instead of filling the
 machine. `attack` runs a command to its end; `spawn` starts one that a test
-then signals or races.
+then signals or races; `on_terminal` runs one whose stdout is a pseudo-terminal.
 """
 
 from __future__ import annotations
@@ -79,6 +79,35 @@ def finish(proc: subprocess.Popen, seconds: int = 20) -> Outcome:
     stdout, stderr = proc.communicate(timeout=seconds)
     assert b"internal error" not in stderr, stderr
     return Outcome(proc.returncode, stdout.decode(errors="replace"), stderr.decode(errors="replace"),
+                   time.perf_counter() - start)
+
+
+def on_terminal(*args, mem_mb: int = 400, seconds: int = 20, env=None, cwd=None) -> Outcome:
+    """dshreplay ARGS under the limits of `attack`, its stdout a pseudo-terminal in raw mode
+    (the bytes it writes arrive as written: no CR added before a newline), 100 columns wide."""
+    import pty
+    import tty
+    master, slave = pty.openpty()
+    tty.setraw(slave)
+    start = time.perf_counter()
+    proc = subprocess.Popen(_argv(args), preexec_fn=_limits(mem_mb, seconds, None), stdin=subprocess.DEVNULL,
+                            stdout=slave, stderr=subprocess.PIPE, env={**os.environ, "COLUMNS": "100", **(env or {})},
+                            cwd=cwd)
+    os.close(slave)
+    out = bytearray()
+    while True:  # (read while it writes: a terminal holds only a few kilobytes)
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the child closed its end
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(master)
+    stderr = proc.stderr.read() if proc.stderr else b""
+    proc.wait(timeout=seconds * 3)
+    assert b"internal error" not in stderr, stderr
+    return Outcome(proc.returncode, out.decode(errors="replace"), stderr.decode(errors="replace"),
                    time.perf_counter() - start)
 
 

@@ -464,15 +464,17 @@ def test_terminal_output_strips_escapes_and_control_characters(tmp_path, args):
         assert "hello" in result.stdout  # the message is shown, only its escapes are gone
 
 
-def test_export_summary_strips_escapes_and_newlines_from_the_out_path(tmp_path, monkeypatch):
+def test_export_summary_shows_escapes_and_newlines_of_the_out_path_escaped(tmp_path, monkeypatch):
     # "wrote N files to OUT; ...; open OUT/index.html" printed --out as given: its escapes
-    # reached the terminal and a newline in it split the line.
+    # reached the terminal and a newline in it split the line. (Then they were stripped, so
+    # two different folders could print as one name: now each shows as an escape.)
     monkeypatch.chdir(tmp_path)
     result = run("export", SAMPLES / "multi-turn.jsonl", "--out", "b" + ESCAPES + "\nx", "--no-default-redaction",
                  "-q", "--timestamp", "2026-01-01T00:00:00Z")
     assert result.exit_code == 0, result.stderr
     assert not any(ch in result.stdout for ch in TERMINAL_BAD), repr(result.stdout)
-    assert result.stdout.splitlines()[-2] == "wrote 14 files to b x; 0 redactions; open b x/index.html"
+    out = "b\\x1b[2J\\x1b]0;pwned\\x07\\x0ax"
+    assert result.stdout.splitlines()[-3:-1] == [f"wrote 14 files to {out}; 0 redactions; open {out}/", "index.html"]
 
 
 def test_inspect_strips_escapes_from_header_fields(tmp_path):

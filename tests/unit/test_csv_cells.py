@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from dshreplay.output.bundle import CsvFile, csv_cell
+from dshreplay.output.bundle import CsvFile
+from dshreplay.output.csvcells import csv_cell
 
 
 @pytest.mark.parametrize("value, cell", [
-    (7, 7), (0, 0), (None, ""), (-5, "'-5"), ("=1+1", "'=1+1"), (" \ufeff@x", "' \ufeff@x"), ("\t=x", "'\t=x"),
+    (7, 7), (0, 0), (None, ""), (-5, "'-5"), ("=1+1", "'=1+1"), (" =x", "' =x"), ("\t=x", "'\t=x"),
+    (" \ufeff@x", " \\ufeff@x"),  # (a BOM is shown escaped, as every format character is: no formula then)
+    ("\x1b]52;c;aGk=\x07\x9b2J\rx", "\\x1b]52;c;aGk=\\x07\\x9b2J x"),
     ("a\nb", "a b"), ({"k": "=v"}, '{"k":"=v"}'), (["-"], '["-"]'), ("plain", "plain"), ("", ""),
 ])
 def test_a_cell_never_starts_a_formula(value, cell):

@@ -98,6 +98,19 @@ def test_while_many_logs_are_counted_the_pass_over_each_is_not_shown():
     meter.finish(LOGS)
 
 
+def test_a_log_name_on_the_bar_shows_its_escapes_escaped():
+    # click.unstyle took ANSI sequences out of the label and left a C1 CSI and U+202E raw
+    from dshreplay.cli.progress import TerminalMeter
+    out, clock = Tty(), Clock()
+    meter = TerminalMeter(out, delay=0.0, clock=clock)
+    meter.start(1000, BYTES, "a\x1b[0m\x9b2J\u202e.jsonl")
+    clock.now += 1
+    meter.advance(500, BYTES)
+    assert "a\\x1b[0m\\x9b2J\\u202e.jsonl" in out.getvalue()
+    assert not any(c in out.getvalue() for c in ("a\x1b", "\x9b", "\u202e"))  # (the bar's own escapes aside)
+    meter.finish(BYTES)
+
+
 def test_a_meter_sent_to_a_worker_process_arrives_as_none():
     from dshreplay.cli.progress import TerminalMeter
     options = Options(progress=TerminalMeter(Tty()))

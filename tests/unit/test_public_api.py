@@ -27,7 +27,8 @@ INTERNAL = {"dshreplay.__main__", "dshreplay.jsvalues", "dshreplay.analyses.rend
             "dshreplay.analyses.schemas", "dshreplay.core.fleet", "dshreplay.core.mapper", "dshreplay.core.parallel",
             "dshreplay.core.passstate", "dshreplay.io.store", "dshreplay.output.bundlecalls",
             "dshreplay.output.bundlejson", "dshreplay.output.callrecords", "dshreplay.output.chain",
-            "dshreplay.output.evidence", "dshreplay.output.htmlreport", "dshreplay.output.reportview",
+            "dshreplay.output.csvcells", "dshreplay.output.evidence", "dshreplay.output.htmlreport",
+            "dshreplay.output.reportview",
             "dshreplay.output.outfolder", "dshreplay.output.secretrules", "dshreplay.output.encodings",
             "dshreplay.output.signing", "dshreplay.output.sqldoc", "dshreplay.output.sqlindex",
             "dshreplay.output.usage", "dshreplay.cli", "dshreplay.testing"}

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from dshreplay.analyses.render import _ANSI, _CONTROL, clean, one_line
+from dshreplay.analyses.render import clean, one_line
 
 _SPACE = r"\s+"  # the reference: previews fold whitespace as this pattern would
 
@@ -161,9 +161,13 @@ def test_a_wrapped_text_column_takes_what_the_others_leave():
 # -- one-line previews -----------------------------------------------------------------
 
 def _whole_text_preview(text: str, width: int) -> str:
-    """The preview as worked out before: the whole text cleaned and folded, then cut."""
-    flat = re.sub(_SPACE, " ", text if text.isprintable() else re.sub(_CONTROL, "", re.sub(_ANSI, "", text))).strip()
+    """The reference: the whole text folded, every character that is not printable escaped, then cut."""
+    flat = "".join(c if c.isprintable() else _escaped(c) for c in re.sub(_SPACE, " ", text).strip())
     return flat if len(flat) <= width else flat[:width - 1] + "…"
+
+
+def _escaped(c: str) -> str:
+    return f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}" if ord(c) < 0x10000 else f"\\U{ord(c):08x}"
 
 
 @pytest.mark.parametrize("text", [
@@ -187,11 +191,14 @@ def test_a_preview_cut_before_it_is_cleaned_is_the_one_the_whole_text_gives(text
 
 @pytest.mark.parametrize("text, cleaned", [
     ("two\n\tlines", "two\n\tlines"),  # (newlines and tabs stay: the text itself is returned)
-    ("two\nlines\x1b[31m red", "two\nlines red"), ("a\nb\x07\x85\u200bc", "a\nbc"), ("a\r\nb", "a\nb"),
+    ("two\nlines\x1b[31m red", "two\nlines\\x1b[31m red"), ("a\nb\x07\x85\u200bc", "a\nb\\x07\\x85\\u200bc"),
+    ("a\r\nb\rc", "a\nb\\x0dc"), ("nb\u00a0sp\u3000", "nb\u00a0sp\u3000"), ("\x9b2J\x7f", "\\x9b2J\\x7f"),
+    ("bash\u2060 bash\ufeff bash\U000e0062", "bash\\u2060 bash\\ufeff bash\\U000e0062"),
+    ("\u202eabc\u2066\u2028", "\\u202eabc\\u2066\\u2028"), ("a\udcffb", "a\\xffb"), ("é中文", "é中文"),
 ])
-def test_clean_keeps_newlines_and_tabs_and_strips_escapes_and_controls(text, cleaned):
+def test_clean_keeps_newlines_tabs_and_spaces_and_shows_every_other_unprintable_character_escaped(text, cleaned):
+    """(A path's byte that is not UTF-8, decoded with surrogateescape, shows as \\xNN, as shown_path writes it.)"""
     assert clean(text) == cleaned
-    assert clean(text) == re.sub(_CONTROL, "", re.sub(_ANSI, "", text))
 
 
 def test_a_table_whose_numbers_alone_do_not_fit_is_printed_as_records():
@@ -207,3 +214,10 @@ def test_a_table_whose_numbers_alone_do_not_fit_is_printed_as_records():
     assert (_columns_of(path), path[:3], path[-4:], "…" in path) == (11, "/a/", "sonl", True)
     assert render_table(rows, ["session", "turns", "calls", "tokens"], 40).splitlines()[0].split() == [
         "session", "turns", "calls", "tokens"]  # (with room for its numbers: a table)
+
+
+def test_the_blocks_the_cleaning_passes_over_hold_only_printable_characters():
+    from dshreplay.jsvalues import PRINTABLE_BLOCKS
+    ranges = re.findall(r"(.)-(.)", PRINTABLE_BLOCKS)
+    assert len(ranges) == 9
+    assert all(chr(c).isprintable() for a, b in ranges for c in range(ord(a), ord(b) + 1))

@@ -199,11 +199,11 @@ def test_durations_in_words(ms, text):
     assert rv.duration_text(ms) == text
 
 
-def test_every_value_a_page_prints_is_escaped_and_stripped_of_control_characters():
+def test_every_value_a_page_prints_is_escaped_and_its_control_characters_shown_as_escapes():
     from dshreplay.output.htmlreport import render_index
     page = render_index([{"input": "\x1b[31m<b>a</b>\x07.jsonl", "header": {"id": {"x": "<i>"}}, "verdict": "ok",
                           "events": 3, "folder": "a"}], "2026-01-01T00:00:00Z")
-    assert ('<td class="text"><code>&lt;b&gt;a&lt;/b&gt;.jsonl</code></td>'
+    assert ('<td class="text"><code>\\x1b[31m&lt;b&gt;a&lt;/b&gt;\\x07.jsonl</code></td>'
             '<td>{&#34;x&#34;:&#34;&lt;i&gt;&#34;}</td>') in page
     assert "\x1b" not in page and "\x07" not in page
 
