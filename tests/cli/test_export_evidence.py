@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import re
+import secrets
 import shutil
 
 import pytest
@@ -154,6 +155,42 @@ def test_a_file_that_is_no_evidence_key_is_a_usage_error(cli, tmp_path):
     assert bad.read_text() == "secret\n"
 
 
+WEAK_KEYS = [
+    ("00" * 32, "it is one byte repeated"),
+    ("deadbeef" * 8, "it repeats a pattern of 4 bytes"),
+    ("00112233445566778899aabbccddeeff" * 2, "it repeats a pattern of 16 bytes"),
+    (bytes(range(32)).hex(), "its bytes step by only 1 distinct differences (a counter or a progression)"),
+    (b"Summer2024!Summer2024!Summer2024".hex(), "it holds only 9 distinct byte values"),
+    (b"Q7#kP!x9@Lm2$Vz8&Rt4*Yw6^Nb3%Hd5".hex(), "its bytes are all printable text (the hex of a passphrase, "
+                                               "not random bytes)"),
+    (hashlib.sha256(b"").hexdigest(), "it is a published example or test key"),
+]
+
+
+@pytest.mark.parametrize("text, why", WEAK_KEYS)
+def test_an_evidence_key_that_can_be_guessed_is_refused_by_every_command_that_reads_one(cli, tmp_path, text, why):
+    """A key of all zeros was accepted: its fingerprint in the manifest named it, and rawSha256
+    then confirmed a guessed password offline. Refused, with a way to make a good one."""
+    weak = tmp_path / "weak.key"
+    weak.write_text(text + "\n")
+    expected = (f"dshreplay: usage error: --evidence-key {weak} cannot be used: {why}, so it can be guessed (and "
+                "with it every value the bundle masks, from their keyed hashes); make one with `openssl rand -hex "
+                "32 > FILE`, or name a file that does not exist and dshreplay makes it\n")
+    result = cli("export", SAMPLES / "prune.jsonl", "--out", tmp_path / "b", "--evidence-key", weak, expect=2)
+    assert result.stderr == expected and not (tmp_path / "b").exists()
+    assert weak.read_text() == text + "\n"
+    result = cli("index", SAMPLES / "prune.jsonl", "--db", tmp_path / "i.duckdb", "--evidence-key", weak, expect=2)
+    assert result.stderr == expected
+    cli("export", SAMPLES / "prune.jsonl", "--out", tmp_path / "good", "--timestamp", STAMP)
+    result = cli("verify-export", tmp_path / "good", "--evidence-key", weak, expect=2)
+    assert result.stderr == expected
+
+
+def test_a_key_dshreplay_makes_or_openssl_draws_is_accepted():
+    from dshreplay.output.evidence import weakness
+    assert [weakness(secrets.token_bytes(32)) for _ in range(20_000)] == [None] * 20_000
+
+
 def test_without_the_key_the_bundle_is_checked_and_the_inputs_are_named_unchecked(cli, tmp_path, monkeypatch):
     log = tmp_path / "prune.jsonl"
     shutil.copy(SAMPLES / "prune.jsonl", log)
@@ -170,7 +207,7 @@ def test_without_the_key_the_bundle_is_checked_and_the_inputs_are_named_unchecke
         {"path": "sample-prune/tools.csv", "problem": "size changed: 7 bytes, manifest says "
                                                       f"{_listed(tmp_path / 'b', 'sample-prune/tools.csv')}"}]
     stranger = tmp_path / "stranger.key"
-    stranger.write_text("ab" * 32 + "\n")
+    stranger.write_text(secrets.token_hex(32) + "\n")
     out = cli("verify-export", tmp_path / "b", "--evidence-key", stranger, "--json", expect=1).json()
     assert out["notChecked"][-1].startswith("the inputs: the evidence key given (fingerprint ")
     assert out["notChecked"][-1].endswith("...) is not the one this bundle was made with")
