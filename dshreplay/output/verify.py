@@ -113,14 +113,22 @@ class Verification:
 
     @property
     def anchored(self) -> bool:
-        """Whether anything outside the bundle vouched for it: the digest or the signature
-        checked the manifest, or an input matched it. Without that, files that match a
-        manifest prove nothing (both can be rewritten together)."""
-        return self.sessions > 0 and bool(self.manifest_checked_by or self.checked_inputs)
+        """Whether something the user holds vouched for the manifest, so for the bundle's files that
+        match it: the digest written down at export, or the signature. Inputs that match it vouch
+        for the inputs only: a file doctored and the manifest re-hashed with it still name the
+        inputs' true hashes (the evidence key proves the logs, never the bundle)."""
+        return self.sessions > 0 and bool(self.manifest_checked_by)
 
     @property
     def checked_inputs(self) -> list[InputCheck]:
         return [i for i in self.inputs if i.status in ("matches", "grew")]
+
+    @property
+    def bundle_verified(self) -> bool:
+        """Whether the bundle's own files are verified: vouched for (`anchored`), and no difference
+        in them or in the manifest (an input that differs is the input's, not the bundle's)."""
+        inputs = {i.input for i in self.inputs}
+        return self.anchored and not any(d.path not in inputs for d in self.differences)
 
     @property
     def ok(self) -> bool:

@@ -285,8 +285,8 @@ def test_inputs_says_where_every_input_is_looked_for_absolute_paths_included(cli
     mirrored = copies / original.relative_to(original.anchor)  # DIR/<the absolute path, made relative>
     mirrored.parent.mkdir(parents=True)
     shutil.copy(original, mirrored)
-    assert cli("verify-export", tmp_path / "b", "--inputs", copies, "--json").json()["inputs"][0]["status"] == \
-        "matches"
+    assert cli("verify-export", tmp_path / "b", "--inputs", copies, "--digest", digest, "--json").json()[
+        "inputs"][0]["status"] == "matches"
 
 
 def test_verify_export_shows_when_the_bundle_was_made_and_each_inputs_size_at_export(cli, tmp_path, monkeypatch):
@@ -298,7 +298,7 @@ def test_verify_export_shows_when_the_bundle_was_made_and_each_inputs_size_at_ex
                     "input    prune.jsonl (6361 bytes at export): matches",
                     "b: verified: every file matches the manifest, the manifest its digest, and every input "
                     "matches it"]
-    out = cli("verify-export", tmp_path / "b", "--json").json()
+    out = cli("verify-export", tmp_path / "b", "--json", expect=1).json()
     assert out["generatedAt"] == STAMP and out["inputs"][0]["sizeAtExport"] == 6361
 
 
@@ -310,15 +310,16 @@ def test_verify_export_never_says_verified_when_the_manifest_went_unchecked(cli,
     log = tmp_path / "prune.jsonl"
     shutil.copy(SAMPLES / "prune.jsonl", log)
     cli("export", log, "--out", tmp_path / "b", "--timestamp", STAMP)
-    text = cli("verify-export", tmp_path / "b").stdout.splitlines()
+    text = cli("verify-export", tmp_path / "b", expect=1).stdout.splitlines()  # (the inputs vouch for themselves)
     assert text[-2:] == ["not checked: the manifest itself: give --digest (written down at export) or "
                          "--public-key; files that match a manifest rewritten with them prove nothing",
-                         f"{tmp_path / 'b'}: every file matches the manifest and every input matches it; the "
-                         "manifest itself is not checked"]
-    log.unlink()  # now nothing outside the bundle vouches for it
+                         f"{tmp_path / 'b'}: not verified: every input matches the manifest, but no digest or "
+                         "signature vouched for the bundle's own files, and a manifest rewritten with them matches "
+                         "too (give --digest or --public-key)"]
+    log.unlink()
     result = cli("verify-export", tmp_path / "b", "--bundle-only", expect=1)
-    assert result.stdout.splitlines()[-1] == (f"{tmp_path / 'b'}: nothing checked: no digest, signature or input "
-                                              "vouched for the manifest (give --digest, --public-key or the inputs)")
+    assert result.stdout.splitlines()[-1] == (f"{tmp_path / 'b'}: nothing checked: no digest or signature vouched "
+                                              "for the manifest (give --digest or --public-key)")
 
 
 def test_a_bundle_without_a_session_is_never_verified(cli, tmp_path):

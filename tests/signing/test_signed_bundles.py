@@ -91,7 +91,7 @@ def test_an_unsigned_bundle_checked_with_a_key_says_so_and_a_signature_is_named_
     assert problems(cli, tmp_path / "b", "--public-key", public) == [
         ("manifest.json.sig", "no signature in the bundle")]
     cli("export", SAMPLES / "prune.jsonl", "--out", tmp_path / "s", "--sign-key", private)
-    out = cli("verify-export", tmp_path / "s", "--json").json()
+    out = cli("verify-export", tmp_path / "s", "--json", expect=1).json()
     assert "the signature: manifest.json.sig is present, give --public-key to check it" in out["notChecked"]
     (tmp_path / "s" / "manifest.json.sig").unlink()  # the manifest says it is signed
     assert problems(cli, tmp_path / "s") == [("manifest.json.sig", "missing: the manifest says the bundle is signed")]
