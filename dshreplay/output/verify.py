@@ -4,6 +4,7 @@ and say what was checked and what was not."""
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,12 +28,14 @@ from dshreplay.output.chain import (
 )
 from dshreplay.output.evidence import KEYED, PLAIN, PLAIN_HASH, InputHash, load_key
 from dshreplay.output.signing import (
+    NAMESPACE,
     canonical,
     check_legacy_signature,
     check_ssh_signature,
     legacy_digest,
     manifest_digest,
     trusted_keys,
+    usable_keys,
 )
 
 __all__ = ["verify_export", "Verification"]
@@ -144,13 +147,14 @@ class Verification:
 
 def verify_export(bundle: Path, *, inputs: Path | None = None, bundle_only: bool = False, grown: bool = False,
                   digest: str | None = None, public_key: str | None = None, evidence_key: str | None = None,
-                  options: Options | None = None) -> Verification:
+                  principal: str = NAMESPACE, options: Options | None = None) -> Verification:
     """Re-hash a bundle and its inputs; say what matched, what differs and what was not checked.
 
     An input that cannot be found (beside the path it was given as, or in
     `inputs`) is a difference unless `bundle_only`. `digest` is the digest
     written down at export time; `public_key` checks the bundle's signature;
-    `evidence_key` the inputs' hashes of a bundle whose export redacted (they
+    `principal` is who must have signed it, when `public_key` is an allowed_signers file (as
+    `ssh-keygen -Y verify -I`); `evidence_key` the inputs' hashes of a bundle whose export redacted (they
     are keyed). The manifest is untrusted: a key it holds twice, bytes that
     are not its canonical form, an entry of the wrong type, a path that leaves
     the bundle are differences; a manifest that is no regular file, too large
@@ -173,7 +177,7 @@ def verify_export(bundle: Path, *, inputs: Path | None = None, bundle_only: bool
         else:
             result.manifest_checked_by.append("digest")
     signature = OLD_SIGNATURE if legacy else SIGNATURE
-    _check_signature(bundle, signature, integrity, actual if legacy else data, public_key, found, result)
+    _check_signature(bundle, signature, integrity, actual if legacy else data, public_key, principal, found, result)
     del data
     if not result.manifest_checked_by:
         result.not_checked.append("the manifest itself: give --digest (written down at export) or --public-key; "
@@ -218,7 +222,7 @@ def _check_form(data: bytes, manifest: dict[str, Any], legacy: bool, found: _Dif
 
 
 def _check_signature(bundle: Path, name: str, integrity: dict[str, Any], signed: Any, public_key: str | None,
-                     found: _Differences, result: Verification) -> None:
+                     principal: str, found: _Differences, result: Verification) -> None:
     """The signature file against the manifest and the key given: `signed` is what it
     signs (a format 1 or 2 bundle's `manifest.sig`, the text of the digest; since, an SSH
     signature `manifest.json.sig`, manifest.json's bytes)."""
@@ -231,6 +235,7 @@ def _check_signature(bundle: Path, name: str, integrity: dict[str, Any], signed:
             result.not_checked.append(f"the signature: {name} is present, give --public-key to check it")
         return
     keys = trusted_keys(public_key)
+    now = time.time()  # (as ssh-keygen -Y verify checks valid-after and valid-before)
     try:
         signature = read_small_file(bundle / name, 4096, name)
     except ReadError:
@@ -238,11 +243,12 @@ def _check_signature(bundle: Path, name: str, integrity: dict[str, Any], signed:
             found.add(name, "no signature in the bundle")
         return
     if name == OLD_SIGNATURE:
-        if not check_legacy_signature(keys, signed, signature.decode("ascii", "replace")):
+        if not check_legacy_signature(usable_keys(keys, principal, now), signed,
+                                      signature.decode("ascii", "replace")):
             found.add(name, "the signature does not match the bundle digest and this public key")
             return
     else:
-        problem, signer = check_ssh_signature(signature, signed, keys)
+        problem, signer = check_ssh_signature(signature, signed, keys, principal, now)
         if problem is not None:
             found.add(name, f"the signature does not hold: {problem}")
             return
