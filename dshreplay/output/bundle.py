@@ -65,8 +65,16 @@ from dshreplay.analyses.validate import validate_log
 from dshreplay.core.driver import SKIP, Observer, Record, Run, run_pass
 from dshreplay.core.progress import Relabelled
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
-from dshreplay.errors import DeriveError, DshReplayError, OutputError, ReadError, UsageError, answered_up_to
-from dshreplay.io.reader import LogSource, open_regular, resolve_log_path, shown_path
+from dshreplay.errors import (
+    ChangedError,
+    DeriveError,
+    DshReplayError,
+    OutputError,
+    ReadError,
+    UsageError,
+    answered_up_to,
+)
+from dshreplay.io.reader import LogSource, resolve_log_path, shown_path
 from dshreplay.jsvalues import (
     MAX_TIME,
     as_text,
@@ -543,14 +551,15 @@ def _listing(root: Path) -> list[dict[str, Any]]:
 FORMAT = 4
 
 
-def _input_facts(given: Given, options: Options, hasher: InputHash) -> dict[str, Any]:
+def _input_facts(given: Given, source: LogSource | None, hasher: InputHash) -> dict[str, Any]:
     """The input's size and hash (`sha256`: plain or keyed, as the manifest's integrity says),
     whether it reads as a log or not, read through the one regular-file check (a FIFO or a
     device is refused, never read); standard input's as it was read. Only the input's name
-    when it cannot be read at all."""
+    when it cannot be read at all (`source` None: not even found)."""
     facts: dict[str, Any] = {"input": _label(given)}
+    if source is None:
+        return facts
     try:
-        source = _source(given, options)
         if source.data is not None:
             facts.update(size=len(source.data), sha256=hasher.hex(source.data))
             return facts
@@ -566,7 +575,7 @@ def _input_facts(given: Given, options: Options, hasher: InputHash) -> dict[str,
 def _bytes_facts(source: LogSource, hasher: InputHash) -> dict[str, Any]:
     digest, size = hasher.new(), 0
     assert source.file is not None  # (only a file's bytes are read here: standard input is held as data)
-    with open_regular(source.file, source.path) as fh:
+    with source.open() as fh:  # (the source's fixed extent: every pass of the export reads the same bytes)
         try:
             for block in iter(lambda: fh.read(1 << 20), b""):
                 digest.update(block)
@@ -582,14 +591,18 @@ def _export_one(given: Given, root: Path, redactor: Redactor, name: str | None, 
     removed and its manifest entry says why (with the input's size and hash, whenever
     its bytes can be read), the other sessions are kept. An error of the output (a full
     disk) is no verdict on the input: it ends the export."""
-    facts = _input_facts(given, options, hasher)
+    try:  # (one source for every pass: its extent is fixed when first opened, by the facts)
+        source: LogSource | None = _source(given, options)
+    except (DshReplayError, OSError):
+        source = None  # (the session's export says why)
+    facts = _input_facts(given, source, hasher)
     redactor.counting = True  # (a path is redacted like any text the bundle holds, and counted as the session's)
     facts["input"] = _shown_input(given, redactor)
     if "file" in facts:
         facts["file"] = redactor.text(facts["file"])
     redactor.counting = False
     try:
-        return _export_session(given, root, redactor, name, options, facts, hasher)
+        return _export_session(given, source, root, redactor, name, options, facts, hasher)
     except OutputError:
         raise
     except (DshReplayError, OSError) as exc:  # a defect past what validate can read around
@@ -616,12 +629,12 @@ def _os_reason(exc: OSError) -> str:
     return f"{where}{exc.strerror or exc}"
 
 
-def _export_session(given: Given, root: Path, redactor: Redactor, name: str | None,
+def _export_session(given: Given, source: LogSource | None, root: Path, redactor: Redactor, name: str | None,
                     options: Options, facts: dict[str, Any], hasher: InputHash) -> SessionExport:
     label = facts["input"]
     result = SessionExport(label)
     try:
-        plain = _source(given, options)
+        plain = source if source is not None else _source(given, options)
         with plain.transformed(redactor.record).reader() as reader:
             header = reader.header
     except (DshReplayError, OSError) as exc:
@@ -632,7 +645,9 @@ def _export_session(given: Given, root: Path, redactor: Redactor, name: str | No
     deltas, ends, final = ArgumentDeltas(), TurnEndLines(), _FinalNodes()
     report = validate_log(plain, options, observers=[deltas, ends, final])
     if report.unreadable is not None or name is None:
-        message = report.unreadable.within() if report.unreadable is not None else "unreadable header"
+        message = report.unreadable.within() if report.unreadable is not None else ChangedError(
+            "changed while it was read: its header could not be read when the export began, and can now (read it "
+            "again once nothing rewrites it)", path=plain.path).within()
         result.entry = {**facts, "verdict": "unreadable", "error": redactor.text(message)}
         return _counted(result, redactor)
     facts = {**facts, "chain": line_chain(plain, ends.lines, hasher=hasher)}  # for verify-export --grown
