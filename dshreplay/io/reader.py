@@ -400,6 +400,7 @@ class LogReader:
         self.final_newline = True
         self._header: JSONObject | None = None
         self._header_line = 0
+        self.header_text = b""  # (the header's line as written: its numbers exactly, `signing.exact_integers`)
         self.body_offset: int | None = None  # where the line after the header starts
         self._started = False
         self.closed = False
@@ -617,6 +618,7 @@ class LogReader:
                     f"format version {shown(version, 40)} not supported: "
                     f"dshreplay reads format version {FORMAT_VERSION}", path=self.path, line=lineno)
             self._header_line = lineno
+            self.header_text = raw
             self.body_offset = offset + len(raw)
             return value
         if self.torn_tail is not None:

@@ -38,6 +38,7 @@ provably a bundle of ours and holds no input.
 
 from __future__ import annotations
 
+import base64
 import csv
 import datetime
 import hashlib
@@ -94,7 +95,7 @@ from dshreplay.output.outfolder import create, make_folder, output_error, write_
 from dshreplay.output.redact import ArgumentDeltas, Redactor
 from dshreplay.output.reporters import TextReporter, markdown_label
 from dshreplay.output.reportview import Notes, session_notes
-from dshreplay.output.signing import NAMESPACE, Signer, canonical, manifest_digest, representable
+from dshreplay.output.signing import NAMESPACE, Signer, canonical, exact_integers, manifest_digest, representable
 from dshreplay.output.summaries import Exported
 
 __all__ = ["export_bundle", "ExportOptions", "read_manifest"]
@@ -601,6 +602,10 @@ def _export_one(given: Given, root: Path, redactor: Redactor, name: str | None, 
     if "file" in facts:
         facts["file"] = redactor.text(facts["file"])
     redactor.counting = False
+    if not isinstance(given, LogSource):
+        facts.update(_pinned("input", facts["input"], given))
+        if "file" in facts and source is not None and source.file is not None:
+            facts.update(_pinned("file", facts["file"], source.file))
     try:
         return _export_session(given, source, root, redactor, name, options, facts, hasher)
     except OutputError:
@@ -614,6 +619,30 @@ def _export_one(given: Given, root: Path, redactor: Redactor, name: str | None, 
     result = SessionExport(facts["input"])
     result.entry = {**facts, "verdict": verdict, "error": redactor.text(why)}
     return _counted(result, redactor)
+
+
+def _pinned(key: str, written: str, path: str | os.PathLike[str]) -> dict[str, str]:
+    """`{KEY + "Bytes": base64}`: the bytes of a name that is not UTF-8 (the manifest's text
+    shows them as \\xNN, which names another file), so verify-export finds the file again
+    (`pinned_path`); nothing when the name is text, or when redaction masked any of it (its
+    bytes would hold what was masked)."""
+    raw = os.fsencode(path)
+    if written != shown_path(path) or raw.decode("utf-8", "replace").encode() == raw:
+        return {}
+    return {key + "Bytes": base64.b64encode(raw).decode("ascii")}
+
+
+def pinned_path(entry: dict[str, Any], key: str) -> str | None:
+    """The path a session entry pins as bytes under KEY + "Bytes" (`_pinned`), as the file system
+    names it; None when it pins none (or not as base64 of a path)."""
+    value = entry.get(key + "Bytes")
+    if type(value) is not str:
+        return None
+    try:
+        raw = base64.b64decode(value, validate=True)
+    except ValueError:
+        return None
+    return os.fsdecode(raw) if raw and b"\0" not in raw else None
 
 
 def _counted(result: SessionExport, redactor: Redactor) -> SessionExport:
@@ -636,7 +665,7 @@ def _export_session(given: Given, source: LogSource | None, root: Path, redactor
     try:
         plain = source if source is not None else _source(given, options)
         with plain.transformed(redactor.record).reader() as reader:
-            header = reader.header
+            header, header_text = reader.header, reader.header_text
     except (DshReplayError, OSError) as exc:
         message = exc.within() if isinstance(exc, DshReplayError) else _os_reason(exc)
         result.entry = {**facts, "verdict": "unreadable", "error": redactor.text(message)}
@@ -673,6 +702,7 @@ def _export_session(given: Given, source: LogSource | None, root: Path, redactor
     entries = view.pop("transcript")
     head = {k: header.get(k) for k in ("id", "version", "createdAt", "cwd", "parentSession", "seedLength",
                                        "origin", "delegationDepth", "agentPreset") if k in header}
+    head = exact_integers(head, header_text)  # (an integer past 64 bits as the log wrote it, not orjson's float)
     result.entry = {**facts, "folder": name, "encoding": index.encoding, "header": head,
                     "events": index.event_count, "verdict": "ok" if report.ok else "errors",
                     "findings": counts, "tornTail": None if index.torn_tail is None else index.torn_tail.to_json(),

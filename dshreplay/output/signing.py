@@ -11,7 +11,12 @@ digest someone wrote down and the signature cover the same bytes.
 
 JCS writes numbers as IEEE 754 doubles: an integer beyond 2^53 - 1 (a log
 header may hold one) has no exact JCS form, so the manifest holds it as its
-decimal string (`representable`); everything else round-trips.
+decimal string (`representable`), the digits the log wrote (orjson reads an
+integer beyond 64 bits as a float: `exact_integers` takes it back from the
+log's text), and so does a whole number the log wrote as a float between
+2^53 and 10^21 (JCS would write its digits, which a reader then takes for an
+integer past 2^53 - 1: `rfc8785.dumps(json.load(...))` of the manifest fails).
+Everything else round-trips.
 
 Bundles written before (formats 1 and 2, no "integrity" member) are read
 too: their digest is SHA-256 of the manifest as orjson writes it with sorted
@@ -53,6 +58,8 @@ def representable(value: Any) -> Any:
     def fix(item: Any) -> Any:
         if type(item) is int and not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
             return str(item)
+        if type(item) is float and item.is_integer() and MAX_SAFE_INTEGER < abs(item) < 1e21:
+            return str(int(item))
         return item
     root = [value]
     stack: list[tuple[Any, Any]] = [(root, 0)]  # (a list or dict holding a value, its index or key)
@@ -69,6 +76,35 @@ def representable(value: Any) -> Any:
             stack.extend((copy, k) for k in range(len(copy)))
         else:
             holder[key] = fix(item)
+    return root[0]
+
+
+def exact_integers(value: Any, text: bytes) -> Any:
+    """`value` (what orjson made of the JSON `text`, redacted since, perhaps) with every number
+    the text wrote as an integer beyond 64 bits, which orjson made a float, back as that integer,
+    as the standard library reads it (exactly); `value` as it is when `text` does not parse so.
+    Walked with an explicit stack, as `representable`."""
+    import json
+    try:
+        with nesting_room():
+            exact = json.loads(text)
+    except (ValueError, RecursionError):  # (digits past the interpreter's ceiling, say)
+        return value
+    root = [value]
+    stack: list[tuple[Any, Any, Any]] = [(root, 0, exact)]  # (a holder, its index or key, the exact twin)
+    while stack:
+        holder, key, twin = stack.pop()
+        item = holder[key]
+        if type(item) is float and type(twin) is int:
+            holder[key] = twin
+        elif type(item) is dict and type(twin) is dict:
+            copy: dict[Any, Any] | list[Any] = dict(item)
+            holder[key] = copy
+            stack.extend((copy, k, twin[k]) for k in copy if k in twin)
+        elif type(item) is list and type(twin) is list and len(item) == len(twin):
+            copy = list(item)
+            holder[key] = copy
+            stack.extend((copy, k, twin[k]) for k in range(len(copy)))
     return root[0]
 
 

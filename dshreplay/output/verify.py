@@ -18,7 +18,7 @@ from dshreplay.jsvalues import (
     shown,
 )
 from dshreplay.options import Options
-from dshreplay.output.bundle import MANIFEST, OLD_SIGNATURE, SIGNATURE, dumps, read_manifest
+from dshreplay.output.bundle import MANIFEST, OLD_SIGNATURE, SIGNATURE, dumps, pinned_path, read_manifest
 from dshreplay.output.chain import (
     EntryError,
     Exported,
@@ -382,7 +382,8 @@ def _check_inputs(sessions: list[Any], verified: set[str], found: _Differences, 
                 found.add("manifest.json", f"{where}: expected the input's size and hash, got "
                                            f"{shown(size, 20)} and {shown(sha256, 70)}")
             continue
-        named = entry.get("file", given)
+        # (the log file: a session folder's, else the input; its bytes when its name is not UTF-8)
+        named = pinned_path(entry, "file") or entry["file"] if "file" in entry else pinned_path(entry, "input") or given
         if type(named) is not str:
             found.add(given, "the manifest names its file with something not a path")
             continue

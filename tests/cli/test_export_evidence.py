@@ -7,6 +7,7 @@ RFC 8785 form (its digest is `sha256sum manifest.json`)."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
@@ -422,6 +423,54 @@ def test_values_a_log_header_controls_are_written_as_rfc8785_writes_them(cli, tm
     assert b'"delegationDepth":1,' in written and b'"agentPreset":"a\x7fb"' in written
     assert '"origin":{"z":1,"é":2,"😀":3,"\ue000":4}'.encode() in written  # (keys in UTF-16 order)
     assert cli("verify-export", tmp_path / "b", "--digest", digest_of(result), "--json").json()["ok"]
+
+
+def test_every_log_integer_past_2_to_the_53_is_its_decimal_string_and_the_documented_recheck_holds(cli, tmp_path):
+    """orjson reads an integer past 64 bits as a float: 2^64 was written 18446744073709552000 (and
+    2^64 + 1 the same), which `rfc8785.dumps(json.load(...))` then refused. Each is now the digits
+    the log wrote; a whole number the log wrote as a float past 2^53 is its digits too."""
+    log = LogBuilder("sample-big", seedLength=111, delegationDepth=222,
+                     origin={"a": [333, {"b": 444}], "c": 555.0}).write(tmp_path / "big.jsonl")
+    text = log.read_bytes()
+    for small, big in [(b'"seedLength":111', b'"seedLength":18446744073709551616'),
+                       (b'"delegationDepth":222', b'"delegationDepth":-9223372036854775809'),
+                       (b'"origin":{"a":[333,{"b":444}],"c":555.0}',
+                        b'"origin":{"a":[18446744073709551617,{"b":123456789012345678901234567890}],"c":1e20}')]:
+        assert small in text
+        text = text.replace(small, big)
+    log.write_bytes(text)
+    result = cli("export", log, "--out", tmp_path / "b", "--timestamp", STAMP, expect=None)
+    written = (tmp_path / "b" / "manifest.json").read_bytes()
+    header = json.loads(written)["sessions"][0]["header"]
+    assert (header["seedLength"], header["delegationDepth"]) == ("18446744073709551616", "-9223372036854775809")
+    assert header["origin"] == {"a": ["18446744073709551617", {"b": "123456789012345678901234567890"}],
+                                "c": "100000000000000000000"}
+    assert rfc8785.dumps(json.loads(written)) == written  # the recheck docs/security.md gives
+    assert cli("verify-export", tmp_path / "b", "--digest", digest_of(result), "--json").json()["ok"]
+
+
+def test_an_input_whose_name_is_not_utf8_is_pinned_as_its_bytes_and_found_again(cli, tmp_path, monkeypatch):
+    """Its name was recorded as the text `log-\\xff.jsonl` alone, and verify-export, run in the
+    same folder, reported it not found (that text names another file)."""
+    monkeypatch.chdir(tmp_path)
+    name = os.fsdecode(b"log-\xff.jsonl")
+    shutil.copy(SAMPLES / "prune.jsonl", name)
+    digest = digest_of(cli("export", name, "--out", "b", "--timestamp", STAMP))
+    [entry] = json.loads((tmp_path / "b" / "manifest.json").read_bytes())["sessions"]
+    assert (entry["input"], entry["inputBytes"]) == ("log-\\xff.jsonl", "bG9nLf8uanNvbmw=")  # base64 of the bytes
+    out = cli("verify-export", "b", "--digest", digest, "--json").json()
+    assert out["ok"] and [(i["input"], i["status"]) for i in out["inputs"]] == [("log-\\xff.jsonl", "matches")]
+    folder = tmp_path / os.fsdecode(b"case-\xfe")  # a session folder so named: its log file is pinned too
+    folder.mkdir()
+    shutil.copy(SAMPLES / "prune.jsonl", folder / "session.jsonl")
+    digest = digest_of(cli("export", folder.name, "--out", "c", "--timestamp", STAMP))
+    [entry] = json.loads((tmp_path / "c" / "manifest.json").read_bytes())["sessions"]
+    assert base64.b64decode(entry["fileBytes"]) == b"case-\xfe/session.jsonl"
+    assert cli("verify-export", "c", "--digest", digest, "--json").json()["inputs"][0]["status"] == "matches"
+    plain = tmp_path / "plain.jsonl"  # (a name that is text pins no bytes)
+    shutil.copy(SAMPLES / "prune.jsonl", plain)
+    cli("export", plain, "--out", "d", "--timestamp", STAMP)
+    assert "inputBytes" not in json.loads((tmp_path / "d" / "manifest.json").read_bytes())["sessions"][0]
 
 
 def test_a_manifest_not_in_its_canonical_form_is_a_difference(cli, tmp_path):
