@@ -47,6 +47,9 @@ CASES = [
     ('dshreplay valid-before="20200101" KEY\ndshreplay KEY', "dshreplay", True),
     ("dshreplay OTHER\nalice@corp KEY", "dshreplay", False),
     ("# a comment\n\n  dshreplay KEY", "dshreplay", True),
+    ("ssh-team KEY", "ssh-team", True),
+    ('dshreplay namespaces="git, dshreplay" KEY', "dshreplay", False),
+    ('dshreplay namespaces="git,dshreplay",valid-before="29990101" KEY comment with spaces', "dshreplay", True),
 ]
 
 
