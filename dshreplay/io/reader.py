@@ -188,11 +188,13 @@ def read_small_file(path: str | os.PathLike[str], limit: int, what: str) -> byte
 
 
 class _Upto(io.RawIOBase):
-    """The first `left` bytes of a file, and exactly those: a file that ends before them
-    shrank while it was read (a ReadError naming `shown`)."""
+    """The first `left` bytes of a file just opened, and exactly those: a file that ends before
+    them shrank while it was read (a ChangedError naming `shown`). Read from the file's raw
+    stream straight into the caller's buffer (a block is copied once, not twice)."""
 
     def __init__(self, fh: BinaryIO, left: int, shown: str = "") -> None:
-        self.fh = fh
+        self.fh = fh  # (kept: the raw stream is its, and closes with it)
+        self.raw: Any = getattr(fh, "raw", fh)
         self.left = self.size = left
         self.shown = shown
 
@@ -202,12 +204,12 @@ class _Upto(io.RawIOBase):
     def readinto(self, buffer: Any) -> int:  # (a writable buffer: memoryview or bytearray)
         if self.left <= 0:
             return 0
-        data = self.fh.read(min(len(buffer), self.left))
-        if not data:
+        with memoryview(buffer) as view, view.cast("B") as octets:
+            n = self.raw.readinto(octets[:min(len(octets), self.left)])
+        if not n:
             raise ChangedError(_shrank(self.size - self.left, self.size), path=self.shown)
-        buffer[:len(data)] = data
-        self.left -= len(data)
-        return len(data)
+        self.left -= n
+        return int(n)
 
     def close(self) -> None:
         self.fh.close()
@@ -329,7 +331,7 @@ class LogSource:
         except BaseException:
             fh.close()
             raise
-        return io.BufferedReader(_Upto(fh, fixed.size, self.path), _BLOCK)
+        return io.BufferedReader(_Upto(fh, fixed.size, self.path))
 
     @property
     def size(self) -> int | None:
