@@ -467,7 +467,7 @@ def test_an_input_whose_name_is_not_utf8_is_pinned_as_its_bytes_and_found_again(
     [entry] = json.loads((tmp_path / "c" / "manifest.json").read_bytes())["sessions"]
     assert base64.b64decode(entry["fileBytes"]) == b"case-\xfe/session.jsonl"
     assert cli("verify-export", "c", "--digest", digest, "--json").json()["inputs"][0]["status"] == "matches"
-    secret = os.fsdecode(b"ghp_" + b"A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8" + b"-\xff.jsonl")  # (masked: its bytes never)
+    secret = os.fsdecode(b"ghp_" + b"A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8" + b"-\xff.jsonl")  # (masked, so no bytes)
     shutil.copy(SAMPLES / "prune.jsonl", secret)
     cli("export", secret, "--out", "e", "--timestamp", STAMP)
     [entry] = json.loads((tmp_path / "e" / "manifest.json").read_bytes())["sessions"]
