@@ -73,6 +73,11 @@ class RestError(ReadError):
     part ends, so every question gets the answer it gets where the fold fails."""
 
 
+class ChangedError(ReadError):
+    """The log changed while it was read: it shrank below the size it had when first opened,
+    or another file took its place. What was read of it is no log's: nothing of it is reported."""
+
+
 class LineError(ReadError):
     """One line cannot be read as a record (not JSON, not an object, a malformed packed row),
     in a log whose header could be read. `code` is its finding code (DSH-E001 or DSH-E002;

@@ -33,7 +33,7 @@ from dshreplay.analyses.schemas import SchemaSet, count_placeholders, event_sche
 from dshreplay.core.driver import SKIP, Observer, PassState, Record, Run, run_pass
 from dshreplay.core.parallel import window_jobs
 from dshreplay.core.surface import NO_MESSAGE, NOT_CONTIGUOUS, SURFACE_TYPES, has_message
-from dshreplay.errors import DeriveError, DshReplayError, FoldError, LineError, ReadError
+from dshreplay.errors import ChangedError, DeriveError, DshReplayError, FoldError, LineError, ReadError
 from dshreplay.io.reader import UNREADABLE_REST, Item, LogInput, LogReader, LogSource, PackedRun
 from dshreplay.jsvalues import JSONObject, JSONValue, json_pointer, shown
 from dshreplay.options import DEFAULT, Options
@@ -140,6 +140,10 @@ def _validate(log: LogSource, options: Options, parallel: bool, observers: Itera
     except ReadError as exc:
         if jobs is not None:
             jobs.close()
+        if isinstance(exc, ChangedError) or not hasattr(validation, "run"):  # (the pass never began: the log
+            # was removed or changed since its header was read)
+            return _unreadable(FileReport(exc.path or log.path), exc)
+        if jobs is not None:
             return _validate(log, options, parallel=False, observers=observers)
         validation.report.events = validation.run.fold.next_seq  # the events read before it stopped
         later = [finding("DSH-E013", f"reading stopped: {exc.message}", seq=exc.seq, line=exc.line)]

@@ -101,13 +101,18 @@ def _validate_one(item: tuple[str, Options]) -> Any:
                                              "what sha256sum manifest.json prints).")
 @click.option("--public-key", type=click.Path(dir_okay=False), metavar="FILE",
               help="Check the bundle's signature with this Ed25519 public key: an OpenSSH public key "
-                   "(ssh-ed25519 AAAA...), an allowed_signers file, or PEM.")
+                   "(ssh-ed25519 AAAA...), an allowed_signers file (read as ssh-keygen -Y verify reads it: "
+                   "principals, namespaces, valid-after, valid-before), or PEM.")
+@click.option("--principal", metavar="ID", default="dshreplay", show_default=True,
+              help="Who must have signed the bundle, when --public-key is an allowed_signers file (as "
+                   "ssh-keygen -Y verify -I ID).")
 @click.option("--evidence-key", type=click.Path(dir_okay=False), metavar="FILE", envvar="DSHREPLAY_EVIDENCE_KEY",
               show_envvar=True, help="The evidence key the export was given: checks the inputs of a bundle "
                                      "whose export redacted (their hashes are keyed).")
 @output_options
 def verify_export_command(bundle: Path, inputs: Path | None, bundle_only: bool, grown: bool, digest: str | None,
-                          public_key: str | None, evidence_key: str | None, output: Output) -> None:
+                          public_key: str | None, principal: str, evidence_key: str | None,
+                          output: Output) -> None:
     """Re-hash a bundle and its inputs; say what differs and what went unchecked.
 
     Shows when the bundle was made and each input's size at export.
@@ -118,13 +123,14 @@ def verify_export_command(bundle: Path, inputs: Path | None, bundle_only: bool, 
     --digest or the signature (--public-key); the inputs of a bundle whose
     export redacted only with --evidence-key. With --grown, what the bundle
     does not cover of a log that grew is reported. Exit 0 when everything
-    checked matches, 1 on any difference or when nothing outside the bundle
-    vouched for it (no digest, signature or input checked; no session), 2
-    when BUNDLE is not a bundle.
+    checked matches, 1 on any difference or when neither --digest nor the
+    signature vouched for the bundle's own files (inputs that match vouch
+    for the inputs only; no session), 2 when BUNDLE is not a bundle.
     """
     from dshreplay.output.verify import verify_export
     result = verify_export(bundle, inputs=inputs, bundle_only=bundle_only, grown=grown, digest=digest,
-                           public_key=public_key, evidence_key=evidence_key, options=options_of())
+                           public_key=public_key, evidence_key=evidence_key, principal=principal,
+                           options=options_of())
     reporter_for(output).verify(result)
     if not result.ok:
         sys.exit(EXIT_FINDINGS)

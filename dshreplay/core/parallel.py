@@ -180,8 +180,9 @@ class WindowJobs(Generic[R]):
     sequential reader reports the defect.
     """
 
-    def __init__(self, path: str, body_offset: int, fn: Callable[[LogReader], R], workers: int) -> None:
-        size = os.path.getsize(path)
+    def __init__(self, path: str, body_offset: int, fn: Callable[[LogReader], R], workers: int,
+                 size: int | None = None) -> None:
+        size = os.path.getsize(path) if size is None else size
         want = min(WINDOW_BYTES, max(size // (4 * workers), MIN_WINDOW))
         from concurrent.futures.process import BrokenProcessPool
         self._pool = _pool(workers)
@@ -226,8 +227,9 @@ def window_jobs(source: LogSource, fn: Callable[[LogReader], R], options: Option
     path = getattr(source, "file", None)
     if path is None or getattr(source, "transform", None) is not None:
         return None
-    try:
-        if os.path.getsize(path) < MIN_WINDOW_BYTES:  # (first: the cheapest question, and most logs stop here)
+    try:  # (the source's extent when it is fixed: the windows hold the bytes its pass reads, no more)
+        size = getattr(source, "size", None) or os.path.getsize(path)
+        if size < MIN_WINDOW_BYTES:  # (first: the cheapest question, and most logs stop here)
             return None
     except OSError:
         return None  # the pass itself says why the log cannot be read
@@ -245,4 +247,4 @@ def window_jobs(source: LogSource, fn: Callable[[LogReader], R], options: Option
     except (OSError, ReadError):
         return None  # the pass itself says why the log cannot be read
     assert offset is not None, "reading the header sets the body's offset"
-    return WindowJobs(str(path), offset, fn, workers)
+    return WindowJobs(str(path), offset, fn, workers, size)

@@ -31,7 +31,7 @@ from typing import Any, BinaryIO, Callable, Iterable, Iterator, NamedTuple, Unio
 
 import orjson
 
-from dshreplay.errors import FormatVersionError, LineError, ReadError, RestError
+from dshreplay.errors import ChangedError, FormatVersionError, LineError, ReadError, RestError
 from dshreplay.jsvalues import (
     MAX_SAFE_INTEGER,
     MISSING,
@@ -189,11 +189,15 @@ def read_small_file(path: str | os.PathLike[str], limit: int, what: str) -> byte
 
 
 class _Upto(io.RawIOBase):
-    """The first `left` bytes of a file."""
+    """The first `left` bytes of a file just opened, and exactly those: a file that ends before
+    them shrank while it was read (a ChangedError naming `shown`). Read from the file's raw
+    stream straight into the caller's buffer (a block is copied once, not twice)."""
 
-    def __init__(self, fh: BinaryIO, left: int) -> None:
-        self.fh = fh
-        self.left = left
+    def __init__(self, fh: BinaryIO, left: int, shown: str = "") -> None:
+        self.fh = fh  # (kept: the raw stream is its, and closes with it)
+        self.raw: Any = getattr(fh, "raw", fh)
+        self.left = self.size = left
+        self.shown = shown
 
     def readable(self) -> bool:
         return True
@@ -201,10 +205,16 @@ class _Upto(io.RawIOBase):
     def readinto(self, buffer: Any) -> int:  # (a writable buffer: memoryview or bytearray)
         if self.left <= 0:
             return 0
-        data = self.fh.read(min(len(buffer), self.left))
-        buffer[:len(data)] = data
-        self.left -= len(data)
-        return len(data)
+        with memoryview(buffer) as view, view.cast("B") as octets:
+            n = self.raw.readinto(octets[:min(len(octets), self.left)])
+        if not n:
+            raise ChangedError(_shrank(self.size - self.left, self.size), path=self.shown)
+        self.left -= n
+        return int(n)
+
+    def close(self) -> None:
+        self.fh.close()
+        super().close()
 
     def beyond(self) -> bool:
         """Whether the file holds more than the size it gave (it grew, or it is a /proc file)."""
@@ -220,7 +230,22 @@ def sized_file(path: str | os.PathLike[str], shown: str) -> Iterator[tuple[io.Bu
     stream's `raw.beyond()` tells whether there was more)."""
     with open_regular(path, shown) as fh:
         size = os.fstat(fh.fileno()).st_size
-        yield io.BufferedReader(_Upto(fh, size), 1 << 20), size
+        yield io.BufferedReader(_Upto(fh, size, shown), 1 << 20), size
+
+
+def _shrank(now: int, then: int) -> str:
+    return (f"shrank while it was read: {now} bytes, where it held {then} when first opened (truncated or "
+            "rewritten meanwhile: read it again once nothing rewrites it)")
+
+
+@dataclass(frozen=True)
+class Extent:
+    """A log file as first opened: its size then (every pass reads exactly that many bytes) and
+    which file it was (device, inode)."""
+
+    size: int
+    device: int
+    inode: int
 
 
 def resolve_log_path(source: str | os.PathLike[str]) -> Path:
@@ -255,6 +280,7 @@ class LogSource:
         self.transform = transform
         self.data: bytes | None = None
         self.file: Path | None = None
+        self._extent: list[Extent] = []  # (a file's, fixed at its first open; shared with `transformed` copies)
         if isinstance(source, (bytes, bytearray)):
             self.path = "<bytes>"
             self.data = bytes(source)
@@ -278,9 +304,43 @@ class LogSource:
         if self.data is not None:
             return LogReader(io.BufferedReader(io.BytesIO(self.data)), name=self.path,
                              max_bytes=options.max_bytes, max_line=options.max_line, transform=self.transform)
+        stream = self.open()
+        try:
+            return LogReader(stream, name=self.path, max_bytes=options.max_bytes, max_line=options.max_line,
+                             transform=self.transform, own=True)
+        except BaseException:
+            stream.close()
+            raise
+
+    def open(self) -> io.BufferedReader:
+        """The log file's bytes, read as every input is (`open_regular`) and exactly as far as
+        its size when this source first opened it: every pass over the source (the parse, the
+        file's hash, the line chain) reads the same bytes, whatever is appended meanwhile. A file
+        that shrank below that size, or another file put in its place, is a ReadError."""
         assert self.file is not None  # (a source is bytes, or a file)
-        return LogReader(self.file, name=self.path, max_bytes=options.max_bytes, max_line=options.max_line,
-                         transform=self.transform)
+        fh = open_regular(self.file, self.path)
+        try:
+            now = os.fstat(fh.fileno())
+            if not self._extent:
+                self._extent.append(Extent(now.st_size, now.st_dev, now.st_ino))
+            fixed = self._extent[0]
+            if (now.st_dev, now.st_ino) != (fixed.device, fixed.inode):
+                raise ChangedError("was replaced by another file while it was read (read it again once nothing "
+                                   "rewrites it)", path=self.path)
+            if now.st_size < fixed.size:
+                raise ChangedError(_shrank(now.st_size, fixed.size), path=self.path)
+        except BaseException:
+            fh.close()
+            raise
+        return io.BufferedReader(_Upto(fh, fixed.size, self.path))
+
+    @property
+    def size(self) -> int | None:
+        """The bytes every pass reads: standard input's, or a file's size when first opened
+        (None until then)."""
+        if self.data is not None:
+            return len(self.data)
+        return self._extent[0].size if self._extent else None
 
 
 def _read_bounded(stream: BinaryIO, limit: int, shown: str) -> bytes:
@@ -314,12 +374,13 @@ class LogReader:
 
     def __init__(self, source: str | os.PathLike[str] | BinaryIO, *, max_bytes: int | None = None,
                  name: str | None = None, transform: Transform | None = None,
-                 window: tuple[int, int, int, int] | None = None, max_line: int = DEFAULT_MAX_LINE):
+                 window: tuple[int, int, int, int] | None = None, max_line: int = DEFAULT_MAX_LINE,
+                 own: bool = False):
         # transform(value, raw_line) -> value, applied to every parsed line
         self.max_bytes = max_bytes if max_bytes is not None else DEFAULT_MAX_BYTES
         self.transform = transform  # applied to every parsed line (header included), e.g. redaction
         self.max_line = max_line
-        self._own = False
+        self._own = own  # (close a stream handed over: LogSource.reader's)
         if isinstance(source, (str, os.PathLike)) and str(source) == "-":
             self.path = name or "<stdin>"
             self._fh: BinaryIO = sys.stdin.buffer
@@ -344,6 +405,7 @@ class LogReader:
         self.final_newline = True
         self._header: JSONObject | None = None
         self._header_line = 0
+        self.header_text = b""  # (the header's line as written: its numbers exactly, `signing.exact_integers`)
         self.body_offset: int | None = None  # where the line after the header starts
         self._started = False
         self.closed = False
@@ -574,6 +636,7 @@ class LogReader:
                     f"format version {shown(version, 40)} not supported: "
                     f"dshreplay reads format version {FORMAT_VERSION}", path=self.path, line=lineno)
             self._header_line = lineno
+            self.header_text = raw
             self.body_offset = offset + len(raw)
             return value
         if self.unreadable_rest is not None:

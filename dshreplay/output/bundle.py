@@ -38,6 +38,7 @@ provably a bundle of ours and holds no input.
 
 from __future__ import annotations
 
+import base64
 import csv
 import datetime
 import hashlib
@@ -65,8 +66,16 @@ from dshreplay.analyses.validate import validate_log
 from dshreplay.core.driver import SKIP, Observer, Record, Run, run_pass
 from dshreplay.core.progress import Relabelled
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
-from dshreplay.errors import DeriveError, DshReplayError, OutputError, ReadError, UsageError, answered_up_to
-from dshreplay.io.reader import LogSource, open_regular, resolve_log_path, shown_path
+from dshreplay.errors import (
+    ChangedError,
+    DeriveError,
+    DshReplayError,
+    OutputError,
+    ReadError,
+    UsageError,
+    answered_up_to,
+)
+from dshreplay.io.reader import LogSource, resolve_log_path, shown_path
 from dshreplay.jsvalues import (
     MAX_TIME,
     as_text,
@@ -87,7 +96,7 @@ from dshreplay.output.outfolder import create, make_folder, output_error, write_
 from dshreplay.output.redact import ArgumentDeltas, Redactor
 from dshreplay.output.reporters import TextReporter, markdown_label
 from dshreplay.output.reportview import Notes, session_notes
-from dshreplay.output.signing import NAMESPACE, Signer, canonical, manifest_digest, representable
+from dshreplay.output.signing import NAMESPACE, Signer, canonical, exact_integers, manifest_digest, representable
 from dshreplay.output.summaries import Exported
 
 __all__ = ["export_bundle", "ExportOptions", "read_manifest"]
@@ -521,14 +530,15 @@ def _listing(root: Path) -> list[dict[str, Any]]:
 FORMAT = 4
 
 
-def _input_facts(given: Given, options: Options, hasher: InputHash) -> dict[str, Any]:
+def _input_facts(given: Given, source: LogSource | None, hasher: InputHash) -> dict[str, Any]:
     """The input's size and hash (`sha256`: plain or keyed, as the manifest's integrity says),
     whether it reads as a log or not, read through the one regular-file check (a FIFO or a
     device is refused, never read); standard input's as it was read. Only the input's name
-    when it cannot be read at all."""
+    when it cannot be read at all (`source` None: not even found)."""
     facts: dict[str, Any] = {"input": _label(given)}
+    if source is None:
+        return facts
     try:
-        source = _source(given, options)
         if source.data is not None:
             facts.update(size=len(source.data), sha256=hasher.hex(source.data))
             return facts
@@ -544,7 +554,7 @@ def _input_facts(given: Given, options: Options, hasher: InputHash) -> dict[str,
 def _bytes_facts(source: LogSource, hasher: InputHash) -> dict[str, Any]:
     digest, size = hasher.new(), 0
     assert source.file is not None  # (only a file's bytes are read here: standard input is held as data)
-    with open_regular(source.file, source.path) as fh:
+    with source.open() as fh:  # (the source's fixed extent: every pass of the export reads the same bytes)
         try:
             for block in iter(lambda: fh.read(1 << 20), b""):
                 digest.update(block)
@@ -560,14 +570,22 @@ def _export_one(given: Given, root: Path, redactor: Redactor, name: str | None, 
     removed and its manifest entry says why (with the input's size and hash, whenever
     its bytes can be read), the other sessions are kept. An error of the output (a full
     disk) is no verdict on the input: it ends the export."""
-    facts = _input_facts(given, options, hasher)
+    try:  # (one source for every pass: its extent is fixed when first opened, by the facts)
+        source: LogSource | None = _source(given, options)
+    except (DshReplayError, OSError):
+        source = None  # (the session's export says why)
+    facts = _input_facts(given, source, hasher)
     redactor.counting = True  # (a path is redacted like any text the bundle holds, and counted as the session's)
     facts["input"] = _shown_input(given, redactor)
     if "file" in facts:
         facts["file"] = redactor.text(facts["file"])
     redactor.counting = False
+    if not isinstance(given, LogSource):
+        facts.update(_pinned("input", facts["input"], given))
+        if "file" in facts and source is not None and source.file is not None:
+            facts.update(_pinned("file", facts["file"], source.file))
     try:
-        return _export_session(given, root, redactor, name, options, facts, hasher)
+        return _export_session(given, source, root, redactor, name, options, facts, hasher)
     except OutputError:
         raise
     except (DshReplayError, OSError) as exc:  # a defect past what validate can read around
@@ -579,6 +597,30 @@ def _export_one(given: Given, root: Path, redactor: Redactor, name: str | None, 
     result = SessionExport(facts["input"])
     result.entry = {**facts, "verdict": verdict, "error": redactor.text(why)}
     return _counted(result, redactor)
+
+
+def _pinned(key: str, written: str, path: str | os.PathLike[str]) -> dict[str, str]:
+    """`{KEY + "Bytes": base64}`: the bytes of a name that is not UTF-8 (the manifest's text
+    shows them as \\xNN, which names another file), so verify-export finds the file again
+    (`pinned_path`); nothing when the name is text, or when redaction masked any of it (its
+    bytes would hold what was masked)."""
+    raw = os.fsencode(path)
+    if written != shown_path(path) or raw.decode("utf-8", "replace").encode() == raw:
+        return {}
+    return {key + "Bytes": base64.b64encode(raw).decode("ascii")}
+
+
+def pinned_path(entry: dict[str, Any], key: str) -> str | None:
+    """The path a session entry pins as bytes under KEY + "Bytes" (`_pinned`), as the file system
+    names it; None when it pins none (or not as base64 of a path)."""
+    value = entry.get(key + "Bytes")
+    if type(value) is not str:
+        return None
+    try:
+        raw = base64.b64decode(value, validate=True)
+    except ValueError:
+        return None
+    return os.fsdecode(raw) if raw and b"\0" not in raw else None
 
 
 def _counted(result: SessionExport, redactor: Redactor) -> SessionExport:
@@ -594,14 +636,14 @@ def _os_reason(exc: OSError) -> str:
     return f"{where}{exc.strerror or exc}"
 
 
-def _export_session(given: Given, root: Path, redactor: Redactor, name: str | None,
+def _export_session(given: Given, source: LogSource | None, root: Path, redactor: Redactor, name: str | None,
                     options: Options, facts: dict[str, Any], hasher: InputHash) -> SessionExport:
     label = facts["input"]
     result = SessionExport(label)
     try:
-        plain = _source(given, options)
+        plain = source if source is not None else _source(given, options)
         with plain.transformed(redactor.record).reader() as reader:
-            header = reader.header
+            header, header_text = reader.header, reader.header_text
     except (DshReplayError, OSError) as exc:
         message = exc.within() if isinstance(exc, DshReplayError) else _os_reason(exc)
         result.entry = {**facts, "verdict": "unreadable", "error": redactor.text(message)}
@@ -610,7 +652,9 @@ def _export_session(given: Given, root: Path, redactor: Redactor, name: str | No
     deltas, ends, final = ArgumentDeltas(), TurnEndLines(), _FinalNodes()
     report = validate_log(plain, options, observers=[deltas, ends, final])
     if report.unreadable is not None or name is None:
-        message = report.unreadable.within() if report.unreadable is not None else "unreadable header"
+        message = report.unreadable.within() if report.unreadable is not None else ChangedError(
+            "changed while it was read: its header could not be read when the export began, and can now (read it "
+            "again once nothing rewrites it)", path=plain.path).within()
         result.entry = {**facts, "verdict": "unreadable", "error": redactor.text(message)}
         return _counted(result, redactor)
     facts = {**facts, "chain": line_chain(plain, ends.lines, hasher=hasher)}  # for verify-export --grown
@@ -636,6 +680,7 @@ def _export_session(given: Given, root: Path, redactor: Redactor, name: str | No
     entries = view.pop("transcript")
     head = {k: header.get(k) for k in ("id", "version", "createdAt", "cwd", "parentSession", "seedLength",
                                        "origin", "delegationDepth", "agentPreset") if k in header}
+    head = exact_integers(head, header_text)  # (an integer past 64 bits as the log wrote it, not orjson's float)
     result.entry = {**facts, "folder": name, "encoding": index.encoding, "header": head,
                     "events": index.event_count, "verdict": "ok" if report.ok else "errors",
                     "findings": counts, "tornTail": None if index.torn_tail is None else index.torn_tail.to_json(),

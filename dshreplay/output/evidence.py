@@ -13,7 +13,9 @@ or `openssl dgst -sha256 -mac HMAC -macopt hexkey:$(cat KEY) LOG`); whoever
 holds only the bundle can check its own files, and learns nothing from the
 hashes of the inputs. The manifest names the key by its fingerprint, an
 HMAC of a fixed label, which tells whether a key is the right one and
-reveals nothing of it.
+reveals nothing of it, provided the key cannot be guessed: a key is refused
+(`weakness`) unless it looks drawn at random, since a guessed key turns its
+fingerprint into a confirmation and every keyed hash back into an oracle.
 
 The key file is text: the key's 32 bytes as 64 lowercase hex digits and a
 newline (what `openssl rand -hex 32` prints). Export makes it when it is
@@ -39,6 +41,10 @@ from dshreplay.io.reader import read_small_file, shown_path
 KEY_BYTES = 32
 FINGERPRINT_LABEL = b"dshreplay evidence key"
 _KEY_TEXT = re.compile(rb"([0-9a-fA-F]{64})\r?\n?")
+MIN_DISTINCT = 16  # of 32 random bytes, fewer distinct values (or steps) than this: odds below 1 in 10^10
+# published 32-byte values (SHA-256 of nothing; the seed of our line chain, in the docs) are never keys
+KNOWN_KEYS = frozenset({hashlib.sha256(b"").digest(), hashlib.sha256(b"dshreplay line chain v1").digest()})
+MAKE_ONE = "make one with `openssl rand -hex 32 > FILE`, or name a file that does not exist and dshreplay makes it"
 PLAIN, KEYED = "sha256", "hmac-sha256"
 
 
@@ -145,7 +151,34 @@ def load_key(path: str | Path, *, create: bool, places: Mapping[str, str | Path 
     if match is None:
         raise UsageError(f"--evidence-key {shown} is not an evidence key: want 64 hex digits (32 bytes) and a "
                          "newline, as `openssl rand -hex 32` prints")
-    return bytes.fromhex(match.group(1).decode())
+    key = bytes.fromhex(match.group(1).decode())
+    weak = weakness(key)
+    if weak is not None:
+        raise UsageError(f"--evidence-key {shown} cannot be used: {weak}, so it can be guessed (and with it every "
+                         f"value the bundle masks, from their keyed hashes); {MAKE_ONE}")
+    return key
+
+
+def weakness(key: bytes) -> str | None:
+    """Why `key` does not look drawn at random (None: it does). 32 random bytes hold about 30
+    distinct values and 29 distinct steps between neighbours (mod 256), and are all printable
+    ASCII once in 10^14 draws; fewer than MIN_DISTINCT values or steps happens less than once
+    in 10^10 draws. So refused, and refused only by these: a published key, a key that repeats
+    a shorter pattern, one of few byte values (all zeros, one byte, hex or decimal digits), a
+    run that steps evenly (00 01 02 ...), text (the hex of a passphrase)."""
+    if key in KNOWN_KEYS:
+        return "it is a published example or test key"
+    period = next((p for p in range(1, len(key)) if key == key[p:] + key[:p]), None)
+    if period is not None:
+        return "it is one byte repeated" if period == 1 else f"it repeats a pattern of {period} bytes"
+    if len(set(key)) < MIN_DISTINCT:
+        return f"it holds only {len(set(key))} distinct byte values"
+    steps = len({(b - a) % 256 for a, b in zip(key, key[1:])})
+    if steps < MIN_DISTINCT:
+        return f"its bytes step by only {steps} distinct differences (a counter or a progression)"
+    if all(0x20 <= b < 0x7F for b in key):
+        return "its bytes are all printable text (the hex of a passphrase, not random bytes)"
+    return None
 
 
 def _write_new_key(path: str | Path, shown: str) -> None:
@@ -157,7 +190,10 @@ def _write_new_key(path: str | Path, shown: str) -> None:
     except OSError as exc:
         raise UsageError(f"--evidence-key {shown} cannot be made: {exc.strerror or exc}") from None
     with open(fd, "w", encoding="ascii") as fh:
-        fh.write(secrets.token_bytes(KEY_BYTES).hex() + "\n")
+        key = secrets.token_bytes(KEY_BYTES)
+        while weakness(key) is not None:  # (less than once in 10^10 draws)
+            key = secrets.token_bytes(KEY_BYTES)
+        fh.write(key.hex() + "\n")
 
 
 def _inside(path: Path, folder: str | Path) -> bool:

@@ -682,7 +682,8 @@ class JsonReporter(Reporter):
     def verify(self, result: Verification) -> None:
         self.emit({"bundle": str(result.bundle), "ok": result.ok, "format": result.format,
                    "generatedAt": result.generated_at, "sessions": result.sessions,
-                   "manifestCheckedBy": result.manifest_checked_by,
+                   "manifestCheckedBy": result.manifest_checked_by, "bundleVerified": result.bundle_verified,
+                   "inputsVerified": len(result.checked_inputs),
                    "differences": [d.to_json() for d in result.differences],
                    "inputs": [i.to_json() for i in result.inputs], "notChecked": result.not_checked,
                    "inputsNotChecked": result.unchecked_inputs(),
@@ -1143,16 +1144,19 @@ def _verdict(result: Verification) -> str:
         return counted(len(result.differences), "difference")
     if not result.sessions:
         return "nothing checked: the bundle holds no session"
-    if not result.anchored:
-        return ("nothing checked: no digest, signature or input vouched for the manifest (give --digest, "
-                "--public-key or the inputs)")
     inputs = result.checked_inputs
-    told = "every input matches it" if len(inputs) == len(result.inputs) else \
-        f"{len(inputs)} of {len(result.inputs)} inputs checked and matching"
+    every = len(inputs) == len(result.inputs)
     grew = sum(i.status == "grew" for i in inputs)
-    told += f" ({grew} grew since)" if grew else ""
-    if not result.manifest_checked_by:
-        return f"every file matches the manifest and {told}; the manifest itself is not checked"
+    since = f" ({grew} grew since)" if grew else ""
+    told = ("every input matches it" if every else
+            f"{len(inputs)} of {len(result.inputs)} inputs checked and matching") + since
+    if not result.anchored:
+        if not inputs:
+            return "nothing checked: no digest or signature vouched for the manifest (give --digest or --public-key)"
+        matched = ("every input matches the manifest" if every else
+                   f"{len(inputs)} of {len(result.inputs)} inputs match the manifest") + since
+        return (f"not verified: {matched}, but no digest or signature vouched for the bundle's own files, and a "
+                "manifest rewritten with them matches too (give --digest or --public-key)")
     by = " and ".join(result.manifest_checked_by)
     if not inputs:
         return f"verified: every file matches the manifest, and the manifest its {by}; no input checked"

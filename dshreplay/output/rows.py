@@ -40,7 +40,7 @@ from dshreplay.core.driver import Observer, Run
 from dshreplay.core.passstate import StateError, dump_state, load_state, state_ceiling, state_key
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
 from dshreplay.errors import DeriveError, DshReplayError
-from dshreplay.io.reader import Event, LogSource, PackedRun, open_regular, resolve_log_path, seed_length, shown_path
+from dshreplay.io.reader import Event, LogSource, PackedRun, resolve_log_path, seed_length, shown_path
 from dshreplay.jsvalues import as_text, epoch_ms, is_safe_int, is_time, json_bytes, parse_time
 from dshreplay.options import DEFAULT, Options
 from dshreplay.output.chain import TurnEndLines, line_chain
@@ -318,7 +318,7 @@ def input_facts(source: LogSource, prefix: int | None = None, *, seal: bool = Tr
     stored; None when the file is shorter)."""
     digest, sealing, size, prefix_key = hasher.new(), state_key(hasher.key) if seal else None, 0, None
     assert source.file is not None  # (the index reads log files: standard input is not indexed)
-    with open_regular(source.file, source.path) as fh:
+    with source.open() as fh:  # (the source's fixed extent: the pass and the line chain read the same bytes)
         for block in iter(lambda: fh.read(1 << 20), b""):
             if sealing is None:
                 pass

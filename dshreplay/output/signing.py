@@ -11,7 +11,12 @@ digest someone wrote down and the signature cover the same bytes.
 
 JCS writes numbers as IEEE 754 doubles: an integer beyond 2^53 - 1 (a log
 header may hold one) has no exact JCS form, so the manifest holds it as its
-decimal string (`representable`); everything else round-trips.
+decimal string (`representable`), the digits the log wrote (orjson reads an
+integer beyond 64 bits as a float: `exact_integers` takes it back from the
+log's text), and so does a whole number the log wrote as a float between
+2^53 and 10^21 (JCS would write its digits, which a reader then takes for an
+integer past 2^53 - 1: `rfc8785.dumps(json.load(...))` of the manifest fails).
+Everything else round-trips.
 
 Bundles written before (formats 1 and 2, no "integrity" member) are read
 too: their digest is SHA-256 of the manifest as orjson writes it with sorted
@@ -32,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from dshreplay.errors import ReadError, UsageError
 from dshreplay.io.reader import read_small_file, shown_path
 from dshreplay.jsvalues import MAX_SAFE_INTEGER, json_bytes, nesting_room
+from dshreplay.output.signers import Allowed, read_signers
 
 if TYPE_CHECKING:  # (cryptography is imported only by the commands that sign or check)
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
@@ -52,6 +58,8 @@ def representable(value: Any) -> Any:
     def fix(item: Any) -> Any:
         if type(item) is int and not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
             return str(item)
+        if type(item) is float and item.is_integer() and MAX_SAFE_INTEGER < abs(item) < 1e21:
+            return str(int(item))
         return item
     root = [value]
     stack: list[tuple[Any, Any]] = [(root, 0)]  # (a list or dict holding a value, its index or key)
@@ -68,6 +76,35 @@ def representable(value: Any) -> Any:
             stack.extend((copy, k) for k in range(len(copy)))
         else:
             holder[key] = fix(item)
+    return root[0]
+
+
+def exact_integers(value: Any, text: bytes) -> Any:
+    """`value` (what orjson made of the JSON `text`, redacted since, perhaps) with every number
+    the text wrote as an integer beyond 64 bits, which orjson made a float, back as that integer,
+    as the standard library reads it (exactly); `value` as it is when `text` does not parse so.
+    Walked with an explicit stack, as `representable`."""
+    import json
+    try:
+        with nesting_room():
+            exact = json.loads(text)
+    except (ValueError, RecursionError):  # (digits past the interpreter's ceiling, say)
+        return value
+    root = [value]
+    stack: list[tuple[Any, Any, Any]] = [(root, 0, exact)]  # (a holder, its index or key, the exact twin)
+    while stack:
+        holder, key, twin = stack.pop()
+        item = holder[key]
+        if type(item) is float and type(twin) is int:
+            holder[key] = twin
+        elif type(item) is dict and type(twin) is dict:
+            copy: dict[Any, Any] | list[Any] = dict(item)
+            holder[key] = copy
+            stack.extend((copy, k, twin[k]) for k in copy if k in twin)
+        elif type(item) is list and type(twin) is list and len(item) == len(twin):
+            copy = list(item)
+            holder[key] = copy
+            stack.extend((copy, k, twin[k]) for k in range(len(copy)))
     return root[0]
 
 
@@ -171,61 +208,38 @@ def _signed_data(hash_name: str, digest: bytes) -> bytes:
     return MAGIC + _string(NAMESPACE.encode()) + _string(b"") + _string(hash_name.encode()) + _string(digest)
 
 
-def trusted_keys(key_file: str | os.PathLike[str]) -> list[Ed25519PublicKey]:
+def trusted_keys(key_file: str | os.PathLike[str]) -> list[Allowed]:
     """The Ed25519 public keys of a file given to --public-key: a PEM public key, OpenSSH
-    public key lines (`ssh-ed25519 AAAA... comment`), or an allowed_signers file
-    (`PRINCIPALS [OPTIONS] ssh-ed25519 AAAA...`; a line whose `namespaces=` leaves out
-    "dshreplay", or that is a `cert-authority`, is not used)."""
+    public key lines (`ssh-ed25519 AAAA... comment`), or an allowed_signers file, each line with
+    its principals and options (`signers`: which of them may sign is decided per signature,
+    as `ssh-keygen -Y verify` decides it)."""
     serialization, ed25519, (_, unsupported) = _crypto()
     data, shown = _key_file(key_file, "--public-key", "the public key")
-    keys: list[Any]  # (keys of any kind, then the Ed25519 ones)
+
+    def load(line: bytes) -> tuple[bytes, Any] | None:
+        try:
+            key = serialization.load_ssh_public_key(line)
+        except (ValueError, unsupported):
+            return None
+        return (public_blob(key), key) if isinstance(key, ed25519.Ed25519PublicKey) else None
     if b"-----BEGIN PUBLIC KEY-----" in data:
         try:
-            keys = [serialization.load_pem_public_key(data)]
+            key = serialization.load_pem_public_key(data)
         except (ValueError, unsupported) as exc:
             raise UsageError(f"--public-key {shown}: not a PEM public key: {exc}") from None
+        keys = [Allowed(public_blob(key), key)] if isinstance(key, ed25519.Ed25519PublicKey) else []
     else:
-        keys = [k for k in map(_key_of_line, data.splitlines()) if k is not None]
-    keys = [k for k in keys if isinstance(k, ed25519.Ed25519PublicKey)]
+        keys = read_signers(data, load)
     if not keys:
-        raise UsageError(f"--public-key {shown}: no Ed25519 public key for namespace {NAMESPACE} in it (want "
-                         "an OpenSSH public key, an allowed_signers file or a PEM public key)")
+        raise UsageError(f"--public-key {shown}: no Ed25519 public key in it (want an OpenSSH public key, an "
+                         "allowed_signers file or a PEM public key)")
     return keys
 
 
-def _key_of_line(line: bytes) -> object:
-    """The public key of one line of an OpenSSH public key or allowed_signers file (None: none usable)."""
-    serialization, _, (_, unsupported) = _crypto()
-    words = line.split()
-    if not words or words[0].startswith(b"#") or ED25519 not in words:
-        return None
-    at = words.index(ED25519)
-    options = _options(b" ".join(words[1:at])) if at > 1 else []  # (words[0], when at > 0: the principals)
-    if b"cert-authority" in options:
-        return None
-    namespaces = [o.partition(b"=")[2].strip(b'"').split(b",") for o in options if o.startswith(b"namespaces=")]
-    if any(NAMESPACE.encode() not in n for n in namespaces):
-        return None
-    if at + 1 >= len(words):
-        return None
-    try:
-        return serialization.load_ssh_public_key(ED25519 + b" " + words[at + 1])
-    except (ValueError, unsupported):
-        return None
-
-
-def _options(text: bytes) -> list[bytes]:
-    """An allowed_signers line's options: split at the commas outside double quotes."""
-    parts: list[bytes] = []
-    start, quoted = 0, False
-    for at, byte in enumerate(text):
-        if byte == ord('"'):
-            quoted = not quoted
-        elif byte == ord(",") and not quoted:
-            parts.append(text[start:at])
-            start = at + 1
-    parts.append(text[start:])
-    return [p.strip() for p in parts]
+def usable_keys(keys: list[Allowed], principal: str, now: float) -> list[Ed25519PublicKey]:
+    """The keys that may sign as `principal` in our namespace at `now` (a format 1 or 2 bundle's
+    signature names no key: any of them may have made it)."""
+    return [k.key for k in keys if k.refuses(principal, NAMESPACE, now) is None]
 
 
 # -- checking a signature -----------------------------------------------------
@@ -247,10 +261,11 @@ class _Wire:
         return self.take(struct.unpack(">I", self.take(4))[0])
 
 
-def check_ssh_signature(armored: bytes, message: bytes,
-                        keys: list[Ed25519PublicKey]) -> tuple[str | None, str | None]:
-    """Whether the armored SSH signature is one of `message` in namespace "dshreplay"
-    by one of `keys`: (why not, or None; the fingerprint of the key it names, or None)."""
+def check_ssh_signature(armored: bytes, message: bytes, keys: list[Allowed], principal: str,
+                        now: float) -> tuple[str | None, str | None]:
+    """Whether the armored SSH signature is one of `message` in namespace "dshreplay" by a key
+    `keys` let sign as `principal` at `now`: (why not, or None; the fingerprint of the key it
+    names, or None)."""
     _, _, (invalid, _) = _crypto()
     try:
         text = armored.strip()
@@ -270,9 +285,13 @@ def check_ssh_signature(armored: bytes, message: bytes,
         return f"it is made for another namespace than {NAMESPACE}", named
     if hash_name not in (b"sha256", b"sha512") or kind != ED25519:
         return "it is not an Ed25519 signature over SHA-256 or SHA-512", named
-    signer = next((k for k in keys if public_blob(k) == public), None)
-    if signer is None:
+    lines = [k for k in keys if k.blob == public]
+    if not lines:
         return f"it was made by the key {named}, not by the key given", named
+    refused = [k.refuses(principal, NAMESPACE, now) for k in lines]
+    if None not in refused:
+        return str(refused[0]), named
+    signer = lines[0].key
     signed = _signed_data(hash_name.decode(), hashlib.new(hash_name.decode(), message).digest())
     try:
         signer.verify(raw, signed)

@@ -4,6 +4,7 @@ and say what was checked and what was not."""
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from dshreplay.jsvalues import (
     shown,
 )
 from dshreplay.options import Options
-from dshreplay.output.bundle import MANIFEST, OLD_SIGNATURE, SIGNATURE, dumps, read_manifest
+from dshreplay.output.bundle import MANIFEST, OLD_SIGNATURE, SIGNATURE, dumps, pinned_path, read_manifest
 from dshreplay.output.chain import (
     EntryError,
     Exported,
@@ -27,12 +28,14 @@ from dshreplay.output.chain import (
 )
 from dshreplay.output.evidence import KEYED, PLAIN, PLAIN_HASH, InputHash, load_key
 from dshreplay.output.signing import (
+    NAMESPACE,
     canonical,
     check_legacy_signature,
     check_ssh_signature,
     legacy_digest,
     manifest_digest,
     trusted_keys,
+    usable_keys,
 )
 
 __all__ = ["verify_export", "Verification"]
@@ -113,14 +116,22 @@ class Verification:
 
     @property
     def anchored(self) -> bool:
-        """Whether anything outside the bundle vouched for it: the digest or the signature
-        checked the manifest, or an input matched it. Without that, files that match a
-        manifest prove nothing (both can be rewritten together)."""
-        return self.sessions > 0 and bool(self.manifest_checked_by or self.checked_inputs)
+        """Whether something the user holds vouched for the manifest, so for the bundle's files that
+        match it: the digest written down at export, or the signature. Inputs that match it vouch
+        for the inputs only: a file doctored and the manifest re-hashed with it still name the
+        inputs' true hashes (the evidence key proves the logs, never the bundle)."""
+        return self.sessions > 0 and bool(self.manifest_checked_by)
 
     @property
     def checked_inputs(self) -> list[InputCheck]:
         return [i for i in self.inputs if i.status in ("matches", "grew")]
+
+    @property
+    def bundle_verified(self) -> bool:
+        """Whether the bundle's own files are verified: vouched for (`anchored`), and no difference
+        in them or in the manifest (an input that differs is the input's, not the bundle's)."""
+        inputs = {i.input for i in self.inputs}
+        return self.anchored and not any(d.path not in inputs for d in self.differences)
 
     @property
     def ok(self) -> bool:
@@ -136,13 +147,14 @@ class Verification:
 
 def verify_export(bundle: Path, *, inputs: Path | None = None, bundle_only: bool = False, grown: bool = False,
                   digest: str | None = None, public_key: str | None = None, evidence_key: str | None = None,
-                  options: Options | None = None) -> Verification:
+                  principal: str = NAMESPACE, options: Options | None = None) -> Verification:
     """Re-hash a bundle and its inputs; say what matched, what differs and what was not checked.
 
     An input that cannot be found (beside the path it was given as, or in
     `inputs`) is a difference unless `bundle_only`. `digest` is the digest
     written down at export time; `public_key` checks the bundle's signature;
-    `evidence_key` the inputs' hashes of a bundle whose export redacted (they
+    `principal` is who must have signed it, when `public_key` is an allowed_signers file (as
+    `ssh-keygen -Y verify -I`); `evidence_key` the inputs' hashes of a bundle whose export redacted (they
     are keyed). The manifest is untrusted: a key it holds twice, bytes that
     are not its canonical form, an entry of the wrong type, a path that leaves
     the bundle are differences; a manifest that is no regular file, too large
@@ -165,7 +177,7 @@ def verify_export(bundle: Path, *, inputs: Path | None = None, bundle_only: bool
         else:
             result.manifest_checked_by.append("digest")
     signature = OLD_SIGNATURE if legacy else SIGNATURE
-    _check_signature(bundle, signature, integrity, actual if legacy else data, public_key, found, result)
+    _check_signature(bundle, signature, integrity, actual if legacy else data, public_key, principal, found, result)
     del data
     if not result.manifest_checked_by:
         result.not_checked.append("the manifest itself: give --digest (written down at export) or --public-key; "
@@ -210,7 +222,7 @@ def _check_form(data: bytes, manifest: dict[str, Any], legacy: bool, found: _Dif
 
 
 def _check_signature(bundle: Path, name: str, integrity: dict[str, Any], signed: Any, public_key: str | None,
-                     found: _Differences, result: Verification) -> None:
+                     principal: str, found: _Differences, result: Verification) -> None:
     """The signature file against the manifest and the key given: `signed` is what it
     signs (a format 1 or 2 bundle's `manifest.sig`, the text of the digest; since, an SSH
     signature `manifest.json.sig`, manifest.json's bytes)."""
@@ -223,6 +235,7 @@ def _check_signature(bundle: Path, name: str, integrity: dict[str, Any], signed:
             result.not_checked.append(f"the signature: {name} is present, give --public-key to check it")
         return
     keys = trusted_keys(public_key)
+    now = time.time()  # (as ssh-keygen -Y verify checks valid-after and valid-before)
     try:
         signature = read_small_file(bundle / name, 4096, name)
     except ReadError:
@@ -230,11 +243,12 @@ def _check_signature(bundle: Path, name: str, integrity: dict[str, Any], signed:
             found.add(name, "no signature in the bundle")
         return
     if name == OLD_SIGNATURE:
-        if not check_legacy_signature(keys, signed, signature.decode("ascii", "replace")):
+        if not check_legacy_signature(usable_keys(keys, principal, now), signed,
+                                      signature.decode("ascii", "replace")):
             found.add(name, "the signature does not match the bundle digest and this public key")
             return
     else:
-        problem, signer = check_ssh_signature(signature, signed, keys)
+        problem, signer = check_ssh_signature(signature, signed, keys, principal, now)
         if problem is not None:
             found.add(name, f"the signature does not hold: {problem}")
             return
@@ -368,7 +382,8 @@ def _check_inputs(sessions: list[Any], verified: set[str], found: _Differences, 
                 found.add("manifest.json", f"{where}: expected the input's size and hash, got "
                                            f"{shown(size, 20)} and {shown(sha256, 70)}")
             continue
-        named = entry.get("file", given)
+        # (the log file: a session folder's, else the input; its bytes when its name is not UTF-8)
+        named = pinned_path(entry, "file") or entry["file"] if "file" in entry else pinned_path(entry, "input") or given
         if type(named) is not str:
             found.add(given, "the manifest names its file with something not a path")
             continue

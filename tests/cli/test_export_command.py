@@ -29,7 +29,7 @@ def inputs(corpus_dir):
 
 
 def test_export_verifies_and_is_byte_identical_when_rerun(cli, inputs, tmp_path):
-    cli("export", *inputs, "--out", tmp_path / "a", "--timestamp", STAMP, expect=1)  # two verdicts have errors
+    exported = cli("export", *inputs, "--out", tmp_path / "a", "--timestamp", STAMP, expect=1)  # two verdicts err
     cli("export", *inputs, "--out", tmp_path / "b", "--timestamp", STAMP, expect=1)
     first, second = bundle_bytes(tmp_path / "a"), bundle_bytes(tmp_path / "b")
     assert first == second
@@ -39,14 +39,14 @@ def test_export_verifies_and_is_byte_identical_when_rerun(cli, inputs, tmp_path)
     assert manifest["format"] == 4
     assert [f["path"] for f in manifest["files"]] == sorted(set(first) - {"manifest.json"})
     assert all(f["size"] == len(first[f["path"]]) for f in manifest["files"])
-    out = cli("verify-export", tmp_path / "a", "--json").json()
+    digest = exported.stdout.splitlines()[-1].removeprefix("bundle digest: ")
+    out = cli("verify-export", tmp_path / "a", "--digest", digest, "--json").json()
     assert out == {"bundle": str(tmp_path / "a"), "ok": True, "format": manifest["format"], "generatedAt": STAMP,
-                   "sessions": 5, "manifestCheckedBy": [], "differences": [],
+                   "sessions": 5, "manifestCheckedBy": ["digest"], "bundleVerified": True, "inputsVerified": 5,
+                   "differences": [],
                    "inputs": [{"input": given, "sizeAtExport": Path(given).stat().st_size, "status": "matches",
                                "detail": "", "notCovered": None} for given in inputs],
-                   "notChecked": ["the manifest itself: give --digest (written down at export) or --public-key; "
-                                  "files that match a manifest rewritten with them prove nothing"],
-                   "inputsNotChecked": [], "inputsGrown": []}
+                   "notChecked": [], "inputsNotChecked": [], "inputsGrown": []}
 
 
 def test_bundle_contents_per_session(cli, tmp_path):
@@ -148,7 +148,7 @@ def test_an_unreadable_input_is_recorded_and_exits_2(cli, tmp_path):
     out = cli("export", SAMPLES / "broken-version-1.jsonl", SAMPLES / "prune.jsonl", "--out", tmp_path / "o",
               "--json", expect=2).json()
     assert [s["verdict"] for s in out["sessions"]] == ["unreadable", "ok"]
-    cli("verify-export", tmp_path / "o")
+    cli("verify-export", tmp_path / "o", "--digest", out["digest"])
 
 
 @pytest.mark.parametrize("session_id,name", [

@@ -7,10 +7,12 @@ RFC 8785 form (its digest is `sha256sum manifest.json`)."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
 import re
+import secrets
 import shutil
 
 import pytest
@@ -154,6 +156,42 @@ def test_a_file_that_is_no_evidence_key_is_a_usage_error(cli, tmp_path):
     assert bad.read_text() == "secret\n"
 
 
+WEAK_KEYS = [
+    ("00" * 32, "it is one byte repeated"),
+    ("deadbeef" * 8, "it repeats a pattern of 4 bytes"),
+    ("00112233445566778899aabbccddeeff" * 2, "it repeats a pattern of 16 bytes"),
+    (bytes(range(32)).hex(), "its bytes step by only 1 distinct differences (a counter or a progression)"),
+    (b"Summer2024!Summer2024!Summer2024".hex(), "it holds only 9 distinct byte values"),
+    (b"Q7#kP!x9@Lm2$Vz8&Rt4*Yw6^Nb3%Hd5".hex(), "its bytes are all printable text (the hex of a passphrase, "
+                                               "not random bytes)"),
+    (hashlib.sha256(b"").hexdigest(), "it is a published example or test key"),
+]
+
+
+@pytest.mark.parametrize("text, why", WEAK_KEYS)
+def test_an_evidence_key_that_can_be_guessed_is_refused_by_every_command_that_reads_one(cli, tmp_path, text, why):
+    """A key of all zeros was accepted: its fingerprint in the manifest named it, and rawSha256
+    then confirmed a guessed password offline. Refused, with a way to make a good one."""
+    weak = tmp_path / "weak.key"
+    weak.write_text(text + "\n")
+    expected = (f"dshreplay: usage error: --evidence-key {weak} cannot be used: {why}, so it can be guessed (and "
+                "with it every value the bundle masks, from their keyed hashes); make one with `openssl rand -hex "
+                "32 > FILE`, or name a file that does not exist and dshreplay makes it\n")
+    result = cli("export", SAMPLES / "prune.jsonl", "--out", tmp_path / "b", "--evidence-key", weak, expect=2)
+    assert result.stderr == expected and not (tmp_path / "b").exists()
+    assert weak.read_text() == text + "\n"
+    result = cli("index", SAMPLES / "prune.jsonl", "--db", tmp_path / "i.duckdb", "--evidence-key", weak, expect=2)
+    assert result.stderr == expected
+    cli("export", SAMPLES / "prune.jsonl", "--out", tmp_path / "good", "--timestamp", STAMP)
+    result = cli("verify-export", tmp_path / "good", "--evidence-key", weak, expect=2)
+    assert result.stderr == expected
+
+
+def test_a_key_dshreplay_makes_or_openssl_draws_is_accepted():
+    from dshreplay.output.evidence import weakness
+    assert [weakness(secrets.token_bytes(32)) for _ in range(20_000)] == [None] * 20_000
+
+
 def test_without_the_key_the_bundle_is_checked_and_the_inputs_are_named_unchecked(cli, tmp_path, monkeypatch):
     log = tmp_path / "prune.jsonl"
     shutil.copy(SAMPLES / "prune.jsonl", log)
@@ -170,7 +208,7 @@ def test_without_the_key_the_bundle_is_checked_and_the_inputs_are_named_unchecke
         {"path": "sample-prune/tools.csv", "problem": "size changed: 7 bytes, manifest says "
                                                       f"{_listed(tmp_path / 'b', 'sample-prune/tools.csv')}"}]
     stranger = tmp_path / "stranger.key"
-    stranger.write_text("ab" * 32 + "\n")
+    stranger.write_text(secrets.token_hex(32) + "\n")
     out = cli("verify-export", tmp_path / "b", "--evidence-key", stranger, "--json", expect=1).json()
     assert out["notChecked"][-1].startswith("the inputs: the evidence key given (fingerprint ")
     assert out["notChecked"][-1].endswith("...) is not the one this bundle was made with")
@@ -248,8 +286,8 @@ def test_inputs_says_where_every_input_is_looked_for_absolute_paths_included(cli
     mirrored = copies / original.relative_to(original.anchor)  # DIR/<the absolute path, made relative>
     mirrored.parent.mkdir(parents=True)
     shutil.copy(original, mirrored)
-    assert cli("verify-export", tmp_path / "b", "--inputs", copies, "--json").json()["inputs"][0]["status"] == \
-        "matches"
+    assert cli("verify-export", tmp_path / "b", "--inputs", copies, "--digest", digest, "--json").json()[
+        "inputs"][0]["status"] == "matches"
 
 
 def test_verify_export_shows_when_the_bundle_was_made_and_each_inputs_size_at_export(cli, tmp_path, monkeypatch):
@@ -261,7 +299,7 @@ def test_verify_export_shows_when_the_bundle_was_made_and_each_inputs_size_at_ex
                     "input    prune.jsonl (6361 bytes at export): matches",
                     "b: verified: every file matches the manifest, the manifest its digest, and every input "
                     "matches it"]
-    out = cli("verify-export", tmp_path / "b", "--json").json()
+    out = cli("verify-export", tmp_path / "b", "--json", expect=1).json()
     assert out["generatedAt"] == STAMP and out["inputs"][0]["sizeAtExport"] == 6361
 
 
@@ -273,15 +311,16 @@ def test_verify_export_never_says_verified_when_the_manifest_went_unchecked(cli,
     log = tmp_path / "prune.jsonl"
     shutil.copy(SAMPLES / "prune.jsonl", log)
     cli("export", log, "--out", tmp_path / "b", "--timestamp", STAMP)
-    text = cli("verify-export", tmp_path / "b").stdout.splitlines()
+    text = cli("verify-export", tmp_path / "b", expect=1).stdout.splitlines()  # (the inputs vouch for themselves)
     assert text[-2:] == ["not checked: the manifest itself: give --digest (written down at export) or "
                          "--public-key; files that match a manifest rewritten with them prove nothing",
-                         f"{tmp_path / 'b'}: every file matches the manifest and every input matches it; the "
-                         "manifest itself is not checked"]
-    log.unlink()  # now nothing outside the bundle vouches for it
+                         f"{tmp_path / 'b'}: not verified: every input matches the manifest, but no digest or "
+                         "signature vouched for the bundle's own files, and a manifest rewritten with them matches "
+                         "too (give --digest or --public-key)"]
+    log.unlink()
     result = cli("verify-export", tmp_path / "b", "--bundle-only", expect=1)
-    assert result.stdout.splitlines()[-1] == (f"{tmp_path / 'b'}: nothing checked: no digest, signature or input "
-                                              "vouched for the manifest (give --digest, --public-key or the inputs)")
+    assert result.stdout.splitlines()[-1] == (f"{tmp_path / 'b'}: nothing checked: no digest or signature vouched "
+                                              "for the manifest (give --digest or --public-key)")
 
 
 def test_a_bundle_without_a_session_is_never_verified(cli, tmp_path):
@@ -384,6 +423,59 @@ def test_values_a_log_header_controls_are_written_as_rfc8785_writes_them(cli, tm
     assert b'"delegationDepth":1,' in written and b'"agentPreset":"a\x7fb"' in written
     assert '"origin":{"z":1,"é":2,"😀":3,"\ue000":4}'.encode() in written  # (keys in UTF-16 order)
     assert cli("verify-export", tmp_path / "b", "--digest", digest_of(result), "--json").json()["ok"]
+
+
+def test_every_log_integer_past_2_to_the_53_is_its_decimal_string_and_the_documented_recheck_holds(cli, tmp_path):
+    """orjson reads an integer past 64 bits as a float: 2^64 was written 18446744073709552000 (and
+    2^64 + 1 the same), which `rfc8785.dumps(json.load(...))` then refused. Each is now the digits
+    the log wrote; a whole number the log wrote as a float past 2^53 is its digits too."""
+    log = LogBuilder("sample-big", seedLength=111, delegationDepth=222,
+                     origin={"a": [333, {"b": 444}], "c": 555.0}).write(tmp_path / "big.jsonl")
+    text = log.read_bytes()
+    for small, big in [(b'"seedLength":111', b'"seedLength":18446744073709551616'),
+                       (b'"delegationDepth":222', b'"delegationDepth":-9223372036854775809'),
+                       (b'"origin":{"a":[333,{"b":444}],"c":555.0}',
+                        b'"origin":{"a":[18446744073709551617,{"b":123456789012345678901234567890}],"c":1e20}')]:
+        assert small in text
+        text = text.replace(small, big)
+    log.write_bytes(text)
+    result = cli("export", log, "--out", tmp_path / "b", "--timestamp", STAMP, expect=None)
+    written = (tmp_path / "b" / "manifest.json").read_bytes()
+    header = json.loads(written)["sessions"][0]["header"]
+    assert (header["seedLength"], header["delegationDepth"]) == ("18446744073709551616", "-9223372036854775809")
+    assert header["origin"] == {"a": ["18446744073709551617", {"b": "123456789012345678901234567890"}],
+                                "c": "100000000000000000000"}
+    assert rfc8785.dumps(json.loads(written)) == written  # the recheck docs/security.md gives
+    assert cli("verify-export", tmp_path / "b", "--digest", digest_of(result), "--json").json()["ok"]
+
+
+def test_an_input_whose_name_is_not_utf8_is_pinned_as_its_bytes_and_found_again(cli, tmp_path, monkeypatch):
+    """Its name was recorded as the text `log-\\xff.jsonl` alone, and verify-export, run in the
+    same folder, reported it not found (that text names another file)."""
+    monkeypatch.chdir(tmp_path)
+    name = os.fsdecode(b"log-\xff.jsonl")
+    shutil.copy(SAMPLES / "prune.jsonl", name)
+    digest = digest_of(cli("export", name, "--out", "b", "--timestamp", STAMP))
+    [entry] = json.loads((tmp_path / "b" / "manifest.json").read_bytes())["sessions"]
+    assert (entry["input"], entry["inputBytes"]) == ("log-\\xff.jsonl", "bG9nLf8uanNvbmw=")  # base64 of the bytes
+    out = cli("verify-export", "b", "--digest", digest, "--json").json()
+    assert out["ok"] and [(i["input"], i["status"]) for i in out["inputs"]] == [("log-\\xff.jsonl", "matches")]
+    folder = tmp_path / os.fsdecode(b"case-\xfe")  # a session folder so named: its log file is pinned too
+    folder.mkdir()
+    shutil.copy(SAMPLES / "prune.jsonl", folder / "session.jsonl")
+    digest = digest_of(cli("export", folder.name, "--out", "c", "--timestamp", STAMP))
+    [entry] = json.loads((tmp_path / "c" / "manifest.json").read_bytes())["sessions"]
+    assert base64.b64decode(entry["fileBytes"]) == b"case-\xfe/session.jsonl"
+    assert cli("verify-export", "c", "--digest", digest, "--json").json()["inputs"][0]["status"] == "matches"
+    secret = os.fsdecode(b"ghp_" + b"A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8" + b"-\xff.jsonl")  # (masked, so no bytes)
+    shutil.copy(SAMPLES / "prune.jsonl", secret)
+    cli("export", secret, "--out", "e", "--timestamp", STAMP)
+    [entry] = json.loads((tmp_path / "e" / "manifest.json").read_bytes())["sessions"]
+    assert entry["input"] == "[REDACTED]-\\xff.jsonl" and "inputBytes" not in entry
+    plain = tmp_path / "plain.jsonl"  # (a name that is text pins no bytes)
+    shutil.copy(SAMPLES / "prune.jsonl", plain)
+    cli("export", plain, "--out", "d", "--timestamp", STAMP)
+    assert "inputBytes" not in json.loads((tmp_path / "d" / "manifest.json").read_bytes())["sessions"][0]
 
 
 def test_a_manifest_not_in_its_canonical_form_is_a_difference(cli, tmp_path):

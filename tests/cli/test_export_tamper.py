@@ -55,7 +55,14 @@ def test_a_file_edited_with_its_manifest_entry_passes_alone_but_not_against_the_
         if entry["path"] == "sample-prune/report.html":
             entry["size"], entry["sha256"] = report.stat().st_size, sha256_file(report)
     (bundle / "manifest.json").write_bytes(rfc8785.dumps(manifest))
-    assert problems(cli, bundle, expect=0) == []  # consistent with itself...
+    # consistent with itself, and the inputs match (the evidence key checks them): but nothing the
+    # user holds vouched for report.html, so neither "ok" nor "verified" (it said both)
+    out = cli("verify-export", bundle, "--json", expect=1).json()
+    assert out["differences"] == [] and out["inputsVerified"] == 2
+    assert (out["ok"], out["bundleVerified"], out["manifestCheckedBy"]) == (False, False, [])
+    assert cli("verify-export", bundle, expect=1).stdout.splitlines()[-1] == (
+        f"{bundle}: not verified: every input matches the manifest, but no digest or signature vouched for the "
+        "bundle's own files, and a manifest rewritten with them matches too (give --digest or --public-key)")
     [(path, problem)] = problems(cli, bundle, "--digest", digest)  # ...but not what was written down
     assert path == "manifest.json" and problem.startswith("the bundle digest is sha256:")
     assert problem.endswith(f"not the {digest} written down at export")
@@ -137,14 +144,14 @@ def test_bundles_of_format_1_and_2_are_still_verified_with_their_digest(cli, exp
 
 
 def test_a_log_that_only_grew_is_accepted_with_grown_and_its_appended_lines_named(cli, exported):
-    bundle, inputs, _ = exported
+    bundle, inputs, digest = exported
     log = inputs / "prune.jsonl"
     lines_before = log.read_bytes().count(b"\n")
     extra = b'{"type":"session/title","seq":999,"time":1,"data":{"title":"later"}}\n'
     with log.open("ab") as fh:
         fh.write(extra * 3)
     assert [p for _, p in problems(cli, bundle)][0].startswith("input size changed")
-    out = cli("verify-export", bundle, "--grown", "--json").json()
+    out = cli("verify-export", bundle, "--grown", "--digest", digest, "--json").json()
     assert out["ok"] and out["differences"] == []
     detail = (f"lines {lines_before + 1}..{lines_before + 3} appended ({3 * len(extra)} bytes, 3 events): "
               "the bundle does not cover them")

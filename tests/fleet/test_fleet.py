@@ -35,10 +35,10 @@ def test_fleet_on_a_local_dask_cluster_equals_local_jobs(cli, store, tmp_path):
         cli("stats", store, "--json", "-j", 2, expect=1).stdout  # (s07: answered up to its bad line)
     stamp = "2026-01-01T00:00:00Z"
     cli("export", store, "--out", tmp_path / "local", "--timestamp", stamp, "-j", 2, expect=1)
-    cli("fleet", "export", store, "--out", tmp_path / "fleet", "--timestamp", stamp, expect=1)
+    exported = cli("fleet", "export", store, "--out", tmp_path / "fleet", "--timestamp", stamp, expect=1)
     assert len(list((tmp_path / "fleet").iterdir())) == 2 + 50  # index, manifest, a folder a session
     assert bundle(tmp_path / "fleet") == bundle(tmp_path / "local")
-    cli("verify-export", tmp_path / "fleet")
+    cli("verify-export", tmp_path / "fleet", "--digest", exported.stdout.splitlines()[-1].split()[-1])
 
 
 

@@ -419,9 +419,10 @@ def test_a_zstd_log_that_grew_is_accepted_and_one_that_hides_bytes_is_not(tmp_pa
     folder, log = exported(tmp_path, "multi-turn.runtime.jsonl.zstd")
     name = "in/multi-turn.runtime.jsonl.zstd"
     original = log.read_bytes()
+    digest = "sha256:" + hashlib.sha256((folder / "manifest.json").read_bytes()).hexdigest()
 
     def verify():
-        return attack("verify-export", "b", "--grown", "--json", cwd=tmp_path, seconds=10)
+        return attack("verify-export", "b", "--grown", "--digest", digest, "--json", cwd=tmp_path, seconds=10)
     log.write_bytes(original + zstd_frames(EXTRA))  # an append batch, as dsh writes it
     result = verify()
     assert result.code == 0 and json.loads(result.stdout)["inputsGrown"] == [

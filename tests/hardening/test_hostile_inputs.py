@@ -253,7 +253,8 @@ def test_export_hostile_session_ids_stay_inside_out(tmp_path):
     manifest = json.loads((out / "manifest.json").read_text())
     for entry in manifest["files"]:
         assert (out / entry["path"]).resolve().is_relative_to(root), entry
-    assert run("verify-export", out).exit_code == 0
+    digest = result.stdout.splitlines()[-1].removeprefix("bundle digest: ")
+    assert run("verify-export", out, "--digest", digest).exit_code == 0
 
 
 def test_export_refuses_non_empty_out_without_force(tmp_path):

@@ -91,7 +91,7 @@ def test_an_unsigned_bundle_checked_with_a_key_says_so_and_a_signature_is_named_
     assert problems(cli, tmp_path / "b", "--public-key", public) == [
         ("manifest.json.sig", "no signature in the bundle")]
     cli("export", SAMPLES / "prune.jsonl", "--out", tmp_path / "s", "--sign-key", private)
-    out = cli("verify-export", tmp_path / "s", "--json").json()
+    out = cli("verify-export", tmp_path / "s", "--json", expect=1).json()
     assert "the signature: manifest.json.sig is present, give --public-key to check it" in out["notChecked"]
     (tmp_path / "s" / "manifest.json.sig").unlink()  # the manifest says it is signed
     assert problems(cli, tmp_path / "s") == [("manifest.json.sig", "missing: the manifest says the bundle is signed")]
@@ -122,10 +122,14 @@ def test_a_public_key_file_without_a_usable_key_is_a_usage_error(cli, tmp_path):
     private, public, _ = key_pair(tmp_path, "auditor")
     cli("export", SAMPLES / "prune.jsonl", "--out", tmp_path / "b", "--sign-key", private)
     elsewhere = tmp_path / "allowed_signers"
-    elsewhere.write_text('dshreplay namespaces="git" ' + public.read_text())  # (not for this namespace)
+    elsewhere.write_text("dshreplay ssh-ed25519 AAAAnot-a-key\n# no key at all\n")
     result = cli("verify-export", tmp_path / "b", "--public-key", elsewhere, expect=2)
-    assert result.stderr.startswith("dshreplay: usage error: --public-key ")
-    assert "no Ed25519 public key for namespace dshreplay in it" in result.stderr
+    assert result.stderr == (f"dshreplay: usage error: --public-key {elsewhere}: no Ed25519 public key in it (want "
+                             "an OpenSSH public key, an allowed_signers file or a PEM public key)\n")
+    elsewhere.write_text('dshreplay namespaces="git" ' + public.read_text())  # (a key, not for this namespace)
+    assert problems(cli, tmp_path / "b", "--public-key", elsewhere) == [
+        ("manifest.json.sig", "the signature does not hold: allowed_signers line 1 does not permit the key in "
+                              "namespace 'dshreplay'")]
 
 
 def test_a_format_2_bundle_signed_with_a_pem_key_still_verifies(cli, tmp_path):
