@@ -161,9 +161,12 @@ CODES = _codes(
      "removed. dsh does not compare the two (its compaction check wants only a non-empty list whose first and "
      "last seqs match `shadowedRange`, and its token meter prices the surface it folds), so the log stays valid."),
     ("DSH-E313", "meter-without-replacement", "A `compaction/summary` or `compaction/prune` is not directly "
-     "followed by a replacement.", "The price is recorded for a replacement that never happened."),
-    ("DSH-N314", "unmetered-replacement", "A replacement with no metering event directly before it.",
-     "Token accounting cannot price what it removed (plugins may do this)."),
+     "followed by the replacement it prices (FORMAT.md section 7: immediately). Named on the replacement when "
+     "it comes later, after other events; on the metering event when none follows before the next one or the "
+     "log's end.", "The price is recorded apart from the replacement it is for, or for one that never happened."),
+    ("DSH-N314", "unmetered-replacement", "A replacement with no metering event before it (and none pending).",
+     "Token accounting cannot price what it removed. FORMAT.md asks for no meter before a replacement, and "
+     "plugins replace unmetered (a tool result rewrite): a notice."),
     ("DSH-W315", "checkpoint-without-compaction", "A compaction checkpoint message (source plugin "
      "`compact`) replaces history with no compaction open and none ever started with its id.",
      "dsh's older logs write checkpoints this way (the compaction is `unbracketed`); nothing brackets the "

@@ -430,6 +430,34 @@ def test_e313_prune_not_followed_by_its_replacement(clean, write_log):
     assert problems(write_log(clean)) == [("DSH-E313", seq)]
 
 
+def test_e313_a_replacement_that_comes_late_is_one_error_on_that_replacement(clean, write_log):
+    # it was E313 on the prune, two seqs before the replacement it is about, and N314 on the replacement
+    nodes = clean.surface()
+    meter = clean.add("compaction/prune", {"shadowedRange": {"start": nodes[0], "end": nodes[0]},
+                                           "shadowedSeqs": [nodes[0]], "shadowedTokenCount": 10})
+    clean.add("request/context", {"provider": clean.provider, "model": clean.model})
+    message = {"content": [{"type": "text", "text": "[pruned]"}], "source": {"kind": "plugin", "plugin": "prune"},
+               "role": "user", "id": "m-late"}
+    late = clean.add("user/message", message, sourceEventSeqs=[nodes[0]],
+                     surfaceOp={"op": "replace", "start": nodes[0], "end": nodes[0]})
+    report = validate_log(write_log(clean), Options(ignore=frozenset({"DSH-W213"})))
+    assert [(f.code, f.seq, f.message) for f in report.findings] == [
+        ("DSH-E313", late, f"replacement of {nodes[0]}..{nodes[0]} is not directly after the compaction/prune at "
+                           f"seq {meter} that prices it (1 events lie between)")]
+
+
+def test_e313_a_meter_followed_by_another_meter_is_named_on_the_first(clean, write_log):
+    nodes = clean.surface()
+    first = clean.add("compaction/prune", {"shadowedRange": {"start": nodes[0], "end": nodes[0]},
+                                           "shadowedSeqs": [nodes[0]], "shadowedTokenCount": 10})
+    clean.user("between")
+    clean.prune(nodes[0], nodes[0])
+    report = validate_log(write_log(clean), Options(ignore=frozenset({"DSH-W213"})))
+    assert [(f.code, f.seq, f.message) for f in report.findings] == [
+        ("DSH-E313", first, f"compaction/prune at seq {first} is followed by no replacement before the next "
+                            f"metering event at seq {first + 2}")]
+
+
 def test_n314_unmetered_replacement(clean, write_log):
     result = next(e["seq"] for e in clean.events if e["type"] == "tool/result")
     seq = clean.rewrite_tool_result(result, "shorter")

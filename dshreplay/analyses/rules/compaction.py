@@ -20,27 +20,56 @@ from dshreplay.jsvalues import MISSING, js_same, shown
 
 
 class MeteringRules(Family):
+    """FORMAT.md section 7: a metering event (compaction/summary, compaction/prune) is immediately
+    followed by the replacement it prices (DSH-E313 when not); a replacement needs none (plugins
+    replace unmetered: the notice DSH-N314). Each finding stands on the event it is about: a
+    replacement that comes late, after other events, on that replacement (one finding, not also
+    N314); a metering event no replacement follows at all, on the metering event."""
+
     handlers = {"compaction/summary": "meter", "compaction/prune": "meter", "user/message": "replaced",
-                "assistant/message": "replaced", "tool/result": "replaced"}
+                "assistant/message": "replaced", "tool/result": "replaced", "compaction/end": "compaction_end"}
 
     _check: Callable[[Record], None]
 
     def begin(self, run: Run) -> None:
         super().begin(run)
         self._check = self.check
+        self.pending: Placed | None = None  # a metering event whose replacement did not come directly after it
 
     def meter(self, record: Record) -> None:
+        if self.pending is not None:
+            self._unpriced(f"before the next metering event at seq {record.item.seq}")
         record.then(self._check)  # (the record after it should be the replacement it prices)
+
+    def compaction_end(self, record: Record) -> None:
+        pending = self.pending
+        if pending is not None and pending.type == "compaction/summary" \
+                and get(record.item.record, "data", "error") is not MISSING:
+            self.pending = None  # (the compaction failed: its replacement was never made)
 
     def replaced(self, record: Record) -> None:
         if record.replacement is not None and meter_of(record) is None:
             self.check(record)
 
+    def _unpriced(self, why: str) -> None:
+        meter = self.pending
+        assert meter is not None
+        self.pending = None
+        self.add("DSH-E313", f"{meter.type} at seq {meter.seq} is followed by no replacement {why}", meter)
+
     def check(self, record: Record) -> None:
         """A record that makes a replacement or follows a metering event."""
         event, replacement, meter = record.item, record.replacement, meter_of(record)
         if meter is None:
-            if replacement is not None:
+            if replacement is None:
+                return
+            late = self.pending
+            if late is not None:
+                self.pending = None
+                self.add("DSH-E313", f"replacement of {replacement.start}..{replacement.end} is not directly "
+                                     f"after the {late.type} at seq {late.seq} that prices it "
+                                     f"({event.seq - late.seq - 1} events lie between)", event)
+            else:
                 self.add("DSH-N314", f"replacement of {replacement.start}..{replacement.end} has no "
                                      "compaction/summary or compaction/prune directly before it", event)
             return
@@ -51,8 +80,7 @@ class MeteringRules(Family):
             failed = meter.type == "compaction/summary" and event.type == "compaction/end" \
                 and get(rec, "data", "error") is not MISSING
             if not failed:
-                self.add("DSH-E313", f"{meter.type} at seq {meter.seq} is not directly followed by the "
-                                     f"replacement it prices (next is {event.type})", meter)
+                self.pending = meter  # (judged when a replacement, the next meter or the log's end comes)
             return
         declared = get(meter.record, "data", "shadowedSeqs")
         actual = list(replacement.shadowed_seqs)
@@ -62,10 +90,11 @@ class MeteringRules(Family):
 
     def at_end(self, last: Placed | None) -> None:
         """`last`: the last event of the log."""
-        if last is not None and last.type in METERS:
-            meter = last
-            self.findings.append(finding("DSH-E313", f"{meter.type} at seq {meter.seq} ends the log without the "
-                                                     "replacement it prices", seq=meter.seq, line=meter.line))
+        if self.pending is not None:
+            self._unpriced("before the log ends")
+        elif last is not None and last.type in METERS:
+            self.findings.append(finding("DSH-E313", f"{last.type} at seq {last.seq} ends the log without the "
+                                                     "replacement it prices", seq=last.seq, line=last.line))
 
 
 class CompactionRules(Family):
