@@ -15,7 +15,8 @@ from dshreplay.cli import cli
 from dshreplay.output.secretrules import redaction_doc
 from dshreplay.output.sqldoc import sql_doc
 
-DOCS = Path(__file__).resolve().parent.parent / "docs"
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
 
 
 def reference() -> str:
@@ -34,9 +35,16 @@ def reference() -> str:
     return "\n".join(parts)
 
 
+def _kinds() -> tuple[tuple[str, str, str], ...]:
+    """The reference list of secret kinds the tests plant (docs/redaction.md says what masks each)."""
+    sys.path.insert(0, str(ROOT))
+    from tests.secret_kinds import KINDS
+    return KINDS
+
+
 def generated() -> dict[Path, str]:
-    return {DOCS / "cli.md": reference(), DOCS / "findings.md": findings_doc(), DOCS / "redaction.md": redaction_doc(),
-            DOCS / "sql.md": sql_doc()}
+    return {DOCS / "cli.md": reference(), DOCS / "findings.md": findings_doc(),
+            DOCS / "redaction.md": redaction_doc(_kinds()), DOCS / "sql.md": sql_doc()}
 
 
 def main() -> int:

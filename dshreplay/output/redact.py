@@ -90,6 +90,7 @@ class Rules:
     secret_members: Any = None  # RE2: member names whose text values are masked (the defaults)
     only_defaults: bool = False  # no rules file: a record none of whose bytes a default rule matches is kept
     summary: dict[str, int] | None = None  # the rules file as the manifest records it: how many rules of each kind
+    engine: Any = None  # the base engine of the defaults (secretengine.Engine): its findings are masked beside them
 
     @property
     def text(self) -> tuple[TextRule, ...]:
@@ -238,6 +239,8 @@ class Redactor:
         if rules.gate is not None:
             for n in rules.gate.rules(data):
                 _find(rules.defaults[n], data, spans)
+        if rules.engine is not None:
+            rules.engine.spans(data, spans)
         for rule in rules.user:
             _find(rule, data, spans)
         return spans
@@ -255,11 +258,11 @@ class Redactor:
         for _ in range(MAX_LAYERS + 1):  # `data`, then with its JSON escapes undone once, twice... while it holds a
             # backslash: the strings of JSON text inside JSON text stand unescaped in the layer of their depth
             found = gate.scan(layer)  # type: ignore[union-attr]  # (only_defaults or defaults: a gate)
-            if found & SECRET:
+            if found & SECRET or self.rules.engine.holds(layer):
                 return True
             if found & PERCENT:
                 decoded = _PERCENT.sub(lambda m: bytes([int(m.group(1), 16)]), layer)
-                if gate.scan(decoded) & SECRET:  # type: ignore[union-attr]  # (likewise)
+                if gate.scan(decoded) & SECRET or self.rules.engine.holds(decoded):  # type: ignore[union-attr]
                     return True
             if found & BASE64_RUN:
                 for _, _, plain in _base64_runs(layer):
@@ -699,12 +702,17 @@ def load_redactor(rules_path: str | None, *, defaults: bool = True) -> Redactor:
         gate=Gate(tuple(r.pattern for r in found)) if defaults else None,
         secret_members=_compile(SECRET_MEMBERS, NAME_MEMORY) if defaults else None,
         only_defaults=defaults and not texts and not keys,
-        summary=summary))
+        summary=summary, engine=_engine() if defaults else None))
 
 
 def _default_rules() -> list[DefaultRule]:  # (imported here: only an export loads detect-secrets)
     from dshreplay.output.secretrules import default_rules
     return default_rules()
+
+
+def _engine() -> Any:  # (imported here: only a command that redacts loads the engine's library)
+    from dshreplay.output.secretengine import Engine
+    return Engine(KEEP["reference"])
 
 
 # -- where text rules match, and undoing escapes, URL encoding and base64 -------------------
