@@ -35,11 +35,20 @@ def reference() -> str:
     return "\n".join(parts)
 
 
-def _kinds() -> tuple[tuple[str, str, str], ...]:
-    """The reference list of secret kinds the tests plant (docs/redaction.md says what masks each)."""
+def _kinds() -> list[tuple[str, list[str]]]:
+    """The reference list of secret kinds the tests plant, each with the default rules that mask its
+    secret in its sample (none: it is not masked)."""
+    from dshreplay.output.redact import load_redactor
     sys.path.insert(0, str(ROOT))
     from tests.secret_kinds import KINDS
-    return KINDS
+    redactor = load_redactor(None)
+    found = []
+    for kind, sample, secret in KINDS:
+        counting = redactor.for_calls(())
+        counting.counting = True
+        masked = counting.string(sample)
+        found.append((kind, [] if secret in masked else list(counting.by_rule)))
+    return found
 
 
 def generated() -> dict[Path, str]:

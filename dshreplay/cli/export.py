@@ -20,6 +20,7 @@ from dshreplay.cli import (
     reporter_for,
     safe_text,
     say_answered_for,
+    warn,
     warn_torn_tail,
 )
 from dshreplay.cli.options import (
@@ -78,8 +79,10 @@ def export(logs: tuple[str, ...], out: Path, rules: str | None, no_default_redac
     from dshreplay.io.store import discover
     from dshreplay.output.bundle import ExportOptions
     from dshreplay.output.bundle import export as write_bundle
-    from dshreplay.output.redact import load_redactor
+    from dshreplay.output.redact import engine_off, load_redactor
     redactor = load_redactor(rules, defaults=not no_default_redaction)
+    if (off := engine_off(redactor)) is not None:
+        warn(off)
     read = options_of(jobs=jobs, quiet=quiet, redactor=redactor, snapshot=snapshot)
     options = ExportOptions(out, read, rules, timestamp, force, not no_default_redaction, sign_key, evidence_key)
     found = discover(logs)

@@ -258,20 +258,23 @@ class Redactor:
         for _ in range(MAX_LAYERS + 1):  # `data`, then with its JSON escapes undone once, twice... while it holds a
             # backslash: the strings of JSON text inside JSON text stand unescaped in the layer of their depth
             found = gate.scan(layer)  # type: ignore[union-attr]  # (only_defaults or defaults: a gate)
-            if found & SECRET or self.rules.engine.holds(layer):
+            if found & SECRET:
                 return True
             if found & PERCENT:
                 decoded = _PERCENT.sub(lambda m: bytes([int(m.group(1), 16)]), layer)
-                if gate.scan(decoded) & SECRET or self.rules.engine.holds(decoded):  # type: ignore[union-attr]
+                engine = self.rules.engine
+                if gate.scan(decoded) & SECRET or (  # type: ignore[union-attr]
+                        engine is not None and engine.holds(decoded)):
                     return True
             if found & BASE64_RUN:
                 for _, _, plain in _base64_runs(layer):
                     if self._may_change(_utf8(plain)):
                         return True
             if b"\\" not in layer:
-                return False
+                break
             layer = _json_unescaped(layer)
-        return False
+        engine = self.rules.engine  # (once, on the deepest layer: its strings stand unescaped)
+        return engine is not None and bool(engine.holds(layer))
 
     def _count(self, rule: str, n: int = 1) -> None:
         if n and self.counting:
@@ -711,8 +714,16 @@ def _default_rules() -> list[DefaultRule]:  # (imported here: only an export loa
 
 
 def _engine() -> Any:  # (imported here: only a command that redacts loads the engine's library)
-    from dshreplay.output.secretengine import Engine
-    return Engine(KEEP["reference"])
+    from dshreplay.output.secretengine import Engine, unusable
+    return None if unusable() else Engine(KEEP["reference"])  # (None: the command says why, `engine_off`)
+
+
+def engine_off(redactor: Redactor) -> str | None:
+    """Why the default rules run without their base engine (None: they run with it, or do not run)."""
+    if not redactor.rules.defaults or redactor.rules.engine is not None:
+        return None
+    from dshreplay.output.secretengine import unusable
+    return unusable()
 
 
 # -- where text rules match, and undoing escapes, URL encoding and base64 -------------------

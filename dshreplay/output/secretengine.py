@@ -21,13 +21,21 @@ an HTTP client), and a scan of every kind of `tests/secret_kinds.py` under
 
 What the engine finds still passes our tests of a value that is no secret
 (a placeholder, a `$VAR` reference: `secretrules.KEEP`), and its generic
-rules (`generic-api-key`, `generic-password`...) are left to our assignment
-rules, whose keep tests know a type name, a count or prose after `token:`.
+rules (`generic-api-key`, `generic-password`...) are disabled
+(`betterleaks.toml`) and left to our assignment rules, whose keep tests know a
+type name, a count or prose after `token:`.
+
+Speed: a call costs microseconds, and an export asks whether each record may
+hold a secret; so the engine is called only for a text that holds a keyword of
+one of its rules (one RE2 set scan of the keywords of the configuration the
+library embeds; when they cannot be read, every text is scanned), but for
+OURS_KEYWORDS, which every session holds and whose rules our rules cover.
 """
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any, Callable
 
 ENGINE = "betterleaks"
@@ -37,8 +45,24 @@ LEFT_TO_OURS = ("generic-api-key", "generic-password", "generic-username", "gene
 # sentence's full stop or comma (`mailgun=key-....jsonl`, `the key is mailgun=key-....`); the text is scanned
 # again with each of them made a line end
 _CUTS = re.compile(r"/|[.,](?![A-Za-z0-9_-]{7})")
+MIN_ADDRESS_SPACE = 4 << 30  # what the engine's Go runtime may reserve as it starts (it failed at 800 MiB)
+CONFIG = Path(__file__).with_name("betterleaks.toml")  # the default rules, the generic ones disabled
 MAX_SCAN = 256 * 1024  # characters per engine call: a longer text is scanned in pieces cut at line ends
 Span = tuple[int, int, str]  # (start, end, rule name) in bytes of the UTF-8 text
+
+
+def unusable() -> str | None:
+    """Why the engine cannot run in this process (None: it can). Its Go runtime reserves some
+    gigabytes of address space as it starts, and dies (a fatal error, no exception) where an
+    address-space limit (`ulimit -v`, RLIMIT_AS) refuses them: then the default rules run
+    without it, and the command says so."""
+    import resource
+    limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    if limit == resource.RLIM_INFINITY or limit >= MIN_ADDRESS_SPACE:
+        return None
+    return (f"the secret engine (Betterleaks) is off: its runtime needs {MIN_ADDRESS_SPACE >> 30} GiB of address "
+            f"space and `ulimit -v` allows {limit >> 20} MiB; secrets are masked by the RE2 rules only "
+            "(docs/redaction.md)")
 
 
 def rule_name(rule_id: str) -> str:
@@ -52,8 +76,10 @@ class Engine:
 
     def __init__(self, keep: Callable[[str], bool]) -> None:
         import betterleaks  # (lazily: only a command that redacts pays its 80 ms and 60 MB)
-        self._scan: Callable[[str], list[Any]] = betterleaks.scan_string
+        self._scan: Callable[[str, str], list[Any]] = betterleaks.scan_string
+        self._config = str(CONFIG)
         self._keep = keep
+        self._keywords = _keyword_gate(Path(betterleaks.__file__).parent)
 
     def __reduce__(self) -> tuple[type[Engine], tuple[Callable[[str], bool]]]:
         return Engine, (self._keep,)
@@ -64,8 +90,8 @@ class Engine:
         found: list[tuple[str, str, str]] = []
         text = text.replace("\0", "\n")  # (the binding passes a C string: a NUL ends it)
         cut = _CUTS.sub("\n", text)
-        for piece in _pieces(text) + (_pieces(cut) if cut != text else []):
-            for finding in self._scan(piece):
+        for piece in _pieces(text if cut == text else f"{text}\n{cut}"):  # (one call: each costs microseconds)
+            for finding in self._scan(piece, self._config):
                 rule_id, value = finding.rule_id, finding.match.value
                 if rule_id in LEFT_TO_OURS or not value or self._keep(value):
                     continue
@@ -77,12 +103,20 @@ class Engine:
 
     def holds(self, data: bytes) -> bool:
         """Whether the engine finds a secret in `data` (UTF-8)."""
-        return bool(self.findings(data.decode("utf-8", "replace")))
+        return self._may_hold(data) and bool(self.findings(data.decode("utf-8", "replace")))
+
+    def _may_hold(self, data: bytes) -> bool:
+        """Whether `data` holds a keyword of a rule (else no rule runs on it: the engine's
+        own prefilter would say the same, after a call that costs more than this scan)."""
+        found = None if self._keywords is None else self._keywords.Match(data)
+        return found is None or len(found) > 1
 
     def spans(self, data: bytes, spans: list[Span]) -> None:
         """Adds the span of each finding's secret in `data` (UTF-8): inside every place its
         matched text stands, and, when it is long enough to name nothing else, everywhere."""
         found: set[Span] = set()
+        if not self._may_hold(data):
+            return
         for rule, full, value in self.findings(data.decode("utf-8", "replace")):
             full_b, value_b = full.encode(), value.encode()
             inside = full_b.find(value_b)
@@ -96,6 +130,50 @@ class Engine:
                     found.add((at, at + len(value_b), rule))
                     at = data.find(value_b, at + 1)
         spans += sorted(found)
+
+
+def _keyword_gate(package: Path) -> Any:
+    """One RE2 search for every keyword of the engine's rules (but LEFT_TO_OURS's): the engine
+    runs no rule on a text that holds none. Read from the default configuration the library
+    embeds; None (the engine scans every text) when it cannot be read, or a rule has none."""
+    import re2
+    import tomllib
+    for library in sorted(package.glob("*betterleaks*.*")):
+        if library.suffix not in (".so", ".dylib", ".dll"):
+            continue
+        data = library.read_bytes()
+        start = data.find(b'\ntitle = "betterleaks config"')
+        end = data.find(b"\0", data.rfind(b"[[rules]]"))
+        try:
+            rules = tomllib.loads(data[start:end].decode("utf-8"))["rules"]
+        except (ValueError, KeyError, UnicodeDecodeError):
+            return None
+        words: set[str] = set()
+        for rule in rules:
+            if rule.get("id") in LEFT_TO_OURS or ("regex" not in rule and "path" in rule):
+                continue  # (disabled; a rule on file names only)
+            if not rule.get("keywords"):
+                return None
+            words.update(word.lower() for word in rule["keywords"])
+        if not words:
+            return None
+        options = re2.Options()
+        options.log_errors = False
+        options.max_mem = 64 << 20
+        gate = re2.Set.SearchSet(options)  # (a set: one DFA scan, none of a regex object's Python around it)
+        gate.Add("(?i)" + "|".join(re.escape(w) for w in sorted(words - set(OURS_KEYWORDS))))
+        gate.Add(r"\A")  # (matches every text: a scan that finds nothing is one the DFA gave up on)
+        gate.Compile()
+        return gate
+    return None
+
+
+# keywords that every session's text holds (a model's name, its token counts and prose about tokens), and that
+# only rules whose secrets our rules catch wherever they stand need: the engine is not called for them alone
+OURS_KEYWORDS = {
+    "token": "`aws-secret-access-key` (40 characters after `token =`): our `key or token assignment`",
+    "deepseek": "`deepseek-api-key` (an `sk-` key after `deepseek =`): our `sk- key`",
+}
 
 
 def _pieces(text: str) -> list[str]:

@@ -387,10 +387,10 @@ def _re2_form(plugin: str, n: int, regex: re.Pattern[str]) -> tuple[str, bool]:
     return pattern, rewritten != source
 
 
-def redaction_doc(kinds: Iterable[tuple[str, str, str]] = ()) -> str:
-    """docs/redaction.md: the default rules, from the rules themselves, and which of them mask
-    each of `kinds` (kind, a sample, the secret in it: the reference list of the tests); a
-    test keeps it current."""
+def redaction_doc(kinds: Iterable[tuple[str, list[str]]] = ()) -> str:
+    """docs/redaction.md: the default rules, from the rules themselves, and the kinds of the
+    tests' reference list with the rules that mask each (kind, rule names: empty when none
+    does); a test keeps it current."""
     rules = default_rules()
     lines = [
         "# Default redaction rules",
@@ -450,7 +450,7 @@ def redaction_doc(kinds: Iterable[tuple[str, str, str]] = ()) -> str:
 
 
 def _engine_doc() -> list[str]:
-    from dshreplay.output.secretengine import LEFT_TO_OURS
+    from dshreplay.output.secretengine import LEFT_TO_OURS, OURS_KEYWORDS
     return [
         "## Base engine: Betterleaks", "",
         "Beside the rules above, every text is scanned by Betterleaks (the successor of gitleaks, by its "
@@ -462,15 +462,19 @@ def _engine_doc() -> list[str]:
         "time with those made line ends (a secret in a file name, at a sentence's end). A value our keep test "
         "calls a placeholder (`$VAR`, `<token>`, `****`) is kept, and its generic rules ("
         + ", ".join(f"`{r}`" for r in LEFT_TO_OURS) + ") are left to our assignment rules and their keep "
-        "tests (a type name, a count, prose).", "",
+        "tests (a type name, a count, prose). The engine is called only for a text holding a keyword of one of "
+        "its rules (one RE2 scan of the keywords its configuration gives), but "
+        + ", ".join(f"`{w}` ({why})" for w, why in OURS_KEYWORDS.items())
+        + ": every session's text holds them, and our rules catch what those rules want wherever it stands.", "",
         "Nothing leaves the machine: the engine can check a secret against its service (its rules' `validate` "
         "expressions), but only its command line asks for that; the in-process scan compiles and evaluates the "
-        "rules' filters only, and opens no network socket.", ""]
+        "rules' filters only, and opens no network socket. Its Go runtime reserves some gigabytes of address "
+        "space as it starts: under an address-space limit (`ulimit -v`) below 4 GiB it would die, so it is off, "
+        "and `export` and `index` say so on stderr.", ""]
 
 
-def _kinds_doc(rules: list[DefaultRule], kinds: Iterable[tuple[str, str, str]]) -> list[str]:
+def _kinds_doc(rules: list[DefaultRule], kinds: Iterable[tuple[str, list[str]]]) -> list[str]:
     """Which rules mask each kind's secret in its sample (`tests/secret_kinds.py`)."""
-    from dshreplay.output.redact import load_redactor
     sources = {r.name: "dshreplay" if r.source == "dshreplay" else f"detect-secrets `{r.source.split()[-1]}`"
                for r in rules}
     lines = ["## Kinds covered", "",
@@ -478,15 +482,10 @@ def _kinds_doc(rules: list[DefaultRule], kinds: Iterable[tuple[str, str, str]]) 
              "a sample can be written for, and the kinds beside them an audit named), each planted in every field "
              "of a log by `tests/cli/test_export_kinds.py`, and the rules that mask its sample's secret.", "",
              "| kind | masked by | from |", "| --- | --- | --- |"]
-    redactor = load_redactor(None)
-    for kind, sample, secret in kinds:
-        counting = redactor.for_calls(())
-        counting.counting = True
-        masked = counting.string(sample)
-        names = sorted(counting.by_rule) if secret not in masked else []
+    for kind, names in kinds:
         where = sorted({"Betterleaks" if n.startswith("betterleaks ") else sources.get(n, "dshreplay")
                         for n in names})
-        lines.append(f"| {kind} | {', '.join(f'`{n}`' for n in names) or 'NOT MASKED'} | {', '.join(where)} |")
+        lines.append(f"| {kind} | {', '.join(f'`{n}`' for n in sorted(names)) or 'NOT MASKED'} | {', '.join(where)} |")
     return lines + [""]
 
 

@@ -28,7 +28,7 @@ INTERNAL = {"dshreplay.__main__", "dshreplay.jsvalues", "dshreplay.analyses.rend
             "dshreplay.core.passstate", "dshreplay.io.store", "dshreplay.output.bundlecalls",
             "dshreplay.output.bundlejson", "dshreplay.output.callrecords", "dshreplay.output.chain",
             "dshreplay.output.evidence", "dshreplay.output.htmlreport", "dshreplay.output.reportview",
-            "dshreplay.output.outfolder", "dshreplay.output.secretrules",
+            "dshreplay.output.outfolder", "dshreplay.output.secretrules", "dshreplay.output.secretengine",
             "dshreplay.output.signing", "dshreplay.output.sqldoc", "dshreplay.output.sqlindex",
             "dshreplay.output.usage", "dshreplay.cli", "dshreplay.testing"}
 
