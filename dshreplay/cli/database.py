@@ -72,11 +72,11 @@ def index(paths: tuple[str, ...], db: Path, messages: bool, rules: str | None, n
     read = options_of(jobs=jobs, quiet=quiet)
     options = index_options(read, messages=messages, rules=rules, defaults=not no_default_redaction,
                             parquet=parquet, db=db, evidence_key=evidence_key)
-    from dshreplay.output.redact import Redactor, engine_off
-    if isinstance(options.read.redactor, Redactor) and (off := engine_off(options.read.redactor)) is not None:
-        warn(off)
     report = update_index(list(paths), db, options, mapper_for(options.read))
     reporter_for(output).indexed(report)
+    from dshreplay.output.redact import Redactor, engine_off
+    if isinstance(options.read.redactor, Redactor) and (off := engine_off(options.read.redactor)) is not None:
+        warn(off)  # (once the index is written: what it was masked with)
     for log, detail in report.rewritten:
         warn(f"{log}: rewritten since it was indexed ({detail}): indexed again whole")
     for log in report.vanished:

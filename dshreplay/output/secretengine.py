@@ -119,11 +119,12 @@ class Engine:
             return
         for rule, full, value in self.findings(data.decode("utf-8", "replace")):
             full_b, value_b = full.encode(), value.encode()
-            inside = full_b.find(value_b)
-            at = data.find(full_b)
+            inside = max(0, full_b.find(value_b))
+            head = full_b[:inside + len(value_b)]  # (the match to the secret's end, not the `\n` a cut put after)
+            at = data.find(head)
             while at >= 0:
                 found.add((at + inside, at + inside + len(value_b), rule))
-                at = data.find(full_b, at + 1)
+                at = data.find(head, at + 1)
             if len(value_b) >= 12:
                 at = data.find(value_b)
                 while at >= 0:
@@ -137,7 +138,10 @@ def _keyword_gate(package: Path) -> Any:
     runs no rule on a text that holds none. Read from the default configuration the library
     embeds; None (the engine scans every text) when it cannot be read, or a rule has none."""
     import re2
-    import tomllib
+    try:
+        import tomllib
+    except ImportError:  # (Python 3.10: every text is scanned)
+        return None
     for library in sorted(package.glob("*betterleaks*.*")):
         if library.suffix not in (".so", ".dylib", ".dll"):
             continue
