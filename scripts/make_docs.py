@@ -15,7 +15,8 @@ from dshreplay.cli import cli
 from dshreplay.output.secretrules import redaction_doc
 from dshreplay.output.sqldoc import sql_doc
 
-DOCS = Path(__file__).resolve().parent.parent / "docs"
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
 
 
 def reference() -> str:
@@ -34,9 +35,25 @@ def reference() -> str:
     return "\n".join(parts)
 
 
+def _kinds() -> list[tuple[str, list[str]]]:
+    """The reference list of secret kinds the tests plant, each with the default rules that mask its
+    secret in its sample (none: it is not masked)."""
+    from dshreplay.output.redact import load_redactor
+    sys.path.insert(0, str(ROOT))
+    from tests.secret_kinds import KINDS
+    redactor = load_redactor(None)
+    found = []
+    for kind, sample, secret in KINDS:
+        counting = redactor.for_calls(())
+        counting.counting = True
+        masked = counting.string(sample)
+        found.append((kind, [] if secret in masked else list(counting.by_rule)))
+    return found
+
+
 def generated() -> dict[Path, str]:
-    return {DOCS / "cli.md": reference(), DOCS / "findings.md": findings_doc(), DOCS / "redaction.md": redaction_doc(),
-            DOCS / "sql.md": sql_doc()}
+    return {DOCS / "cli.md": reference(), DOCS / "findings.md": findings_doc(),
+            DOCS / "redaction.md": redaction_doc(_kinds()), DOCS / "sql.md": sql_doc()}
 
 
 def main() -> int:

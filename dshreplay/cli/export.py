@@ -20,6 +20,7 @@ from dshreplay.cli import (
     reporter_for,
     safe_text,
     say_answered_for,
+    warn,
     warn_torn_tail,
 )
 from dshreplay.cli.options import (
@@ -78,13 +79,16 @@ def export(logs: tuple[str, ...], out: Path, rules: str | None, no_default_redac
     from dshreplay.io.store import discover
     from dshreplay.output.bundle import ExportOptions
     from dshreplay.output.bundle import export as write_bundle
-    from dshreplay.output.redact import load_redactor
+    from dshreplay.output.redact import engine_off, load_redactor
     redactor = load_redactor(rules, defaults=not no_default_redaction)
     read = options_of(jobs=jobs, quiet=quiet, redactor=redactor, snapshot=snapshot)
     options = ExportOptions(out, read, rules, timestamp, force, not no_default_redaction, sign_key, evidence_key)
     found = discover(logs)
     manifest = write_bundle(found, options, mapper_for(read, found))
     reporter_for(output).exported(out, manifest, manifest.digest)
+    exported = any(e.get("verdict") not in ("unreadable", "internal-error") for e in manifest["sessions"])
+    if exported and (off := engine_off(redactor)) is not None:  # (once sessions are written: how they were masked)
+        warn(off)
     for entry in manifest["sessions"]:
         if entry.get("tornTail") is not None:
             warn_torn_tail(entry["input"], TornTail.from_json(entry["tornTail"], entry["encoding"]), " (not exported)")

@@ -43,13 +43,22 @@ MIN_WINDOW = 1 << 20  # the smallest window (but the last)
 def start_method() -> str | None:
     """fork, the cheapest, from a single-threaded process; else a fork server
     (a child forked while another thread holds a lock can deadlock, and a Dask
-    client or worker runs threads)."""
+    client or worker runs threads; so does a Go runtime, the secret engine's,
+    whose threads Python does not count: a forked child of it hangs)."""
     import multiprocessing
     import threading
     methods = multiprocessing.get_all_start_methods()
-    if threading.active_count() == 1 and "fork" in methods:
+    if threading.active_count() == 1 and _os_threads() == 1 and "fork" in methods:
         return "fork"
     return "forkserver" if "forkserver" in methods else None
+
+
+def _os_threads() -> int:
+    """The threads of this process, Python's or not (1 where the system does not say)."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return 1
 
 
 class Shipped(Generic[T]):

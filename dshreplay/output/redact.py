@@ -110,6 +110,7 @@ class Rules:
     secret_members: Any = None  # RE2: member names whose text values are masked (the defaults)
     only_defaults: bool = False  # no rules file: a record none of whose bytes a default rule matches is kept
     summary: dict[str, int] | None = None  # the rules file as the manifest records it: how many rules of each kind
+    engine: Any = None  # the base engine of the defaults (secretengine.Engine): its findings are masked beside them
 
     @property
     def text(self) -> tuple[TextRule, ...]:
@@ -259,6 +260,8 @@ class Redactor:
         if rules.gate is not None:
             for n in rules.gate.rules(data):
                 _find(rules.defaults[n], data, spans, trim=True)
+        if rules.engine is not None:
+            rules.engine.spans(data, spans)
         for rule in rules.user:
             _find(rule, data, spans)
         return spans
@@ -287,7 +290,8 @@ class Redactor:
             for _, _, plain in base64_runs(data):
                 if self._may_change(_utf8(plain), depth + 1):
                     return True
-        return False
+        engine = self.rules.engine  # (on every layer: the engine's keywords, in the text as each layer reads)
+        return engine is not None and bool(engine.holds(data))
 
     def _count(self, rule: str, n: int = 1) -> None:
         if n and self.counting:
@@ -699,12 +703,25 @@ def load_redactor(rules_path: str | None, *, defaults: bool = True) -> Redactor:
         gate=Gate(tuple(r.pattern for r in found)) if defaults else None,
         secret_members=_compile(SECRET_MEMBERS, NAME_MEMORY) if defaults else None,
         only_defaults=defaults and not texts and not keys,
-        summary=summary))
+        summary=summary, engine=_engine() if defaults else None))
 
 
 def _default_rules() -> list[DefaultRule]:  # (imported here: only an export loads detect-secrets)
     from dshreplay.output.secretrules import default_rules
     return default_rules()
+
+
+def _engine() -> Any:  # (imported here: only a command that redacts loads the engine's library)
+    from dshreplay.output.secretengine import Engine, unusable
+    return None if unusable() else Engine(KEEP["reference"])  # (None: the command says why, `engine_off`)
+
+
+def engine_off(redactor: Redactor) -> str | None:
+    """Why the default rules run without their base engine (None: they run with it, or do not run)."""
+    if not redactor.rules.defaults or redactor.rules.engine is not None:
+        return None
+    from dshreplay.output.secretengine import unusable
+    return unusable()
 
 
 # -- where text rules match, and undoing escapes, URL encoding and base64 -------------------

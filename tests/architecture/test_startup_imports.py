@@ -27,7 +27,7 @@ HEAVY = frozenset({
     "dshreplay.analyses.schemas", "dshreplay.analyses.rules", "dshreplay.output.bundle",
     "dshreplay.output.redact", "dshreplay.output.htmlreport", "dshreplay.output.signing",
     "dshreplay.output.chain", "dshreplay.core.parallel", "jinja2", "markupsafe", "dshreplay.output.reportview",
-    "msgspec", "simdjson",
+    "msgspec", "simdjson", "betterleaks", "dshreplay.output.secretengine",
 })
 # the other families of commands (a reading command imports its own: dshreplay.cli.view or .history)
 OTHER_COMMANDS = frozenset({"dshreplay.cli.checks", "dshreplay.cli.export", "dshreplay.cli.aggregate",

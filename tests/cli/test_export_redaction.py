@@ -95,19 +95,20 @@ def test_replacements_are_counted_per_rule_for_each_session_and_printed(cli, tmp
     manifest = json.loads((tmp_path / "b" / "manifest.json").read_bytes())
     counted = [e["redactions"] for e in manifest["sessions"]]
     # the title's Hugging Face token, the command's --token, the command's password, the todo's AWS key
-    # id, the key in the finish chunk and in the turn's end, the hook's GitHub token (two rules find it)
+    # id, the key in the finish chunk and in the turn's end, the hook's GitHub token (three rules find it: two
+    # of ours and the engine's)
     assert counted == [
-        {"replacements": 8, "byRule": {"AWS Access Key": 1, "GitHub Token": 1, "GitHub token, any length": 1,
-                                       "Hugging Face token": 1, "password assignment": 1, "password flag": 1,
-                                       "sk- key": 2}},
+        {"replacements": 9, "byRule": {"AWS Access Key": 1, "GitHub Token": 1, "GitHub token, any length": 1,
+                                       "Hugging Face token": 1, "betterleaks github-pat": 1,
+                                       "password assignment": 1, "password flag": 1, "sk- key": 2}},
         {"replacements": 0, "byRule": {}}]
-    assert manifest["redaction"]["replacements"] == 8
+    assert manifest["redaction"]["replacements"] == 9
     assert [s["redactions"] for s in result.json()["sessions"]] == counted
     monkeypatch.chdir(tmp_path)
     table = cli("export", "story.jsonl", "--out", "c", "--timestamp", STAMP).stdout.splitlines()
     assert table[0].split() == ["input", "folder", "verdict", "events", "redactions"]
     assert table[2].split(None, 4) == ["story.jsonl", "story", "ok", "15",
-                                       "8 (sk- key 2, AWS Access Key 1, GitHub Token 1, ...)"]
+                                       "9 (sk- key 2, AWS Access Key 1, GitHub Token 1, ...)"]
 
 
 def test_input_paths_and_session_ids_holding_a_secret_are_named_redacted(cli, tmp_path):
@@ -172,9 +173,10 @@ def test_a_secret_in_an_input_path_counts_as_a_replacement_of_its_session(cli, t
     broken.write_bytes(b"not json\n")
     result = cli("export", log, broken, "--out", tmp_path / "b", "--timestamp", STAMP, "--json", expect=2)
     manifest = json.loads((tmp_path / "b" / "manifest.json").read_bytes())
-    # the folder's GitHub token (two rules find it) and the file's AWS key id, in each input's path;
-    # nothing else in either session holds a secret (the unreadable one is counted too)
-    path = {"replacements": 3, "byRule": {"AWS Access Key": 1, "GitHub Token": 1, "GitHub token, any length": 1}}
+    # the folder's GitHub token (three rules find it: two of ours and the engine's) and the file's AWS key id, in
+    # each input's path; nothing else in either session holds a secret (the unreadable one is counted too)
+    path = {"replacements": 4, "byRule": {"AWS Access Key": 1, "GitHub Token": 1, "GitHub token, any length": 1,
+                                          "betterleaks github-pat": 1}}
     assert [(e["verdict"], e["redactions"]) for e in manifest["sessions"]] == [("ok", path), ("unreadable", path)]
-    assert manifest["redaction"]["replacements"] == 6
+    assert manifest["redaction"]["replacements"] == 8
     assert [s["redactions"] for s in result.json()["sessions"]] == [path, path]

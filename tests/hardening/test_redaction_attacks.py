@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from test_attacks import attack  # (tests/hardening is on the path of its tests)
 
+from dshreplay.output.secretengine import MIN_ADDRESS_SPACE
 from dshreplay.testing.samples import LogBuilder
 
 STAMP = "2026-01-01T00:00:00Z"
@@ -34,6 +35,11 @@ def one_message_log(path: Path, text: str) -> Path:
     return b.write(path)
 
 
+# the address space that lets the secret engine's Go runtime start (it reserves gigabytes it never touches: under
+# less it is off, and says so), so the engine runs on the hostile texts too
+ENGINE_MB = (MIN_ADDRESS_SPACE >> 20) + 512
+
+
 def export_cpu(tmp_path: Path, name: str, text: str, rules: dict | None) -> float:
     """The CPU seconds a child spends exporting a log of `text` (under a 10 s CPU limit)."""
     log = one_message_log(tmp_path / f"{name}.jsonl", text)
@@ -42,7 +48,7 @@ def export_cpu(tmp_path: Path, name: str, text: str, rules: dict | None) -> floa
         (tmp_path / "rules.json").write_text(json.dumps(rules))
         args += ["--redact", tmp_path / "rules.json"]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    result = attack(*args, seconds=10)
+    result = attack(*args, seconds=10, mem_mb=ENGINE_MB)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     assert result.code == 0 and result.stderr == "", result.stderr
     return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime

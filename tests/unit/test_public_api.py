@@ -30,8 +30,8 @@ INTERNAL = {"dshreplay.__main__", "dshreplay.jsvalues", "dshreplay.analyses.rend
             "dshreplay.output.csvcells", "dshreplay.output.evidence", "dshreplay.output.htmlreport",
             "dshreplay.output.reportview",
             "dshreplay.output.outfolder", "dshreplay.output.secretrules", "dshreplay.output.encodings",
-            "dshreplay.output.signers", "dshreplay.output.signing", "dshreplay.output.sqldoc",
-            "dshreplay.output.sqlindex",
+            "dshreplay.output.secretengine", "dshreplay.output.signers", "dshreplay.output.signing",
+            "dshreplay.output.sqldoc", "dshreplay.output.sqlindex",
             "dshreplay.output.usage", "dshreplay.cli", "dshreplay.testing"}
 
 
