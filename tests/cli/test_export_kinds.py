@@ -10,8 +10,8 @@ streamed in deltas cut at random points, tool arguments streamed in two deltas c
 secret, the secret as a JSON object's key, and each kind's own log with it in the session id,
 the header and the log's file and folder names (when a file name can hold it: no `/`, no line
 break). `export` and `index` run on all of it; every byte and name of the bundle, every value of
-every table of the index, and every byte of the index file of the logs whose names hold no
-secret are searched for every secret.
+every table of the index (the keys, the logs' redacted paths, too) and every byte of the index
+file are searched for every secret.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from tests.cli.test_export_leaks import STAMP, plant
 from tests.secret_kinds import GITLEAKS_RULES, KINDS
 
 duckdb = pytest.importorskip("duckdb")
-# the index's columns that hold a log's path: another change redacts them (#34 item 3)
+# the index's columns that hold a log's path (redacted as the bundle's names: #34 item 3)
 PATH_COLUMNS = frozenset({"log", "path", "input", "file"})
 
 
@@ -133,5 +133,5 @@ def test_no_kind_reaches_the_index(cli, planted, tmp_path):
     assert leaks([*values, *paths, ("the index file", db.read_bytes())]) == []
     db = tmp_path / "headers.duckdb"
     cli("index", *inputs, "--db", db, "--messages", "-j", 1, expect=None)
-    values, _ = index_values(db)
-    assert leaks(values) == []
+    values, paths = index_values(db)  # (each log's key: its path as redacted as the bundle names it)
+    assert leaks([*values, *paths, ("the index file", db.read_bytes())]) == []
