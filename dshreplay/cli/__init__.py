@@ -160,6 +160,15 @@ def safe_text(text: str) -> str:
     return clean(text).replace("\n", "\\n").replace("\t", " ")
 
 
+def _stdin_hint(error: click.UsageError, where: str) -> str:
+    """For a missing LOG while a log is piped in: how to have it read (`-`)."""
+    param = getattr(error, "param", None)
+    piped = not sys.stdin.isatty() if sys.stdin is not None else False
+    if isinstance(error, click.MissingParameter) and param is not None and param.name == "log" and piped:
+        return f" A log on standard input is read when LOG is -: {where} - < LOG."
+    return ""
+
+
 class DshGroup(click.Group):
     """Turns every library error, and every usage error click finds, into one stderr line and an exit code.
 
@@ -183,7 +192,8 @@ class DshGroup(click.Group):
             sys.exit(help_.exit_code)
         except click.UsageError as error:  # one line, as every other error: what is wrong, and where help is
             where = error.ctx.command_path if error.ctx is not None else (prog_name or "dshreplay")
-            click.echo(f"dshreplay: usage error: {safe_text(error.format_message())} (see '{where} --help')", err=True)
+            click.echo(f"dshreplay: usage error: {safe_text(error.format_message())}{_stdin_hint(error, where)} "
+                       f"(see '{where} --help')", err=True)
             sys.exit(error.exit_code)
         except click.ClickException as error:
             error.show()

@@ -197,3 +197,10 @@ def test_a_torn_tail_is_said_inside_the_answers_not_only_on_stderr(cli, tmp_path
                            "text": f"[line {lines + 1}: {why}; the transcript ends at seq {last}]"}
     text = cli("transcript", log).stdout
     assert text.rstrip().endswith(f"[line {lines + 1}: {why}; the transcript ends at seq {last}]")
+
+
+def test_a_missing_log_with_a_log_piped_in_says_to_give_a_dash(cli):
+    # `dshreplay fold < log` said only "Missing argument 'LOG'"
+    result = cli("fold", input=b'{"type": "session"}\n', expect=2)
+    assert result.stderr == ("dshreplay: usage error: Missing argument 'LOG'. A log on standard input is read when "
+                             "LOG is -: dshreplay fold - < LOG. (see 'dshreplay fold --help')\n")
