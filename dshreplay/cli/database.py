@@ -96,17 +96,26 @@ def index(paths: tuple[str, ...], db: Path, messages: bool, rules: str | None, n
 
 
 @click.command(cls=DshCommand)
-@click.argument("db", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE")
-@click.argument("query", metavar="QUERY")
+@click.argument("given", nargs=-1, metavar="[FILE] QUERY")
+@click.option("--db", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="The index database (as index and usage take it; or give FILE before QUERY).")
 @click.option("--csv", "as_csv", is_flag=True, help="Print CSV with a header row.")
 @output_options
-def sql(db: Path, query: str, as_csv: bool, output: Output) -> None:
+def sql(given: tuple[str, ...], db: Path | None, as_csv: bool, output: Output) -> None:
     """Run an SQL query on an index database (`dshreplay index`) and print
     its rows: a table fitted to the terminal, --json (an array of objects),
     --jsonl (one object per line) or --csv. The database is opened read-only
     and the query can read no other file. Example queries: docs/sql.md.
+
+    Example: dshreplay sql --db index.duckdb "SELECT kind, count(*) FROM model_calls GROUP BY kind"
     """
     from dshreplay.output.reporters import CsvReporter
     from dshreplay.output.sqlindex import run_query
+    if db is None and len(given) == 2:
+        db, query = Path(given[0]), given[1]
+    elif db is not None and len(given) == 1:
+        query = given[0]
+    else:
+        raise click.UsageError("give the database and one QUERY: sql --db FILE QUERY (or sql FILE QUERY)")
     columns, rows = run_query(db, query)
     (CsvReporter() if as_csv else reporter_for(output)).query(columns, rows)

@@ -751,3 +751,17 @@ def test_a_parquet_write_that_fails_names_the_partitions_not_the_database(cli, s
     cli("index", store, "--db", db, "--parquet", out)
     assert sorted(p.parent.name for p in (out / "sessions").glob("day=*/data.parquet")) == [
         "day=2026-07-06", "day=2026-07-07"]
+
+
+def test_sql_takes_the_database_as_index_and_usage_do(cli, tmp_path):
+    # index --db FILE and usage --db FILE, but only sql FILE QUERY
+    from dshreplay.testing.samples import multi_turn
+    log = multi_turn().write(tmp_path / "s.jsonl")
+    db = tmp_path / "i.duckdb"
+    cli("index", log, "--db", db)
+    query = "SELECT count(*) AS n FROM sessions"
+    assert cli("sql", "--db", db, query, "--json").json() == cli("sql", db, query, "--json").json() == [{"n": 1}]
+    for args in ((query,), ("--db", db, db, query), ()):
+        assert cli("sql", *args, expect=2).stderr == (
+            "dshreplay: usage error: give the database and one QUERY: sql --db FILE QUERY (or sql FILE QUERY) "
+            "(see 'dshreplay sql --help')\n")
