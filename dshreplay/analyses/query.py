@@ -16,7 +16,7 @@ from dshreplay.analyses.turns import TurnTracker
 from dshreplay.core.driver import STOP, Observer, run_pass
 from dshreplay.core.surface import SURFACE_TYPES
 from dshreplay.errors import FilterError, UsageError
-from dshreplay.io.reader import PackedRun
+from dshreplay.io.reader import PackedRun, line_problem
 from dshreplay.jsvalues import epoch_ms, is_time, json_bytes, parse_time, shown, utc_time, visible
 
 if TYPE_CHECKING:
@@ -317,8 +317,15 @@ class RawLine:
         bidirectional marks, a \\r) as a \\xNN, \\uNNNN or \\UNNNNNNNN escape."""
         return visible(self.text)
 
+    @property
+    def problem(self) -> str | None:
+        """Why the line holds no record (not JSON, not an object), as the reader says it; None for
+        one that does, or a blank line."""
+        return line_problem(self.raw)
+
     def to_json(self) -> dict[str, Any]:
-        return {"line": self.line, "offset": self.offset, "bytes": len(self.raw), "text": self.text}
+        return {"line": self.line, "offset": self.offset, "bytes": len(self.raw), "text": self.text,
+                "problem": self.problem}
 
 
 def raw_lines(source: LogSource, first: int, last: int) -> list[RawLine]:

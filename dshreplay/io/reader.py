@@ -798,7 +798,7 @@ class LogReader:
                         self.torn_tail = TornTail(line=lineno, offset=offset, size=len(raw), encoding="jsonl")
                     self.lines = lineno
                     break
-                error = LineError(f"line is not valid JSON: {_json_reason(raw, exc)}", code=UNREADABLE_LINE,
+                error = LineError(_not_json(raw, exc), code=UNREADABLE_LINE,
                                   path=path, line=lineno, seq=seq)
                 if recover is None:
                     raise error from None
@@ -836,7 +836,7 @@ class LogReader:
             if type(rec) is not dict:
                 if held is not None:
                     yield from place(MISSING)
-                error = LineError(f"record must be a JSON object, got {_json_kind(rec)}", code=UNREADABLE_LINE,
+                error = LineError(_not_object(rec), code=UNREADABLE_LINE,
                                   path=path, line=lineno, seq=seq)
                 if recover is None:
                     raise error
@@ -994,6 +994,26 @@ class _Prepended(io.RawIOBase):
         n = len(data)
         b[:n] = data
         return n
+
+
+def line_problem(raw: bytes) -> str | None:
+    """Why one line (its bytes, newline or not) holds no record, as the reader says it where it
+    meets it; None for a line that parses as a JSON object, or a blank one (no record, no damage)."""
+    if not raw.strip():
+        return None
+    try:
+        rec = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        return _not_json(raw, exc)
+    return None if type(rec) is dict else _not_object(rec)
+
+
+def _not_json(raw: bytes, exc: Exception) -> str:
+    return f"line is not valid JSON: {_json_reason(raw, exc)}"
+
+
+def _not_object(rec: object) -> str:
+    return f"record must be a JSON object, got {_json_kind(rec)}"
 
 
 def _json_kind(value: object) -> str:

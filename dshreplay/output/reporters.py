@@ -980,10 +980,15 @@ class TextReporter(Reporter):
         self.line(counted(count[0], "event"))
 
     def lines(self, lines: Sequence[RawLine]) -> None:
-        """Physical lines as stored, each after its number, escaped for the terminal."""
+        """Physical lines as stored, each after its number, escaped for the terminal; a line that
+        holds no record marked `!` after its number, and why it holds none said after them."""
         width = len(str(lines[-1].line)) if lines else 1
-        for line in lines:
-            self.line(f"{line.line:>{width}}  {line.escaped()}")
+        problems = [(line.line, line.problem) for line in lines]
+        for line, (_, problem) in zip(lines, problems):
+            self.line(f"{line.line:>{width}}{'!' if problem else ' '} {line.escaped()}")
+        for number, problem in problems:
+            if problem:
+                self.line(f"(line {number}: {problem})")
 
     def spills(self, spills: Sequence[Spill]) -> None:
         rows = [(s.seq, _dash(s.call_id), _dash(s.tool), s.omitted,

@@ -204,3 +204,17 @@ def test_a_missing_log_with_a_log_piped_in_says_to_give_a_dash(cli):
     result = cli("fold", input=b'{"type": "session"}\n', expect=2)
     assert result.stderr == ("dshreplay: usage error: Missing argument 'LOG'. A log on standard input is read when "
                              "LOG is -: dshreplay fold - < LOG. (see 'dshreplay fold --help')\n")
+
+
+def test_events_lines_marks_a_line_that_holds_no_record_and_says_why(cli):
+    # --lines printed the unreadable line like any other
+    from conftest import SAMPLES
+    log = SAMPLES / "broken-bad-json-line.jsonl"
+    out = cli("events", log, "--lines", "5-7", "--wide").stdout.splitlines()
+    assert [line[:3] for line in out[:3]] == ["5  ", "6! ", "7  "]
+    assert out[3:] == ["(line 6: line is not valid JSON: unexpected end of data)"]
+    rows = cli("events", log, "--lines", "5-6", "--json").json()
+    assert [r["problem"] for r in rows] == [None, "line is not valid JSON: unexpected end of data"]
+    report = cli("validate", log, "--json", expect=1).json()["files"][0]
+    assert [(f["line"], f["message"]) for f in report["findings"] if f["code"] == "DSH-E001"] == [
+        (6, "line is not valid JSON: unexpected end of data (line skipped)")]
