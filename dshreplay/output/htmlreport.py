@@ -107,7 +107,7 @@ def render_report(*, entry: Mapping[str, Any], index: LogIndex, findings: Sequen
     session_id = header.get("id")
     shown_id = rv.ident(session_id)  # (cut: a long id would push the verdict off the screen; the card has it whole)
     failure = view.get("failure")
-    wf = rv.waterfall(index, view["calls"])
+    wf = rv.waterfall(index, view["calls"], failure)
     shadows = view.get("shadows", index.shadows)
     lanes = rv.surface_lanes(index, shadows)
     return _render(

@@ -166,19 +166,25 @@ def duration_text(ms: object) -> str:
     return f"{hours} h {minutes:02d} min"
 
 
-def waterfall(index: LogIndex, views: Iterable[Mapping[str, Any]]) -> Waterfall:
+def waterfall(index: LogIndex, views: Iterable[Mapping[str, Any]],
+              failure: Mapping[str, Any] | None = None) -> Waterfall:
     """Turns, model calls and tool calls in log order, on a time axis when the log has
-    times (every turn and model call timed), else on the seq axis (a projected log)."""
+    times (every turn and model call timed), else on the seq axis (a projected log). Where
+    the fold fails (`failure`, its error's JSON), only what starts before it, as `stats`
+    answers, and the headline leads with the failure."""
     viewed = {v["call"] for v in views}
     turns, calls, tools = index.turn_spans, index.calls, index.tool_calls
     timed = bool(turns or calls) and all(is_time(t.start_time) for t in turns) \
         and all(is_time(c.first_chunk_time) for c in calls)
     place_turn, place_call, place_tool = ON_TIME if timed else ON_SEQS
-    items = [_Item(t.start, 0, t, place_turn(t), turn_status(t.ending)) for t in turns]
+    failed = failure is not None
+    items = [_Item(t.start, 0, t, place_turn(t), turn_status(t.ending_read(failed))) for t in turns]
     items += [_Item(c.first_chunk_seq if c.first_chunk_seq is not None else 0, 1, c, place_call(c), call_status(c))
               for c in calls]
     items += [_Item(_tool_first_seq(tc), 2, tc, place_tool(tc), tool_status(tc), n)
               for n, tc in enumerate(tools, 1)]
+    if failure is not None and type(failure.get("seq")) is int:  # (the answer reaches the seqs before it)
+        items = [i for i in items if i.seq < failure["seq"]]
     if timed:
         starts = [i.place.start for i in items if i.place.start is not None]
         lo = min(starts, default=0.0)
@@ -203,7 +209,10 @@ def waterfall(index: LogIndex, views: Iterable[Mapping[str, Any]]) -> Waterfall:
         caption = ("This log has no event times (a projected log): the axis is event seqs, so waits do "
                    "not show; hover a bar for its seqs, click it for its model view or row.")
         ticks = [Tick(_pct(f * 100), f"seq {round(lo + (hi - lo) * f)}") for f in (0, .25, .5, .75, 1)]
-    return Waterfall("time" if timed else "seq", caption, ticks, bars(items), bars(problems), headline(problems))
+    lead = [] if failure is None else [f"the fold fails at seq {as_text(failure.get('seq'))} "
+                                       f"({as_text(failure.get('code'))}): nothing past it is answered"]
+    return Waterfall("time" if timed else "seq", caption, ticks, bars(items), bars(problems),
+                     ", ".join([*lead, *filter(None, [headline(problems)])]))
 
 
 @dataclass(frozen=True, slots=True)

@@ -126,3 +126,20 @@ def test_a_megabyte_tool_name_is_cut_in_the_report_not_repeated(cli, tmp_path):
     assert (out / "long-names" / "tools.csv").stat().st_size > 10_000_000  # (the data file has every name whole)
     assert len(report) < 400_000 and "t" * 80 + "<" not in report
     assert f'<div class="lbl tool">{"t" * 77}... <span' in report and f' title="{"t" * 77}... ' in report
+
+
+def test_a_report_whose_fold_fails_leads_with_the_failure_and_draws_what_stats_answers(cli, tmp_path):
+    # the header led with 'errors: 2 failed model calls' and the fold failure was a grey line under
+    # Findings; the waterfall drew every turn and call of the log, stats only those before the failure
+    log = SAMPLES / "broken-replace-start-not-found.jsonl"
+    stats = cli("stats", log, "--json", expect=1).json()["sessions"][0]
+    out = tmp_path / "b"
+    cli("export", log, "--out", out, "--no-default-redaction", "--timestamp", "2026-01-01T00:00:00Z", expect=1)
+    [report_file] = out.rglob("report.html")
+    report = page(report_file)
+    header = html.unescape(re.search(r"<header>.*?</header>", report, re.S).group(0))
+    assert header.endswith(f'<p><span class="bad">errors</span>: the fold fails at seq {stats["answeredUpTo"] + 1} '
+                           '(DSH-E107): nothing past it is answered</p></header>')
+    waterfall = re.search(r'<section id="waterfall">.*?</section>', report, re.S).group(0)
+    labels = re.findall(r'class="lbl (turn|model)">', waterfall)
+    assert (labels.count("turn"), labels.count("model")) == (stats["turns"], stats["calls"]) == (3, 4)
