@@ -85,9 +85,14 @@ def landed(shipped: bytes) -> Any:
 
 
 def _pool(workers: int) -> ProcessPoolExecutor:
+    """Worker processes with this process's umask: a forked child inherits it, but a fork server
+    (after the secret engine's threads started) keeps the umask it was started with."""
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import get_context
-    return ProcessPoolExecutor(max_workers=workers, mp_context=get_context(start_method()))
+    mask = os.umask(0o022)  # (read it: os.umask only sets; put back at once)
+    os.umask(mask)
+    return ProcessPoolExecutor(max_workers=workers, mp_context=get_context(start_method()),
+                               initializer=os.umask, initargs=(mask,))
 
 
 def run_map(fn: Callable[[T], R], items: Iterable[T], options: Options = DEFAULT) -> list[R]:

@@ -46,6 +46,9 @@ def grow(log: Path) -> None:
         fh.write(json.dumps(record).encode() + b"\n")
 
 
+ENGINE_OFF = "dshreplay: warning: the secret engine (Betterleaks) is off"
+
+
 def index(*args, expect: int, **kw):
     result = attack("index", *args, mem_mb=MEM, seconds=60, **kw)
     assert result.code == expect, result.stderr
@@ -107,8 +110,9 @@ def test_a_token_in_a_folder_or_file_name_is_in_no_table_column_or_byte_of_the_i
     # a log gone from under its input is still found vanished (by the keyed hashes of its folders)
     b.unlink()
     gone = index(store, "--db", db, "--parquet", pq, "--messages", "--evidence-key", key, "-j", "1", expect=1)
-    assert gone.stderr == f"dshreplay: warning: {logs[1]}: vanished since it was indexed: marked vanished, its rows " \
-                          "kept\n"
+    said = [line for line in gone.stderr.splitlines() if not line.startswith(ENGINE_OFF)]  # (under this test's
+    # address-space limit the secret engine is off, and the index says so)
+    assert said == [f"dshreplay: warning: {logs[1]}: vanished since it was indexed: marked vanished, its rows kept"]
     assert leaks(db, pq) == []
 
 
