@@ -14,6 +14,8 @@ Each shape at several sizes, each measured in its own process:
 - duplicate key: a record of M MB (a long list, written with spaces) holding a key twice (`validate`)
 - model calls:   N model calls in one step with no compaction, the surface growing by one message
                  a call (`export`: each call's request record builds on the one before)
+- pending calls: N model calls that end in an error with no assistant message, then N answered ones
+                 (`export`: each message is matched to its call among those still unanswered)
 
     python bench/growth.py [--quick] [--write]    (--write: the table to docs/growth.md)
 """
@@ -109,6 +111,22 @@ def model_calls(n: int) -> bytes:
     return b.to_bytes()
 
 
+def pending_calls(n: int) -> bytes:
+    from dshreplay.testing.samples import LogBuilder  # (in the --make child only)
+    b = LogBuilder()
+    b.start_turn()
+    b.start_step()
+    b.user("go")
+    for _ in range(n):  # calls that end in an error and get no assistant message: they stay unanswered
+        b.assistant("", finish={"kind": "error", "error": {"code": "OVERLOADED"}}, pieces=1)
+        b.events.pop()  # (its assistant/message)
+    for _ in range(n):  # then as many that are answered: each message is matched to its call among them
+        b.assistant("ok", finish="stop", pieces=1)
+    b.end_step()
+    b.end_turn()
+    return b.to_bytes()
+
+
 SHAPES = {
     "replacements": (replacements, ["fold", "--json"], [10_000, 20_000, 40_000, 100_000], ".jsonl"),
     "citations": (citations, ["provenance", "--seq", "{size}", "--json"], [10_000, 20_000, 40_000, 100_000],
@@ -121,6 +139,8 @@ SHAPES = {
     "duplicate key (MB)": (duplicate_key, ["validate"], [4, 8, 16, 32], ".jsonl"),
     "model calls": (model_calls, ["export", "--out", "{scratch}/bundle-{size}", "--evidence-key", "{scratch}/key"],
                     [5_000, 10_000, 20_000, 40_000], ".jsonl"),
+    "pending calls": (pending_calls, ["export", "--out", "{scratch}/pending-{size}", "--evidence-key",
+                                      "{scratch}/key"], [2_000, 4_000, 8_000, 16_000], ".jsonl"),
 }
 
 

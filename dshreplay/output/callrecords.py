@@ -28,6 +28,7 @@ messages as `messages/<sha256>.json` (the SHA-256 of the file's bytes, newline i
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import os
 import re
@@ -116,6 +117,7 @@ class CallRecords(Observer):
         self.done: dict[int, bytes] = {}  # call number -> its complete record's line, not yet written
         self.views: list[dict[str, Any]] = []
         self.pending: dict[int, tuple[Call, dict[str, Any]]] = {}  # call number -> (Call, record)
+        self.starts: list[tuple[int, int]] = []  # (first chunk seq, call number) of the pending calls, in order
         self.fold = run.fold
         self.digests: dict[int, str | None] = {}  # surface node -> its message's digest (None: no message)
         self.previous: list[str] = []  # the previous call's request message ids
@@ -216,6 +218,7 @@ class CallRecords(Observer):
 
     def _opened(self, number: int, call: Call, record: dict[str, Any]) -> None:
         self.pending[number] = (call, record)
+        self.starts.append((call.first_chunk_seq or 0, number))  # (opened in the order of their first chunks)
         self.order.append(number)
 
     def observe(self, record: Record) -> None:
@@ -229,18 +232,28 @@ class CallRecords(Observer):
             self.opened(call, self.calls.header)
 
     def _answered(self, item: Any) -> None:  # (an Event)
+        """An assistant message answers the first pending call (by number) whose chunks it cites:
+        each cited seq is looked up among the pending calls' chunk ranges (calls are numbered by
+        their first chunk, so the ranges are in order), never by scanning every pending call."""
         sources = item.record.get("sourceEventSeqs")
         cited = [s for s in sources if type(s) is int] if type(sources) is list else []
-        for number, (call, record) in list(self.pending.items()):
-            first = call.first_chunk_seq or 0  # (set: the call was opened by its first chunk)
-            if any(first <= s <= (call.last_chunk_seq or -1) for s in cited):
-                data = item.record.get("data")
-                message = data.get("message") if type(data) is dict else None
-                record["response"].update(messageSeq=item.seq,
-                                          message=None if message is None else self.store.put(message))
-                self._complete(number, call, record)
-                del self.pending[number]
-                return
+        starts, pending, found = self.starts, self.pending, None
+        for s in cited:
+            at = bisect.bisect_right(starts, (s, float("inf"))) - 1  # the pending call starting at or before s
+            if at >= 0:
+                number = starts[at][1]
+                call = pending[number][0]
+                if s <= (call.last_chunk_seq or -1) and (found is None or number < found[1]):
+                    found = (at, number)
+        if found is None:
+            return
+        at, number = found
+        call, record = pending.pop(number)
+        del starts[at]
+        data = item.record.get("data")
+        message = data.get("message") if type(data) is dict else None
+        record["response"].update(messageSeq=item.seq, message=None if message is None else self.store.put(message))
+        self._complete(number, call, record)
 
     def _complete(self, number: int, call: Call, record: dict[str, Any]) -> None:
         response = record["response"]
@@ -260,6 +273,7 @@ class CallRecords(Observer):
         for number, (call, record) in self.pending.items():  # calls with no assistant message (cut short)
             self._complete(number, call, record)
         self.pending.clear()
+        self.starts.clear()
         self.fh.close()
 
 
