@@ -182,12 +182,15 @@ def test_events_lines_shows_lines_as_stored_with_their_numbers(cli, write_log):
     lines[20] = lines[20].replace(b'"seq":19', b'"seq":19,"x":"\x1b[31m\xff"')  # (a control, a stray byte)
     log = write_log(b"\n".join(lines) + b"\n")
     out = cli("events", log, "--lines", "21-22").stdout.splitlines()
-    assert out[0].startswith('21  {"type":"assistant/message","seq":19,"x":"\\x1b[31m\\xff"')
-    assert out[1] == "22  " + lines[21].decode()  # the half line, as it is
+    # (both hold no record: the stray byte is no UTF-8, the half line no JSON; each is marked, and why said)
+    assert out[0].startswith('21! {"type":"assistant/message","seq":19,"x":"\\x1b[31m\\xff"')
+    assert out[1] == "22! " + lines[21].decode()  # the half line, as it is
+    assert [line.split(":")[0] for line in out[2:]] == ["(line 21", "(line 22"]
     assert cli("events", log, "--lines", "22-21").stdout.splitlines() == out  # (a range in either order)
     rows = cli("events", log, "--lines", "22", "--json").json()
     assert rows == [{"line": 22, "offset": len(b"\n".join(lines[:21])) + 1, "bytes": len(lines[21]),
-                     "text": lines[21].decode()}]
+                     "text": lines[21].decode(), "problem": rows[0]["problem"]}]
+    assert rows[0]["problem"].startswith("line is not valid JSON: ")
     assert cli("events", log, "--lines", "1").stdout.startswith('1  {"type":"session"')
 
 

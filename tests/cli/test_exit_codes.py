@@ -32,8 +32,10 @@ def test_debug_shows_the_traceback_of_a_bug(monkeypatch):
 
 def test_unreadable_input_and_bad_usage_exit_2(cli, tmp_path):
     assert "cannot open" in cli("fold", tmp_path / "absent.jsonl", expect=2).stderr
-    assert cli("fold", expect=2).stderr == ("dshreplay: usage error: Missing argument 'LOG'. "
+    assert cli("fold", expect=2).stderr == ("dshreplay: usage error: Missing argument 'LOG'. A log on standard "
+                                            "input is read when LOG is -: dshreplay fold - < LOG. "
                                             "(see 'dshreplay fold --help')\n")  # one line, as every error
+    # (the test's standard input is no terminal: a log may be piped in, so the hint is given)
 
 
 def test_a_usage_error_click_finds_is_one_line_naming_the_help(cli):

@@ -22,10 +22,10 @@ import re
 from pathlib import Path
 
 import pytest
+from secret_kinds import GITLEAKS_RULES, KINDS
+from test_export_leaks import STAMP, plant
 
 from dshreplay.testing.samples import LogBuilder
-from tests.cli.test_export_leaks import STAMP, plant
-from tests.secret_kinds import GITLEAKS_RULES, KINDS
 
 duckdb = pytest.importorskip("duckdb")
 # the index's columns that hold a log's path (redacted as the bundle's names: #34 item 3)
