@@ -73,8 +73,10 @@ def render_table(rows: Sequence[Sequence[object]], headers: Sequence[object] = (
     second line (at a space, "/" or camelCase hump); then the widest other columns are cut in the middle, down to
     6 columns (a header that holds a column wider breaks then), so ids and paths keep both ends and
     what tells them apart; if the table is still too
-    wide, the text column goes below 20, down to its header (4 at least). A
-    column of numbers and counts is never cut: another gives way.
+    wide, the text column goes below 20, down to its header (4 at least; wrapped, to its
+    longest word up to 20, so notes wrap at words). A column of numbers and counts is never
+    cut: another gives way. Nor is a column of words (`_WORDS`: seq lists, kinds, types,
+    statuses, `replace 3..24`): it wraps at its commas, spaces and "/" down to its longest part.
     """
     if not rows:
         return ""
@@ -89,6 +91,9 @@ def render_table(rows: Sequence[Sequence[object]], headers: Sequence[object] = (
     floor = [max(map(display_width, h)) for h in heads]
     widths = [max(need[i], floor[i] + 2 if titles else 0) for i in range(cols)]
     numbers = {i for i in range(cols) if i != text_col and all(re.match(_NUMBER, r[i]) for r in cells)}
+    words = {i: max(_least(r[i]) for r in cells) for i in range(cols)
+             if i != text_col and i not in numbers and all(re.match(_WORDS, r[i]) for r in cells)}
+    low = {i: words.get(i, 6) for i in range(cols)}  # an id or a path is cut in the middle to 6; words wrap
 
     def total() -> int:
         return sum(widths) + 2 * (cols - 1)
@@ -112,8 +117,8 @@ def render_table(rows: Sequence[Sequence[object]], headers: Sequence[object] = (
         shrinkable = [i for i in range(cols) if i != text_col and i not in numbers]
         while total() > width and shrinkable:  # the widest gives one column at a time, in steps as long
             i = max(shrinkable, key=lambda c: widths[c])  # as it stays the widest (a 2 MB cell: one step)
-            low = max(floor[i], 6)
-            if widths[i] <= low:
+            least = max(floor[i], low[i])
+            if widths[i] <= least:
                 broken = _break_header(heads[i][0]) if titles and len(heads[i]) == 1 else []
                 if broken and max(map(display_width, broken)) < floor[i]:  # its header held it: it breaks
                     heads[i], floor[i] = broken, max(map(display_width, broken))
@@ -121,14 +126,18 @@ def render_table(rows: Sequence[Sequence[object]], headers: Sequence[object] = (
                 shrinkable.remove(i)
                 continue
             below = max((widths[c] for c in shrinkable if c != i), default=0)
-            widths[i] -= max(min(widths[i] - max(below, low), total() - width), 1)
+            widths[i] -= max(min(widths[i] - max(below, least), total() - width), 1)
         fit_text()
         if text_col is not None and total() > width:  # the others are at their least: the text gives way too
-            widths[text_col] = max(widths[text_col] - (total() - width), floor[text_col], 4)
-        if total() > width and titles:  # (its numbers alone do not fit)
-            return _records(titles, cells, width, text_col, wrap, numbers)
+            word = min(max(_least(r[text_col], r" ") for r in cells), 20) if wrap else 4
+            widths[text_col] = max(widths[text_col] - (total() - width), floor[text_col], word)
+        if total() > width and titles:  # (its numbers, words and text at their least do not fit)
+            return _records(titles, cells, width, text_col, wrap, numbers, words)
     for i in range(cols):  # cut the values of a column that is too narrow, keeping them distinct
-        if i != text_col and need[i] > widths[i]:
+        if i in words:
+            for r in cells:
+                r[i] = "\n".join(_wrap_words(r[i], widths[i]))
+        elif i != text_col and need[i] > widths[i]:
             for r, value in zip(cells, _cut_column([r[i] for r in cells], widths[i])):
                 r[i] = value
     if text_col is not None:
@@ -142,18 +151,18 @@ def render_table(rows: Sequence[Sequence[object]], headers: Sequence[object] = (
             lines.append(_pad([h[n - depth + len(h)] if n >= depth - len(h) else "" for h in heads], widths))
         lines.append("  ".join("-" * w for w in widths))
     for row in cells:
-        parts = [row[i].split("\n") if i == text_col and wrap else [row[i]] for i in range(cols)]
+        parts = [row[i].split("\n") if i == text_col and wrap or i in words else [row[i]] for i in range(cols)]
         for n in range(max(map(len, parts))):
             lines.append(_pad([p[n] if n < len(p) else "" for p in parts], widths))
     return "\n".join(lines)
 
 
 def _records(titles: list[str], cells: list[list[str]], width: int, text_col: int | None, wrap: bool,
-             numbers: set[int]) -> str:
+             numbers: set[int], words: dict[int, int]) -> str:
     """A table too wide for `width` even cut (its numbers and counts alone take more): one record
     per row, a line per column, `header  value`, records a blank line apart (psql's expanded
     display). A value too long for its line is cut as the table cuts it: the text at its end (or
-    wrapped, with `wrap`), an id or path in the middle; numbers stay whole."""
+    wrapped, with `wrap`), an id or path in the middle; numbers stay whole, words wrap."""
     titles = titles + [""] * (len(cells[0]) - len(titles))
     label = min(max(map(display_width, titles)), max(width // 2, 4))
     room = max(width - label - 2, 6)
@@ -166,6 +175,8 @@ def _records(titles: list[str], cells: list[list[str]], width: int, text_col: in
                 parts = _wrap(clean(value), room) if wrap else [clip_end(one_line(value, room), room)]
             elif i in numbers or display_width(value) <= room:
                 parts = [value]
+            elif i in words:
+                parts = _wrap_words(value, room)
             else:
                 parts = [_middle(value, room)]
             head = _middle(title, label) if display_width(title) > label else title
@@ -181,6 +192,31 @@ def _pad(cells: Sequence[str], widths: Sequence[int]) -> str:
 
 # (this module's patterns are compiled by `re` on first use, and cached: not at start-up)
 _NUMBER = r"-|[-+]?[0-9][0-9.,:/%]*\Z"  # a count, a seq, a range "4..18", "277/12356", or "-"
+
+
+# a cell of words, never cut but wrapped at ", ", " " or after "/": numbers, seq lists ("26, 27, … 24 (17)"),
+# kinds, types and statuses ("user/message", "log-only"), "replace 3..24"; its parts at most 24 columns
+# (a longer part is an id or a name: it is cut in the middle)
+_PART = r"(?:[-+]?[0-9][0-9.:%]*|\([0-9]+\)|…|-|[a-z][a-z_-]*)"
+_WORDS = rf"(?=.{{0,24}}(?:, | |/|\Z)){_PART}(?:(?:, | |/)(?=.{{0,24}}(?:, | |/|\Z)){_PART})*\Z"
+_BREAK = r"(?<=, )|(?<= )|(?<=/)"  # where a cell of words may break: after a comma's space, a space or a "/"
+
+
+def _least(cell: str, breaks: str = _BREAK) -> int:
+    """The width of the longest part of `cell` (what it takes wrapped at `breaks`)."""
+    return max(display_width(part.rstrip()) for part in re.split(breaks, cell))
+
+
+def _wrap_words(cell: str, width: int) -> list[str]:
+    """A cell of words on lines of `width` columns, broken only where `_BREAK` allows."""
+    lines = [""]
+    for part in re.split(_BREAK, cell):
+        if lines[-1] and display_width((lines[-1] + part).rstrip()) > width:
+            lines[-1] = lines[-1].rstrip()
+            lines.append("")
+        lines[-1] += part
+    lines[-1] = lines[-1].rstrip()
+    return lines
 
 
 _OWN_MARKS = str.maketrans("", "", "…·─└")  # the marks our tables add ("…" ends a cut cell): one column each
