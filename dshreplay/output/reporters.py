@@ -91,9 +91,16 @@ def render_table(rows: Sequence[Sequence[object]], headers: Sequence[object] = (
     floor = [max(map(display_width, h)) for h in heads]
     widths = [max(need[i], floor[i] + 2 if titles else 0) for i in range(cols)]
     numbers = {i for i in range(cols) if i != text_col and all(re.match(_NUMBER, r[i]) for r in cells)}
-    words = {i: max(_least(r[i]) for r in cells) for i in range(cols)
-             if i != text_col and i not in numbers and all(re.match(_WORDS, r[i]) for r in cells)}
-    low = {i: words.get(i, 6) for i in range(cols)}  # an id or a path is cut in the middle to 6; words wrap
+    words: dict[int, int] = {}  # a column of words, found when it must give way: its longest part
+    checked: set[int] = set()
+
+    def least(i: int) -> int:  # how narrow column i may go: an id or a path is cut in the middle to 6
+        if i not in checked:
+            checked.add(i)
+            values = {r[i] for r in cells}
+            if all(re.match(_WORDS, v) for v in values):
+                words[i] = max(map(_least, values))
+        return max(floor[i], words.get(i, 6))
 
     def total() -> int:
         return sum(widths) + 2 * (cols - 1)
@@ -117,8 +124,8 @@ def render_table(rows: Sequence[Sequence[object]], headers: Sequence[object] = (
         shrinkable = [i for i in range(cols) if i != text_col and i not in numbers]
         while total() > width and shrinkable:  # the widest gives one column at a time, in steps as long
             i = max(shrinkable, key=lambda c: widths[c])  # as it stays the widest (a 2 MB cell: one step)
-            least = max(floor[i], low[i])
-            if widths[i] <= least:
+            low = least(i)
+            if widths[i] <= low:
                 broken = _break_header(heads[i][0]) if titles and len(heads[i]) == 1 else []
                 if broken and max(map(display_width, broken)) < floor[i]:  # its header held it: it breaks
                     heads[i], floor[i] = broken, max(map(display_width, broken))
@@ -126,7 +133,7 @@ def render_table(rows: Sequence[Sequence[object]], headers: Sequence[object] = (
                 shrinkable.remove(i)
                 continue
             below = max((widths[c] for c in shrinkable if c != i), default=0)
-            widths[i] -= max(min(widths[i] - max(below, least), total() - width), 1)
+            widths[i] -= max(min(widths[i] - max(below, low), total() - width), 1)
         fit_text()
         if text_col is not None and total() > width:  # the others are at their least: the text gives way too
             word = min(max(_least(r[text_col], r" ") for r in cells), 20) if wrap else 4
@@ -136,7 +143,7 @@ def render_table(rows: Sequence[Sequence[object]], headers: Sequence[object] = (
     for i in range(cols):  # cut the values of a column that is too narrow, keeping them distinct
         if i in words:
             for r in cells:
-                r[i] = "\n".join(_wrap_words(r[i], widths[i]))
+                r[i] = "\n".join(_wrap_words(r[i], widths[i])) if display_width(r[i]) > widths[i] else r[i]
         elif i != text_col and need[i] > widths[i]:
             for r, value in zip(cells, _cut_column([r[i] for r in cells], widths[i])):
                 r[i] = value
