@@ -152,3 +152,13 @@ def test_json_help_names_the_readme_section_and_paragraph_that_give_the_shape():
         if paragraph is not None:
             assert f"**`{paragraph} " in readme[start:end] and paragraph == f"dshreplay {name.split()[-1]}", name
         assert "JSON" in readme[start:end] or "--json" in readme[start:end], name
+
+
+def test_the_readme_inspect_sample_is_what_the_command_prints(cli, monkeypatch):
+    readme = (ROOT / "README.md").read_text()
+    shown = readme.split("$ dshreplay inspect sample_logs/torn-tail.jsonl\n", 1)[1].split("```", 1)[0]
+    lines = shown.splitlines()
+    assert lines[-1] == "..." and len(lines) > 10  # (the counts by type left out)
+    monkeypatch.chdir(ROOT)  # (the sample names the log as given, from the repository's folder)
+    printed = cli("inspect", "sample_logs/torn-tail.jsonl").stdout.splitlines()
+    assert printed[:len(lines) - 1] == lines[:-1]
