@@ -16,7 +16,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
-from dshreplay.analyses.render import clean, counted, json_size, message_text, one_line, role_of
+from dshreplay.analyses.render import TOOL_RESULT_WIRE_ROLE, clean, counted, json_size, message_text, one_line, role_of
 from dshreplay.core.surface import numbered
 from dshreplay.errors import DshReplayError, answered_for, answered_up_to, fails_at
 from dshreplay.jsvalues import as_text, json_bytes, json_visible, shown, visible
@@ -943,8 +943,10 @@ class TextReporter(Reporter):
     def request(self, request: Request) -> None:
         config = request.header.get("config") if type(request.header) is dict else None
         title = f"call {request.call}" if request.call is not None else f"request at seq {request.at_seq}"
+        any_tool = any(role_of(None, m) == "tool" for m in request.messages)
         self.para(f"{title}: turn {_dash(request.turn)}, step {_dash(request.step)}; messages as of seq "
-                  f"{request.at_seq}; header from seq {_dash(request.header_seq)}")
+                  f"{request.at_seq}; header from seq {_dash(request.header_seq)}"
+                  + (f"; role tool: a tool result, sent as role {TOOL_RESULT_WIRE_ROLE}" if any_tool else ""))
         if request.call is not None:
             usage = request.usage if type(request.usage) is dict else {}
             from dshreplay.analyses.calls import outcome_text
@@ -960,8 +962,7 @@ class TextReporter(Reporter):
         if type(tools) is list:
             names = [_dash(t.get("name") if type(t) is dict else t) for t in tools]
             self.line("tools: " + self._cut(", ".join(names), self.width - 7))
-        rows = [(k, self._cut(_dash(m.get("role") if type(m) is dict else "?"), 10), message_text(m))
-                for k, m in enumerate(request.messages, 1)]
+        rows = [(k, self._cut(role_of(None, m), 10), message_text(m)) for k, m in enumerate(request.messages, 1)]
         if rows:
             self.line(self._tbl(rows, ["#", "role", "text"], text_col=2))
         self.line(counted(len(request.messages), "message"))
@@ -1316,8 +1317,7 @@ def unified_text_diff(before: NodeMessages, after: NodeMessages, a: int, b: int)
         for seq, message in node_messages:
             if message is None:
                 continue
-            role = message.get("role") if type(message) is dict else "?"
-            lines.append(f"== seq {seq} · {whole(_dash(role))} ==")
+            lines.append(f"== seq {seq} · {whole(role_of(None, message))} ==")
             lines.extend(_indented(clean(message_text(message))).split("\n"))  # (no log line passes for a head)
         return [line + "\n" for line in lines]
     return "".join(difflib.unified_diff(render(before), render(after), f"model view at seq {a}",

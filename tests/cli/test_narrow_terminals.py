@@ -83,3 +83,4 @@ def test_events_at_60_columns_wraps_a_type_at_its_slash(cli, write_log):
         "1242  15:36:10.023  step/start   1     3     log-only  turn…",
         "5 events"]
 
+
