@@ -203,9 +203,9 @@ _NUMBER = r"-|[-+]?[0-9][0-9.,:/%]*\Z"  # a count, a seq, a range "4..18", "277/
 
 # a cell of words, never cut but wrapped at ", ", " " or after "/": numbers, seq lists ("26, 27, … 24 (17)"),
 # kinds, types and statuses ("user/message", "log-only"), "replace 3..24"; its parts at most 24 columns
-# (a longer part is an id or a name: it is cut in the middle)
+# and the whole at most 200 (a longer part is an id or a name, a longer cell a log's text: cut in the middle)
 _PART = r"(?:[-+]?[0-9][0-9.:%]*|\([0-9]+\)|…|-|[a-z][a-z_-]*)"
-_WORDS = rf"(?=.{{0,24}}(?:, | |/|\Z)){_PART}(?:(?:, | |/)(?=.{{0,24}}(?:, | |/|\Z)){_PART})*\Z"
+_WORDS = rf"(?=.{{0,200}}\Z)(?=.{{0,24}}(?:, | |/|\Z)){_PART}(?:(?:, | |/)(?=.{{0,24}}(?:, | |/|\Z)){_PART})*\Z"
 _BREAK = r"(?<=, )|(?<= )|(?<=/)"  # where a cell of words may break: after a comma's space, a space or a "/"
 
 

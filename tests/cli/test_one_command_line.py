@@ -137,7 +137,8 @@ def test_request_bundle_takes_a_bundle_of_one_session_and_prints_tables(cli, bun
     assert listed.endswith("\n6 model calls\n")
     text = cli("request", "--bundle", bundles / "one", "--call", 2).stdout
     assert text == cli("request", log, "--call", 2).stdout
-    assert text.splitlines()[:2] == ["call 2: turn 1, step 2; messages as of seq 23; header from seq 1",
+    assert text.splitlines()[:3] == ["call 2: turn 1, step 2; messages as of seq 23; header from seq 1; role tool: a "
+                                     "tool result, sent as", "role user",
                                      "outcome: stop; chunks 24..31; usage in 2400 out 36"]
     assert cli("request", "--bundle", bundles / "one", "--call", 2, "--json").stdout == \
         cli("request", log, "--call", 2, "--json").stdout
