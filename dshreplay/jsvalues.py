@@ -24,10 +24,12 @@ import sys
 import unicodedata
 from contextlib import contextmanager
 from functools import lru_cache
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, TypeAlias
 
 JSONValue = Any  # a value parsed from a log (or a part of one): any JSON value, checked at run time
 JSONObject = dict[str, Any]  # a JSON object parsed from a log (a record, its data)
+# a JSON value as the library's answers hand it out (a model message, a call's outcome): typed, for callers
+JSONData: TypeAlias = "None | bool | int | float | str | list[JSONData] | dict[str, JSONData]"
 
 MAX_SAFE_INTEGER = 2**53 - 1
 MISSING = object()  # a key absent from a record (JSON has no `undefined`)

@@ -13,18 +13,22 @@ listed apart, without shifting the main-loop numbering.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias
 
 from dshreplay.analyses.turns import Placed
 from dshreplay.core.driver import Observer, Record, Run
 from dshreplay.core.surface import SURFACE_TYPES, has_message
 from dshreplay.errors import DeriveError
-from dshreplay.jsvalues import as_key, as_text, is_time
+from dshreplay.jsvalues import JSONData, as_key, as_text, is_time
 from dshreplay.jsvalues import dig as _get
 
-__all__ = ["Call", "Request", "CallTracker"]
+__all__ = ["Call", "Request", "CallTracker", "Outcome"]
 
 CANCELLED = "cancelled"  # a call's outcome when an abort cut its stream short
+# how a call ended (`Call.outcome`): its finish reason's kind, a string in every log dsh writes ("stop",
+# "tool-calls", "max-tokens", "error", ...), CANCELLED, None while its stream has no end in the log, or, for
+# a finish reason that names no kind, the reason itself (any JSON value, as logged)
+Outcome: TypeAlias = JSONData
 
 AUXILIARY = {
     "compaction/summary": "compaction-summary",
@@ -71,7 +75,7 @@ class Call:
         return duration
 
     @property
-    def outcome(self) -> object:
+    def outcome(self) -> Outcome:
         """How the call ended: its finish reason's kind (`stop`, `tool-calls`, `error`, ...;
         the reason itself when it names none), `cancelled` (cut short by an abort), or None
         while the log holds no end of its stream."""
@@ -245,9 +249,10 @@ def retried_calls(calls: list[Call]) -> int:
     return len(retries(calls))
 
 
-def finish_kind(finish: Any) -> object:
+def finish_kind(finish: Any) -> Outcome:
     """A finish reason's kind (`stop`, `tool-calls`, `error`, ...; the reason itself when it names none)."""
-    return finish.get("kind", finish) if type(finish) is dict else finish
+    kind: Outcome = finish.get("kind", finish) if type(finish) is dict else finish
+    return kind
 
 
 def finish_text(finish: Any) -> str:
@@ -275,14 +280,14 @@ class Request:
     at_seq: int  # the messages are the model view right after this seq (-1: before any event)
     header_seq: int | None
     header: object
-    messages: list[Any]  # the model messages, as the surface yields them
+    messages: list[JSONData]  # the model messages, exactly as dsh folds them (a JSON object each, as logged)
     last_chunk_seq: int | None = None
-    outcome: object = None  # Call.outcome: the finish kind, "cancelled", or None (no end in the log)
+    outcome: Outcome = None  # Call.outcome: the finish kind, "cancelled", or None (no end in the log)
     error_code: object = None
     usage: object = None
 
     @classmethod
-    def of_call(cls, call: Call, header: object, messages: list[Any]) -> Request:
+    def of_call(cls, call: Call, header: object, messages: list[JSONData]) -> Request:
         assert call.first_chunk_seq is not None, "every call the tracker finds has a first chunk"
         return cls(call.call, call.turn, call.step, call.first_chunk_seq, call.first_chunk_seq - 1, call.header_seq,
                    header, messages, call.last_chunk_seq, call.outcome, call.error_code, call.usage)

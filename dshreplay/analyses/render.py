@@ -51,12 +51,20 @@ def one_line(text: str, width: int) -> str:
     return flat if head is text and len(flat) <= width else flat[:width - 1] + "…"
 
 
+TOOL_RESULT_WIRE_ROLE = "user"  # the role a tool result's message carries in the request dsh sends
+
+
 def role_of(event_type: Any, message: Any) -> str:
+    """The role a person is shown for a model message: its own, but `tool` for a tool result,
+    which dsh sends with the wire role `user` (TOOL_RESULT_WIRE_ROLE). A tool result is the message
+    of a `tool/result` event, or, where the event is not at hand (a request's messages), a message
+    whose source is a tool (`"source": {"kind": "tool"}`, as dsh writes it). One rule for every
+    table and text: fold, request, diff --text, transcript, the index, the bundle."""
     if type(message) is dict and type(message.get("role")) is str:
         role = clean(message["role"])
-        if event_type == "tool/result" and role == "user":
-            return "tool"
-        return role
+        source = message.get("source")
+        tool = event_type == "tool/result" or type(source) is dict and source.get("kind") == "tool"
+        return "tool" if tool and role == TOOL_RESULT_WIRE_ROLE else role
     return {"user/message": "user", "assistant/message": "assistant", "tool/result": "tool"}.get(
         event_type, "?")
 

@@ -43,6 +43,8 @@ def stats(logs: tuple[str, ...], jobs: int | None, quiet: bool, output: Output) 
 
     With several logs, a total row adds them up. --jsonl prints one row per
     session ({"kind": "session", ...}), then the total ({"kind": "total", ...}).
+
+    Example: dshreplay stats sample_logs/*.jsonl
     """
     from dshreplay.analyses.stats import stats_for, totals
     from dshreplay.io.store import discover
@@ -77,6 +79,8 @@ def lineage(inputs: tuple[str, ...], jobs: int | None, quiet: bool, output: Outp
     when there is any problem. --jsonl prints one row per root ({"kind":
     "session", ...}, its children nested) and one per problem of no single
     session ({"kind": "problem", "problem": TEXT}).
+
+    Example: dshreplay lineage ~/.dsh/sessions
     """
     from dshreplay.analyses.lineage import lineage as build
     options = options_of(jobs=jobs, quiet=quiet)

@@ -59,6 +59,8 @@ def validate(logs: tuple[str, ...], strict: bool, snapshot: bool, select: frozen
     that is not JSON is a finding (DSH-E001): the lines after it are read.
     When schema errors are snapshot placeholders, one line on stderr
     suggests --snapshot.
+
+    Example: dshreplay validate sample_logs/broken-seq-gap.jsonl --json
     """
     options = options_of(snapshot=snapshot, select=select, ignore=ignore or frozenset(), jobs=jobs,
                          quiet=quiet, all_findings=all_findings)
@@ -126,6 +128,8 @@ def verify_export_command(bundle: Path, inputs: Path | None, bundle_only: bool, 
     checked matches, 1 on any difference or when neither --digest nor the
     signature vouched for the bundle's own files (inputs that match vouch
     for the inputs only; no session), 2 when BUNDLE is not a bundle.
+
+    Example: dshreplay verify-export bundle --inputs ~/.dsh/sessions
     """
     from dshreplay.output.verify import verify_export
     result = verify_export(bundle, inputs=inputs, bundle_only=bundle_only, grown=grown, digest=digest,

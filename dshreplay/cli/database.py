@@ -66,6 +66,8 @@ def index(paths: tuple[str, ...], db: Path, messages: bool, rules: str | None, n
     stderr (its sessions row says where the fold's answers stop:
     answered_up_to). Exit 1 when a log was rewritten or vanished or its
     fold fails, 2 when one cannot be read (the others are indexed).
+
+    Example: dshreplay index ~/.dsh/sessions --db index.duckdb
     """
     from dshreplay.output.sqlindex import duckdb_module, index_options, update_index
     duckdb_module()

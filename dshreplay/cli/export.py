@@ -75,6 +75,8 @@ def export(logs: tuple[str, ...], out: Path, rules: str | None, no_default_redac
     disk: no bundle is left, an old one is kept whole). --force replaces
     only a folder that is a dshreplay bundle and holds no input; - reads
     standard input.
+
+    Example: dshreplay export ~/.dsh/sessions --out bundle --evidence-key evidence.key
     """
     from dshreplay.io.store import discover
     from dshreplay.output.bundle import ExportOptions

@@ -25,6 +25,8 @@ def fleet() -> None:
     Same options and outputs as the local commands, plus --scheduler
     ADDRESS (default: start a LocalCluster with --workers processes). Needs
     the fleet extra: pip install 'dshreplay[fleet]'.
+
+    Example: dshreplay fleet stats ~/.dsh/sessions --scheduler tcp://10.0.0.5:8786
     """
 
 
@@ -44,7 +46,8 @@ def _fleet_variant(command: click.Command) -> click.Command:
                      help="The Dask scheduler, e.g. tcp://10.0.0.5:8786 (default: a LocalCluster)."),
         click.Option(["--workers"], type=click.IntRange(min=1), default=2, show_default=True,
                      help="Worker processes of the LocalCluster started without --scheduler.")]
-    return click.Command(command.name, callback=callback, params=params, help=command.help,
+    text = (command.help or "").replace("Example: dshreplay ", "Example: dshreplay fleet ")
+    return click.Command(command.name, callback=callback, params=params, help=text,
                          short_help=command.get_short_help_str(limit=70))
 
 

@@ -56,6 +56,8 @@ def request(log: str | None, listing: bool, include_all: bool, call: int | None,
     for the (redacted) log; --bundle DIR --list lists its calls as `--list`
     does (in JSON without the finish reason's object; a call after the
     point where the fold fails has no message count).
+
+    Example: dshreplay request sample_logs/compaction.jsonl --call 5 --json
     """
     if sum(x is not None and x is not False for x in (listing or None, call, at)) != 1:
         raise click.UsageError("give exactly one of --list, --call N, --at S")
@@ -105,6 +107,8 @@ def transcript(log: str, fmt: str, reasoning: bool, output: Output) -> None:
 
     Messages that entered by appending, in log order, with a marker where a
     replacement changed what the model sees from then on.
+
+    Example: dshreplay transcript sample_logs/compaction.jsonl --format markdown > transcript.md
     """
     session = open_log(log)
     entries = session.transcript(reasoning)
@@ -146,6 +150,8 @@ def events(log: str, types: tuple[str, ...], start: int | None, end: int | None,
     The surface status is taken at the end of the log, or at --at S (then
     only events up to S are listed). When the fold fails, the events before
     the failure are listed, classified at the last of them (exit 1).
+
+    Example: dshreplay events sample_logs/compaction.jsonl --surface shadowed --type user/
     """
     session = open_log(log)
     if line_range is not None:
@@ -185,6 +191,8 @@ def spills(log: str, spill_root: Path | None, output: Output) -> None:
     of the model's view, the stored file's path, and (when that path or
     --spill-root holds it) whether the file is there and its size. A fork
     child marks the spills it inherited from its seed.
+
+    Example: dshreplay spills sample_logs/multi-turn.jsonl --spill-root ~/.dsh/spills
     """
     session, reporter = open_log(log), reporter_for(output)
     spills = session.spills(spill_root)
@@ -202,6 +210,8 @@ def inspect_command(log: str, output: Output) -> None:
     whether the last turn was interrupted: if so, the closers dsh would
     append on load (TOOL_OUTCOME_UNKNOWN for a recorded tool call that may
     have had side effects, TOOL_NOT_STARTED for one only asked for).
+
+    Example: dshreplay inspect sample_logs/torn-tail.jsonl
     """
     session, reporter = open_log(log), reporter_for(output)
     health = session.inspect()

@@ -93,12 +93,31 @@ def global_params() -> list[click.Parameter]:
     ]
 
 
+# where README.md gives each command's --json shape: the section, then the paragraph that starts
+# with the command's name in bold (the --json help names both; a test checks they are there)
+JSON_SHAPES = {**dict.fromkeys(["fold", "validate"], ""),
+               **dict.fromkeys(["shadows", "brackets", "provenance", "diff", "request", "transcript", "events",
+                                "spills", "inspect"], "Forensics"),
+               **dict.fromkeys(["export", "verify-export", "stats", "lineage"], "Audit bundles, figures and lineage"),
+               **dict.fromkeys(["index", "sql", "usage"], "Many sessions in SQL")}
+
+
+def json_help(command: str) -> str:
+    """The --json help of `command`: where README.md gives the shape of what it prints."""
+    section = JSON_SHAPES[command]
+    where = f'section "{section}", paragraph "dshreplay {command}"' if section else f'section "dshreplay {command}"'
+    return f"Print machine-readable JSON (its shape: README.md, {where})."
+
+
 class DshCommand(click.Command):
-    """A subcommand: its own options, then the global ones."""
+    """A subcommand: its own options, then the global ones; --json says where its shape is given."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.params.extend(global_params())
+        for param in self.params:
+            if param.name == "as_json" and isinstance(param, click.Option) and self.name is not None:
+                param.help = json_help(self.name)
 
 
 # -- options many commands take ---------------------------------------------------
@@ -116,8 +135,8 @@ def output_options(func: Callable[..., None]) -> Callable[..., None]:
     with_output = click.option("--jsonl", is_flag=True,
                                help="Print one JSON object per line (a listing's rows; else its one object)."
                                )(with_output)
-    return click.option("--json", "as_json", is_flag=True,
-                        help="Print machine-readable JSON (shape documented in README).")(with_output)
+    return click.option("--json", "as_json", is_flag=True,  # (its help: `json_help`, by DshCommand)
+                        help="Print machine-readable JSON.")(with_output)
 
 
 def log_argument(func: F) -> F:

@@ -44,6 +44,8 @@ def fold(log: str, at: int | None, output: Output) -> None:
     node as {"seq", "message"}, the number of its message in "messages" (or
     null), and tornTail {"line", "offset", "bytes"} when the view of the
     whole log reaches only the last whole line (else null).
+
+    Example: dshreplay fold sample_logs/compaction.jsonl --at 40
     """
     report = open_log(log).fold(at)
     reporter_for(output).fold(report)
@@ -62,6 +64,8 @@ def shadows(log: str, at: int | None, output: Output) -> None:
     Kind is summary (a compaction/summary meters it), prune (compaction/prune),
     tool-result-rewrite, or other. The chain column names shadowed nodes that
     were themselves replacements (a summary of a summary).
+
+    Example: dshreplay shadows sample_logs/compaction.jsonl
     """
     session, reporter = open_log(log), reporter_for(output)
     shadows = session.shadows(at)
@@ -79,6 +83,8 @@ def brackets(log: str, output: Output) -> None:
     crashed) or abandoned (left open before a session/end-seed). Exit 1 when
     a bracket is open or has an anomaly (end without start, started twice,
     replacement outside its bracket), so scripts can alert.
+
+    Example: dshreplay brackets sample_logs/compaction.jsonl
     """
     session, reporter = open_log(log), reporter_for(output)
     records = session.brackets()
@@ -106,6 +112,8 @@ def provenance(log: str, at: int | None, message: int | None, seq: int | None, o
     (its seq, kind and compaction id) and the node that stands for it now
     (in JSON: "replacedBy": {"seq", "kind", "compactionId", "visibleAs"},
     null for a message in the view).
+
+    Example: dshreplay provenance sample_logs/compaction.jsonl --message 1
     """
     if message is not None and seq is not None:
         raise click.UsageError("give --message or --seq, not both")
@@ -128,6 +136,8 @@ def diff(log: str, a: int, b: int, as_text: bool, output: Output) -> None:
     Nodes kept, removed (with the replacement that shadowed each) and
     added. --text prints a unified diff of the rendered messages instead
     (with --json, as a "text" field).
+
+    Example: dshreplay diff sample_logs/compaction.jsonl --from 60 --to 70
     """
     from dshreplay.analyses.provenance import diff_states
     states = open_log(log).states([a, b])

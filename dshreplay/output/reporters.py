@@ -16,7 +16,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
-from dshreplay.analyses.render import clean, counted, json_size, message_text, one_line, role_of
+from dshreplay.analyses.render import TOOL_RESULT_WIRE_ROLE, clean, counted, json_size, message_text, one_line, role_of
 from dshreplay.core.surface import numbered
 from dshreplay.errors import DshReplayError, answered_for, answered_up_to, fails_at
 from dshreplay.jsvalues import as_text, json_bytes, json_visible, shown, visible
@@ -73,8 +73,10 @@ def render_table(rows: Sequence[Sequence[object]], headers: Sequence[object] = (
     second line (at a space, "/" or camelCase hump); then the widest other columns are cut in the middle, down to
     6 columns (a header that holds a column wider breaks then), so ids and paths keep both ends and
     what tells them apart; if the table is still too
-    wide, the text column goes below 20, down to its header (4 at least). A
-    column of numbers and counts is never cut: another gives way.
+    wide, the text column goes below 20, down to its header (4 at least; wrapped, to its
+    longest word up to 20, so notes wrap at words). A column of numbers and counts is never
+    cut: another gives way. Nor is a column of words (`_WORDS`: seq lists, kinds, types,
+    statuses, `replace 3..24`): it wraps at its commas, spaces and "/" down to its longest part.
     """
     if not rows:
         return ""
@@ -89,6 +91,16 @@ def render_table(rows: Sequence[Sequence[object]], headers: Sequence[object] = (
     floor = [max(map(display_width, h)) for h in heads]
     widths = [max(need[i], floor[i] + 2 if titles else 0) for i in range(cols)]
     numbers = {i for i in range(cols) if i != text_col and all(re.match(_NUMBER, r[i]) for r in cells)}
+    words: dict[int, int] = {}  # a column of words, found when it must give way: its longest part
+    checked: set[int] = set()
+
+    def least(i: int) -> int:  # how narrow column i may go: an id or a path is cut in the middle to 6
+        if i not in checked:
+            checked.add(i)
+            values = {r[i] for r in cells}
+            if all(re.match(_WORDS, v) for v in values):
+                words[i] = max(map(_least, values))
+        return max(floor[i], words.get(i, 6))
 
     def total() -> int:
         return sum(widths) + 2 * (cols - 1)
@@ -112,7 +124,7 @@ def render_table(rows: Sequence[Sequence[object]], headers: Sequence[object] = (
         shrinkable = [i for i in range(cols) if i != text_col and i not in numbers]
         while total() > width and shrinkable:  # the widest gives one column at a time, in steps as long
             i = max(shrinkable, key=lambda c: widths[c])  # as it stays the widest (a 2 MB cell: one step)
-            low = max(floor[i], 6)
+            low = least(i)
             if widths[i] <= low:
                 broken = _break_header(heads[i][0]) if titles and len(heads[i]) == 1 else []
                 if broken and max(map(display_width, broken)) < floor[i]:  # its header held it: it breaks
@@ -124,11 +136,15 @@ def render_table(rows: Sequence[Sequence[object]], headers: Sequence[object] = (
             widths[i] -= max(min(widths[i] - max(below, low), total() - width), 1)
         fit_text()
         if text_col is not None and total() > width:  # the others are at their least: the text gives way too
-            widths[text_col] = max(widths[text_col] - (total() - width), floor[text_col], 4)
-        if total() > width and titles:  # (its numbers alone do not fit)
-            return _records(titles, cells, width, text_col, wrap, numbers)
+            word = min(max(_least(r[text_col], r" ") for r in cells), 20) if wrap else 4
+            widths[text_col] = max(widths[text_col] - (total() - width), floor[text_col], word)
+        if total() > width and titles:  # (its numbers, words and text at their least do not fit)
+            return _records(titles, cells, width, text_col, wrap, numbers, words)
     for i in range(cols):  # cut the values of a column that is too narrow, keeping them distinct
-        if i != text_col and need[i] > widths[i]:
+        if i in words:
+            for r in cells:
+                r[i] = "\n".join(_wrap_words(r[i], widths[i])) if display_width(r[i]) > widths[i] else r[i]
+        elif i != text_col and need[i] > widths[i]:
             for r, value in zip(cells, _cut_column([r[i] for r in cells], widths[i])):
                 r[i] = value
     if text_col is not None:
@@ -142,18 +158,18 @@ def render_table(rows: Sequence[Sequence[object]], headers: Sequence[object] = (
             lines.append(_pad([h[n - depth + len(h)] if n >= depth - len(h) else "" for h in heads], widths))
         lines.append("  ".join("-" * w for w in widths))
     for row in cells:
-        parts = [row[i].split("\n") if i == text_col and wrap else [row[i]] for i in range(cols)]
+        parts = [row[i].split("\n") if i == text_col and wrap or i in words else [row[i]] for i in range(cols)]
         for n in range(max(map(len, parts))):
             lines.append(_pad([p[n] if n < len(p) else "" for p in parts], widths))
     return "\n".join(lines)
 
 
 def _records(titles: list[str], cells: list[list[str]], width: int, text_col: int | None, wrap: bool,
-             numbers: set[int]) -> str:
+             numbers: set[int], words: dict[int, int]) -> str:
     """A table too wide for `width` even cut (its numbers and counts alone take more): one record
     per row, a line per column, `header  value`, records a blank line apart (psql's expanded
     display). A value too long for its line is cut as the table cuts it: the text at its end (or
-    wrapped, with `wrap`), an id or path in the middle; numbers stay whole."""
+    wrapped, with `wrap`), an id or path in the middle; numbers stay whole, words wrap."""
     titles = titles + [""] * (len(cells[0]) - len(titles))
     label = min(max(map(display_width, titles)), max(width // 2, 4))
     room = max(width - label - 2, 6)
@@ -166,6 +182,8 @@ def _records(titles: list[str], cells: list[list[str]], width: int, text_col: in
                 parts = _wrap(clean(value), room) if wrap else [clip_end(one_line(value, room), room)]
             elif i in numbers or display_width(value) <= room:
                 parts = [value]
+            elif i in words:
+                parts = _wrap_words(value, room)
             else:
                 parts = [_middle(value, room)]
             head = _middle(title, label) if display_width(title) > label else title
@@ -181,6 +199,31 @@ def _pad(cells: Sequence[str], widths: Sequence[int]) -> str:
 
 # (this module's patterns are compiled by `re` on first use, and cached: not at start-up)
 _NUMBER = r"-|[-+]?[0-9][0-9.,:/%]*\Z"  # a count, a seq, a range "4..18", "277/12356", or "-"
+
+
+# a cell of words, never cut but wrapped at ", ", " " or after "/": numbers, seq lists ("26, 27, … 24 (17)"),
+# kinds, types and statuses ("user/message", "log-only"), "replace 3..24"; its parts at most 24 columns
+# and the whole at most 200 (a longer part is an id or a name, a longer cell a log's text: cut in the middle)
+_PART = r"(?:[-+]?[0-9][0-9.:%]*|\([0-9]+\)|…|-|[a-z][a-z_-]*)"
+_WORDS = rf"(?=.{{0,200}}\Z)(?=.{{0,24}}(?:, | |/|\Z)){_PART}(?:(?:, | |/)(?=.{{0,24}}(?:, | |/|\Z)){_PART})*\Z"
+_BREAK = r"(?<=, )|(?<= )|(?<=/)"  # where a cell of words may break: after a comma's space, a space or a "/"
+
+
+def _least(cell: str, breaks: str = _BREAK) -> int:
+    """The width of the longest part of `cell` (what it takes wrapped at `breaks`)."""
+    return max(display_width(part.rstrip()) for part in re.split(breaks, cell))
+
+
+def _wrap_words(cell: str, width: int) -> list[str]:
+    """A cell of words on lines of `width` columns, broken only where `_BREAK` allows."""
+    lines = [""]
+    for part in re.split(_BREAK, cell):
+        if lines[-1] and display_width((lines[-1] + part).rstrip()) > width:
+            lines[-1] = lines[-1].rstrip()
+            lines.append("")
+        lines[-1] += part
+    lines[-1] = lines[-1].rstrip()
+    return lines
 
 
 _OWN_MARKS = str.maketrans("", "", "…·─└")  # the marks our tables add ("…" ends a cut cell): one column each
@@ -900,8 +943,10 @@ class TextReporter(Reporter):
     def request(self, request: Request) -> None:
         config = request.header.get("config") if type(request.header) is dict else None
         title = f"call {request.call}" if request.call is not None else f"request at seq {request.at_seq}"
+        any_tool = any(role_of(None, m) == "tool" for m in request.messages)
         self.para(f"{title}: turn {_dash(request.turn)}, step {_dash(request.step)}; messages as of seq "
-                  f"{request.at_seq}; header from seq {_dash(request.header_seq)}")
+                  f"{request.at_seq}; header from seq {_dash(request.header_seq)}"
+                  + (f"; role tool: a tool result, sent as role {TOOL_RESULT_WIRE_ROLE}" if any_tool else ""))
         if request.call is not None:
             usage = request.usage if type(request.usage) is dict else {}
             from dshreplay.analyses.calls import outcome_text
@@ -917,8 +962,7 @@ class TextReporter(Reporter):
         if type(tools) is list:
             names = [_dash(t.get("name") if type(t) is dict else t) for t in tools]
             self.line("tools: " + self._cut(", ".join(names), self.width - 7))
-        rows = [(k, self._cut(_dash(m.get("role") if type(m) is dict else "?"), 10), message_text(m))
-                for k, m in enumerate(request.messages, 1)]
+        rows = [(k, self._cut(role_of(None, m), 10), message_text(m)) for k, m in enumerate(request.messages, 1)]
         if rows:
             self.line(self._tbl(rows, ["#", "role", "text"], text_col=2))
         self.line(counted(len(request.messages), "message"))
@@ -1273,8 +1317,7 @@ def unified_text_diff(before: NodeMessages, after: NodeMessages, a: int, b: int)
         for seq, message in node_messages:
             if message is None:
                 continue
-            role = message.get("role") if type(message) is dict else "?"
-            lines.append(f"== seq {seq} · {whole(_dash(role))} ==")
+            lines.append(f"== seq {seq} · {whole(role_of(None, message))} ==")
             lines.extend(_indented(clean(message_text(message))).split("\n"))  # (no log line passes for a head)
         return [line + "\n" for line in lines]
     return "".join(difflib.unified_diff(render(before), render(after), f"model view at seq {a}",

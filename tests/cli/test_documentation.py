@@ -126,3 +126,39 @@ def test_readme_names_every_key_of_inspect_and_usage_json(cli, builder, write_lo
                                                               "duplicates"}
     assert set(usage["total"]) == set(usage["rows"][0]) == {"key", "sessions", "calls", "failedCalls", "failedByCode",
                                                              "retries", "compactions", "tokens", "cost"}
+
+
+def test_every_command_help_gives_one_example_of_itself():
+    for name, command in all_commands():
+        examples = [line.strip() for line in command.help.splitlines() if line.strip().startswith("Example:")]
+        assert len(examples) == 1, name
+        assert examples[0].startswith(f"Example: dshreplay {name} "), (name, examples[0])
+
+
+def test_json_help_names_the_readme_section_and_paragraph_that_give_the_shape():
+    import re
+    readme = (ROOT / "README.md").read_text()
+    sections = {m.group(1): m.start() for m in re.finditer(r"^### (.+)$", readme, re.M)}
+    helps = {name: next(p.help for p in command.params if p.name == "as_json")
+             for name, command in all_commands() if any(p.name == "as_json" for p in command.params)}
+    assert helps["shadows"] == ('Print machine-readable JSON (its shape: README.md, section "Forensics", paragraph '
+                                '"dshreplay shadows").')
+    assert helps["fold"] == 'Print machine-readable JSON (its shape: README.md, section "dshreplay fold").'
+    for name, text in helps.items():
+        section, paragraph = re.fullmatch(r'Print machine-readable JSON \(its shape: README\.md, section "([^"]+)"'
+                                          r'(?:, paragraph "([^"]+)")?\)\.', text).groups()
+        start = next(at for title, at in sections.items() if title.startswith(section))
+        end = min((at for at in sections.values() if at > start), default=len(readme))
+        if paragraph is not None:
+            assert f"**`{paragraph} " in readme[start:end] and paragraph == f"dshreplay {name.split()[-1]}", name
+        assert "JSON" in readme[start:end] or "--json" in readme[start:end], name
+
+
+def test_the_readme_inspect_sample_is_what_the_command_prints(cli, monkeypatch):
+    readme = (ROOT / "README.md").read_text()
+    shown = readme.split("$ dshreplay inspect sample_logs/torn-tail.jsonl\n", 1)[1].split("```", 1)[0]
+    lines = shown.splitlines()
+    assert lines[-1] == "..." and len(lines) > 10  # (the counts by type left out)
+    monkeypatch.chdir(ROOT)  # (the sample names the log as given, from the repository's folder)
+    printed = cli("inspect", "sample_logs/torn-tail.jsonl").stdout.splitlines()
+    assert printed[:len(lines) - 1] == lines[:-1]
