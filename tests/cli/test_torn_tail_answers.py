@@ -68,6 +68,7 @@ def test_the_bundle_s_request_carries_the_torn_tail_as_the_log_s_does_byte_for_b
             # bundle, read past it, has its end, the log's answer stops at seq 19; left to the agreement work)
             expected = cli("request", log, "--call", n, "--json").stdout
             assert cli("request", "--json", "--bundle", folder, "--call", n).stdout == expected, (log, n)
+            assert json.loads(expected)["tornTail"] == (TAIL if log == TORN else None)
 
 
 def test_a_damaged_torn_tail_in_the_bundle_is_named(cli, tmp_path):
