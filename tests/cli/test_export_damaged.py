@@ -134,3 +134,18 @@ def test_a_log_that_becomes_unreadable_past_the_exported_lines_is_not_growth(cli
     assert out["differences"][0]["problem"] == (
         f"the log's text cannot be read from line 30 (corrupt zstd data in the frame at byte offset "
         f"{sum(map(len, frames[:5]))}: {WHY}): bytes were added that no reader can read")
+
+
+def test_index_reads_the_readable_part_and_reads_it_whole_again_once_bytes_follow(cli, tmp_path, damaged):
+    # (the index's line chain is export's: it refused the log, "unreadable", exit 2)
+    log, frames, _, _ = damaged
+    db = tmp_path / "i.db"
+    cli("index", log, "--db", db, "--no-default-redaction", expect=1)
+    query = "select status, verdict, events, answered_up_to from sessions"
+    assert cli("sql", "--db", db, query, "--json").json() == [
+        {"status": "indexed", "verdict": "errors", "events": 28, "answered_up_to": 27}]
+    with log.open("ab") as fh:
+        fh.write(frames[-1])  # (after the corrupt frame: no reader reads it, so nothing is read on from the chain)
+    result = cli("index", log, "--db", db, "--no-default-redaction", expect=1)
+    assert "0 grown (0 read from where they were indexed), 1 rewritten (indexed again whole)" in result.stdout
+    assert cli("sql", "--db", db, query, "--json").json()[0]["events"] == 28
