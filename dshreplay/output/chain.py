@@ -25,6 +25,11 @@ the bytes that complete it are appended bytes. What the bundle does not cover
 must hash to the SHA-256 the export recorded (the exported bytes are a prefix
 of today's), and a zstd log must hold nothing but frames of log text (a
 skippable frame or a frame cut short would hide bytes the chain never sees).
+A zstd log with a corrupt frame is chained over the lines before it, and the
+chain's `unreadableFrom` says where and why reading stopped: `--grown` then asks
+that reading stop at the same line today, and that the exported bytes be the
+first bytes of today's log (their hash); bytes after the corrupt frame are
+hidden from every reader, as a skippable frame's are.
 Every value the manifest gives is checked before use: a malformed one is an
 `EntryError` naming its JSON pointer, and every file is read as inputs are
 (`sized_file`): a regular file, no further than the size it had when opened.
@@ -220,9 +225,7 @@ def check_growth(path: Path, exported: Exported, events_csv: Path | None = None,
                                        f"{ENCODINGS[reader.encoding]} now: its bytes changed")
         growth = _follow_chain(reader, exported, hasher)
         if growth.status in ("same", "grew"):
-            growth = _past_the_rest(reader, exported, growth) or growth
-    if growth.status == "grown past the rest":
-        growth = _bytes_after_the_rest(path, exported, hasher)
+            growth = _past_the_rest(reader, exported, growth, lambda: _bytes_after_the_rest(path, exported, hasher))
     if growth.between is not None:
         return _rewritten(path, *growth.between, events_csv, options, hasher)
     return growth
@@ -275,19 +278,21 @@ def _follow_chain(reader: LogReader, exported: Exported, hasher: InputHash) -> G
     return Growth("grew", appended.describe(), appended=appended)
 
 
-def _past_the_rest(reader: LogReader, exported: Exported, growth: Growth) -> Growth | None:
+def _past_the_rest(reader: LogReader, exported: Exported, growth: Growth,
+                   same_stop: Callable[[], Growth]) -> Growth:
     """How a log whose readable lines match the chain compares past them, when either the
-    export or today's reading stopped at a rest that cannot be read (None: neither did)."""
+    export or today's reading stopped at a rest that cannot be read (`growth` when neither
+    did; `same_stop` when both stopped at the same line)."""
     now, then = reader.unreadable_rest, exported.unreadable_from
     if then is None:
-        return None if now is None else Growth(
+        return growth if now is None else Growth(
             "hidden", f"the log's text cannot be read from line {now.line} ({now.message}): bytes were added "
                       "that no reader can read")
     if now is None or now.line != then[0] or growth.status != "same":
         return Growth("rewritten", f"the export could not read the log from line {then[0]} ({then[1]}); it now "
                                    f"{'reads on' if now is None else f'stops at line {now.line}'}: the bytes "
                                    "there changed")
-    return Growth("grown past the rest", "")
+    return same_stop()
 
 
 def _bytes_after_the_rest(path: Path, exported: Exported, hasher: InputHash) -> Growth:
