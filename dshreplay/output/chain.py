@@ -162,6 +162,8 @@ class Exported:
         rest = chain.get("unreadableFrom")  # (absent in bundles made before it was recorded: none)
         if rest is not None:
             at = f"{at}/unreadableFrom"
+            if type(rest) is not dict:
+                raise EntryError(at, 'null or where reading stopped ({"line", "reason"})', rest)
             rest = (_field(rest, at, "line", lambda v: is_count(v) and v > lines, f"a line number after {lines}"),
                     _field(rest, at, "reason", lambda v: type(v) is str, "why the rest cannot be read (text)"))
         return cls(size, sha256, encoding, lines, text_bytes, head, checkpoints, rest)
