@@ -261,7 +261,7 @@ class Session:
             c = calls[call - 1]
             at_seq, header_seq = _first_chunk(c) - 1, c.header_seq
             messages = self.states([at_seq])[at_seq].messages()
-            return Request.of_call(c, self._header_at(header_seq), messages)
+            return Request.of_call(c, self._header_at(header_seq), messages, self._torn_tail_json())
         index = self.index()
         if at is None:
             self._answered("request", _failure(index), what="the request at the end of the log")
@@ -270,7 +270,12 @@ class Session:
         turns = TurnTracker()
         messages = self._states([at], [turns])[at].messages()
         turn, step = turns.in_force_after()
-        return Request(None, turn, step, None, at, header_seq, self._header_at(header_seq), messages)
+        return Request(None, turn, step, None, at, header_seq, self._header_at(header_seq), messages,
+                       torn_tail=self._torn_tail_json())
+
+    def _torn_tail_json(self) -> dict[str, int] | None:
+        """The torn tail the passes of an answer read up to (the one the warning tells), as JSON."""
+        return None if self.torn_tail is None else self.torn_tail.to_json()
 
     def _header_at(self, seq: int | None) -> Any:
         """The header the request/header event at `seq` logs (None: no such event)."""

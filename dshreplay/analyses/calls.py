@@ -285,15 +285,18 @@ class Request:
     outcome: Outcome = None  # Call.outcome: the finish kind, "cancelled", or None (no end in the log)
     error_code: object = None
     usage: object = None
+    torn_tail: dict[str, int] | None = None  # TornTail.to_json() when a pass that answered read up to one
 
     @classmethod
-    def of_call(cls, call: Call, header: object, messages: list[JSONData]) -> Request:
+    def of_call(cls, call: Call, header: object, messages: list[JSONData], torn_tail: dict[str, int] | None = None
+                ) -> Request:
         assert call.first_chunk_seq is not None, "every call the tracker finds has a first chunk"
         return cls(call.call, call.turn, call.step, call.first_chunk_seq, call.first_chunk_seq - 1, call.header_seq,
-                   header, messages, call.last_chunk_seq, call.outcome, call.error_code, call.usage)
+                   header, messages, call.last_chunk_seq, call.outcome, call.error_code, call.usage, torn_tail)
 
     def to_json(self) -> dict[str, object]:
         return {"call": self.call, "turn": self.turn, "step": self.step,
                 "firstChunkSeq": self.first_chunk_seq, "lastChunkSeq": self.last_chunk_seq,
                 "outcome": self.outcome, "errorCode": self.error_code, "usage": self.usage,
-                "atSeq": self.at_seq, "headerSeq": self.header_seq, "header": self.header, "messages": self.messages}
+                "atSeq": self.at_seq, "headerSeq": self.header_seq, "header": self.header, "messages": self.messages,
+                "tornTail": self.torn_tail}

@@ -591,11 +591,18 @@ class LogReader:
 
     def physical_lines(self) -> Iterator[tuple[int, int, bytes]]:
         """(line number, byte offset, bytes with their newline) of every line of the
-        (decompressed) text, header and blank lines included; instead of `records()`."""
+        (decompressed) text, header and blank lines included; instead of `records()`.
+        A rest that cannot be read raises its RestError after the lines before it."""
+        lines = self.readable_lines()
+        return self._or_raise(lines) if self.encoding == "zstd" else lines
+
+    def readable_lines(self) -> Iterator[tuple[int, int, bytes]]:
+        """`physical_lines` up to where the rest cannot be read, without raising:
+        `unreadable_rest` then says where and why reading stopped."""
         if self._started or self._header is not None:
             raise RuntimeError("physical_lines() reads a fresh reader, instead of header and records")
         self._started = True
-        return self._or_raise(self._lines) if self.encoding == "zstd" else self._lines
+        return self._lines
 
     # -- logical layer ---------------------------------------------------
     @property

@@ -91,7 +91,7 @@ def bundle_request(folder: Path, call: int) -> Request:
     except UsageError as exc:  # (the folder holds no record of that call)
         raise UsageError(f"{exc.message}{_calls_held(folder)}") from None
     return Request(r["call"], r["turn"], r["step"], r["firstChunkSeq"], r["atSeq"], r["headerSeq"], r["header"],
-                   r["messages"], r["lastChunkSeq"], r["outcome"], r["errorCode"], r["usage"])
+                   r["messages"], r["lastChunkSeq"], r["outcome"], r["errorCode"], r["usage"], r["tornTail"])
 
 
 def _calls_held(folder: Path) -> str:

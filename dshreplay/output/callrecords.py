@@ -314,7 +314,31 @@ def request_from_bundle(folder: Path, call: int) -> dict[str, Any]:
             "outcome": response["finish"], "errorCode": response["errorCode"], "usage": response["usage"],
             "atSeq": record["atSeq"], "headerSeq": record["headerSeq"],
             "header": None if record["header"] is None else stored[record["header"]],
-            "messages": [stored[d] for d in ids]}
+            "messages": [stored[d] for d in ids], "tornTail": torn_tail_read(folder)}
+
+
+SESSION = "session.json"
+TORN_TAIL_KEYS = ("line", "offset", "bytes")
+
+
+def torn_tail_read(folder: Path) -> dict[str, int] | None:
+    """The torn tail `request LOG --json` gives for the log of a session folder: the log's
+    (session.json's `tornTail`, read by export's pass over the whole log), unless the fold
+    fails (`foldError`): the log's passes stop there and never read up to the tail."""
+    path = folder / SESSION
+    if not os.path.lexists(path) and not os.path.lexists(folder / CALLS):  # (format 2 wrote no session.json)
+        return None
+    _, session = read_bundle_json(path, SESSION)
+    tail = session.get("tornTail", MISSING) if type(session) is dict else MISSING
+    failure = session.get("foldError", MISSING) if type(session) is dict else MISSING
+    if tail is not None and not (type(tail) is dict and set(tail) == set(TORN_TAIL_KEYS)
+                                 and all(is_count(tail[k]) for k in TORN_TAIL_KEYS)):
+        raise ReadError(f'/tornTail: expected null or {{"line", "offset", "bytes"}} (counts), got {shown(tail, 60)} '
+                        "(the bundle is damaged)", path=shown_path(path))
+    if failure is not None and type(failure) is not dict:
+        raise ReadError(f"/foldError: expected null or where the fold fails (an object), got {shown(failure, 60)} "
+                        "(the bundle is damaged)", path=shown_path(path))
+    return None if tail is None or failure is not None else {k: tail[k] for k in TORN_TAIL_KEYS}
 
 
 LISTED = ("call", "turn", "step", "firstChunkSeq", "lastChunkSeq", "provider", "model", "outcome", "errorCode",

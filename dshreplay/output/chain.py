@@ -25,6 +25,11 @@ the bytes that complete it are appended bytes. What the bundle does not cover
 must hash to the SHA-256 the export recorded (the exported bytes are a prefix
 of today's), and a zstd log must hold nothing but frames of log text (a
 skippable frame or a frame cut short would hide bytes the chain never sees).
+A zstd log with a corrupt frame is chained over the lines before it, and the
+chain's `unreadableFrom` says where and why reading stopped: `--grown` then asks
+that reading stop at the same line today, and that the exported bytes be the
+first bytes of today's log (their hash); bytes after the corrupt frame are
+hidden from every reader, as a skippable frame's are.
 Every value the manifest gives is checked before use: a malformed one is an
 `EntryError` naming its JSON pointer, and every file is read as inputs are
 (`sized_file`): a regular file, no further than the size it had when opened.
@@ -72,12 +77,21 @@ def line_chain(source: LogSource, marks: Collection[int] = frozenset(), every: i
     checkpoints: list[dict[str, Any]] = []
     link = hasher.link
     with source.reader() as reader:
-        for lineno, _, raw in reader.physical_lines():
+        for lineno, _, raw in reader.readable_lines():
             h = link(h, raw)
             lines, size = lineno, size + len(raw)
             if lineno % every == 0 or lineno in marks:
                 checkpoints.append({"line": lineno, "sha256": h.hex()})
-    return {"every": every, "lines": lines, "textBytes": size, "head": h.hex(), "checkpoints": checkpoints}
+        rest = unreadable_from(reader)
+    return {"every": every, "lines": lines, "textBytes": size, "head": h.hex(), "checkpoints": checkpoints,
+            "unreadableFrom": rest}
+
+
+def unreadable_from(reader: LogReader) -> dict[str, Any] | None:
+    """Where and why reading a log's text stopped before its end (a corrupt zstd frame:
+    the chain covers the lines before it), as the manifest's `chain.unreadableFrom`."""
+    rest = reader.unreadable_rest
+    return None if rest is None else {"line": rest.line, "reason": rest.message}
 
 
 SHA256_HEX = re.compile(r"[0-9a-f]{64}")
@@ -123,6 +137,7 @@ class Exported:
     text_bytes: int
     head: str
     checkpoints: dict[int, str]
+    unreadable_from: tuple[int, str] | None = None  # (line, why): where the export's reading stopped
 
     @classmethod
     def of(cls, entry: dict[str, Any], where: str) -> Exported:
@@ -144,7 +159,14 @@ class Exported:
                           f"a line number after {last} and at most {lines}")
             checkpoints[line] = _field(point, f"{at}/checkpoints/{n}", "sha256", is_sha256, "a SHA-256 in hex")
             last = line
-        return cls(size, sha256, encoding, lines, text_bytes, head, checkpoints)
+        rest = chain.get("unreadableFrom")  # (absent in bundles made before it was recorded: none)
+        if rest is not None:
+            at = f"{at}/unreadableFrom"
+            if type(rest) is not dict:
+                raise EntryError(at, 'null or where reading stopped ({"line", "reason"})', rest)
+            rest = (_field(rest, at, "line", lambda v: is_count(v) and v > lines, f"a line number after {lines}"),
+                    _field(rest, at, "reason", lambda v: type(v) is str, "why the rest cannot be read (text)"))
+        return cls(size, sha256, encoding, lines, text_bytes, head, checkpoints, rest)
 
 
 def _line_between(after: int, most: int) -> Callable[[object], bool]:
@@ -204,6 +226,8 @@ def check_growth(path: Path, exported: Exported, events_csv: Path | None = None,
             return Growth("rewritten", f"the log was {ENCODINGS[exported.encoding]} at export and is "
                                        f"{ENCODINGS[reader.encoding]} now: its bytes changed")
         growth = _follow_chain(reader, exported, hasher)
+        if growth.status in ("same", "grew"):
+            growth = _past_the_rest(reader, exported, growth, lambda: _bytes_after_the_rest(path, exported, hasher))
     if growth.between is not None:
         return _rewritten(path, *growth.between, events_csv, options, hasher)
     return growth
@@ -217,7 +241,7 @@ def _follow_chain(reader: LogReader, exported: Exported, hasher: InputHash) -> G
     prefix, taken = hasher.new(), 0  # a plain log's first `exported.size` bytes
     h, last_good, reached = SEED, 0, 0
     new_lines, new_bytes, new_events, inside_line = 0, 0, 0, False
-    for lineno, offset, raw in reader.physical_lines():
+    for lineno, offset, raw in reader.readable_lines():
         if plain and taken < exported.size:
             part = raw[:exported.size - taken]
             prefix.update(part)
@@ -239,7 +263,10 @@ def _follow_chain(reader: LogReader, exported: Exported, hasher: InputHash) -> G
             return Growth("rewritten", "", between=(last_good + 1, lineno))
         last_good = lineno
     if reached < total:
-        return Growth("shorter", f"the log has {reached} lines, fewer than the {total} the export saw")
+        rest = reader.unreadable_rest
+        return Growth("shorter", f"the log has {reached} lines, fewer than the {total} the export saw" if rest is None
+                      else f"the log can be read for {reached} lines, fewer than the {total} the export read: "
+                           f"line {rest.line}: {rest.message}")
     hidden = _hidden(reader)
     if hidden:
         return Growth("hidden", hidden)
@@ -251,6 +278,46 @@ def _follow_chain(reader: LogReader, exported: Exported, hasher: InputHash) -> G
     appended = Appended(exported.text_bytes, total if inside_line else total + 1, new_lines, new_bytes,
                         max(new_events, 0), inside_line)
     return Growth("grew", appended.describe(), appended=appended)
+
+
+def _past_the_rest(reader: LogReader, exported: Exported, growth: Growth,
+                   same_stop: Callable[[], Growth]) -> Growth:
+    """How a log whose readable lines match the chain compares past them, when either the
+    export or today's reading stopped at a rest that cannot be read (`growth` when neither
+    did; `same_stop` when both stopped at the same line)."""
+    now, then = reader.unreadable_rest, exported.unreadable_from
+    if then is None:
+        return growth if now is None else Growth(
+            "hidden", f"the log's text cannot be read from line {now.line} ({now.message}): bytes were added "
+                      "that no reader can read")
+    if now is None or now.line != then[0] or growth.status != "same":
+        return Growth("rewritten", f"the export could not read the log from line {then[0]} ({then[1]}); it now "
+                                   f"{'reads on' if now is None else f'stops at line {now.line}'}: the bytes "
+                                   "there changed")
+    return same_stop()
+
+
+def _bytes_after_the_rest(path: Path, exported: Exported, hasher: InputHash) -> Growth:
+    """A log whose text is read to the line the export's reading stopped at, and no further:
+    its first bytes are the exported ones, or it was rewritten; bytes after them are hidden."""
+    digest, taken = hasher.new(), 0
+    with sized_file(path, shown_path(path)) as (stream, size):
+        while taken < exported.size:
+            block = stream.read(min(1 << 20, exported.size - taken))
+            if not block:
+                break
+            digest.update(block)
+            taken += len(block)
+    line, why = exported.unreadable_from or (0, "")
+    if taken < exported.size or digest.hexdigest() != exported.sha256:
+        return Growth("rewritten", f"the log's first {exported.size} bytes are not the ones exported (their "
+                                   f"{hasher.label} differs from the manifest's), though its readable lines match "
+                                   "the chain")
+    return Growth("hidden", f"the exported bytes are all still there, and {size - exported.size} bytes were "
+                            f"appended after the rest the export could not read (from line {line}: {why}): bytes "
+                            "hidden from every reader")
+
+
 def _hidden(reader: LogReader) -> str:
     """What a zstd log holds that decodes to no log text ("" when nothing)."""
     if reader.textless_frame is not None:

@@ -134,7 +134,7 @@ def test_request_list_call_and_usage_errors(cli, crashed):
     assert [(c["call"], c["firstChunkSeq"], c["messageCount"]) for c in listing] == [(1, 4, 1), (2, 15, 3)]
     call = cli("request", crashed, "--call", 2, "--json").json()
     assert list(call) == ["call", "turn", "step", "firstChunkSeq", "lastChunkSeq", "outcome", "errorCode", "usage",
-                          "atSeq", "headerSeq", "header", "messages"]
+                          "atSeq", "headerSeq", "header", "messages", "tornTail"]
     assert [m["id"] for m in call["messages"]] == ["m3", "a9", "r11"]
     assert call["messages"][2]["content"][0]["content"][0]["text"] == "[shortened]"
     cli("request", crashed, "--call", 3, expect=2)

@@ -244,6 +244,12 @@ def test_a_line_of_calls_jsonl_longer_than_the_bound_is_refused_without_holding_
     (lambda e: e["chain"].update(checkpoints=[{"line": 4, "sha256": {}}]),
      "/sessions/0/chain/checkpoints/0/sha256: expected a SHA-256 in hex, got {}"),
     (lambda e: e.update(encoding="gzip"), '/sessions/0/encoding: expected "jsonl" or "zstd", got "gzip"'),
+    (lambda e: e["chain"].update(unreadableFrom=5), '/sessions/0/chain/unreadableFrom: expected null or where '
+                                                    'reading stopped ({"line", "reason"}), got 5'),
+    (lambda e: e["chain"].update(unreadableFrom={"line": 3, "reason": "x"}),
+     "/sessions/0/chain/unreadableFrom/line: expected a line number after 32, got 3"),
+    (lambda e: e["chain"].update(unreadableFrom={"line": 33, "reason": None}),
+     "/sessions/0/chain/unreadableFrom/reason: expected why the rest cannot be read (text), got null"),
 ])
 def test_a_doctored_chain_is_a_difference_naming_the_manifest_entry(bundle, doctor, expected):
     folder, log = bundle
@@ -272,6 +278,20 @@ def test_a_forged_chain_that_claims_fewer_lines_does_not_pass_a_rewritten_plain_
     assert differences(result) == [("in/prune.jsonl", f"the log's first {size} bytes are not the ones exported "
                                                       "(their SHA-256 differs from the manifest's), though its lines "
                                                       "match the chain")]
+
+
+def test_a_forged_stop_in_the_chain_never_makes_a_log_pass_as_grown(bundle):
+    # (unreadableFrom can only ask more of a log: that reading stop where the export's did)
+    folder, log = bundle
+    manifest = manifest_of(folder)
+    manifest["sessions"][0]["chain"]["unreadableFrom"] = {"line": 33, "reason": "forged"}
+    write_manifest(folder, manifest)
+    with log.open("ab") as fh:
+        fh.write(EXTRA)
+    result = attack("verify-export", "b", "--grown", "--json", cwd=folder.parent, seconds=10)
+    assert result.code == 1
+    assert differences(result) == [("in/prune.jsonl", "the export could not read the log from line 33 (forged); it "
+                                                      "now reads on: the bytes there changed")]
 
 
 # -- 3. pipes, devices and /proc files in a bundle or named by a manifest ------------------------------
