@@ -299,9 +299,10 @@ def cli() -> None:
     directory, or - for standard input. The global options (--max-bytes,
     --max-line, --debug) go before the command or after it (given in both
     places, the one after the command wins). Exit codes: 0 clean, 1 findings
-    (a log read to its end has errors, or a fold that fails: the answer
-    stops there), 2 cannot read (no header, corrupt zstd, unsupported
-    format version, a size ceiling, a missing file: in every command), bad
+    (a log read to its end has errors, or a fold that fails, a corrupt zstd
+    frame included: the answer stops there), 2 cannot read (no header,
+    unsupported format version, a size ceiling, a missing file: in every
+    command), bad
     usage or an output that cannot be written, 70 an internal error (a bug
     of dshreplay: please report it).
     """

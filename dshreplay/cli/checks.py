@@ -54,9 +54,10 @@ def validate(logs: tuple[str, ...], strict: bool, snapshot: bool, select: frozen
     brackets, metering). Each finding has a stable code (docs/findings.md),
     a severity, and its seq, line and JSON pointer. Exit 0 when no file has
     an error, 1 when one does (or a warning, with --strict), 2 when a file
-    cannot be read to its end, as in every command (no header, corrupt zstd,
-    a size ceiling: the findings of what was read are still listed). A line
-    that is not JSON is a finding (DSH-E001): the lines after it are read.
+    cannot be read to its end, as in every command (no header, a size
+    ceiling: the findings of what was read are still listed). A line that
+    is not JSON is a finding (DSH-E001): the lines after it are read; a
+    corrupt zstd frame is one (DSH-E013): nothing after it can be read.
     When schema errors are snapshot placeholders, one line on stderr
     suggests --snapshot.
 
