@@ -85,9 +85,14 @@ def landed(shipped: bytes) -> Any:
 
 
 def _pool(workers: int) -> ProcessPoolExecutor:
+    """Worker processes that create files with this process's umask now (a fork server's
+    children have the umask it had when it started, for the life of the process)."""
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import get_context
-    return ProcessPoolExecutor(max_workers=workers, mp_context=get_context(start_method()))
+    mask = os.umask(0o077)
+    os.umask(mask)  # (read back: the one way to read it)
+    return ProcessPoolExecutor(max_workers=workers, mp_context=get_context(start_method()),
+                               initializer=os.umask, initargs=(mask,))
 
 
 def run_map(fn: Callable[[T], R], items: Iterable[T], options: Options = DEFAULT) -> list[R]:
