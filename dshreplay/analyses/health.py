@@ -37,7 +37,7 @@ class Health:
     def turn_endings(self) -> list[dict[str, Any]]:
         failure = self.failure
         return [{"turn": s.turn, "startSeq": s.start, "endSeq": s.end,
-                 "ending": s.ending_read(failure is not None)}
+                 "ending": s.ending_read(None if failure is None else failure.seq)}
                 for s in self.index.turn_spans]
 
     def to_json(self) -> dict[str, Any]:

@@ -205,7 +205,9 @@ class SessionSummary(Observer):
         turns: TurnSpans
         tools: ToolLedger
         index, turns, tools = run.get(Indexer).index, run.get(TurnSpans), run.get(ToolLedger)
-        out = SessionStats(index.path, index.header.get("id"), events=index.event_count, turns=index.turns,
+        held = run.events_held if run.complete else None  # (a gap's seqs are no events)
+        out = SessionStats(index.path, index.header.get("id"), events=index.event_count if held is None else held,
+                           turns=index.turns,
                            steps=index.steps, calls=len(index.calls), auxiliary_calls=len(index.auxiliary_calls),
                            retries=retried_calls(index.calls))
         every_call = index.calls + index.auxiliary_calls
@@ -264,7 +266,7 @@ class SessionSummary(Observer):
             out.error, out.answered_up_to = stopped, run.answered_up_to
         out.torn_tail = index.torn_tail
         out.tokens_by_model = tokens_by_model(every_call)
-        endings = [s.ending_read(stopped is not None) for s in spans]
+        endings = [s.ending_read(None if stopped is None else stopped.seq) for s in spans]
         out.turn_endings = endings
         out.turn_spans = [{"turn": s.turn, "startSeq": s.start, "endSeq": s.end, "ending": ending}
                           for s, ending in zip(spans, endings)]

@@ -19,7 +19,7 @@ from dshreplay.analyses.calls import CallTracker, failed, finish_text
 from dshreplay.analyses.provenance import ShadowTracker
 from dshreplay.analyses.render import message_text, role_of, without_reasoning
 from dshreplay.analyses.tools import ToolLedger
-from dshreplay.analyses.turns import INTERRUPTED, TurnSpans, turn_ending
+from dshreplay.analyses.turns import INTERRUPTED, TurnSpans
 from dshreplay.core.driver import STOP, Observer, Record, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
 from dshreplay.errors import DeriveError, FoldError, LineError
@@ -157,10 +157,11 @@ class TranscriptBuilder(Observer):
                 self.entries.append(Entry(item.seq, "message", kind, role_of(kind, message),
                                           utc_time(item.time), self.shown(message),
                                           tools=self._tools(item, kind, message)))
-        elif kind == "turn/end":
-            data = _data(item)
-            self.entries.append(Entry(item.seq, "turn-end", time=utc_time(item.time), turn=data.get("turn"),
-                                      ending=turn_ending(data.get("reason"))))
+        elif kind == "turn/end":  # (the turn it closes, as TurnSpans tells it: one that closes none ends nothing)
+            span = self.turns.turns[-1] if self.turns.turns else None
+            if span is not None and span.end == item.seq:
+                self.entries.append(Entry(item.seq, "turn-end", time=utc_time(item.time), turn=span.turn,
+                                          ending=span.ending))
         elif kind == "session/end-seed":
             self.entries.append(Entry(item.seq, "seed-end", time=utc_time(item.time), kind=self.seed))
         elif kind == "assistant/chunk":

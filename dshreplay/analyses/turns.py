@@ -95,10 +95,14 @@ class Span:
             return INTERRUPTED if self.cut is None else NOT_ENDED
         return turn_ending(self.reason)
 
-    def ending_read(self, fold_failed: bool) -> str:
-        """`ending` as a pass that read the log tells it: "unknown" for a turn still open where the
-        fold fails (`fold_failed`: the pass stopped there, before the log ends)."""
-        return UNKNOWN if fold_failed and self.end is None and self.cut is None else self.ending
+    def ending_read(self, failed_at: int | None) -> str:
+        """`ending` as an answer that stops where the fold fails (at seq `failed_at`; None: it reads
+        to the end) tells it: "unknown" for a turn still open there, whatever the lines past it say
+        (its turn/end, or the next turn/start, at or after `failed_at`, or none)."""
+        if failed_at is None or (self.end is not None and self.end < failed_at) \
+                or (self.cut is not None and self.cut < failed_at):
+            return self.ending
+        return UNKNOWN
 
     @property
     def last(self) -> int | None:

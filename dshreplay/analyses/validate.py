@@ -504,8 +504,8 @@ class Validation(Observer):
                 return
 
     def finish(self, run: Run) -> None:
-        if run.complete and run.event_count is not None:  # (a complete pass counted its events: those the
-            self.report.events = run.event_count - run.missing  # log holds, not the seqs a gap left out)
+        if run.complete and run.events_held is not None:  # (a complete pass counted its events)
+            self.report.events = run.events_held
 
     def assemble(self, read_errors: list[Finding], checks: list[Finding], later: list[Finding]) -> None:
         """The report's findings, per line in the order the checks run: reading,

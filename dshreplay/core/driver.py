@@ -170,6 +170,12 @@ class Run:
         return {**self.__dict__, "reader": None}  # (a reader is an open file: a resumed pass gives its own)
 
     @property
+    def events_held(self) -> int | None:
+        """How many events the log holds, once a pass read it whole (else None): the seqs read,
+        less those a gap left out."""
+        return None if self.event_count is None else self.event_count - self.missing
+
+    @property
     def last_seq(self) -> int | None:
         """The last seq read (None before any event)."""
         return self.fold.next_seq - 1 if self.fold.next_seq else None

@@ -26,7 +26,7 @@ from dshreplay.analyses.tools import (
     NOT_STARTED,
     ToolCall,
 )
-from dshreplay.analyses.turns import CLOSED_BY_DSH, INTERRUPTED, TOOL_NOT_STARTED, TOOL_OUTCOME_UNKNOWN, Span
+from dshreplay.analyses.turns import CLOSED_BY_DSH, INTERRUPTED, TOOL_NOT_STARTED, TOOL_OUTCOME_UNKNOWN, UNKNOWN, Span
 from dshreplay.jsvalues import as_text, is_time, shown, utc_time
 from dshreplay.output.callrecords import elapsed_ms
 
@@ -177,14 +177,14 @@ def waterfall(index: LogIndex, views: Iterable[Mapping[str, Any]],
     timed = bool(turns or calls) and all(is_time(t.start_time) for t in turns) \
         and all(is_time(c.first_chunk_time) for c in calls)
     place_turn, place_call, place_tool = ON_TIME if timed else ON_SEQS
-    failed = failure is not None
-    items = [_Item(t.start, 0, t, place_turn(t), turn_status(t.ending_read(failed))) for t in turns]
+    failed_at = failure["seq"] if failure is not None and type(failure.get("seq")) is int else None
+    items = [_Item(t.start, 0, t, place_turn(t), turn_status(t.ending_read(failed_at))) for t in turns]
     items += [_Item(c.first_chunk_seq if c.first_chunk_seq is not None else 0, 1, c, place_call(c), call_status(c))
               for c in calls]
     items += [_Item(_tool_first_seq(tc), 2, tc, place_tool(tc), tool_status(tc), n)
               for n, tc in enumerate(tools, 1)]
-    if failure is not None and type(failure.get("seq")) is int:  # (the answer reaches the seqs before it)
-        items = [i for i in items if i.seq < failure["seq"]]
+    if failed_at is not None:  # (the answer reaches the seqs before it)
+        items = [i for i in items if i.seq < failed_at]
     if timed:
         starts = [i.place.start for i in items if i.place.start is not None]
         lo = min(starts, default=0.0)
@@ -195,7 +195,7 @@ def waterfall(index: LogIndex, views: Iterable[Mapping[str, Any]],
     items.sort(key=attrgetter("seq", "order"))
     problems = [i for i in items if i.status in PROBLEMS]
 
-    frame = _Frame(axis, hi, timed, viewed)
+    frame = _Frame(axis, hi, timed, viewed, failed_at)
 
     def bars(chosen: list[_Item]) -> Listing[Bar]:
         return listing(chosen, lambda i: _bar(i, frame))
@@ -237,6 +237,7 @@ class _Frame:
     end: float
     timed: bool
     viewed: set[Any]
+    failed_at: int | None = None  # where the fold fails: a turn open there ends "unknown"
 
     def when(self, place: _Place) -> str:
         if place.start is None:
@@ -355,9 +356,10 @@ def turn_status(ending: str) -> str:
 
 
 def _turn_bar(span: Span, item: _Item, frame: _Frame) -> Bar:
-    ending = span.ending
+    ending = span.ending_read(frame.failed_at)
     last = span.last
-    end = "the end of the log (interrupted)" if last is None else f"seq {last}"
+    end = f"the fold failure at seq {frame.failed_at}" if ending == UNKNOWN \
+        else "the end of the log (interrupted)" if last is None else f"seq {last}"
     times = ""
     if frame.timed:
         times = f"; {utc_time(span.start_time)}, {duration_text(span.duration_ms)}"

@@ -38,3 +38,31 @@ def test_each_window_gives_its_events_lines_and_result_in_file_order(tmp_path):
 def test_one_window_the_sequential_reader_must_report_gives_none_for_all(tmp_path):
     path, offset = two_window_log(tmp_path, final_newline=False)  # (the first window is clean, the last is not)
     assert WindowJobs(path, offset, seqs, 2).results() is None
+
+
+def made_file_mode(path: str) -> int:
+    """Create a file at `path` (in a worker process); its permission bits."""
+    import os
+    import stat
+    with open(path, "w"):
+        pass
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+def test_worker_processes_create_files_with_the_umask_the_caller_has_now(tmp_path, monkeypatch):
+    # a fork server keeps the umask it started with: an export whose sessions workers wrote, run
+    # under umask 077 after any earlier parallel run under 022 (a fork server is used once a
+    # thread runs, as DuckDB's do), made its folders and files 0755 and 0644
+    import os
+
+    from dshreplay.core import parallel
+    from dshreplay.options import Options
+    monkeypatch.setattr(parallel, "start_method", lambda: "forkserver")
+    previous = os.umask(0o022)
+    try:
+        parallel.run_map(made_file_mode, [str(tmp_path / "a"), str(tmp_path / "b")], Options(jobs=2))
+        os.umask(0o077)
+        modes = parallel.run_map(made_file_mode, [str(tmp_path / "c"), str(tmp_path / "d")], Options(jobs=2))
+    finally:
+        os.umask(previous)
+    assert modes == [0o600, 0o600]
