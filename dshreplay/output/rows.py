@@ -87,7 +87,8 @@ TABLES: dict[str, tuple[Column, ...]] = {
         ("encoding", "VARCHAR", "`jsonl` or `zstd`."),
         ("size", "BIGINT", "The log file's size in bytes when indexed."),
         ("lines", "BIGINT", "Physical lines indexed (the header included)."),
-        ("events", "BIGINT", "Events read."),
+        ("events", "BIGINT", "Events read: every event the log holds, those past a fold failure too, as this "
+                             "row's other counts are (`stats` and `inspect` answer only up to answered_up_to)."),
         ("verdict", "VARCHAR", "`ok` or `errors`: validate's verdict (`unreadable`: the log cannot be read)."),
         ("errors", "BIGINT", "Findings of severity error (validate's count, those past the listing cap included)."),
         ("warnings", "BIGINT", "Findings of severity warning."),
