@@ -103,18 +103,16 @@ def turn_endings_agree(s: Surfaces) -> None:
     assert any(e["entry"] == "fold-failure" for e in s.transcript) == (not s.whole)
     # the bundle's session.json and the index hold every line's facts, read past a fold failure
     # (README: session.json); for a log that folds, the same as the answer
-    read = s.session["turnSpans"] if s.exported else spans
+    read = s.session["turnSpans"]
     if s.whole:
         assert read == spans
-    if s.exported:
-        assert s.session["turnEndings"] == [t["ending"] for t in read]
-        # the report's waterfall draws the answer; its table of session facts is session.json's
-        assert s.waterfall_turns == [(str(t["turn"]), t["ending"]) for t in spans]
-        shown = ", ".join(f"{t['turn']}: {t['ending']}" for t in read) or "-"
-        assert f"turn endings {shown} " in s.report
-    if s.indexed:
-        assert [(r["turn"], r["seq"], r["end_seq"], r["ending"]) for r in s.index["turns"]] == [
-            (t["turn"], t["startSeq"], t["endSeq"], t["ending"]) for t in read]
+    assert s.session["turnEndings"] == [t["ending"] for t in read]
+    # the report's waterfall draws the answer; its table of session facts is session.json's
+    assert s.waterfall_turns == [(str(t["turn"]), t["ending"]) for t in spans]
+    shown = ", ".join(f"{t['turn']}: {t['ending']}" for t in read) or "-"
+    assert f"turn endings {shown} " in s.report
+    assert [(r["turn"], r["seq"], r["end_seq"], r["ending"]) for r in s.index["turns"]] == [
+        (t["turn"], t["startSeq"], t["endSeq"], t["ending"]) for t in read]
 
 
 def call_counts_agree(s: Surfaces) -> None:
@@ -125,18 +123,15 @@ def call_counts_agree(s: Surfaces) -> None:
     listed = [(c["call"], c["outcome"], c["errorCode"]) for c in s.calls]
     failed = dict(Counter(c["errorCode"] for c in s.all_calls if c["outcome"] == "error"))
     assert s.stats["failedCalls"] == failed
-    if s.exported:
-        assert s.waterfall_calls == [str(c["call"]) for c in s.calls]  # (the waterfall draws the answer)
-        session = s.session
-        assert f"turns / steps / model calls {session['turns']} / {session['steps']} / {session['calls']} " \
-            in s.report  # (the table of session facts is session.json's)
-        # every line's calls (read past a fold failure, as the index reads them)
-        bundled = [(c["call"], c["response"]["finish"], c["response"]["errorCode"]) for c in s.bundle_calls]
-        if s.whole:
-            assert (s.session["calls"], s.session["auxiliaryCalls"], s.session["failedCalls"], bundled) == (
-                calls, auxiliary, failed, listed)
-    if not s.indexed:
-        return
+    assert s.waterfall_calls == [str(c["call"]) for c in s.calls]  # (the waterfall draws the answer)
+    session = s.session
+    assert f"turns / steps / model calls {session['turns']} / {session['steps']} / {session['calls']} " \
+        in s.report  # (the table of session facts is session.json's)
+    # every line's calls (read past a fold failure, as the index reads them)
+    bundled = [(c["call"], c["response"]["finish"], c["response"]["errorCode"]) for c in s.bundle_calls]
+    if s.whole:
+        assert (s.session["calls"], s.session["auxiliaryCalls"], s.session["failedCalls"], bundled) == (
+            calls, auxiliary, failed, listed)
     rows = s.index["model_calls"]
     main = [(r["call"], r["outcome"], r["error_code"]) for r in rows if r["kind"] == "main"]
     kinds = Counter(r["kind"] for r in rows)
@@ -147,9 +142,8 @@ def call_counts_agree(s: Surfaces) -> None:
     if s.whole:
         assert (counts, main, every_failed) == ((calls, auxiliary), listed, failed)
         assert (row["events"], row["turns"], row["steps"]) == (s.stats["events"], s.stats["turns"], s.stats["steps"])
-    if s.exported:
-        assert (s.session["calls"], s.session["auxiliaryCalls"], s.session["failedCalls"], bundled) == (
-            *counts, every_failed, main)
+    assert (s.session["calls"], s.session["auxiliaryCalls"], s.session["failedCalls"], bundled) == (
+        *counts, every_failed, main)
     # usage counts a fork's seed once, in its parent (its rows are `inherited` in the index)
     assert s.usage["calls"] == sum(not r["inherited"] for r in rows)
     own = dict(Counter(r["error_code"] for r in rows if r["failed"] and not r["inherited"]))
@@ -168,26 +162,22 @@ def seqs_and_times_agree(s: Surfaces) -> None:
         if r["seq"] in time_of:
             assert (r["seq"], r["started_at"] is None) == (r["seq"], time_of[r["seq"]] is None)
     findings = [(f["code"], f["seq"], f["line"]) for f in s.validate["findings"]]
-    if s.indexed:
-        assert sorted(findings, key=str) == sorted(((r["code"], r["seq"], r["line"]) for r in s.index["findings"]),
-                                                   key=str)
+    assert sorted(findings, key=str) == sorted(((r["code"], r["seq"], r["line"]) for r in s.index["findings"]),
+                                               key=str)
     for code, seq, line in findings:
         if seq in line_of and line is not None:
             assert (code, seq, line) == (code, seq, line_of[seq])
     # validate reads every line, as the bundle and the index do; inspect stops where the fold fails
     if s.whole:
         assert s.validate["events"] == s.inspect["events"]
-    if s.exported:
-        assert s.session["events"] == s.validate["events"]
-    if s.indexed:
-        assert s.index["sessions"][0]["events"] == s.validate["events"]
-    if s.exported:
-        table = [(int(r["seq"]), int(r["line"]), r["time"] or None) for r in s.events_csv]
-        # events.csv holds every line's event (read past a fold failure); events answers up to it
-        assert table[:len(rows)] == rows
-        if s.whole:
-            assert len(table) == len(rows)
-        assert [(f["code"], f["seq"], f["line"]) for f in s.bundle_findings["findings"]] == findings
+    assert s.session["events"] == s.validate["events"]
+    assert s.index["sessions"][0]["events"] == s.validate["events"]
+    table = [(int(r["seq"]), int(r["line"]), r["time"] or None) for r in s.events_csv]
+    # events.csv holds every line's event (read past a fold failure); events answers up to it
+    assert table[:len(rows)] == rows
+    if s.whole:
+        assert len(table) == len(rows)
+    assert [(f["code"], f["seq"], f["line"]) for f in s.bundle_findings["findings"]] == findings
 
 
 def reach_agrees(s: Surfaces) -> None:
@@ -202,15 +192,14 @@ def reach_agrees(s: Surfaces) -> None:
     else:  # (the view at the end of the log: no answer, and why)
         assert (s.reach["fold"], s.fold) == (None, {})
         assert max((e["seq"] for e in s.events), default=-1) <= reach
-    if s.indexed:  # (usage reads the index)
-        assert len(s.usage_fold_failures) == (reach is not None)
-        [session] = s.index["sessions"]
-        assert session["answered_up_to"] == reach
-        assert bool(session["torn_tail"]) == (torn is not None)
-    if s.exported:
-        failure = s.session["foldError"]
-        assert (s.session["answeredUpTo"], s.session["tornTail"]) == (None, torn)
-        assert (reach, failure is None) == (None, True) or failure["seq"] == reach + 1
+    # (usage reads the index)
+    assert len(s.usage_fold_failures) == (reach is not None)
+    [session] = s.index["sessions"]
+    assert session["answered_up_to"] == reach
+    assert bool(session["torn_tail"]) == (torn is not None)
+    failure = s.session["foldError"]
+    assert (s.session["answeredUpTo"], s.session["tornTail"]) == (None, torn)
+    assert (reach, failure is None) == (None, True) or failure["seq"] == reach + 1
 
 
 def check(cli, tmp_path: Path, shape: str, damage: str, at: int) -> None:
