@@ -17,7 +17,7 @@ from dshreplay.jsvalues import as_text, is_time
 __all__ = ["TurnTracker", "TurnSpans", "Span"]
 
 INTERRUPTED = "interrupted"  # a turn the log ends inside (a crash, or a session still running)
-CLOSED_BY_DSH = "interrupted, closed by dsh"  # a turn dsh closed on load after a crash: its logged turn/end
+CLOSED_BY_DSH = "interrupted (closed by dsh)"  # a turn dsh closed on load after a crash: its logged turn/end
 NOT_ENDED = "not ended"  # a turn the next turn/start left without its turn/end
 UNKNOWN = "unknown"  # a turn open where the fold fails: how it ended is past the answer
 
@@ -111,7 +111,7 @@ class Span:
 
 
 def turn_ending(reason: Any) -> str:
-    """A turn/end reason in words: completed, error CODE, aborted by WHO, "interrupted, closed by dsh"
+    """A turn/end reason in words: completed, error CODE, aborted by WHO, "interrupted (closed by dsh)"
     (the reason only dsh's closers write, on loading a log that ends inside a turn), or its own kind."""
     reason = reason if type(reason) is dict else {}
     kind = reason.get("kind")

@@ -132,8 +132,8 @@ TABLES: dict[str, tuple[Column, ...]] = {
         ("started_at", "TIMESTAMP", "turn/start's time (UTC)."),
         ("ended_at", "TIMESTAMP", "turn/end's time (UTC)."),
         ("duration_ms", "DOUBLE", "ended_at - started_at in milliseconds."),
-        ("ending", "VARCHAR", "How it ended: `completed`, `error CODE`, `aborted by WHO`, `interrupted, closed "
-                              "by dsh` (dsh closed it on loading the log after a crash), `interrupted` (the log "
+        ("ending", "VARCHAR", "How it ended: `completed`, `error CODE`, `aborted by WHO`, `interrupted (closed "
+                              "by dsh)` (dsh closed it on loading the log after a crash), `interrupted` (the log "
                               "ends inside it), `not ended` (the next turn starts without its turn/end), "
                               "`unknown` (the fold fails inside it)."),
         ("steps", "BIGINT", "Steps started in it."),

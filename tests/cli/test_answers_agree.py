@@ -76,7 +76,7 @@ def test_a_resumed_session_says_dsh_closed_the_turn_and_where_its_closers_and_th
         ("turn-end", 13, "[turn 1 ended: completed at seq 13]"),
         ("closers", closers, f"[dsh closed interrupted turn 2 on loading the log after a crash: seqs {closers}-"
                              f"{turn_end} are its synthetic closers, not results of the tools]"),
-        ("turn-end", turn_end, f"[turn 2 ended: interrupted, closed by dsh at seq {turn_end}]"),
+        ("turn-end", turn_end, f"[turn 2 ended: interrupted (closed by dsh) at seq {turn_end}]"),
         ("seed-end", end_seed, f"[the session was resumed at seq {end_seed}; what follows was logged after the "
                                "restart]"),
         ("turn-end", entries[-1]["seq"], f"[turn 3 ended: completed at seq {entries[-1]['seq']}]"),
@@ -91,7 +91,7 @@ def test_a_resumed_session_says_dsh_closed_the_turn_and_where_its_closers_and_th
 
 def test_every_surface_tells_a_turn_dsh_closed_on_resume_the_same_way(cli, tmp_path):
     log, closers, end_seed = _resumed(tmp_path)
-    endings = ["completed", "interrupted, closed by dsh", "completed"]
+    endings = ["completed", "interrupted (closed by dsh)", "completed"]
     inspected = cli("inspect", log, "--json").json()
     assert [t["ending"] for t in inspected["turnEndings"]] == endings
     assert inspected["lastTurn"] == "completed" and inspected["interrupted"] is False
@@ -100,7 +100,7 @@ def test_every_surface_tells_a_turn_dsh_closed_on_resume_the_same_way(cli, tmp_p
     [report] = (tmp_path / "b").rglob("report.html")
     html = report.read_text()
     assert "the log ends inside turn" not in html
-    assert "turn 2 interrupted, closed by dsh" in html
+    assert "turn 2 interrupted (closed by dsh)" in html
     [md] = (tmp_path / "b").rglob("transcript.md")
     assert "the log ends inside" not in md.read_text()
     assert "[dsh closed interrupted turn 2 on loading the log after a crash" in md.read_text()
