@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from dshreplay.analyses.findings import findings_doc
 from dshreplay.cli import cli
 from dshreplay.output.secretrules import redaction_doc
-from dshreplay.output.sqldoc import sql_doc
+from dshreplay.sql.doc import sql_doc
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"

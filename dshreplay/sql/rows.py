@@ -40,11 +40,11 @@ from dshreplay.core.driver import Observer, Run
 from dshreplay.core.passstate import StateError, dump_state, load_state, state_ceiling, state_key
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
 from dshreplay.errors import DeriveError, DshReplayError
+from dshreplay.integrity.chain import TurnEndLines, line_chain
+from dshreplay.integrity.evidence import PLAIN_HASH, InputHash
 from dshreplay.io.reader import Event, LogSource, PackedRun, resolve_log_path, seed_length, shown_path
 from dshreplay.jsvalues import as_text, epoch_ms, is_safe_int, is_time, json_bytes, parse_time
 from dshreplay.options import DEFAULT, Options
-from dshreplay.output.chain import TurnEndLines, line_chain
-from dshreplay.output.evidence import PLAIN_HASH, InputHash
 from dshreplay.output.redact import Redactor
 
 if TYPE_CHECKING:

@@ -4,7 +4,7 @@ Layout of a bundle (all text UTF-8, LF line ends, deterministic):
 
     manifest.json                  inputs (path, size, hash, facts, verdict) and the
                                    SHA-256 of every other file in the bundle, written in
-                                   its RFC 8785 canonical form (output.signing)
+                                   its RFC 8785 canonical form (integrity.signing)
     manifest.json.sig              its SSH signature (with --sign-key)
     index.html                     links to each session's report
     <session>/findings.json        the validate output for that log
@@ -23,15 +23,15 @@ says `answeredUpTo` and `failure` (session.WHEN_THE_FOLD_FAILS lists each part).
 Every input is pinned by its size and hash, whether it reads as a log or
 not. When the export redacts, every hash of input bytes the bundle holds (the
 input's, events.csv's `rawSha256`, the line chain) is keyed with the evidence
-key (`output.evidence`), so none of them confirms a guess at what was masked.
+key (`integrity.evidence`), so none of them confirms a guess at what was masked.
 The manifest says how (`integrity`) and is written in its RFC 8785 form, so
 its digest is `sha256sum manifest.json` and its SSH signature covers exactly
-those bytes (`output.signing`).
+those bytes (`integrity.signing`).
 
 Folder names come from session ids, escaped so that no id can leave the
 bundle or collide with another, or with a file of the bundle's root. The
 bundle is built in a staging folder beside `--out` and swapped in by renames
-(`output.outfolder`): an interrupted or failed export leaves the old bundle
+(`bundle.outfolder`): an interrupted or failed export leaves the old bundle
 whole and nothing half written; `--force` replaces only a folder that is
 provably a bundle of ours and holds no input.
 """
@@ -63,6 +63,12 @@ from dshreplay.analyses.tools import ToolLedger
 from dshreplay.analyses.transcript import TranscriptBuilder
 from dshreplay.analyses.turns import TurnSpans
 from dshreplay.analyses.validate import validate_log
+from dshreplay.bundle.calls import MESSAGES, PREVIEW, CallRecords, MessageStore
+from dshreplay.bundle.jsonread import read_bundle_json
+from dshreplay.bundle.outfolder import create, make_folder, output_error, write_file, write_folder
+from dshreplay.console.csvcells import csv_cell
+from dshreplay.console.markdown import markdown_label
+from dshreplay.console.text import TextReporter
 from dshreplay.core.driver import SKIP, Observer, Record, Run, run_pass
 from dshreplay.core.progress import Relabelled
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
@@ -75,6 +81,9 @@ from dshreplay.errors import (
     UsageError,
     answered_up_to,
 )
+from dshreplay.integrity.chain import TurnEndLines, line_chain
+from dshreplay.integrity.evidence import PLAIN_HASH, InputHash, input_hash
+from dshreplay.integrity.signing import NAMESPACE, Signer, canonical, exact_integers, manifest_digest, representable
 from dshreplay.io.reader import LogSource, resolve_log_path, shown_path
 from dshreplay.jsvalues import (
     MAX_TIME,
@@ -86,18 +95,10 @@ from dshreplay.jsvalues import (
     utc_time,
 )
 from dshreplay.options import Options
-from dshreplay.output.bundlejson import read_bundle_json
-from dshreplay.output.callrecords import MESSAGES, PREVIEW, CallRecords, MessageStore
-from dshreplay.output.chain import TurnEndLines, line_chain
-from dshreplay.output.csvcells import csv_cell
-from dshreplay.output.evidence import PLAIN_HASH, InputHash, input_hash
-from dshreplay.output.htmlreport import MAX_TRANSCRIPT, render_index, render_report
-from dshreplay.output.outfolder import create, make_folder, output_error, write_file, write_folder
 from dshreplay.output.redact import ArgumentDeltas, Redactor
-from dshreplay.output.reporters import TextReporter, markdown_label
-from dshreplay.output.reportview import Notes, session_notes
-from dshreplay.output.signing import NAMESPACE, Signer, canonical, exact_integers, manifest_digest, representable
-from dshreplay.output.summaries import Exported
+from dshreplay.report.html import MAX_TRANSCRIPT, render_index, render_report
+from dshreplay.report.view import Notes, session_notes
+from dshreplay.results.summaries import Exported
 
 __all__ = ["export_bundle", "ExportOptions", "read_manifest"]
 
@@ -526,7 +527,7 @@ def _listing(root: Path) -> list[dict[str, Any]]:
 # manifest.json: "files" is a list of {path, size, sha256} (format 1, with no "format": a map path -> sha256);
 # format 3 keeps a session's calls in calls.jsonl and messages.jsonl (format 2: calls/NNNN.json, messages/*.json);
 # in format 4 every 100th call record builds on an earlier one instead of listing its whole request
-# (output/callrecords.py: checkpoints), so a surface that only grows no longer costs N²/200 message ids
+# (bundle/calls.py: checkpoints), so a surface that only grows no longer costs N²/200 message ids
 FORMAT = 4
 
 

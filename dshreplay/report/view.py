@@ -5,7 +5,7 @@ model calls (CallTracker) and tool calls with their approvals and hooks
 (ToolLedger, attached by id), the findings and the call views the bundle
 writes. Nothing is derived again here: facts are placed on the waterfall's
 axis, worded, and long lists cut (`Listing`). The templates
-(`output/templates/`) only lay the rows out; `htmlreport` renders them.
+(`report/templates/`) only lay the rows out; `htmlreport` renders them.
 """
 
 from __future__ import annotations
@@ -27,8 +27,7 @@ from dshreplay.analyses.tools import (
     ToolCall,
 )
 from dshreplay.analyses.turns import CLOSED_BY_DSH, INTERRUPTED, TOOL_NOT_STARTED, TOOL_OUTCOME_UNKNOWN, UNKNOWN, Span
-from dshreplay.jsvalues import as_text, is_time, shown, utc_time
-from dshreplay.output.callrecords import elapsed_ms
+from dshreplay.jsvalues import as_text, elapsed_ms, is_time, shown, utc_time
 
 S = TypeVar("S")
 T = TypeVar("T")
