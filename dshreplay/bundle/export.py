@@ -99,6 +99,15 @@ from dshreplay.output.redact import ArgumentDeltas, Redactor
 from dshreplay.report.html import MAX_TRANSCRIPT, render_index, render_report
 from dshreplay.report.view import Notes, session_notes
 from dshreplay.results.summaries import Exported
+from dshreplay.results.tables import (
+    APPROVALS_CSV,
+    TOOLS_CSV,
+    approval_facts,
+    csv_header,
+    csv_row,
+    spilled_bytes,
+    tool_call_facts,
+)
 
 __all__ = ["export_bundle", "ExportOptions", "read_manifest"]
 
@@ -845,10 +854,6 @@ class _ToolRows(Observer):
     answered), with its arguments, result, approval, hooks and outcome, all
     attached by call id (the ToolLedger)."""
 
-    HEADER = ["callId", "turn", "step", "tool", "outcome", "arguments", "resultPreview", "isError", "approvalAsked",
-              "approvalOutcome", "approvalDecided", "hooks", "startedAt", "finishedAt", "durationMs", "askedSeq",
-              "callSeq", "resultSeq", "spilledBytes"]
-
     requires = (Indexer, ToolLedger)
     types = frozenset({"tool/result"})
 
@@ -872,16 +877,9 @@ class _ToolRows(Observer):
         index = self.indexer.index
         rows = []
         for call in self.tools.calls:
-            started, finished, approval = call.started_at, call.finished_at, call.approval
-            rows.append([call.call_id, call.turn, call.step, call.tool, call.outcome, call.arguments,
-                         None if call.result_seq is None else self.previews.get(call.result_seq), call.is_error,
-                         None if approval is None else utc_time(approval.asked_time),
-                         None if approval is None else approval.outcome,
-                         None if approval is None else utc_time(approval.decided_time),
-                         " ".join(h.label() for h in call.hooks), utc_time(started), utc_time(finished),
-                         call.duration_ms, call.asked_seq, call.call_seq, call.result_seq,
-                         _spilled_bytes(index, call.result_seq)])
-        write_csv(self.path, self.HEADER, rows)
+            preview = None if call.result_seq is None else self.previews.get(call.result_seq)
+            rows.append(csv_row(TOOLS_CSV, tool_call_facts(call, spilled_bytes(index, call.result_seq), preview)))
+        write_csv(self.path, csv_header(TOOLS_CSV), rows)
 
 
 class _FinalNodes(Observer):
@@ -934,19 +932,11 @@ def _stream(source: LogSource, folder: Path, header: dict[str, Any], final_nodes
         spans["turns"].append((s.start, s.end, label) if s.end is not None else (s.start, last, label + " (open)"))
     tracker = run.get(ToolLedger)
     approvals = [a.row() for a in tracker.approvals]
-    write_csv(folder / "approvals.csv", ["askedSeq", "decidedSeq", "id", "tool", "callId", "outcome", "reason",
-                                         "flag", "askedAt", "decidedAt", "arguments"],
-              [[*a.row(), utc_time(a.asked_time), utc_time(a.decided_time), a.arguments]
-               for a in tracker.approvals])
+    write_csv(folder / "approvals.csv", csv_header(APPROVALS_CSV),
+              [csv_row(APPROVALS_CSV, approval_facts(a)) for a in tracker.approvals])
     shadows = [r for r in index.shadows if unknown_from is None or r.seq < unknown_from]
     return index, {"calls": views, "spans": spans, "approvals": approvals, "transcript": transcript.kept,
                    "finalNodes": final_nodes, "session": session, "shadows": shadows, "failure": failure}
-
-
-def _spilled_bytes(index: Any, seq: object) -> int | None:  # (the Indexer's index)
-    """The bytes dsh kept out of the model's view of the tool result at `seq` (None: none)."""
-    spills = index.spills_of(seq) if type(seq) is int else ()
-    return sum(s.omitted for s in spills) if spills else None
 
 
 # -- reading a bundle -----------------------------------------------------------

@@ -184,7 +184,7 @@ def test_tools_csv_gives_each_tool_call_with_its_result_and_approval(cli, tmp_pa
     assert [r["callId"] for r in rows] == [e["data"]["callId"] for e in events if e["type"] == "tool/call"]
     asked = next(e for e in events if e["type"] == "approval/asked")
     [approved] = [r for r in rows if r["callId"] == asked["data"]["callId"]]
-    assert approved["approvalOutcome"] == "allowed-once" and approved["approvalAsked"].endswith("Z")
+    assert approved["approvalOutcome"] == "allowed-once" and approved["approvalAskedAt"].endswith("Z")
     assert all(r["durationMs"].isdigit() and r["resultSeq"] > r["callSeq"] for r in rows)
 
 
