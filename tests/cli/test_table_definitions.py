@@ -9,10 +9,11 @@ import hashlib
 import json
 
 import pytest
-import scenarios
 
 from dshreplay.results.tables import APPROVALS_CSV, SQL_COLUMNS, TOOLS_CSV, camel
 from dshreplay.sql.rows import INDEX_FORMAT, TABLES
+
+import scenarios
 
 STAMP = "2026-01-01T00:00:00Z"
 
