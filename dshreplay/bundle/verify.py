@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from dshreplay.analyses.validate import duplicate_key
-from dshreplay.bundle.export import MANIFEST, OLD_SIGNATURE, SIGNATURE, dumps, pinned_path, read_manifest
+from dshreplay.bundle.layout import MANIFEST, OLD_SIGNATURE, SIGNATURE, dumps, pinned_path, read_manifest
 from dshreplay.errors import DshReplayError, ReadError
 from dshreplay.integrity.chain import (
     EntryError,

@@ -24,7 +24,7 @@ from dshreplay.testing.samples import zstd_frames
 HEAVY = frozenset({
     "jsonschema", "jsonschema_rs", "referencing", "dask", "distributed", "cryptography", "zstandard",
     "re2", "_re2", "concurrent.futures", "multiprocessing", "dshreplay.analyses.validate",
-    "dshreplay.analyses.schemas", "dshreplay.analyses.rules", "dshreplay.bundle.export",
+    "dshreplay.analyses.schemas", "dshreplay.analyses.rules", "dshreplay.bundle.export", "dshreplay.bundle.layout",
     "dshreplay.output.redact", "dshreplay.report.html", "dshreplay.integrity.signing",
     "dshreplay.integrity.chain", "dshreplay.core.parallel", "jinja2", "markupsafe", "dshreplay.report.view",
     "msgspec", "simdjson", "betterleaks", "dshreplay.output.secretengine",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from dshreplay.bundle.export import CsvFile
+from dshreplay.bundle.csvfile import CsvFile
 from dshreplay.console.csvcells import csv_cell
 
 

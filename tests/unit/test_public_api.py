@@ -34,7 +34,8 @@ INTERNAL = {"dshreplay.__main__", "dshreplay.jsvalues", "dshreplay.analyses.rend
             "dshreplay.sql.doc", "dshreplay.sql.database",
             "dshreplay.sql.usage", "dshreplay.cli", "dshreplay.testing", "dshreplay.console.table",
             "dshreplay.console.markdown", "dshreplay.console.interface", "dshreplay.console.text",
-            "dshreplay.results.shapes", "dshreplay.results.reports"}
+            "dshreplay.results.shapes", "dshreplay.results.reports", "dshreplay.results.tables",
+            "dshreplay.bundle.layout", "dshreplay.bundle.csvfile", "dshreplay.bundle.sessionfiles"}
 
 
 def documented(module: str) -> set[str]:
