@@ -104,6 +104,14 @@ def render_table(rows: Sequence[Sequence[object]], headers: Sequence[object] = (
             widths[text_col] = max(widths[text_col] - (total() - width), floor[text_col], word)
         if total() > width and titles:  # (its numbers, words and text at their least do not fit)
             return _records(titles, cells, width, text_col, wrap, numbers, words)
+    return _laid_out(cells, heads, widths, need, words, text_col, wrap, bool(titles))
+
+
+def _laid_out(cells: list[list[str]], heads: list[list[str]], widths: list[int], need: list[int],
+              words: dict[int, int], text_col: int | None, wrap: bool, titled: bool) -> str:
+    """The table's text, its columns at `widths`: the cells of a column too narrow cut (keeping them
+    distinct) or wrapped at their words, the text column cut or wrapped, headers over a dashed rule."""
+    cols = len(widths)
     for i in range(cols):  # cut the values of a column that is too narrow, keeping them distinct
         if i in words:
             for r in cells:
@@ -116,7 +124,7 @@ def render_table(rows: Sequence[Sequence[object]], headers: Sequence[object] = (
         for r in cells:
             r[text_col] = "\n".join(_wrap(r[text_col], w)) if wrap else clip_end(one_line(r[text_col], w), w)
     lines = []
-    if titles:
+    if titled:
         depth = max(len(h) for h in heads)
         for n in range(depth):  # a one-line header stands on the last header line
             lines.append(_pad([h[n - depth + len(h)] if n >= depth - len(h) else "" for h in heads], widths))

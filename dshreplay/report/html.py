@@ -23,6 +23,7 @@ from dshreplay.analyses.transcript import Entry
 from dshreplay.errors import answered_for
 from dshreplay.jsvalues import as_text
 from dshreplay.report import view as rv
+from dshreplay.report.waterfall import waterfall
 
 if TYPE_CHECKING:
     import jinja2
@@ -107,7 +108,7 @@ def render_report(*, entry: Mapping[str, Any], index: LogIndex, findings: Sequen
     session_id = header.get("id")
     shown_id = rv.ident(session_id)  # (cut: a long id would push the verdict off the screen; the card has it whole)
     failure = view.get("failure")
-    wf = rv.waterfall(index, view["calls"], failure)
+    wf = waterfall(index, view["calls"], failure)
     shadows = view.get("shadows", index.shadows)
     lanes = rv.surface_lanes(index, shadows)
     return _render(

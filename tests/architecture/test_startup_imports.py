@@ -27,6 +27,7 @@ HEAVY = frozenset({
     "dshreplay.analyses.schemas", "dshreplay.analyses.rules", "dshreplay.bundle.export", "dshreplay.bundle.layout",
     "dshreplay.output.redact", "dshreplay.report.html", "dshreplay.integrity.signing",
     "dshreplay.integrity.chain", "dshreplay.core.parallel", "jinja2", "markupsafe", "dshreplay.report.view",
+    "dshreplay.report.waterfall",
     "msgspec", "simdjson", "betterleaks", "dshreplay.output.secretengine",
 })
 # the other families of commands (a reading command imports its own: dshreplay.cli.view or .history)

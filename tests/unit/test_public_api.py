@@ -28,7 +28,7 @@ INTERNAL = {"dshreplay.__main__", "dshreplay.jsvalues", "dshreplay.analyses.rend
             "dshreplay.core.passstate", "dshreplay.io.store", "dshreplay.bundle.callread",
             "dshreplay.bundle.jsonread", "dshreplay.bundle.calls", "dshreplay.integrity.chain",
             "dshreplay.console.csvcells", "dshreplay.integrity.evidence", "dshreplay.report.html",
-            "dshreplay.report.view",
+            "dshreplay.report.view", "dshreplay.report.waterfall",
             "dshreplay.bundle.outfolder", "dshreplay.output.secretrules", "dshreplay.output.encodings",
             "dshreplay.output.secretengine", "dshreplay.integrity.signers", "dshreplay.integrity.signing",
             "dshreplay.sql.doc", "dshreplay.sql.database",

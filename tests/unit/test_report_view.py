@@ -15,6 +15,7 @@ from dshreplay.analyses.index import build_index
 from dshreplay.io.reader import LogSource
 from dshreplay.jsvalues import utc_time
 from dshreplay.report import view as rv
+from dshreplay.report.waterfall import waterfall
 from dshreplay.testing.samples import CREATED_AT, LogBuilder, incident
 
 import scenarios
@@ -40,7 +41,7 @@ def views(*calls: int) -> list[dict]:
 
 
 def test_the_waterfall_lists_turns_and_calls_in_log_order_with_their_outcomes(incident_index):
-    wf = rv.waterfall(incident_index, views(1, 2, 3, 4, 5, 6))
+    wf = waterfall(incident_index, views(1, 2, 3, 4, 5, 6))
     assert wf.axis == "time"
     assert [(b.kind, b.label, b.status, b.note, b.when, b.href) for b in wf.rows.first] == [
         ("turn", "turn 1", "ok", "completed", at(7), None),
@@ -62,7 +63,7 @@ def test_the_waterfall_lists_turns_and_calls_in_log_order_with_their_outcomes(in
 
 
 def test_bars_lie_on_the_time_axis_and_show_long_waits(incident_index):
-    rows = rv.waterfall(incident_index, views(1)).rows.first
+    rows = waterfall(incident_index, views(1)).rows.first
     failed, build, install = rows[1], rows[3], rows[5]
     # call 1: asked at +28, its one chunk 1.2 s later: a bar of the narrowest width, all of it waiting
     assert (failed.left, failed.width, failed.wait) == (f"{21 / SPAN * 100:.2f}", "0.40", ("0.00", "100.00"))
@@ -81,20 +82,20 @@ def test_bars_lie_on_the_time_axis_and_show_long_waits(incident_index):
 
 
 def test_a_call_right_after_another_has_no_request_time_and_says_when_its_first_chunk_came(incident_index):
-    call_2 = rv.waterfall(incident_index, views(1)).rows.first[2]
+    call_2 = waterfall(incident_index, views(1)).rows.first[2]
     assert call_2.title == (f"call 2 (turn 1, step 1, deepseek-official/deepseek-v4-flash): seqs 5-19; first chunk "
                             f"at {at(3231)}, streamed 42 ms; tool-calls")
     assert call_2.wait is None
 
 
 def test_a_call_without_a_model_view_in_the_report_links_to_its_row(incident_index):
-    rows = rv.waterfall(incident_index, views(1, 2)).rows.first
+    rows = waterfall(incident_index, views(1, 2)).rows.first
     assert [b.href for b in rows if b.kind == "model"] == [
         "#call-1", "#call-2", "#call-row-3", "#call-row-4", "#call-row-5", "#call-row-6"]
 
 
 def test_a_log_without_times_falls_back_to_the_seq_axis_and_says_so(tmp_path):
-    wf = rv.waterfall(index_of(incident(), tmp_path, layout="projected"), views(1))
+    wf = waterfall(index_of(incident(), tmp_path, layout="projected"), views(1))
     assert wf.axis == "seq"
     assert wf.caption.startswith("This log has no event times (a projected log): the axis is event seqs")
     assert [t.label for t in wf.ticks] == ["seq 0", "seq 19", "seq 38", "seq 56", "seq 75"]
