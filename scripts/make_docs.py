@@ -1,6 +1,7 @@
-"""Regenerate the generated docs: docs/cli.md (from --help), docs/findings.md, docs/redaction.md and docs/sql.md.
+"""Regenerate the generated reference pages in docs/reference/: cli.md (from --help), findings.md, redaction.md
+and sql.md.
 
-Run: python scripts/make_docs.py   (a test fails when either is stale)
+Run: python scripts/make_docs.py   (a test fails when one is stale)
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dshreplay.output.secretrules import redaction_doc
 from dshreplay.output.sqldoc import sql_doc
 
 ROOT = Path(__file__).resolve().parent.parent
-DOCS = ROOT / "docs"
+DOCS = ROOT / "docs" / "reference"
 
 
 def reference() -> str:
@@ -57,7 +58,7 @@ def generated() -> dict[Path, str]:
 
 
 def main() -> int:
-    DOCS.mkdir(exist_ok=True)
+    DOCS.mkdir(parents=True, exist_ok=True)
     for path, text in generated().items():
         path.write_text(text)
         print(path)
