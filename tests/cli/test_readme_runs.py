@@ -1,14 +1,16 @@
 """The README cannot drift: every command of its tour runs as shown, its Python example runs, its
-set-up commands are the ones CI runs, and it stays a guide (at most 250 lines).
+set-up commands are the ones CI runs, and it stays a guide (at most 250 lines). The samples of the
+guides in docs/guide/ run as shown too.
 
-Every ```console block of README.md is run, in order, by one bash in a scratch folder holding a
+Every ```console block of a page is run, in order, by one bash in a scratch folder holding a
 link to `sample_logs/` (so the commands name the logs as the README does, and what they write lands
 in the scratch folder). A line `$ CMD` is a command; the lines after it, up to the next command or
 the end of the block, are what it prints (stdout and stderr, as a terminal shows them). In what is
 shown, a line `...` stands for any number of lines left out, and `...` inside a line for any text
 (a digest, a key's fingerprint: what changes from run to run).
 
-Run `python tests/cli/test_readme_runs.py` to print what each command prints now.
+Run `python tests/cli/test_readme_runs.py [PAGE]` to print what each command of README.md (or PAGE)
+prints now.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
+GUIDES = sorted((ROOT / "docs" / "guide").glob("*.md"))
 MARK = "\x1e"
 SETUP = ["python3 -m venv .venv && .venv/bin/pip install -q -e . && .venv/bin/dshreplay export "
          "sample_logs/audit-demo.jsonl --out audit-bundle --evidence-key audit-bundle.key --force",
@@ -83,23 +86,32 @@ def shown_as(expected: list[str], printed: list[str]) -> bool:
     return match(0, 0)
 
 
-def tour() -> list[tuple[str, list[str]]]:
-    return [step for block in console_blocks(README.read_text()) for step in block]
+def tour(page: Path = README) -> list[tuple[str, list[str]]]:
+    return [step for block in console_blocks(page.read_text()) for step in block]
 
 
-def test_every_command_of_the_tour_prints_what_the_readme_shows(tmp_path):
+def check_runs_as_shown(page: Path, folder: Path) -> None:
     missing = [tool for tool in TOOLS if shutil.which(tool) is None]
     if missing:
         pytest.skip(f"the tour's standard tools are missing: {', '.join(missing)}")
-    steps = tour()
-    commands = [command for command, _ in steps]
+    steps = tour(page)
+    printed = run_commands([command for command, _ in steps], folder)
+    for (command, expected), output in zip(steps, printed):
+        assert shown_as(expected, output.splitlines()), f"{page.name}: $ {command}\nshown:\n" + \
+            "\n".join(expected) + "\nprinted:\n" + output
+
+
+def test_every_command_of_the_tour_prints_what_the_readme_shows(tmp_path):
+    commands = [command for command, _ in tour()]
     assert sum(command.startswith("dshreplay ") for command in commands) >= 10
     for job in ("request", "shadows", "validate", "diff", "export", "verify-export"):
         assert any(command.startswith(f"dshreplay {job} ") for command in commands), job
-    printed = run_commands(commands, tmp_path)
-    for (command, expected), output in zip(steps, printed):
-        assert shown_as(expected, output.splitlines()), f"$ {command}\nshown:\n" + "\n".join(expected) + \
-            "\nprinted:\n" + output
+    check_runs_as_shown(README, tmp_path)
+
+
+@pytest.mark.parametrize("page", [p for p in GUIDES if "```console" in p.read_text()], ids=lambda p: p.name)
+def test_every_sample_of_a_guide_prints_what_it_shows(page, tmp_path):
+    check_runs_as_shown(page, tmp_path)
 
 
 def test_the_tour_checks_the_bundle_with_standard_tools_and_verify_export():
@@ -146,7 +158,7 @@ def test_the_readme_is_a_guide_of_at_most_250_lines():
 if __name__ == "__main__":
     import tempfile
     with tempfile.TemporaryDirectory() as scratch:
-        steps = tour()
+        steps = tour(Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else README)
         for (command, _), output in zip(steps, run_commands([c for c, _ in steps], Path(scratch))):
             sys.stdout.write(f"$ {command}\n{output}")
     os._exit(0)
