@@ -132,7 +132,7 @@ def test_the_keeper_of_the_evidence_key_checks_the_inputs_with_openssl(signed):
 def documented_commands() -> str:
     """The shell block of docs/guide/audit-bundles.md's "Checking a bundle with standard tools", as written."""
     text = (Path(__file__).parents[2] / "docs" / "guide" / "audit-bundles.md").read_text()
-    section = text[text.index("### Checking a bundle with standard tools"):]
+    section = text[text.index("## Checking a bundle with standard tools"):]
     return section[section.index("```sh\n") + 6:section.index("\n```\n")]
 
 
