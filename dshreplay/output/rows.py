@@ -245,7 +245,8 @@ TABLES: dict[str, tuple[Column, ...]] = {
                                  "not this session's own (leave it out of counts and costs)."),
     ),
     "findings": KEY + _cols(
-        ("code", "VARCHAR", "The finding code (docs/reference/findings.md); seq and line: where it is (NULL: file-wide)."),
+        ("code", "VARCHAR", "The finding code (docs/reference/findings.md); seq and line: where it is "
+                            "(NULL: file-wide)."),
         ("severity", "VARCHAR", "`error`, `warning` or `notice`."),
         ("pointer", "VARCHAR", "The JSON pointer into the record (redacted)."),
         ("message", "VARCHAR", "What is wrong (redacted)."),

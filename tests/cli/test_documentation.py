@@ -70,7 +70,8 @@ def test_every_command_and_option_is_documented_in_the_reference():
             if param.param_type_name == "option":
                 assert param.help, f"{title} {param.opts}: no help text"
                 for flag in (*param.opts, *param.secondary_opts):
-                    assert f"  {flag}" in body or f", {flag}" in body, f"{title}: {flag} is not in docs/reference/cli.md"
+                    assert f"  {flag}" in body or f", {flag}" in body, \
+                        f"{title}: {flag} is not in docs/reference/cli.md"
             else:
                 assert (param.metavar or param.name.upper()) in body.split("\n", 3)[2], f"{title}: {param.name}"
 
@@ -147,11 +148,12 @@ def test_json_help_names_the_reference_section_that_gives_the_shape():
     sections = shape_sections()
     helps = {name: next(p.help for p in command.params if p.name == "as_json")
              for name, command in all_commands() if any(p.name == "as_json" for p in command.params)}
-    assert helps["shadows"] == 'Print machine-readable JSON (its shape: docs/reference/json.md, section "dshreplay shadows").'
+    assert helps["shadows"] == ('Print machine-readable JSON (its shape: docs/reference/json.md, section '
+                                '"dshreplay shadows").')
     assert helps["fleet stats"] == helps["stats"]
     for name, text in helps.items():
-        section = re.fullmatch(r'Print machine-readable JSON \(its shape: docs/reference/json\.md, section "([^"]+)"\)\.',
-                               text).group(1)
+        section = re.fullmatch(r'Print machine-readable JSON \(its shape: docs/reference/json\.md, '
+                               r'section "([^"]+)"\)\.', text).group(1)
         assert section == f"dshreplay {name.split()[-1]}", name
         assert re.search(r"JSON.{0,40}?`\[?\{", sections[section], re.I | re.S), name  # (a shape is given)
 
