@@ -132,7 +132,7 @@ def verify_export_command(bundle: Path, inputs: Path | None, bundle_only: bool, 
 
     Example: dshreplay verify-export bundle --inputs ~/.dsh/sessions
     """
-    from dshreplay.output.verify import verify_export
+    from dshreplay.bundle.verify import verify_export
     result = verify_export(bundle, inputs=inputs, bundle_only=bundle_only, grown=grown, digest=digest,
                            public_key=public_key, evidence_key=evidence_key, principal=principal,
                            options=options_of())

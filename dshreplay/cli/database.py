@@ -69,7 +69,7 @@ def index(paths: tuple[str, ...], db: Path, messages: bool, rules: str | None, n
 
     Example: dshreplay index ~/.dsh/sessions --db index.duckdb
     """
-    from dshreplay.output.sqlindex import duckdb_module, index_options, update_index
+    from dshreplay.sql.database import duckdb_module, index_options, update_index
     duckdb_module()
     read = options_of(jobs=jobs, quiet=quiet)
     options = index_options(read, messages=messages, rules=rules, defaults=not no_default_redaction,
@@ -111,8 +111,8 @@ def sql(given: tuple[str, ...], db: Path | None, as_csv: bool, output: Output) -
 
     Example: dshreplay sql --db index.duckdb "SELECT kind, count(*) FROM model_calls GROUP BY kind"
     """
-    from dshreplay.output.reporters import CsvReporter
-    from dshreplay.output.sqlindex import run_query
+    from dshreplay.console.reporters import CsvReporter
+    from dshreplay.sql.database import run_query
     if db is None and len(given) == 2:
         db, query = Path(given[0]), given[1]
     elif db is not None and len(given) == 1:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dshreplay.output.rows import OPTIONAL, TABLES
+from dshreplay.sql.rows import OPTIONAL, TABLES
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,7 @@ ORDER BY s.session_id""",
 INTRO = """\
 # The SQL index
 
-Generated from `dshreplay/output/rows.py` and `dshreplay/output/sqldoc.py` by
+Generated from `dshreplay/sql/rows.py` and `dshreplay/sql/doc.py` by
 `python scripts/make_docs.py`; do not edit.
 
 `dshreplay index PATH... --db FILE` builds a DuckDB database with one row per

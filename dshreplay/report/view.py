@@ -5,7 +5,7 @@ model calls (CallTracker) and tool calls with their approvals and hooks
 (ToolLedger, attached by id), the findings and the call views the bundle
 writes. Nothing is derived again here: facts are placed on the waterfall's
 axis, worded, and long lists cut (`Listing`). The templates
-(`output/templates/`) only lay the rows out; `htmlreport` renders them.
+(`report/templates/`) only lay the rows out; `htmlreport` renders them.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from dshreplay.analyses.tools import (
 )
 from dshreplay.analyses.turns import CLOSED_BY_DSH, INTERRUPTED, TOOL_NOT_STARTED, TOOL_OUTCOME_UNKNOWN, UNKNOWN, Span
 from dshreplay.jsvalues import as_text, is_time, shown, utc_time
-from dshreplay.output.callrecords import elapsed_ms
+from dshreplay.results.tables import tool_call_facts
 
 S = TypeVar("S")
 T = TypeVar("T")
@@ -433,7 +433,7 @@ def _tool_bar(call: ToolCall, item: _Item, frame: _Frame) -> Bar:
             f": seqs {seqs or '-'}"
     if frame.timed:
         title += f"; {duration_text(call.duration_ms)}"
-    approval = approval_text(call)
+    approval = approval_text(tool_call_facts(call))
     if approval != "-":
         title += f"; approval {approval}"
     title += f"; {note}"
@@ -442,13 +442,13 @@ def _tool_bar(call: ToolCall, item: _Item, frame: _Frame) -> Bar:
                left, width, wait)
 
 
-def approval_text(call: ToolCall) -> str:
-    """The approval asked for a call: its outcome and how long it waited ("-": none asked)."""
-    approval = call.approval
-    if approval is None:
-        return "-"
-    outcome = "no decision" if approval.decided_seq is None else ident(approval.outcome)
-    waited = elapsed_ms(approval.decided_time, approval.asked_time)
+def approval_text(facts: Mapping[str, Any]) -> str:
+    """The approval asked for a call (its facts: `results.tables.tool_call_facts`): its outcome and how long
+    it waited ("-": none asked)."""
+    if facts["approval_asked_seq"] is None and facts["approval_decided_seq"] is None:
+        return "-"  # (an approval has an ask or a decision)
+    outcome = "no decision" if facts["approval_decided_seq"] is None else ident(facts["approval_outcome"])
+    waited = facts["approval_waited_ms"]
     return f"{outcome} after {duration_text(waited)}" if waited is not None else outcome
 
 
@@ -476,13 +476,13 @@ def tool_rows(calls: Sequence[ToolCall]) -> Listing[ToolRow]:
 
 
 def _tool_row(n: int, call: ToolCall) -> ToolRow:
-    arguments = "" if call.arguments is None else \
-        one_line(shown(call.arguments, 4 * ARGUMENTS_WIDTH, quote=False), ARGUMENTS_WIDTH)
-    seqs = "-".join(str(s) for s in (call.call_seq, call.result_seq) if s is not None)
-    return ToolRow(f"tool-{n}", ident(call.tool), ident(call.call_id), f"{ident(call.turn)}/{ident(call.step)}",
-                   arguments, tool_note(call), tool_status(call), approval_text(call),
-                   " ".join(h.label() for h in call.hooks) or "-",
-                   duration_text(call.duration_ms), seqs or "-")
+    facts = tool_call_facts(call)
+    arguments = "" if facts["arguments"] is None else \
+        one_line(shown(facts["arguments"], 4 * ARGUMENTS_WIDTH, quote=False), ARGUMENTS_WIDTH)
+    seqs = "-".join(str(s) for s in (facts["call_seq"], facts["result_seq"]) if s is not None)
+    return ToolRow(f"tool-{n}", ident(facts["tool"]), ident(facts["call_id"]),
+                   f"{ident(facts['turn'])}/{ident(facts['step'])}", arguments, tool_note(call), tool_status(call),
+                   approval_text(facts), facts["hooks"] or "-", duration_text(facts["duration_ms"]), seqs or "-")
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,7 +27,6 @@ so that a reader can tell its figures from `stats`', which stop there.
 from __future__ import annotations
 
 import datetime
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
@@ -40,13 +39,14 @@ from dshreplay.io.store import log_files
 from dshreplay.jsvalues import as_key, as_text, is_number, shown
 from dshreplay.options import Options
 from dshreplay.output.redact import Redactor
-from dshreplay.output.rows import TABLES, index_log
+from dshreplay.results.reports import TOKENS, Duplicate, FoldFailure, UsageReport, UsageRow
+from dshreplay.sql.rows import TABLES, index_log
 
 if TYPE_CHECKING:  # (DuckDB is imported only by the commands that use it)
     from duckdb import DuckDBPyConnection
 
 GROUPINGS = ("day", "week", "month", "session", "model")
-TOKENS = ("input", "output", "cache_read", "cache_write", "reasoning")
+
 PRICED = ("input", "output", "cache_read", "cache_write")
 NO_TIME = "(no time)"
 CALL_COLUMNS = ("log", "session_id", "seq", "kind", "provider", "model", "failed", "error_code", "retry",
@@ -55,83 +55,6 @@ COMPACTION_COLUMNS = ("log", "session_id", "seq", "started_at", "inherited")
 
 Row = dict[str, Any]  # a row of the index's model_calls or compactions: column -> value
 Prices = dict[str, dict[str, float]]  # model -> {input, output, cache_read, cache_write} per million tokens
-
-
-@dataclass
-class UsageRow:
-    """One group's figures."""
-
-    key: str
-    sessions: set[str] = field(default_factory=set)
-    calls: int = 0
-    failed: dict[str, int] = field(default_factory=dict)  # error code -> failed main-loop calls
-    retries: int = 0
-    compactions: int = 0
-    tokens: dict[str, int] = field(default_factory=lambda: dict.fromkeys(TOKENS, 0))
-    cost: float | None = 0.0  # None: some of its usage has no price (or no prices were given)
-    log: str | None = None  # (--by session) the session's log
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"key": self.key, "sessions": len(self.sessions), "calls": self.calls,
-               "failedCalls": sum(self.failed.values()), "failedByCode": dict(sorted(self.failed.items())),
-               "retries": self.retries, "compactions": self.compactions,
-               "tokens": {"input": self.tokens["input"], "output": self.tokens["output"],
-                          "cacheRead": self.tokens["cache_read"], "cacheWrite": self.tokens["cache_write"],
-                          "reasoning": self.tokens["reasoning"]},
-               "cost": None if self.cost is None else round(self.cost, 6)}
-        if self.log is not None:
-            out["log"] = self.log
-        return out
-
-
-@dataclass
-class FoldFailure:
-    """A log counted whose fold fails: its answers reach seqs 0..answered_up_to; `calls` of its counted
-    calls, `past` of them after that point."""
-
-    log: str
-    answered_up_to: int
-    calls: int = 0
-    past: int = 0
-
-    def to_json(self) -> dict[str, Any]:
-        return {"log": self.log, "answeredUpTo": self.answered_up_to, "calls": self.calls, "callsPast": self.past}
-
-    def describe(self) -> str:
-        return (f"the fold fails at seq {self.answered_up_to + 1}: {self.past} of its {self.calls} counted calls "
-                f"lie past it, counted as logged (`stats` stops at seq {self.answered_up_to}; `validate` says why)")
-
-
-@dataclass(frozen=True)
-class Duplicate:
-    """A log of a session another log given holds too (the same session id: a log and its zstd twin, a
-    copy): its calls are not counted again."""
-
-    log: str
-    same_as: str  # the log the session is counted from (the first given)
-    session_id: Any
-
-    def to_json(self) -> dict[str, Any]:
-        return {"log": self.log, "sameAs": self.same_as, "sessionId": self.session_id}
-
-    def describe(self) -> str:
-        return f"the same session ({shown(self.session_id, 80)}) as {self.same_as}: counted once, from that log"
-
-
-@dataclass
-class UsageReport:
-    by: str
-    rows: list[UsageRow]
-    total: UsageRow
-    priced: bool  # prices were given
-    unpriced: list[str]  # models used with no price
-    fold_failures: list[FoldFailure] = field(default_factory=list)  # in the order of their logs
-    duplicates: list[Duplicate] = field(default_factory=list)  # logs of a session counted from another log
-
-    def to_json(self) -> dict[str, Any]:
-        return {"by": self.by, "rows": [r.to_json() for r in self.rows], "total": self.total.to_json(),
-                "unpricedModels": self.unpriced, "foldFailures": [f.to_json() for f in self.fold_failures],
-                "duplicates": [d.to_json() for d in self.duplicates]}
 
 
 class _Sessions:
@@ -287,7 +210,7 @@ def _add(row: UsageRow, call: Row, price: dict[str, float] | None) -> None:
 def rows_from_db(db: Path) -> tuple[list[Row], list[Row], dict[str, int]]:
     """The call and compaction rows of an index database, and log -> answered_up_to of each log
     whose fold fails."""
-    from dshreplay.output.sqlindex import check_tables, duckdb_module, one_line, open_index
+    from dshreplay.sql.database import check_tables, duckdb_module, one_line, open_index
     con = open_index(db)
     try:
         check_tables(con, shown_path(db), ("sessions", "model_calls", "compactions"))

@@ -5,7 +5,7 @@ prints as its command does (`to_json()` is the command's `--json`, byte for byte
 A question of one log whose command takes many (`validate`, `stats`) prints as that command
 given this one log (`{"files": [...]}`, `{"sessions": [...]}`); the log's own object stays
 what the base class's `to_json` gives (`FileReport.to_json(result)`). They live apart from
-`output.results`: they import the validator and its schemas, which `fold` never loads.
+`results.listing`: they import the validator and its schemas, which `fold` never loads.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from dshreplay.analyses.lineage import Node
 from dshreplay.analyses.stats import SessionStats
 from dshreplay.analyses.validate import FileReport
 from dshreplay.errors import answered_for
-from dshreplay.output.reporters import exported_json, files_json, lineage_json, stats_json
+from dshreplay.results.shapes import exported_json, files_json, lineage_json, stats_json
 
 __all__ = ["Validation", "Stats", "Lineage", "Exported"]
 

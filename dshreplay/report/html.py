@@ -3,11 +3,11 @@
 No script, no network: inline CSS only (the waterfall is CSS, the seq
 timeline inline SVG), and a Content-Security-Policy that forbids scripts even
 if something slipped through. The pages are Jinja2 templates
-(`output/templates/`) rendered with autoescape on, and every value a
+(`report/templates/`) rendered with autoescape on, and every value a
 template prints passes `_shown` first (a log value as text, control
 characters and ANSI escapes removed): no string from a log reaches the page
 unescaped, whichever template prints it. What the pages show is built in
-`output.reportview`; Jinja2 is imported only when a page is written (`fold`
+`report.view`; Jinja2 is imported only when a page is written (`fold`
 never pays for it).
 """
 
@@ -22,7 +22,7 @@ from dshreplay.analyses.render import clean, one_line
 from dshreplay.analyses.transcript import Entry
 from dshreplay.errors import answered_for
 from dshreplay.jsvalues import as_text
-from dshreplay.output import reportview as rv
+from dshreplay.report import view as rv
 
 if TYPE_CHECKING:
     import jinja2
@@ -57,7 +57,7 @@ def _environment() -> jinja2.Environment:
     """The one template environment of the process (built on first use: compiling the
     templates once serves every session of an export)."""
     import jinja2
-    return jinja2.Environment(loader=jinja2.PackageLoader("dshreplay.output", "templates"),
+    return jinja2.Environment(loader=jinja2.PackageLoader("dshreplay.report", "templates"),
                               autoescape=True, finalize=_shown, undefined=jinja2.StrictUndefined,
                               trim_blocks=True, lstrip_blocks=True)
 

@@ -22,7 +22,7 @@
 - Every folder and file is created with the process umask (0777 or 0666
   less the umask), the bundle's top folder too: who may read a bundle is the
   user's choice, made as for any file they write. (The evidence key, a
-  secret, is made 0600 by `output.evidence`.)
+  secret, is made 0600 by `integrity.evidence`.)
 """
 
 from __future__ import annotations

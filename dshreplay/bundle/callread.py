@@ -3,7 +3,7 @@
 `session_folder` finds the session folder a command reads: the folder given,
 or the one session folder of a bundle's root (several: a usage error that
 lists them). `listed_calls` and `bundle_request` give the call records of
-`output.callrecords` in the shapes the reporters print for a log (`Request`,
+`bundle.calls` in the shapes the reporters print for a log (`Request`,
 and rows with a `Call`'s fields), so a bundle's calls are shown as tables,
 or as JSON, as the log's are.
 """
@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from dshreplay.analyses.calls import Request
+from dshreplay.bundle.calls import CALLS, calls_from_bundle, request_from_bundle
+from dshreplay.bundle.jsonread import read_bundle_json
 from dshreplay.errors import DshReplayError, ReadError, UsageError
 from dshreplay.io.reader import shown_path
 from dshreplay.jsvalues import shown
-from dshreplay.output.bundlejson import read_bundle_json
-from dshreplay.output.callrecords import CALLS, calls_from_bundle, request_from_bundle
 
 __all__ = ["ListedCall", "bundle_request", "listed_calls", "session_folder"]
 

@@ -26,7 +26,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from dshreplay.analyses.calls import CallTracker, failed, retries
+from dshreplay.analyses.calls import CallTracker, retries
 from dshreplay.analyses.compaction import CompactionTracker
 from dshreplay.analyses.findings import ERROR, NOTICE, WARNING
 from dshreplay.analyses.index import Indexer
@@ -40,12 +40,22 @@ from dshreplay.core.driver import Observer, Run
 from dshreplay.core.passstate import StateError, dump_state, load_state, state_ceiling, state_key
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
 from dshreplay.errors import DeriveError, DshReplayError
+from dshreplay.integrity.chain import TurnEndLines, line_chain
+from dshreplay.integrity.evidence import PLAIN_HASH, InputHash
 from dshreplay.io.reader import Event, LogSource, PackedRun, resolve_log_path, seed_length, shown_path
 from dshreplay.jsvalues import as_text, epoch_ms, is_safe_int, is_time, json_bytes, parse_time
 from dshreplay.options import DEFAULT, Options
-from dshreplay.output.chain import TurnEndLines, line_chain
-from dshreplay.output.evidence import PLAIN_HASH, InputHash
 from dshreplay.output.redact import Redactor
+from dshreplay.results.tables import (
+    SQL_COLUMNS,
+    SQL_TYPES,
+    Fact,
+    approval_facts,
+    model_call_facts,
+    spilled_bytes,
+    tool_call_facts,
+    turn_facts,
+)
 
 if TYPE_CHECKING:
     from dshreplay.analyses.validate import FileReport
@@ -68,6 +78,11 @@ class Column:
 
 def _cols(*spec: tuple[str, str, str]) -> tuple[Column, ...]:
     return tuple(Column(*c) for c in spec)
+
+
+def _of(facts: tuple[Fact, ...]) -> tuple[Column, ...]:
+    """The columns of facts defined in `results.tables` (their name, kind's type and doc)."""
+    return tuple(Column(f.name, SQL_TYPES[f.kind], f.doc) for f in facts)
 
 
 KEY = _cols(
@@ -125,97 +140,10 @@ TABLES: dict[str, tuple[Column, ...]] = {
                                      "at this seq; the rows hold every line, past it too, as logged "
                                      "(docs/guide/damaged-logs.md). NULL: the fold reads the whole log."),
     ),
-    "turns": KEY + _cols(
-        ("turn", "BIGINT", "The turn number (seq and line: its turn/start)."),
-        ("end_seq", "BIGINT", "Its turn/end's seq (NULL: the log ends inside it)."),
-        ("end_line", "BIGINT", "Its turn/end's line."),
-        ("started_at", "TIMESTAMP", "turn/start's time (UTC)."),
-        ("ended_at", "TIMESTAMP", "turn/end's time (UTC)."),
-        ("duration_ms", "DOUBLE", "ended_at - started_at in milliseconds."),
-        ("ending", "VARCHAR", "How it ended: `completed`, `error CODE`, `aborted by WHO`, `interrupted (closed "
-                              "by dsh)` (dsh closed it on loading the log after a crash), `interrupted` (the log "
-                              "ends inside it), `not ended` (the next turn starts without its turn/end), "
-                              "`unknown` (the fold fails inside it)."),
-        ("steps", "BIGINT", "Steps started in it."),
-    ),
-    "model_calls": KEY + _cols(
-        ("call", "BIGINT", "The main-loop call number from 1 (as `request LOG --call N`); NULL for an auxiliary "
-                           "call. seq and line: its first chunk (an auxiliary call's own event)."),
-        ("kind", "VARCHAR", "`main`, or the auxiliary kind: `compaction-summary`, `session-title`, `web-search`."),
-        ("turn", "BIGINT", "The turn it belongs to."),
-        ("step", "BIGINT", "The step it belongs to."),
-        ("provider", "VARCHAR", "The provider of the request header in force (an auxiliary call's own)."),
-        ("model", "VARCHAR", "The model of the request header in force (an auxiliary call's own)."),
-        ("outcome", "VARCHAR", "How it ended: the finish kind (`stop`, `tool-calls`, `error`, ...), `cancelled`, "
-                               "or NULL while the log holds no end of its stream."),
-        ("error_code", "VARCHAR", "The error code its finish carries (`CONTEXT_WINDOW_EXCEEDED`, ...)."),
-        ("failed", "BOOLEAN", "Its finish says it failed."),
-        ("retry", "BOOLEAN", "It was issued again in its step after a call that failed."),
-        ("finish", "VARCHAR", "The finish reason as logged (JSON text)."),
-        ("usage", "VARCHAR", "Its usage as logged (JSON text)."),
-        ("input_tokens", "BIGINT", "usage.inputTokens."),
-        ("output_tokens", "BIGINT", "usage.outputTokens."),
-        ("cache_read_tokens", "BIGINT", "usage.cacheReadTokens."),
-        ("cache_write_tokens", "BIGINT", "usage.cacheWriteTokens."),
-        ("reasoning_tokens", "BIGINT", "usage.reasoningTokens."),
-        ("last_chunk_seq", "BIGINT", "Its last chunk's seq."),
-        ("header_seq", "BIGINT", "The request/header in force when it was sent."),
-        ("message_count", "BIGINT", "The model messages of its request."),
-        ("chunks", "BIGINT", "Its chunk events."),
-        ("first_chunk_at", "TIMESTAMP", "Its first chunk's time (UTC)."),
-        ("last_chunk_at", "TIMESTAMP", "Its last chunk's time (UTC)."),
-        ("latency_ms", "DOUBLE", "Time to first chunk: from the event right before its first chunk (when timed, "
-                                 "and not a chunk) to that chunk."),
-        ("duration_ms", "DOUBLE", "From its first chunk to its last."),
-        ("inherited", "BOOLEAN", "In a fork's seed (seq < the session's seed_length): the parent's, repeated here, "
-                                 "not this session's own (leave it out of counts and costs)."),
-    ),
-    "tool_calls": KEY + _cols(
-        ("call_id", "VARCHAR", "The call id (seq and line: its first mention: the model's ask, else its tool/call)."),
-        ("tool", "VARCHAR", "The tool's name."),
-        ("turn", "BIGINT", "The turn it belongs to."),
-        ("step", "BIGINT", "The step it belongs to."),
-        ("arguments", "VARCHAR", "Its arguments as logged (JSON text, redacted): "
-                                 "`json_extract_string(arguments, '$.command')`."),
-        ("outcome", "VARCHAR", "`completed`, `error`, `not started`, `outcome unknown` (it may have had side "
-                               "effects) or `unread` (past where the fold fails)."),
-        ("is_error", "BOOLEAN", "Its result says isError or carries an error."),
-        ("error_code", "VARCHAR", "Its result's error code."),
-        ("asked_seq", "BIGINT", "The assistant/message that asked for it."),
-        ("call_seq", "BIGINT", "Its tool/call (NULL: never started)."),
-        ("result_seq", "BIGINT", "Its tool/result."),
-        ("started_at", "TIMESTAMP", "tool/call's time (UTC)."),
-        ("finished_at", "TIMESTAMP", "tool/result's time (UTC)."),
-        ("duration_ms", "DOUBLE", "finished_at - started_at in milliseconds (NULL: its result is logged "
-                                  "before its tool/call, or either is missing)."),
-        ("approval_id", "VARCHAR", "The approval asked for it (NULL: none was asked)."),
-        ("approval_asked_seq", "BIGINT", "Its approval/asked."),
-        ("approval_asked_at", "TIMESTAMP", "approval/asked's time (UTC)."),
-        ("approval_outcome", "VARCHAR", "The decision: `allowed-once`, `rejected`, `cancelled`, `unavailable`; "
-                                        "NULL: none asked, or never decided."),
-        ("approval_decided_seq", "BIGINT", "Its approval/decided."),
-        ("approval_decided_at", "TIMESTAMP", "approval/decided's time (UTC)."),
-        ("hooks", "VARCHAR", "The hook runs for it, `point:decision` each, space-separated."),
-        ("hook_count", "BIGINT", "How many hook runs belong (or may belong) to it."),
-        ("spilled_bytes", "BIGINT", "Bytes of its result dsh kept out of the model's view (NULL: none)."),
-        ("inherited", "BOOLEAN", "In a fork's seed (seq < the session's seed_length): the parent's, repeated here, "
-                                 "not this session's own (leave it out of counts and costs)."),
-    ),
-    "approvals": KEY + _cols(
-        ("id", "VARCHAR", "The approval id (seq and line: its approval/asked, else its approval/decided)."),
-        ("call_id", "VARCHAR", "The tool call it was asked for."),
-        ("tool", "VARCHAR", "The tool it was asked for."),
-        ("reason", "VARCHAR", "Why it was asked, as logged (redacted)."),
-        ("outcome", "VARCHAR", "The decision (NULL: never decided)."),
-        ("flag", "VARCHAR", "`` (asked and decided), `no decision`, or `decision without ask`."),
-        ("asked_seq", "BIGINT", "Its approval/asked."),
-        ("asked_at", "TIMESTAMP", "approval/asked's time (UTC)."),
-        ("decided_seq", "BIGINT", "Its approval/decided."),
-        ("decided_at", "TIMESTAMP", "approval/decided's time (UTC)."),
-        ("arguments", "VARCHAR", "The arguments of the call it was asked for (JSON text, redacted)."),
-        ("inherited", "BOOLEAN", "In a fork's seed (seq < the session's seed_length): the parent's, repeated here, "
-                                 "not this session's own (leave it out of counts and costs)."),
-    ),
+    "turns": KEY + _of(SQL_COLUMNS["turns"]),
+    "model_calls": KEY + _of(SQL_COLUMNS["model_calls"]),
+    "tool_calls": KEY + _of(SQL_COLUMNS["tool_calls"]),
+    "approvals": KEY + _of(SQL_COLUMNS["approvals"]),
     "replacements": KEY + _cols(
         ("kind", "VARCHAR", "`summary` (a compaction), `prune`, `tool-result-rewrite` or `other` (seq and line: "
                             "the replacing event)."),
@@ -533,20 +461,28 @@ class RowWriter:
                 stats.torn_tail is not None, stats.answered_up_to if stats.answered_up_to is not None else
                 (None if stats.fold_error is None or stats.fold_error.seq is None else stats.fold_error.seq - 1))
 
+    def cells(self, table: str, facts: dict[str, Any]) -> tuple[Any, ...]:
+        """A table's cells of a thing's facts (`results.tables`), each as its kind is written in the index:
+        log text and JSON redacted, times as TIMESTAMPs, log integers NULL when they are not safe ones."""
+        out = []
+        for fact in SQL_COLUMNS[table]:
+            value, kind = facts[fact.name], fact.kind
+            out.append(self.text(value) if kind == "text" else self.json(value) if kind == "json" else
+                       _int(value) if kind == "int" else _time(value) if kind == "time" else
+                       _ms(value) if kind == "ms" else value)
+        return tuple(out)
+
     def turns(self) -> list[Row]:
         spans = self.run.get(TurnSpans)
         stats = self.run.get(SessionSummary).stats
         assert stats is not None  # (the summary is made when the pass ends, before the rows)
-        endings = stats.turn_endings
         step_starts = [s.start for s in spans.steps]  # (in log order)
         out = []
-        for span, ending in zip(spans.turns, endings):
-            ended = span.end is not None
+        for span, ending in zip(spans.turns, stats.turn_endings):
             last = span.last if span.last is not None else (1 << 62)
             steps = bisect_right(step_starts, last) - bisect_right(step_starts, span.start)
-            out.append(self.keyed(span.start, _int(span.turn), span.end, self.line_of(span.end),
-                                  _time(span.start_time), _time(span.end_time) if ended else None,
-                                  _ms(span.duration_ms), self.text(ending), steps))
+            facts = turn_facts(span, ending, steps, self.line_of(span.end))
+            out.append(self.keyed(span.start, *self.cells("turns", facts)))
         return out
 
     def calls(self) -> list[Row]:
@@ -554,48 +490,25 @@ class RowWriter:
         retried = {id(c) for c in retries(tracker.calls)}
         out = []
         for call in sorted(tracker.calls + tracker.auxiliary, key=lambda c: c.first_chunk_seq or 0):
-            usage = call.usage if type(call.usage) is dict else {}
-            out.append(self.keyed(
-                call.first_chunk_seq, call.call, call.kind, _int(call.turn), _int(call.step), self.text(call.provider),
-                self.text(call.model), self.text(call.outcome), self.text(call.error_code),
-                call.kind == "main" and failed(call.finish), id(call) in retried, self.json(call.finish),
-                self.json(call.usage), _int(usage.get("inputTokens")), _int(usage.get("outputTokens")),
-                _int(usage.get("cacheReadTokens")), _int(usage.get("cacheWriteTokens")),
-                _int(usage.get("reasoningTokens")), call.last_chunk_seq, call.header_seq, call.message_count,
-                call.chunks if call.kind == "main" else None,
-                _time(call.first_chunk_time),
-                _time(call.last_chunk_time), call.latency_ms, call.duration_ms,
-                self.inherited(call.first_chunk_seq)))
+            facts = model_call_facts(call, id(call) in retried, self.inherited(call.first_chunk_seq))
+            out.append(self.keyed(call.first_chunk_seq, *self.cells("model_calls", facts)))
         return out
 
     def tools(self) -> list[Row]:
         index = self.run.get(Indexer).index
         out = []
         for call in self.run.get(ToolLedger).calls:
-            approval = call.approval
-            first = min(s for s in (call.asked_seq, call.call_seq, call.result_seq,
-                                    None if approval is None else approval.asked_seq, 1 << 62) if s is not None)
-            spills = index.spills_of(call.result_seq) if type(call.result_seq) is int else ()
-            a = approval
-            out.append(self.keyed(
-                first, self.text(call.call_id), self.text(call.tool), _int(call.turn), _int(call.step),
-                self.text(call.arguments), call.outcome, call.is_error, self.text(call.error_code),
-                call.asked_seq, call.call_seq, call.result_seq, _time(call.started_at), _time(call.finished_at),
-                _ms(call.duration_ms),
-                None if a is None else self.text(a.id), None if a is None else a.asked_seq,
-                None if a is None else _time(a.asked_time), None if a is None else self.text(a.outcome),
-                None if a is None else a.decided_seq, None if a is None else _time(a.decided_time),
-                " ".join(h.label() for h in call.hooks) if call.hooks else None, len(call.hooks),
-                sum(s.omitted for s in spills) if spills else None, self.inherited(first)))
+            facts = tool_call_facts(call, spilled_bytes(index, call.result_seq))
+            facts["inherited"] = self.inherited(facts["first_seq"])
+            out.append(self.keyed(facts["first_seq"], *self.cells("tool_calls", facts)))
         return out
 
     def approvals(self) -> list[Row]:
         out = []
         for a in self.run.get(ToolLedger).approvals:
-            seq = a.asked_seq if a.asked_seq is not None else a.decided_seq
-            out.append(self.keyed(seq, self.text(a.id), self.text(a.call_id), self.text(a.tool), self.text(a.reason),
-                                  self.text(a.outcome), a.flag, a.asked_seq, _time(a.asked_time), a.decided_seq,
-                                  _time(a.decided_time), self.text(a.arguments), self.inherited(seq)))
+            facts = approval_facts(a)
+            facts["inherited"] = self.inherited(facts["first_seq"])
+            out.append(self.keyed(facts["first_seq"], *self.cells("approvals", facts)))
         return out
 
     def replacements(self) -> list[Row]:

@@ -5,29 +5,21 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from dshreplay.analyses.validate import duplicate_key
+from dshreplay.bundle.layout import MANIFEST, OLD_SIGNATURE, SIGNATURE, dumps, pinned_path, read_manifest
 from dshreplay.errors import DshReplayError, ReadError
-from dshreplay.io.reader import read_small_file, shown_path, sized_file
-from dshreplay.jsvalues import (
-    MISSING,
-    json_pointer,
-    shown,
-)
-from dshreplay.options import Options
-from dshreplay.output.bundle import MANIFEST, OLD_SIGNATURE, SIGNATURE, dumps, pinned_path, read_manifest
-from dshreplay.output.chain import (
+from dshreplay.integrity.chain import (
     EntryError,
     Exported,
     check_growth,
     is_count,
     is_sha256,
 )
-from dshreplay.output.evidence import KEYED, PLAIN, PLAIN_HASH, InputHash, load_key
-from dshreplay.output.signing import (
+from dshreplay.integrity.evidence import KEYED, PLAIN, PLAIN_HASH, InputHash, load_key
+from dshreplay.integrity.signing import (
     NAMESPACE,
     canonical,
     check_legacy_signature,
@@ -37,6 +29,14 @@ from dshreplay.output.signing import (
     trusted_keys,
     usable_keys,
 )
+from dshreplay.io.reader import read_small_file, shown_path, sized_file
+from dshreplay.jsvalues import (
+    MISSING,
+    json_pointer,
+    shown,
+)
+from dshreplay.options import Options
+from dshreplay.results.reports import Difference, InputCheck, Verification
 
 __all__ = ["verify_export", "Verification"]
 
@@ -44,14 +44,6 @@ MAX_DIFFERENCES = 10_000  # listed; a doctored manifest can name millions of fil
 
 
 # -- reading a bundle ---------------------------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class Difference:
-    path: str
-    problem: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"path": self.path, "problem": self.problem}
 
 
 class _Differences:
@@ -82,67 +74,6 @@ class _Differences:
         if not self.more:
             return self.listed
         return [*self.listed, Difference("...", f"{self.more} more differences, not listed")]
-
-
-@dataclass(frozen=True, slots=True)
-class InputCheck:
-    """What became of one input: its size at export, and whether it matches, grew, differs
-    or was not checked (and why)."""
-
-    input: str
-    size: int | None  # bytes at export (None: the export could not read it)
-    status: str  # "matches", "grew", "differs", "not found" or "not checked"
-    detail: str = ""
-    appended: dict[str, Any] | None = None  # grew: what the bundle does not cover
-
-    def to_json(self) -> dict[str, Any]:
-        return {"input": self.input, "sizeAtExport": self.size, "status": self.status, "detail": self.detail,
-                "notCovered": self.appended}
-
-
-@dataclass
-class Verification:
-    """Everything `verify-export` found and did: the differences, each input's check,
-    what pinned the manifest (its digest, its signature), and what went unchecked."""
-
-    bundle: Path
-    format: object
-    generated_at: object
-    sessions: int
-    differences: list[Difference]
-    inputs: list[InputCheck]
-    manifest_checked_by: list[str]  # "digest", "signature"
-    not_checked: list[str]
-
-    @property
-    def anchored(self) -> bool:
-        """Whether something the user holds vouched for the manifest, so for the bundle's files that
-        match it: the digest written down at export, or the signature. Inputs that match it vouch
-        for the inputs only: a file doctored and the manifest re-hashed with it still name the
-        inputs' true hashes (the evidence key proves the logs, never the bundle)."""
-        return self.sessions > 0 and bool(self.manifest_checked_by)
-
-    @property
-    def checked_inputs(self) -> list[InputCheck]:
-        return [i for i in self.inputs if i.status in ("matches", "grew")]
-
-    @property
-    def bundle_verified(self) -> bool:
-        """Whether the bundle's own files are verified: vouched for (`anchored`), and no difference
-        in them or in the manifest (an input that differs is the input's, not the bundle's)."""
-        inputs = {i.input for i in self.inputs}
-        return self.anchored and not any(d.path not in inputs for d in self.differences)
-
-    @property
-    def ok(self) -> bool:
-        return not self.differences and self.anchored
-
-    def unchecked_inputs(self) -> list[str]:
-        """The inputs not found with --bundle-only (`inputsNotChecked`, as before)."""
-        return [i.input for i in self.inputs if i.status == "not found"]
-
-    def grown(self) -> list[Difference]:
-        return [Difference(i.input, i.detail) for i in self.inputs if i.status == "grew"]
 
 
 def verify_export(bundle: Path, *, inputs: Path | None = None, bundle_only: bool = False, grown: bool = False,

@@ -35,9 +35,9 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from dshreplay.errors import ReadError, UsageError
+from dshreplay.integrity.signers import Allowed, read_signers
 from dshreplay.io.reader import read_small_file, shown_path
 from dshreplay.jsvalues import MAX_SAFE_INTEGER, json_bytes, nesting_room
-from dshreplay.output.signers import Allowed, read_signers
 
 if TYPE_CHECKING:  # (cryptography is imported only by the commands that sign or check)
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey

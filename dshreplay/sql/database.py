@@ -2,10 +2,10 @@
 
 `update_index` brings the database up to date with the logs found in the
 inputs. Per input it keeps what the export records to prove growth (size,
-hash, encoding and the line chain, `output.chain`), so that a later run
+hash, encoding and the line chain, `integrity.chain`), so that a later run
 checks each known log with `check_growth` before reading it as a log. As in
 the bundle, those hashes are HMAC-SHA256 under the evidence key whenever
-anything is redacted (`output.evidence`): a plain hash of a log or of its
+anything is redacted (`integrity.evidence`): a plain hash of a log or of its
 lines would confirm a guess at what the index masked. The key's fingerprint
 is one of the settings an index is never updated across.
 
@@ -39,7 +39,7 @@ import datetime
 import hashlib
 import os
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Iterable
@@ -49,13 +49,14 @@ import orjson
 from dshreplay.core.mapper import Mapper
 from dshreplay.core.passstate import StateError, check_size, state_ceiling
 from dshreplay.errors import DshReplayError, OutputError, UsageError
+from dshreplay.integrity.chain import EntryError, Exported, check_growth
+from dshreplay.integrity.evidence import PLAIN_HASH, InputHash, input_hash
 from dshreplay.io.reader import LogSource, read_small_file, shown_path
 from dshreplay.io.store import discover, log_files
 from dshreplay.options import Options
-from dshreplay.output.chain import EntryError, Exported, check_growth
-from dshreplay.output.evidence import PLAIN_HASH, InputHash, input_hash
 from dshreplay.output.redact import Redactor, load_redactor
-from dshreplay.output.rows import (
+from dshreplay.results.reports import IndexReport
+from dshreplay.sql.rows import (
     INDEX_FORMAT,
     OPTIONAL,
     TABLES,
@@ -107,35 +108,6 @@ class IndexOptions:
             rules = hashlib.sha256(read_small_file(self.rules, 1 << 20, "the redaction rules file")).hexdigest()
         return {"format": INDEX_FORMAT, "messages": self.messages, "defaultRules": self.defaults,
                 "rulesSha256": rules, "inputHash": self.hasher.name, "evidenceKey": self.hasher.fingerprint}
-
-
-@dataclass
-class IndexReport:
-    """What one run of `index` did, log by log."""
-
-    db: str
-    new: list[str] = field(default_factory=list)
-    appended: list[tuple[str, str]] = field(default_factory=list)  # (log, what grew)
-    resumed: int = 0  # grown logs read on from where they had been indexed (the others were read whole)
-    rewritten: list[tuple[str, str]] = field(default_factory=list)  # (log, how it changed): indexed again whole
-    unchanged: int = 0
-    vanished: list[str] = field(default_factory=list)
-    unreadable: list[tuple[str, str]] = field(default_factory=list)  # (log, why)
-    notes: list[tuple[str, str]] = field(default_factory=list)  # (log, what was kept of it and not used)
-    fold_failures: list[tuple[str, int]] = field(default_factory=list)  # (log, answered_up_to) of the logs
-    # indexed in this run whose fold fails (their rows hold every line; the fold's answers stop there)
-    sessions: int = 0  # sessions in the database after the run
-    parquet: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"db": self.db, "sessions": self.sessions, "new": self.new,
-                "appended": [{"log": log, "detail": d} for log, d in self.appended], "resumed": self.resumed,
-                "rewritten": [{"log": log, "detail": d} for log, d in self.rewritten],
-                "unchanged": self.unchanged, "vanished": self.vanished,
-                "unreadable": [{"log": log, "error": e} for log, e in self.unreadable],
-                "foldFailures": [{"log": log, "answeredUpTo": n} for log, n in self.fold_failures],
-                "notes": [{"log": log, "note": n} for log, n in self.notes],
-                "parquet": self.parquet}
 
 
 @dataclass

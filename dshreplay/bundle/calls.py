@@ -38,15 +38,15 @@ from typing import Any, Iterator, Union
 
 from dshreplay.analyses.calls import Call, CallTracker
 from dshreplay.analyses.render import counted, message_text, one_line, role_of
+from dshreplay.bundle.jsonread import bundle_lines, parse_bundle_json, read_bundle_json
+from dshreplay.bundle.outfolder import create
+from dshreplay.console.interface import json_text
 from dshreplay.core.driver import Observer, Record, Run
 from dshreplay.core.surface import derive_message
 from dshreplay.errors import DeriveError, NoViewError, ReadError, UsageError, fails_at
+from dshreplay.integrity.chain import is_count, is_sha256
 from dshreplay.io.reader import shown_path
-from dshreplay.jsvalues import MISSING, is_time, json_bytes, shown, utc_time
-from dshreplay.output.bundlejson import bundle_lines, parse_bundle_json, read_bundle_json
-from dshreplay.output.chain import is_count, is_sha256
-from dshreplay.output.outfolder import create
-from dshreplay.output.reporters import json_text
+from dshreplay.jsvalues import MISSING, json_bytes, shown, utc_time
 
 CALLS, MESSAGES = "calls.jsonl", "messages.jsonl"
 FULL_REQUEST_EVERY = 100  # every 100th call record is a checkpoint (see the module's docstring)
@@ -275,13 +275,6 @@ class CallRecords(Observer):
         self.pending.clear()
         self.starts.clear()
         self.fh.close()
-
-
-def elapsed_ms(later: object, earlier: object) -> int | float | None:
-    """Milliseconds from one log time to another (None unless both are times)."""
-    if isinstance(later, (int, float)) and isinstance(earlier, (int, float)) and is_time(later) and is_time(earlier):
-        return later - earlier  # (is_time: a number, never a bool)
-    return None
 
 
 def _common_prefix(a: list[str], b: list[str]) -> int:

@@ -1,9 +1,9 @@
 """What `Session`'s questions return: answers that print as the command line does
-(`output.summaries` holds those that need the validator, stats or lineage).
+(`results.summaries` holds those that need the validator, stats or lineage).
 
 Each result's `to_json()` is the value the matching command prints with
 `--json` (`json_text(result.to_json())` is its line, byte for byte): the
-shapes are the JSON reporter's (`output.reporters`), one place each; a list
+shapes are the JSON reporter's (`console.reporters`), one place each; a list
 answered only up to where the fold fails is wrapped in the same envelope
 (`{"error", "answeredUpTo", "answer"}`). Their reprs say what they hold in
 one line, never the records.
@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 from dshreplay.core.driver import FoldReport
 from dshreplay.errors import DshReplayError, answered_for
 from dshreplay.jsvalues import shown
-from dshreplay.output.reporters import HasJson, answer_json, fold_json
+from dshreplay.results.shapes import HasJson, answer_json, fold_json
 
 __all__ = ["Rows", "Fold"]
 

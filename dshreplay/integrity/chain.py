@@ -48,10 +48,10 @@ from typing import Any, Callable, Collection
 from dshreplay.analyses.render import counted
 from dshreplay.core.driver import Observer, Record, Run
 from dshreplay.errors import ReadError
+from dshreplay.integrity.evidence import PLAIN_HASH, InputHash
 from dshreplay.io.reader import LogReader, LogSource, line_events, shown_path, sized_file
 from dshreplay.jsvalues import MISSING, parse_count, shown
 from dshreplay.options import DEFAULT, Options
-from dshreplay.output.evidence import PLAIN_HASH, InputHash
 
 SEED = hashlib.sha256(b"dshreplay line chain v1").digest()
 EVERY = 1000
