@@ -1,7 +1,7 @@
 """dshreplay: read DeepSeek Harness session logs offline and exactly.
 
 `dshreplay.open(path)` gives a `Session`; `dshreplay.lineage(paths)` and
-`dshreplay.export(paths, out)` take many logs. docs/api.md shows each.
+`dshreplay.export(paths, out)` take many logs. docs/guide/python.md shows each.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ the fold fails.
 
 When the fold fails (dsh refuses the log: an event it rejects, or a line that
 cannot be read), what each question does is declared once, in
-`WHEN_THE_FOLD_FAILS` (docs/damaged-logs.md shows it): answered for the events
+`WHEN_THE_FOLD_FAILS` (docs/guide/damaged-logs.md shows it): answered for the events
 before the failure (PREFIX: the answer is complete up to `answered_up_to`, and
 `Session.partial` names the failure until the next question), or not at all
 (NEEDS_VIEW: NoViewError), or from every line, the fold aside (EVERY_LINE).

@@ -40,7 +40,7 @@ from dshreplay.io.reader import TornTail
 @click.option("--redact", "rules", type=click.Path(dir_okay=False),
               help='A JSON rules file: {"text": [RE2 regex], "pointers": [JSON pointer], "keys": [name]}.')
 @click.option("--no-default-redaction", is_flag=True,
-              help="Do not mask secrets by default (the rules of docs/redaction.md: detect-secrets' "
+              help="Do not mask secrets by default (the rules of docs/reference/redaction.md: detect-secrets' "
                    "plugins and ours).")
 @click.option("--timestamp", metavar="ISO", help="The generated-at time to record (default: "
               "SOURCE_DATE_EPOCH, else now); fix it for byte-identical bundles.")

@@ -1,4 +1,4 @@
-"""docs/sql.md: the index's tables (from `rows.TABLES`) and the example queries.
+"""docs/reference/sql.md: the index's tables (from `rows.TABLES`) and the example queries.
 
 The examples are kept here, once: the reference shows them and the tests run
 them against a store our own builder writes (tests/stores.py `audit_store`).

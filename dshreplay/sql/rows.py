@@ -138,7 +138,7 @@ TABLES: dict[str, tuple[Column, ...]] = {
         ("torn_tail", "BOOLEAN", "The log ends in a half-written line (left out of every row)."),
         ("answered_up_to", "BIGINT", "Where the fold fails: the fold's answers (`stats`, the model's view) stop "
                                      "at this seq; the rows hold every line, past it too, as logged "
-                                     "(docs/damaged-logs.md). NULL: the fold reads the whole log."),
+                                     "(docs/guide/damaged-logs.md). NULL: the fold reads the whole log."),
     ),
     "turns": KEY + _of(SQL_COLUMNS["turns"]),
     "model_calls": KEY + _of(SQL_COLUMNS["model_calls"]),
@@ -173,7 +173,8 @@ TABLES: dict[str, tuple[Column, ...]] = {
                                  "not this session's own (leave it out of counts and costs)."),
     ),
     "findings": KEY + _cols(
-        ("code", "VARCHAR", "The finding code (docs/findings.md); seq and line: where it is (NULL: file-wide)."),
+        ("code", "VARCHAR", "The finding code (docs/reference/findings.md); seq and line: where it is "
+                            "(NULL: file-wide)."),
         ("severity", "VARCHAR", "`error`, `warning` or `notice`."),
         ("pointer", "VARCHAR", "The JSON pointer into the record (redacted)."),
         ("message", "VARCHAR", "What is wrong (redacted)."),

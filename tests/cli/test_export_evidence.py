@@ -445,7 +445,7 @@ def test_every_log_integer_past_2_to_the_53_is_its_decimal_string_and_the_docume
     assert (header["seedLength"], header["delegationDepth"]) == ("18446744073709551616", "-9223372036854775809")
     assert header["origin"] == {"a": ["18446744073709551617", {"b": "123456789012345678901234567890"}],
                                 "c": "100000000000000000000"}
-    assert rfc8785.dumps(json.loads(written)) == written  # the recheck docs/security.md gives
+    assert rfc8785.dumps(json.loads(written)) == written  # the recheck docs/guide/audit-bundles.md gives
     assert cli("verify-export", tmp_path / "b", "--digest", digest_of(result), "--json").json()["ok"]
 
 

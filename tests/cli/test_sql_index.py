@@ -92,7 +92,7 @@ def test_sessions_sharing_a_seed_with_a_fork(cli, indexed, store):
 
 def test_the_reference_documents_every_table_and_column():
     from conftest import ROOT
-    doc = (ROOT / "docs" / "sql.md").read_text()
+    doc = (ROOT / "docs" / "reference" / "sql.md").read_text()
     for name, columns in TABLES.items():
         assert f"### {name}" in doc
         for column in columns:

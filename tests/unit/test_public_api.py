@@ -1,4 +1,4 @@
-"""The public modules declare their names (`__all__`), every one exists, and docs/api.md
+"""The public modules declare their names (`__all__`), every one exists, and docs/guide/python.md
 documents each, module by module; every other module is internal, by name."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 import dshreplay
 
 ROOT = Path(__file__).resolve().parents[2]
-DOC = (ROOT / "docs" / "api.md").read_text().split("\n## Public names\n", 1)[-1]
+DOC = (ROOT / "docs" / "guide" / "python.md").read_text().split("\n## Public names\n", 1)[-1]
 PUBLIC = ["dshreplay", "dshreplay.session", "dshreplay.errors", "dshreplay.options", "dshreplay.io.reader",
           "dshreplay.core.driver", "dshreplay.core.surface", "dshreplay.core.progress", "dshreplay.analyses.query",
           "dshreplay.analyses.turns", "dshreplay.analyses.calls", "dshreplay.analyses.provenance",
@@ -41,7 +41,7 @@ INTERNAL = {"dshreplay.__main__", "dshreplay.jsvalues", "dshreplay.analyses.rend
 def documented(module: str) -> set[str]:
     """The names api.md's list (its section "Public names") gives for `module`: the code spans of its item."""
     item = re.search(rf"^- `{re.escape(module)}`: (.*?)(?=^- `|^\Z|\Z)", DOC, re.M | re.S)
-    assert item is not None, f"docs/api.md lists no `{module}` under Public names"
+    assert item is not None, f"docs/guide/python.md lists no `{module}` under Public names"
     return set(re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)`", item.group(1)))
 
 
