@@ -45,7 +45,7 @@ def view(log: str, out: Path | None, redacted: bool, rules: str | None) -> None:
     Example: dshreplay view sample_logs/compaction.jsonl --out compaction.html
     """
     from dshreplay.output.records import redacting, redactor_for
-    from dshreplay.viewer.html import render_view
+    from dshreplay.viewer.html import page_title, render_view
     from dshreplay.viewer.model import build_view
     session = open_log(log)
     target = out if out is not None else Path(_default_name(session.path))
@@ -53,8 +53,7 @@ def view(log: str, out: Path | None, redacted: bool, rules: str | None) -> None:
     redactor = redactor_for(rules if rules is not None else True) if redacted or rules is not None else None
     source = redacting(session.source, redactor) if redactor is not None else session.source
     page = build_view(source, title="")
-    header_id = page.index.header.get("id")
-    page.title = f"dshreplay view {safe_text(str(header_id)) if type(header_id) is str else '(no session id)'}"
+    page.title = page_title(page.index.header.get("id"))  # (the header as read: redacted with the log)
     session.torn_tail = page.index.torn_tail
     data = render_view(page).encode()
     where = _write(target, data)

@@ -19,9 +19,10 @@ from dshreplay.jsvalues import json_bytes
 if TYPE_CHECKING:
     import jinja2
 
+    from dshreplay.io.reader import LogSource
     from dshreplay.viewer.model import SessionView
 
-__all__ = ["CSP", "render_view", "data_json"]
+__all__ = ["CSP", "render_view", "data_json", "page_title", "view_page"]
 
 CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; base-uri 'none'; "
        "form-action 'none'")
@@ -45,3 +46,14 @@ def render_view(view: SessionView) -> str:
     from markupsafe import Markup
     return _environment().get_template("view.html.j2").render(
         csp=Markup(CSP), title=clean(view.title), data=Markup(data_json(view)))  # (ours: escaped above)
+
+
+def page_title(session_id: object) -> str:
+    """The page's title: the session id as logged (a string), or that it has none."""
+    return f"dshreplay view {clean(session_id)}" if type(session_id) is str else "dshreplay view (no session id)"
+
+
+def view_page(source: LogSource, session_id: object) -> bytes:
+    """view.html of a log (read as given: an export hands it the redacted log), as an export writes it."""
+    from dshreplay.viewer.model import build_view
+    return render_view(build_view(source, page_title(session_id))).encode()
