@@ -59,8 +59,10 @@ def view(log: str, out: Path | None, redacted: bool, rules: str | None) -> None:
     where = _write(target, data)
     text = page.changes.text_bytes
     ratio = f"{len(data) / text:.2f}x the {text:,} bytes of message text" if text else "the log has no message text"
-    click.echo(f"wrote {safe_text(where)}: {len(data):,} bytes ({ratio}); {page.index.event_count} events, "
-               f"the view up to seq {page.last}", err=where == "-")
+    views = page.index.event_count  # (the events before the failure, when the fold fails)
+    span = f"the view at seqs 0..{views - 1}" if views else "no events"
+    failed = "" if page.failure is None else f" (the fold fails at seq {page.failure.seq})"
+    click.echo(f"wrote {safe_text(where)}: {len(data):,} bytes ({ratio}); {span}{failed}", err=where == "-")
     if page.failure is not None:
         say_answered_for(session.path, page.failure)
         run_of().exit = EXIT_FINDINGS

@@ -17,7 +17,7 @@ the page offers, with the reason): the policy of every command (NEEDS_VIEW past 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterable
 
 from dshreplay.analyses.calls import failed, outcome_text
 from dshreplay.analyses.index import Indexer, LogIndex
@@ -31,12 +31,13 @@ from dshreplay.jsvalues import as_text, is_time
 if TYPE_CHECKING:
     from dshreplay.io.reader import LogSource
 
-__all__ = ["ChangeList", "SessionView", "build_view", "view_at", "MAX_BLOCK_TEXT", "MAX_LINKS"]
+__all__ = ["ChangeList", "SessionView", "build_view", "runs", "view_at", "MAX_BLOCK_TEXT", "MAX_LINKS"]
 
 MAX_BLOCK_TEXT = 20_000  # characters of one content block the page holds (the bundle's messages.jsonl has all)
-MAX_LINKS = 50  # sources or origins listed per node (the count says how many more; `provenance --seq` has all)
+MAX_LINKS = 50  # runs of sources or origins listed per node (`provenance --seq` lists them all)
 PREVIEW = 80  # characters of an event's text in the events list
 CHUNK = "assistant/chunk"
+SAID = frozenset({"turn/start", "step/start", "step/end"})  # events whose text the events list's heading says
 
 
 class ChangeList(Observer):
@@ -78,7 +79,8 @@ class ChangeList(Observer):
         if name == CHUNK and rows and rows[-1][2] == self._type(CHUNK) and rows[-1][0] + rows[-1][1] == item.seq:
             rows[-1][1] += item.count
             return
-        text = "" if name == CHUNK or kind in SURFACE_TYPES else one_line(event_text(item), PREVIEW)  # type: ignore[arg-type]
+        quiet = name == CHUNK or kind in SURFACE_TYPES or name in SAID  # (the page shows these otherwise)
+        text = "" if quiet else one_line(event_text(item), PREVIEW)  # type: ignore[arg-type]
         time = item.time if is_time(item.time) else None
         if time is not None:
             if self.t0 is None:
@@ -183,15 +185,17 @@ class SessionView:
             if type(call.call_id) is str:
                 pairs[clean(call.call_id)] = [call.asked_seq, call.result_seq]
         out = []
+        types = self.changes.type_names
         for seq, node in self.changes.nodes.items():
-            sources = list(index.sources.get(seq, ()))
-            prov: dict[str, Any] = {"src": sources[:MAX_LINKS], "srcAll": len(sources)}
+            sources = index.sources.get(seq, ())
+            prov: dict[str, Any] = {}
+            if sources:
+                prov["src"] = runs(sources)[:MAX_LINKS]
             shadow = shadows.get(seq)
             if shadow is not None:
                 origins = [s for s, _ in index.origins(seq)]
                 prov.update(kind=shadow.kind, cid=None if shadow.compaction_id is None else as_text(
-                    shadow.compaction_id), hid=list(shadow.shadowed_seqs), orig=origins[:MAX_LINKS],
-                    origAll=len(origins))
+                    shadow.compaction_id), hid=list(shadow.shadowed_seqs), orig=runs(origins)[:MAX_LINKS])
             replaced = by.get(seq)
             if replaced is not None:
                 prov["by"] = replaced.seq
@@ -199,15 +203,17 @@ class SessionView:
             if spills:
                 prov["spilled"] = sum(s.omitted for s in spills)
             links = {ident: pairs[ident] for _, ident, _ in node["blocks"] if ident is not None and ident in pairs}
-            out.append([seq, node, prov, links])
+            entry = [seq, types[node["type"]], node["role"], node["blocks"], prov, links]
+            note = node.get("derive", 1 if node.get("none") else None)
+            out.append(entry if note is None else [*entry, note])
         return out
 
     def _turns(self) -> list[list[Any]]:
-        return [[t.start, t.last, f"turn {as_text(t.turn)}", t.ending_read(self._failed_at())]
+        return [[t.start, t.last, clean(as_text(t.turn)), t.ending_read(self._failed_at())]
                 for t in self.index.turn_spans]
 
     def _steps(self) -> list[list[Any]]:
-        return [[s.start, s.end, f"turn {as_text(s.turn)} step {as_text(s.step)}"] for s in self.changes.steps]
+        return [[s.start, s.end, clean(as_text(s.turn)), clean(as_text(s.step))] for s in self.changes.steps]
 
     def _calls(self) -> list[list[Any]]:
         return [[c.first_chunk_seq, c.last_chunk_seq, c.call, outcome_text(c.outcome, c.error_code),
@@ -249,6 +255,18 @@ class SessionView:
 
     def _failed_at(self) -> int | None:
         return None if self.failure is None else self.failure.seq
+
+
+def runs(seqs: Iterable[int]) -> list[list[int]]:
+    """Seqs in order as runs [first, last] of consecutive ones: a message's sources are
+    mostly one run of chunks."""
+    out: list[list[int]] = []
+    for seq in seqs:
+        if out and out[-1][1] == seq - 1:
+            out[-1][1] = seq
+        else:
+            out.append([seq, seq])
+    return out
 
 
 def build_view(source: LogSource, title: str) -> SessionView:

@@ -66,13 +66,19 @@ def test_a_damaged_log_gives_the_fold_up_to_where_it_fails(damage, tmp_path):
 
 def test_nodes_carry_their_replacement_pairing_and_provenance():
     page = build_view(Session(SAMPLES / "compaction.jsonl").source, "t").to_json()
+    types = page["types"]
     nodes = {n[0]: n for n in page["nodes"]}
-    _, node, prov, pairs = nodes[67]
-    assert node["role"] == "user" and node["type"] == "user/message"
-    assert prov["kind"] == "summary" and prov["cid"] == "compaction-0011" and prov["hid"] == [3, 19, 21, 32, 37]
-    assert nodes[3][2]["by"] == 67  # (a node the summary took off the view names it)
-    _, call, _, call_pairs = nodes[47]
-    assert call["blocks"][0][:2] == ["call", "call-0007"] and call_pairs == {"call-0007": [47, 49]}
-    assert nodes[49][1]["blocks"][0][0] == "result" and nodes[49][3] == {"call-0007": [47, 49]}
+    seq, kind, role, blocks, prov, pairs = nodes[67]
+    assert (types[kind], role, blocks[0][0]) == ("user/message", "user", "text")
+    # its sourceEventSeqs as written (the bracket's start and summary, then the five it replaced), in runs;
+    # its origins: those and everything they cite (chunks, the tool call), in seq order
+    assert prov == {"kind": "summary", "cid": "compaction-0011", "hid": [3, 19, 21, 32, 37],
+                    "src": [[65, 66], [3, 3], [19, 19], [21, 21], [32, 32], [37, 37]],
+                    "orig": [[3, 21], [24, 32], [37, 37], [65, 66]]}
+    assert nodes[3][4] == {"by": 67}  # (a node the summary took off the view names it)
+    assert nodes[47][3][0][:2] == ["call", "call-0007"] and nodes[47][5] == {"call-0007": [47, 49]}
+    assert nodes[47][4] == {"src": [[38, 46]]}  # (its chunks, one run)
+    assert nodes[49][3][0][0] == "result" and nodes[49][5] == {"call-0007": [47, 49]}
     assert json.dumps(page["compactions"]) == '[[65, 68, "compaction compaction-0011", "closed"]]'
     assert page["calls"][4] == [70, 78, 5, "tool-calls", False]
+    assert page["steps"][:2] == [[2, 22, "1", "1"], [23, 33, "1", "2"]]
