@@ -74,7 +74,7 @@ class ChangeList(Observer):
 
     def _row(self, record: Record, kind: Any) -> None:
         item = record.item
-        name = kind if type(kind) is str else as_text(kind)
+        name = clean(kind if type(kind) is str else as_text(kind))
         rows = self.rows
         if name == CHUNK and rows and rows[-1][2] == self._type(CHUNK) and rows[-1][0] + rows[-1][1] == item.seq:
             rows[-1][1] += item.count
@@ -102,7 +102,7 @@ def _node(record: Record) -> dict[str, Any]:
     """One surface node as the page draws it: type, role, its message's blocks (or why it
     yields none)."""
     event: Any = record.item
-    node: dict[str, Any] = {"type": as_text(event.type)}
+    node: dict[str, Any] = {"type": clean(as_text(event.type))}
     try:
         has, message = derive_message(event)
     except DeriveError as exc:
@@ -138,7 +138,7 @@ def _blocks(message: Any) -> tuple[list[list[Any]], int]:
             label = "other"
         text = content_text([block])
         size += len(text.encode("utf-8", "surrogatepass"))
-        out.append([label, None if ident is None else as_text(ident), _cut(text)])
+        out.append([label, None if ident is None else clean(as_text(ident)), _cut(text)])
     return out, size
 
 
@@ -209,14 +209,14 @@ class SessionView:
         return out
 
     def _turns(self) -> list[list[Any]]:
-        return [[t.start, t.last, clean(as_text(t.turn)), t.ending_read(self._failed_at())]
+        return [[t.start, t.last, clean(as_text(t.turn)), clean(t.ending_read(self._failed_at()))]
                 for t in self.index.turn_spans]
 
     def _steps(self) -> list[list[Any]]:
         return [[s.start, s.end, clean(as_text(s.turn)), clean(as_text(s.step))] for s in self.changes.steps]
 
     def _calls(self) -> list[list[Any]]:
-        return [[c.first_chunk_seq, c.last_chunk_seq, c.call, outcome_text(c.outcome, c.error_code),
+        return [[c.first_chunk_seq, c.last_chunk_seq, c.call, clean(outcome_text(c.outcome, c.error_code)),
                  failed(c.finish)] for c in self.index.calls if c.first_chunk_seq is not None]
 
     def _tools(self) -> list[list[Any]]:
@@ -225,7 +225,7 @@ class SessionView:
             start = t.call_seq if t.call_seq is not None else t.asked_seq
             if start is not None:
                 out.append([start, t.result_seq, clean(f"{as_text(t.tool)} {as_text(t.call_id)}"),
-                            as_text(t.outcome), bool(t.is_error)])
+                            clean(as_text(t.outcome)), bool(t.is_error)])
         return out
 
     def _compactions(self) -> list[list[Any]]:
