@@ -80,7 +80,7 @@ class ChangeList(Observer):
             rows[-1][1] += item.count
             return
         quiet = name == CHUNK or kind in SURFACE_TYPES or name in SAID  # (the page shows these otherwise)
-        text = "" if quiet else one_line(event_text(item), PREVIEW)  # type: ignore[arg-type]
+        text = "" if quiet else one_line(event_text(item), PREVIEW)
         time = item.time if is_time(item.time) else None
         if time is not None:
             if self.t0 is None:
@@ -167,7 +167,7 @@ class SessionView:
         return self.index.event_count - 1
 
     def to_json(self) -> dict[str, Any]:
-        index, changes = self.index, self.changes
+        changes = self.changes
         return {"title": self.title, "last": self.last, "types": list(changes.type_names), "rows": changes.rows,
                 "ops": changes.ops, "nodes": self._nodes(), "turns": self._turns(), "steps": self._steps(),
                 "calls": self._calls(), "tools": self._tools(), "compactions": self._compactions(),

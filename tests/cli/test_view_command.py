@@ -14,7 +14,8 @@ from dshreplay.viewer.model import view_at
 
 from conftest import SAMPLES
 
-POLICY = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
+POLICY = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; base-uri 'none'; "
+          "form-action 'none'")
 SECRET = "AKIAIOSFODNN7EXAMPLE"  # (an AWS access key id: a default rule masks it)
 
 
@@ -165,3 +166,43 @@ def test_no_log_text_makes_a_tag_an_attribute_or_a_script(cli, tmp_path):
         and "\\u202e" in user[3][0][2] and "\\x1b[31m" in user[3][0][2] and "\u202e" not in user[3][0][2]
     assert data["title"].startswith("dshreplay view sid<script>")
     assert "<title>dshreplay view sid&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+def test_a_long_sessions_page_stays_within_one_and_a_half_times_its_message_text(cli, tmp_path):
+    b = LogBuilder("long-session")
+    for t in range(400):
+        b.start_turn()
+        if t == 0:
+            b.request_header()
+        b.start_step()
+        b.user(f"Question {t}: why does the build fail? " + "Here is the context you asked for. " * 4)
+        output = "".join(f"src/module_{i}.py:{t}: warning: unused variable 'x{i}'\n" for i in range(30))
+        b.tool_round("bash", '{"command": "make test"}', output, text="Running the tests.")
+        b.assistant(f"Turn {t}: the build fails because " + "the linker cannot find a symbol; " * 8)
+        b.end_turn()
+    out = tmp_path / "long.html"
+    result = cli("view", b.write(tmp_path / "long.jsonl", pack=True), "--out", out)
+    size, text = out.stat().st_size, data_of(out.read_text(encoding="utf-8"))
+    assert len(text["ops"]) == 1600 and text["last"] == 12800  # (4 nodes and 32 events a turn, and the header)
+    found = re.search(r": ([\d,]+) bytes \(([\d.]+)x the ([\d,]+) bytes of message text\)", result.stdout)
+    assert found is not None and int(found.group(1).replace(",", "")) == size
+    assert float(found.group(2)) <= 1.5 and size <= 1.5 * int(found.group(3).replace(",", ""))
+
+
+def test_a_huge_message_is_cut_on_the_page_and_says_by_how_much(cli, tmp_path):
+    b = LogBuilder("huge")
+    b.start_turn()
+    b.start_step()
+    b.user("x" * 50_000)
+    b.end_turn()
+    out = tmp_path / "huge.html"
+    cli("view", b.write(tmp_path / "huge.jsonl"), "--out", out)
+    [node] = data_of(out.read_text(encoding="utf-8"))["nodes"]
+    assert node[3] == [["text", None, "x" * 20_000 + "\n… 30,000 more characters (messages.jsonl has them all)"]]
+
+
+def test_a_torn_tail_is_left_out_and_warned_of(cli, tmp_path):
+    result = cli("view", SAMPLES / "torn-tail.jsonl", "--out", tmp_path / "t.html")
+    assert result.stdout.endswith("; the view at seqs 0..62\n")
+    assert result.stderr == (f"dshreplay: warning: {SAMPLES / 'torn-tail.jsonl'}: line 65: torn tail: last line has "
+                             "no newline and does not parse; 42 bytes lost at byte offset 11341\n")
