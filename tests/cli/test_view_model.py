@@ -1,6 +1,6 @@
 """view.html's change list is the fold's own: applied up to any seq it gives exactly the nodes
-`fold --at S --json` gives, on every sample log and every shape of `dshreplay.testing.shapes`,
-at every seq (and it stops where the fold fails)."""
+`fold --at S --json` gives (`Session.fold(S).to_json()`), on every sample log and every shape of
+`dshreplay.testing.shapes`, whole or damaged, at every seq (and it stops where the fold fails)."""
 
 from __future__ import annotations
 
@@ -18,23 +18,25 @@ SAMPLE_LOGS = sorted(p.name for p in SAMPLES.iterdir() if p.name.endswith((".jso
                      and p.name != "broken-version-1.jsonl")  # (no header it reads: see test_view_command)
 
 
+def _folded(session: Session, seq: int) -> list[int]:
+    """The nodes `fold --at seq --json` gives (`Session.fold(seq).to_json()`, what it prints)."""
+    return [node["seq"] for node in session.fold(seq).to_json()["nodes"]]
+
+
 def _check_every_seq(path) -> dict:
     session = Session(path)
     page = build_view(session.source, "t")
     data = page.to_json()
     report = session.fold()
     if page.failure is None:
-        seqs = list(range(page.last + 1))
-        states = session.states(seqs) if seqs else {}
-        for seq in seqs:
-            assert view_at(data["ops"], seq) == list(states[seq].nodes), (path, seq)
+        for seq in range(page.last + 1):
+            assert view_at(data["ops"], seq) == _folded(session, seq), (path, seq)
         assert report.error is None or report.error.kind == "derive"
     else:
         failed = page.failure.seq
         assert data["last"] == failed and data["failure"]["seq"] == failed
-        states = session.states(range(failed)) if failed else {}
         for seq in range(failed):
-            assert view_at(data["ops"], seq) == list(states[seq].nodes), (path, seq)
+            assert view_at(data["ops"], seq) == _folded(session, seq), (path, seq)
         assert max((op[0] for op in data["ops"]), default=-1) < failed  # (nothing past the failure)
         assert report.error is not None and report.error.seq == failed
     return data
