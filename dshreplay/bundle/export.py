@@ -11,7 +11,7 @@ Layout of a bundle (all text UTF-8, LF line ends, deterministic):
     <session>/events.csv           one row per event
     <session>/calls.jsonl          each model call: its request (message ids) and response
     <session>/messages.jsonl       every message the calls sent, once, keyed by its SHA-256
-    <session>/shadows.json, brackets.json, approvals.csv, transcript.md, report.html
+    <session>/shadows.json, brackets.json, approvals.csv, transcript.md, report.html, view.html
 
 When the fold fails (dsh refuses the log), the bundle keeps every line's
 facts (findings, events, calls and their responses, tools, approvals) and
@@ -90,6 +90,7 @@ from dshreplay.output.redact import ArgumentDeltas, Redactor
 from dshreplay.report.html import render_index, render_report
 from dshreplay.report.view import Notes, session_notes
 from dshreplay.results.summaries import Exported
+from dshreplay.viewer.html import view_page
 
 __all__ = ["export_bundle", "ExportOptions", "read_manifest"]
 
@@ -539,6 +540,7 @@ def _export_session(given: Given, source: LogSource | None, root: Path, redactor
     report_html = render_report(entry=result.entry, index=index, findings=findings, view=view,
                                 transcript=entries, input_hash=hasher.name)
     write_file(folder / "report.html", report_html.encode())
+    write_file(folder / "view.html", view_page(source, header.get("id")))  # (the redacted log, as the report's)
     result.notes = session_notes(findings)
     return result
 

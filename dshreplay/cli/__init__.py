@@ -48,6 +48,7 @@ COMMANDS = {
     "brackets": "dshreplay.cli.view:brackets",
     "provenance": "dshreplay.cli.view:provenance",
     "diff": "dshreplay.cli.view:diff",
+    "view": "dshreplay.cli.viewer:view",
     "request": "dshreplay.cli.history:request",
     "transcript": "dshreplay.cli.history:transcript",
     "events": "dshreplay.cli.history:events",

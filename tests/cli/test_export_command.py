@@ -54,7 +54,8 @@ def test_bundle_contents_per_session(cli, tmp_path):
     folder = tmp_path / "out" / "sample-audit-demo"
     assert sorted(p.name for p in folder.iterdir()) == [
         "approvals.csv", "brackets.json", "calls.jsonl", "events.csv", "findings.json", "messages.jsonl",
-        "report.html", "session.json", "shadows.json", "spills.json", "tools.csv", "transcript.md"]
+        "report.html", "session.json", "shadows.json", "spills.json", "tools.csv", "transcript.md",
+        "view.html"]
     calls = [json.loads(line)["call"] for line in (folder / "calls.jsonl").read_bytes().splitlines()]
     assert calls == list(range(1, 9))
     request = cli("request", SAMPLES / "audit-demo.jsonl", "--call", 3, "--json").json()
