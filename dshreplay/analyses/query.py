@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from dshreplay.analyses.compaction import CompactionTracker, compaction_of
 from dshreplay.analyses.render import counted, event_text
-from dshreplay.analyses.tools import ToolLedger
+from dshreplay.analyses.toolcalls import ToolLedger
 from dshreplay.analyses.turns import TurnTracker
 from dshreplay.core.driver import STOP, Observer, run_pass
 from dshreplay.core.surface import SURFACE_TYPES

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from dshreplay.jsvalues import as_text, shown, visible
 
 if TYPE_CHECKING:
-    from dshreplay.analyses.tools import ToolCall
+    from dshreplay.analyses.toolcalls import ToolCall
     from dshreplay.analyses.turns import Stored
 
 
