@@ -25,6 +25,7 @@ PUBLIC = ["dshreplay", "dshreplay.session", "dshreplay.errors", "dshreplay.optio
           "dshreplay.sql.rows",
           "dshreplay.output.redact", "dshreplay.bundle.export", "dshreplay.bundle.verify"]
 INTERNAL = {"dshreplay.__main__", "dshreplay.jsvalues", "dshreplay.analyses.render", "dshreplay.analyses.rules",
+            "dshreplay.analyses.eventtypes",
             "dshreplay.analyses.schemas", "dshreplay.core.fleet", "dshreplay.core.mapper", "dshreplay.core.parallel",
             "dshreplay.core.passstate", "dshreplay.io.store", "dshreplay.bundle.callread",
             "dshreplay.bundle.jsonread", "dshreplay.bundle.calls", "dshreplay.integrity.chain",
