@@ -284,7 +284,9 @@ def test_to_arrow_without_pyarrow_names_the_extra(monkeypatch):
 def test_the_package_ships_its_types():
     from pathlib import Path
     assert (Path(dshreplay.__file__).parent / "py.typed").is_file()
-    import configparser
-    setup = configparser.ConfigParser()
-    setup.read(Path(__file__).resolve().parents[2] / "setup.cfg")
-    assert setup["options.package_data"]["dshreplay"].strip() == "py.typed"
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # (Python 3.10)
+        import tomli as tomllib
+    project = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())
+    assert project["tool"]["setuptools"]["package-data"]["dshreplay"] == ["py.typed"]
