@@ -19,8 +19,7 @@ from dshreplay.jsvalues import MISSING, as_key, dig, shown
 if TYPE_CHECKING:
     from dshreplay.analyses.toolcalls import ToolCall
 
-__all__ = ["HookRun", "HookTracker", "PendingHooks", "TOOL_POINTS", "hook_key", "hook_name", "matcher_selects",
-           "or_none"]
+__all__ = ["HookRun", "HookTracker", "TOOL_POINTS", "hook_key", "hook_name", "matcher_selects"]
 
 TOOL_POINTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest"})
 
