@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from dshreplay.analyses.compaction import CompactionTracker, compaction_of
+from dshreplay.analyses.eventtypes import event_text
 from dshreplay.analyses.logindex import Indexer
 from dshreplay.analyses.query import CURRENT, LOG_ONLY, SHADOWED
-from dshreplay.analyses.eventtypes import event_text
 from dshreplay.analyses.render import message_text, one_line
 from dshreplay.analyses.stats import SessionSummary
 from dshreplay.analyses.toolcalls import ToolLedger
