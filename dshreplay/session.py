@@ -36,11 +36,11 @@ from dshreplay.results.listing import Fold, Rows
 if TYPE_CHECKING:  # each question imports its analyses when asked: `fold` starts without the others
     from dshreplay.analyses.calls import Call, Request
     from dshreplay.analyses.compaction import BracketRecord
-    from dshreplay.analyses.index import LogIndex
+    from dshreplay.analyses.logindex import LogIndex
     from dshreplay.analyses.provenance import MessageProvenance, ShadowRecord, ViewDiff
     from dshreplay.analyses.query import EventFilter, EventRow, RawLine
     from dshreplay.analyses.spills import Spill
-    from dshreplay.analyses.tools import ToolCall
+    from dshreplay.analyses.toolcalls import ToolCall
     from dshreplay.analyses.transcript import Entry
     from dshreplay.core.mapper import Mapper
     from dshreplay.results.inspection import Inspection
@@ -217,7 +217,7 @@ class Session:
         When the fold fails, the index of the events before the failure (its
         `fold_errors[0]` is the failure)."""
         if self._index is None:
-            from dshreplay.analyses.index import build_index
+            from dshreplay.analyses.logindex import build_index
             self._index = build_index(self.source, [_Facts(self)])
         return self._index
 
@@ -494,7 +494,7 @@ def lineage(inputs: Iterable[str | os.PathLike[str]], options: Options = DEFAULT
 def __getattr__(name: str) -> Any:
     """`dshreplay.session.LogIndex`, imported when first asked for (as every analysis here)."""
     if name == "LogIndex":
-        from dshreplay.analyses.index import LogIndex
+        from dshreplay.analyses.logindex import LogIndex
         return LogIndex
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

@@ -1,5 +1,6 @@
-"""Regenerate the generated reference pages in docs/reference/: cli.md (from --help), findings.md, redaction.md
-and sql.md, and the CSV column tables of bundle.md (from the column definitions, `results.tables`).
+"""Regenerate the generated reference pages in docs/reference/: cli.md (from --help), findings.md, redaction.md,
+sql.md and event-types.md (from the event-type registry, `analyses.eventtypes`), and the CSV column tables of
+bundle.md (from the column definitions, `results.tables`).
 
 Run: python scripts/make_docs.py   (a test fails when one is stale)
 """
@@ -11,6 +12,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+from dshreplay.analyses.eventtypes import event_types_doc
 from dshreplay.analyses.findings import findings_doc
 from dshreplay.cli import cli
 from dshreplay.output.secretrules import redaction_doc
@@ -73,7 +75,7 @@ def bundle_doc() -> str:
 def generated() -> dict[Path, str]:
     return {DOCS / "cli.md": reference(), DOCS / "findings.md": findings_doc(),
             DOCS / "redaction.md": redaction_doc(_kinds()), DOCS / "sql.md": sql_doc(),
-            DOCS / "bundle.md": bundle_doc()}
+            DOCS / "bundle.md": bundle_doc(), DOCS / "event-types.md": event_types_doc()}
 
 
 def main() -> int:

@@ -7,11 +7,12 @@ from pathlib import Path
 from typing import Any
 
 from dshreplay.analyses.compaction import CompactionTracker, compaction_of
-from dshreplay.analyses.index import Indexer
+from dshreplay.analyses.eventtypes import event_text
+from dshreplay.analyses.logindex import Indexer
 from dshreplay.analyses.query import CURRENT, LOG_ONLY, SHADOWED
-from dshreplay.analyses.render import event_text, message_text, one_line
+from dshreplay.analyses.render import message_text, one_line
 from dshreplay.analyses.stats import SessionSummary
-from dshreplay.analyses.tools import ToolLedger
+from dshreplay.analyses.toolcalls import ToolLedger
 from dshreplay.analyses.transcript import TranscriptBuilder
 from dshreplay.analyses.turns import TurnSpans
 from dshreplay.bundle.calls import MESSAGES, PREVIEW, CallRecords, MessageStore

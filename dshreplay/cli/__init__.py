@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from dshreplay import __version__
-from dshreplay.cli.options import DshCommand, Output, global_params, run_of
+from dshreplay.cli.flags import DshCommand, Output, global_params, run_of
 from dshreplay.console.reporters import JsonReporter, envelope_of, json_text
 from dshreplay.console.reporters import reporter_for as named_reporter
 from dshreplay.errors import (
@@ -141,7 +141,7 @@ def _meter() -> Meter | None:
     run = run_of()
     if not run.metered:
         if sys.stderr.isatty() and not run.output.machine:
-            from dshreplay.cli.progress import TerminalMeter
+            from dshreplay.cli.meter import TerminalMeter
             run.meter = TerminalMeter()
         run.metered = True
     return run.meter

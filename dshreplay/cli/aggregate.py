@@ -23,7 +23,7 @@ from dshreplay.cli import (
     say_error,
     warn_torn_tail,
 )
-from dshreplay.cli.options import (
+from dshreplay.cli.flags import (
     DshCommand,
     Output,
     jobs_options,

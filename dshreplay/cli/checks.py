@@ -20,7 +20,7 @@ from dshreplay.cli import (
     reporter_for,
     say_error,
 )
-from dshreplay.cli.options import (
+from dshreplay.cli.flags import (
     DshCommand,
     Output,
     jobs_options,

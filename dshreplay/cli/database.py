@@ -20,7 +20,7 @@ from dshreplay.cli import (
     safe_text,
     warn,
 )
-from dshreplay.cli.options import (
+from dshreplay.cli.flags import (
     DshCommand,
     Output,
     jobs_options,

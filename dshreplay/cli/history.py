@@ -16,7 +16,7 @@ from dshreplay.cli import (
     open_log,
     reporter_for,
 )
-from dshreplay.cli.options import (
+from dshreplay.cli.flags import (
     DshCommand,
     Output,
     at_option,

@@ -19,7 +19,7 @@ from dshreplay.cli import (
     safe_text,
     say_error,
 )
-from dshreplay.cli.options import (
+from dshreplay.cli.flags import (
     DshCommand,
     Output,
     at_option,

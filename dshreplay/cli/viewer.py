@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from dshreplay.cli import EXIT_FINDINGS, open_log, safe_text, say_answered_for
-from dshreplay.cli.options import DshCommand, log_argument, run_of
+from dshreplay.cli.flags import DshCommand, log_argument, run_of
 from dshreplay.errors import UsageError
 from dshreplay.io.reader import shown_path
 

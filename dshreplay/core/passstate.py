@@ -103,10 +103,11 @@ class _Unpickler(pickle.Unpickler):
         raise StateError(f"a pass's state holds no {module}.{name}")
 
 
-KEY_TAG = b"dshreplay pass state v5\n"  # the version of what a state holds: a state kept by a dshreplay whose
+KEY_TAG = b"dshreplay pass state v6\n"  # the version of what a state holds: a state kept by a dshreplay whose
 # trackers had other attributes or meanings (v1: before ToolTracker._results and Span.cut; v2: before the
 # ledger forgot a turn's calls at its end; v3: before Span.closers and TurnSpans' run of closers; v4: before the
-# package's modules moved, which renamed the classes a state holds) then does
+# package's modules moved, which renamed the classes a state holds; v5: before the trackers' modules were
+# renamed: analyses.tools to toolcalls and hooks, analyses.index to logindex) then does
 # not open (StateError) and the log is read whole, instead
 # of a resumed pass failing on an attribute its state lacks or joining a later event to an earlier turn's call
 

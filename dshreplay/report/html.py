@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from dshreplay.analyses.index import LogIndex
+from dshreplay.analyses.logindex import LogIndex
 from dshreplay.analyses.render import clean, one_line
 from dshreplay.analyses.transcript import Entry
 from dshreplay.errors import answered_for

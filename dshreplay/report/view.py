@@ -16,10 +16,10 @@ from typing import Any, Generic, TypeVar
 
 from dshreplay.analyses.calls import Call, failed, outcome_text
 from dshreplay.analyses.compaction import BracketRecord
-from dshreplay.analyses.index import LogIndex
+from dshreplay.analyses.logindex import LogIndex
 from dshreplay.analyses.provenance import ShadowRecord
 from dshreplay.analyses.render import one_line
-from dshreplay.analyses.tools import (
+from dshreplay.analyses.toolcalls import (
     COMPLETED,
     ERROR,
     NOT_STARTED,

@@ -9,9 +9,9 @@ from operator import attrgetter
 from typing import Any
 
 from dshreplay.analyses.calls import Call
-from dshreplay.analyses.index import LogIndex
+from dshreplay.analyses.logindex import LogIndex
 from dshreplay.analyses.render import counted
-from dshreplay.analyses.tools import (
+from dshreplay.analyses.toolcalls import (
     ToolCall,
 )
 from dshreplay.analyses.turns import INTERRUPTED, UNKNOWN, Span

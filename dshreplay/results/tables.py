@@ -21,8 +21,8 @@ from dshreplay.jsvalues import elapsed_ms, utc_time
 
 if TYPE_CHECKING:
     from dshreplay.analyses.calls import Call
-    from dshreplay.analyses.index import LogIndex
-    from dshreplay.analyses.tools import Approval, ToolCall
+    from dshreplay.analyses.logindex import LogIndex
+    from dshreplay.analyses.toolcalls import Approval, ToolCall
     from dshreplay.analyses.turns import Span
 
 __all__ = ["Fact", "SQL_TYPES", "TOOL_CALL", "APPROVAL", "TURN", "MODEL_CALL", "TOOLS_CSV", "APPROVALS_CSV",

@@ -29,11 +29,11 @@ from typing import TYPE_CHECKING, Any
 from dshreplay.analyses.calls import CallTracker, retries
 from dshreplay.analyses.compaction import CompactionTracker
 from dshreplay.analyses.findings import ERROR, NOTICE, WARNING
-from dshreplay.analyses.index import Indexer
+from dshreplay.analyses.logindex import Indexer
 from dshreplay.analyses.provenance import ShadowTracker
 from dshreplay.analyses.render import message_text, role_of
 from dshreplay.analyses.stats import SessionSummary
-from dshreplay.analyses.tools import ToolLedger
+from dshreplay.analyses.toolcalls import ToolLedger
 from dshreplay.analyses.turns import TurnSpans
 from dshreplay.analyses.validate import validate_log
 from dshreplay.core.driver import Observer, Run

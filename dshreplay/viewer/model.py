@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable
 
 from dshreplay.analyses.calls import failed, outcome_text
-from dshreplay.analyses.index import Indexer, LogIndex
-from dshreplay.analyses.render import clean, content_text, event_text, one_line, role_of
+from dshreplay.analyses.eventtypes import event_text
+from dshreplay.analyses.logindex import Indexer, LogIndex
+from dshreplay.analyses.render import clean, content_text, one_line, role_of
 from dshreplay.analyses.turns import TurnSpans
 from dshreplay.core.driver import STOP, Observer, Record, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, derive_message

@@ -105,7 +105,7 @@ def test_every_command_is_where_the_table_says_and_none_is_imported_before_it_ru
     from dshreplay.cli import COMMANDS, cli
     proc, modules = run_importing("--version")
     assert proc.returncode == 0 and proc.stdout.startswith("dshreplay, version ")
-    assert {m for m in modules if m.startswith("dshreplay.cli.")} == {"dshreplay.cli.options", "dshreplay.cli.params"}
+    assert {m for m in modules if m.startswith("dshreplay.cli.")} == {"dshreplay.cli.flags", "dshreplay.cli.params"}
     assert {name: cli.commands[name].name for name in COMMANDS} == {name: name for name in COMMANDS}
     assert len(COMMANDS) == 20 and sorted(cli.commands["fleet"].commands) == ["export", "index", "stats", "validate"]
 
