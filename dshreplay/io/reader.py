@@ -32,6 +32,7 @@ from typing import Any, BinaryIO, Callable, Iterable, Iterator, NamedTuple, Unio
 import orjson
 
 from dshreplay.errors import ChangedError, FormatVersionError, LineError, ReadError, RestError
+from dshreplay.io.container import Opened, Parts, open_input
 from dshreplay.jsvalues import (
     MAX_SAFE_INTEGER,
     MISSING,
@@ -281,7 +282,11 @@ class LogSource:
         self.data: bytes | None = None
         self.file: Path | None = None
         self._extent: list[Extent] = []  # (a file's, fixed at its first open; shared with `transformed` copies)
-        if isinstance(source, (bytes, bytearray)):
+        self.container: Opened | None = None  # a session inside a dsh SQLite store or web export ZIP
+        if isinstance(source, (str, os.PathLike)) and str(source) != "-" \
+                and (opened := open_input(source, options, PARTS)) is not None:
+            self.path, self.data, self.container = opened.shown, opened.text, opened
+        elif isinstance(source, (bytes, bytearray)):
             self.path = "<bytes>"
             self.data = bytes(source)
         elif isinstance(source, (str, os.PathLike)) and str(source) == "-":
@@ -1345,6 +1350,7 @@ class Quiet:
         return f"Quiet(seq={self.seq}, count={self.count}, line={self.line})"
 
 
+PARTS = Parts(open_regular, shown_path, expand_row)  # what io.container takes from this module
 Item = Union[Event, PackedRun, Misplaced, Quiet]  # what `LogReader.records()` gives
 Fault_ = tuple[str, int, Union[int, None]]  # (Fault kind, expected seq, following seq): an item's `fault`
 LogInput = Union[str, "os.PathLike[str]", bytes, bytearray]  # what a LogSource reads: a path, "-" or the log's bytes
