@@ -200,7 +200,8 @@ def _header(row: dict[str, Any], shown: str) -> tuple[dict[str, Any], int, str]:
         else ("sessions.origin", "stored session origin must be subagent or null") \
         if origin is not None and origin != "subagent" else None
     if problem is not None:
-        raise ReadError(f"{problem[1]} (dsh refuses the row), got {cwd if problem[0].endswith('cwd') else origin!r}",
+        got = cwd if problem[0].endswith("cwd") else origin
+        raise ReadError(f"{problem[1]} (dsh refuses the row), got {got!r}",
                         path=shown, pointer=problem[0])
     header: dict[str, Any] = {"type": "session"}
     header.update((key, values[column]) for key, column in _HEADER if column in values)
@@ -297,9 +298,12 @@ def _data(data: Any, data_type: bytes, limit: int, *, packed: bool) -> bytes:
 def _inflate(blob: bytes, limit: int, packed: bool) -> bytes:
     import zstandard
 
-    size = zstandard.frame_content_size(blob) if len(blob) >= 4 else -2
-    if size == -2 or blob[:4] != b"\x28\xb5\x2f\xfd":
+    if blob[:4] != b"\x28\xb5\x2f\xfd":
         raise _RowError("events.data", "BLOB is not a zstd frame")
+    try:
+        size = zstandard.frame_content_size(blob)
+    except zstandard.ZstdError as exc:
+        raise _RowError("events.data", f"corrupt zstd frame: {exc}") from None
     if size > limit:
         if packed:
             raise _RowError("events.data", f"zstd frame holds {size} bytes, over the {limit}-byte bound"
