@@ -322,6 +322,8 @@ class LogSource:
         its size when this source first opened it: every pass over the source (the parse, the
         file's hash, the line chain) reads the same bytes, whatever is appended meanwhile. A file
         that shrank below that size, or another file put in its place, is a ReadError."""
+        if self.container is not None:  # (a session in a store or a ZIP: its text, read whole when opened)
+            return io.BufferedReader(io.BytesIO(self.data or b""))
         assert self.file is not None  # (a source is bytes, or a file)
         fh = open_regular(self.file, self.path)
         try:

@@ -10,6 +10,8 @@ than 9 bytes, a value out of range (a first value over 2^53-1, a ZigZag value ov
 
 from __future__ import annotations
 
+from itertools import accumulate
+
 from dshreplay.jsvalues import MAX_SAFE_INTEGER
 
 __all__ = ["VarintError", "decode_seqs", "encode_seqs"]
@@ -28,6 +30,11 @@ class VarintError(ValueError):
 
 def decode_seqs(blob: bytes) -> list[int]:
     """The seqs a `source_event_seqs` BLOB holds; VarintError when dsh would refuse it."""
+    if blob and max(blob) < 0x80:  # every value one byte (the usual list): no varint spans bytes
+        deltas = [b >> 1 if not b & 1 else -((b + 1) >> 1) for b in blob[1:]]
+        seqs = list(accumulate(deltas, initial=blob[0]))
+        if min(seqs) >= 0:
+            return seqs
     values: list[int] = []
     previous = 0
     offset, size = 0, len(blob)

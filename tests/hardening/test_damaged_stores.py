@@ -163,7 +163,8 @@ HEADER = b'{"type":"session","version":0,"id":"s","createdAt":1}\n'
 
 
 @pytest.mark.parametrize("entries,link,why", [
-    ([("session.jsonl", HEADER), ("../evil", b"x")], None, "holds the entry '../evil', a path outside the export: refused"),
+    ([("session.jsonl", HEADER), ("../evil", b"x")], None,
+     "holds the entry '../evil', a path outside the export: refused"),
     ([("session.jsonl", HEADER), ("/abs", b"x")], None, "holds the entry '/abs', a path outside the export: refused"),
     ([("session.jsonl", HEADER), ("session.jsonl", HEADER)], None, "holds the entry 'session.jsonl' twice: not a dsh "
                                                                    "export (refused)"),
