@@ -43,6 +43,7 @@ PACKED = 0  # `ignorable` of a packed row
 ROW_TAGS = frozenset({b"text-chunks", b"reasoning-chunks", b"tool-call-chunks"})
 MIN_MEMBERS, MAX_MEMBERS = 3, 1024
 MAX_PACKED_BYTES = 1 << 20
+_SAFE = 2**53 - 1
 COLUMNS = {
     "persistence_state": ("singleton", "store_id"),
     "sessions": ("id", "version", "created_at", "cwd", "parent_session", "seed_length", "origin",
@@ -156,10 +157,26 @@ class Store:
         torn_from = None
         committed = _last_turn_end(rows, options, expand_row)
         expected = 0
+        names: dict[bytes, bytes] = {}  # a type's bytes -> its JSON string (a handful of types per session)
+        loads, decode_error = orjson.loads, orjson.JSONDecodeError
         for index, raw in enumerate(rows):
-            seq = raw[0]
+            seq, kind, time, data, data_type, sources, _, surface, ignorable = raw
+            if ignorable is None and sources is None and surface is None and data_type == b"text" \
+                    and seq == expected and kind in names and type(time) is int and -_SAFE <= time <= _SAFE:
+                try:  # (the common row, checked as _line checks it: a known type, JSON text, nothing else)
+                    loads(data)
+                except decode_error:
+                    pass
+                else:
+                    line = b'{"type":%s,"seq":%d,"time":%d,"data":%s}\n' % (names[kind], seq, time, data)
+                    size += len(line)
+                    lines.append(line)
+                    expected += 1
+                    continue
             try:
                 line, count = _line(raw, options, expand_row)
+                if ignorable is None:
+                    names.setdefault(kind, orjson.dumps(kind.decode()))
                 if seq != expected:
                     raise _RowError("events.seq", f"seq {expected} is missing (this row starts at seq {seq})")
             except _RowError as exc:
@@ -171,11 +188,14 @@ class Store:
                              .encode())
                 break
             size += len(line)
-            if size > options.max_bytes:
+            if size > options.max_bytes:  # (checked here only: a common row is far below any ceiling)
                 raise ReadError(f"the session's text exceeds the {options.max_bytes}-byte ceiling "
                                 "(a log that needs a larger --max-bytes)", path=shown, seq=seq)
             lines.append(line)
             expected += count
+        if size > options.max_bytes:
+            raise ReadError(f"the session's text exceeds the {options.max_bytes}-byte ceiling "
+                            "(a log that needs a larger --max-bytes)", path=shown)
         return StoreSession(session_id, b"".join(lines), revision, incarnation, len(rows), torn_from)
 
 

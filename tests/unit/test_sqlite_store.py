@@ -46,3 +46,18 @@ def test_a_long_payload_is_stored_as_a_zstd_frame_and_read_back(tmp_path):
     db.close()
     with LogSource(str(tmp_path / "store.sqlite")).reader() as reader:
         assert [e.record for e in reader.events()] == records
+
+
+def test_a_session_whose_text_exceeds_max_bytes_is_refused(tmp_path):
+    from dshreplay.errors import ReadError
+    from dshreplay.options import Options
+
+    log = samples.multi_turn().write(tmp_path / "session.jsonl")
+    with LogReader(log) as reader:
+        header = {k: v for k, v in reader.header.items() if k != "type"}
+        records = [event.record for event in reader.events()]
+    write_store(tmp_path / "store.sqlite", [(header, records)])
+    with pytest.raises(ReadError) as caught:
+        LogSource(str(tmp_path / "store.sqlite"), Options(max_bytes=1000))
+    assert caught.value.message == ("the session's text exceeds the 1000-byte ceiling (a log that needs a larger "
+                                    "--max-bytes)")
