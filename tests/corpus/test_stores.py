@@ -139,3 +139,14 @@ def test_export_zip_media_are_listed_with_their_hash_checked_against_the_name(co
         "path": "media/sha256:b1ff9c8ea3a780bad09b346c423d2d0e46815926879b18e841d928376a946640.png",
         "size": 69, "sha256": "b1ff9c8ea3a780bad09b346c423d2d0e46815926879b18e841d928376a946640",
         "nameMatches": True}]
+
+
+def test_lineage_draws_an_export_zip_and_a_store_as_root_and_subagents(corpus_dir, cli):
+    for path in (corpus_dir / "zip" / "acp-agent__subagent-mixed.zip",
+                 corpus_dir / "sqlite" / "acp-agent__subagent-mixed.sqlite"):
+        (root,) = cli("lineage", "--json", str(path)).json()["sessions"]
+        assert root["sessionId"] == "959ffdf5-03e2-465e-9482-009b704632dc"
+        children = {c["sessionId"]: c for c in root["children"]}
+        assert set(children) == {"e4aafa18-b9e3-48d0-8aae-6c9b25dcae80", "02b3a8dd-1d5e-4866-825f-5fbf5000a632"}
+        assert children["02b3a8dd-1d5e-4866-825f-5fbf5000a632"]["seedVerified"] is True
+        assert all(c["problems"] == [] for c in children.values())
