@@ -27,7 +27,7 @@ from dshreplay.cli.options import (
     output_options,
 )
 from dshreplay.cli.params import SEQ
-from dshreplay.output.reporters import unified_text_diff
+from dshreplay.console.markdown import unified_text_diff
 
 
 @click.command(cls=DshCommand)

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "dshreplay"
-LAYERS = [("errors", "jsvalues", "options"), ("io",), ("core",), ("analyses",), ("output",), ("session",),
-          ("cli", "__main__")]
+LAYERS = [("errors", "jsvalues", "options"), ("io",), ("core",), ("analyses",), ("output",), ("integrity",),
+          ("results",), ("console",), ("report",), ("sql",), ("bundle",), ("session",), ("cli", "__main__")]
 RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
 
 

@@ -24,9 +24,10 @@ from dshreplay.testing.samples import zstd_frames
 HEAVY = frozenset({
     "jsonschema", "jsonschema_rs", "referencing", "dask", "distributed", "cryptography", "zstandard",
     "re2", "_re2", "concurrent.futures", "multiprocessing", "dshreplay.analyses.validate",
-    "dshreplay.analyses.schemas", "dshreplay.analyses.rules", "dshreplay.output.bundle",
-    "dshreplay.output.redact", "dshreplay.output.htmlreport", "dshreplay.output.signing",
-    "dshreplay.output.chain", "dshreplay.core.parallel", "jinja2", "markupsafe", "dshreplay.output.reportview",
+    "dshreplay.analyses.schemas", "dshreplay.analyses.rules", "dshreplay.bundle.export", "dshreplay.bundle.layout",
+    "dshreplay.output.redact", "dshreplay.report.html", "dshreplay.integrity.signing",
+    "dshreplay.integrity.chain", "dshreplay.core.parallel", "jinja2", "markupsafe", "dshreplay.report.view",
+    "dshreplay.report.waterfall",
     "msgspec", "simdjson", "betterleaks", "dshreplay.output.secretengine",
 })
 # the other families of commands (a reading command imports its own: dshreplay.cli.view or .history)
@@ -95,7 +96,7 @@ def test_export_without_a_key_imports_neither_dask_cryptography_nor_zstandard(sm
     proc, modules = run_importing("export", small_log, "--out", tmp_path / "bundle",
                                   "--timestamp", "2026-01-01T00:00:00Z")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert {"dshreplay.output.bundle", "re2"} <= modules
+    assert {"dshreplay.bundle.export", "re2"} <= modules
     # (multiprocessing comes with detect-secrets, the source of export's default rules, which imports it)
     assert modules & {"dask", "distributed", "cryptography", "zstandard"} == set()
 

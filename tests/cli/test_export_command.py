@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dshreplay.output.bundle import folder_name
+from dshreplay.bundle.layout import folder_name
 
 from conftest import SAMPLES
 
@@ -204,7 +204,7 @@ def test_default_rules_leave_a_record_with_only_trigger_words_untouched():
 
 
 def test_an_interrupted_export_leaves_no_bundle_behind(tmp_path, monkeypatch, evidence_key_file):
-    import dshreplay.output.bundle as export_module
+    import dshreplay.bundle.export as export_module
     from dshreplay.output.redact import load_redactor
 
     calls = []
