@@ -93,6 +93,7 @@ class WebZip:
                 raise ReadError(f"entry {name!r} inflates {info.file_size} bytes from {info.compress_size}: "
                                 "a ZIP bomb, refused", path=self.shown)
             entries[name] = info
+        _check_apart(infos, self.shown)
         if ROOT not in entries:
             raise ReadError(f"holds no {ROOT}: not a dsh session export", path=self.shown)
         return entries
@@ -139,3 +140,14 @@ class WebZip:
                 match = _MEDIA.fullmatch(name)
                 found.append(Media(name, len(data), digest, match is not None and match.group(1) == digest))
         return found
+
+
+def _check_apart(infos: list[zipfile.ZipInfo], shown: str) -> None:
+    """Refuse entries whose data overlap (a bomb that inflates one stream under many names):
+    each entry's local header and data must end before the next one begins."""
+    ordered = sorted(infos, key=lambda info: info.header_offset)
+    for info, after in zip(ordered, ordered[1:]):
+        end = info.header_offset + 30 + len(info.filename.encode()) + info.compress_size
+        if after.header_offset < end:
+            raise ReadError(f"entries {info.filename!r} and {after.filename!r} overlap in the file (a ZIP bomb): "
+                            "refused", path=shown)

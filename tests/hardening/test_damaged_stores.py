@@ -205,3 +205,15 @@ def test_a_zip_subagent_not_held_is_named(corpus_dir):
     with pytest.raises(ReadError) as caught:
         LogSource(f"{path}#subagents/nope")
     assert caught.value.message == "no session 'subagents/nope' in the export (it holds no subagent)"
+
+
+def test_a_zip_whose_entries_overlap_is_a_bomb(tmp_path, cli):
+    path = _zip(tmp_path / "export.zip", [("session.jsonl", HEADER), ("media/aaaa.png", b"x" * 40)])
+    data = bytearray(path.read_bytes())
+    first = data.index(b"PK\x01\x02")
+    second = data.index(b"PK\x01\x02", first + 4)
+    data[second + 42:second + 46] = data[first + 42:first + 46]  # the second entry's data is the first's
+    path.write_bytes(bytes(data))
+    result = cli("fold", str(path), expect=2)
+    assert result.stderr == (f"dshreplay: read error: {path}: entries 'session.jsonl' and 'media/aaaa.png' overlap in "
+                             "the file (a ZIP bomb): refused\n")
