@@ -333,7 +333,8 @@ def _check_each(sessions: list[Any], verified: set[str], found: _Differences, ch
             checks.append(InputCheck(given, size, "not checked", "its hash is keyed: give --evidence-key"))
             continue
         target = _find_input(named, inputs) if "container" not in entry else \
-            stack.enter_context(container_session(entry, given, inputs, options, _find_input))
+            stack.enter_context(container_session(entry, given, inputs, options, _find_input,
+                                                  lambda problem: found.add(given, problem)))
         if target is None:
             if bundle_only:
                 checks.append(InputCheck(given, size, "not found", "input not found (--bundle-only)"))

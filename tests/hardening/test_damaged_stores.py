@@ -217,3 +217,16 @@ def test_a_zip_whose_entries_overlap_is_a_bomb(tmp_path, cli):
     result = cli("fold", str(path), expect=2)
     assert result.stderr == (f"dshreplay: read error: {path}: entries 'session.jsonl' and 'media/aaaa.png' overlap in "
                              "the file (a ZIP bomb): refused\n")
+
+
+def test_verify_export_tells_a_media_file_of_an_export_zip_that_changed(corpus_dir, tmp_path, cli):
+    archive, out = tmp_path / "export.zip", tmp_path / "bundle"
+    shutil.copyfile(corpus_dir / "zip" / "acp-agent__read-image.zip", archive)
+    cli("export", str(archive), "--out", str(out), "--no-default-redaction", expect=None)
+    with zipfile.ZipFile(archive) as old:
+        entries = [(info.filename, old.read(info)) for info in old.infolist()]
+    media = entries[1][0]
+    _zip(archive, [entries[0], (media, entries[1][1] + b"\x00")])
+    report = cli("verify-export", str(out), "--json", expect=None).json()
+    assert report["inputs"][0]["status"] == "matches"  # (the session's own text is the same)
+    assert {"path": str(archive), "problem": f"media file {media} changed"} in report["differences"]
