@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import time
 from contextlib import ExitStack
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -334,7 +335,7 @@ def _check_each(sessions: list[Any], verified: set[str], found: _Differences, ch
             continue
         target = _find_input(named, inputs) if "container" not in entry else \
             stack.enter_context(container_session(entry, given, inputs, options, _find_input,
-                                                  lambda problem: found.add(given, problem)))
+                                                  partial(found.add, given)))
         if target is None:
             if bundle_only:
                 checks.append(InputCheck(given, size, "not found", "input not found (--bundle-only)"))
