@@ -188,15 +188,18 @@ class Store:
                              .encode())
                 break
             size += len(line)
-            if size > options.max_bytes:  # (checked here only: a common row is far below any ceiling)
-                raise ReadError(f"the session's text exceeds the {options.max_bytes}-byte ceiling "
-                                "(a log that needs a larger --max-bytes)", path=shown, seq=seq)
+            if size > options.max_bytes:
+                raise _too_big(options, shown, seq)
             lines.append(line)
             expected += count
-        if size > options.max_bytes:
-            raise ReadError(f"the session's text exceeds the {options.max_bytes}-byte ceiling "
-                            "(a log that needs a larger --max-bytes)", path=shown)
+        if size > options.max_bytes:  # (the common rows are counted, and checked here)
+            raise _too_big(options, shown, None)
         return StoreSession(session_id, b"".join(lines), revision, incarnation, len(rows), torn_from)
+
+
+def _too_big(options: Options, shown: str, seq: int | None) -> ReadError:
+    return ReadError(f"the session's text exceeds the {options.max_bytes}-byte ceiling (a log that needs a larger "
+                     "--max-bytes)", path=shown, seq=seq)
 
 
 def _text(value: Any, column: str) -> str:
