@@ -24,6 +24,7 @@ creates `-wal`/`-shm` files beside it, and `query_only` is set besides.
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -44,6 +45,7 @@ ROW_TAGS = frozenset({b"text-chunks", b"reasoning-chunks", b"tool-call-chunks"})
 MIN_MEMBERS, MAX_MEMBERS = 3, 1024
 MAX_PACKED_BYTES = 1 << 20
 _SAFE = 2**53 - 1
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", re.IGNORECASE)
 COLUMNS = {
     "persistence_state": ("singleton", "store_id"),
     "sessions": ("id", "version", "created_at", "cwd", "parent_session", "seed_length", "origin",
@@ -218,14 +220,14 @@ def _header(row: dict[str, Any], shown: str) -> tuple[dict[str, Any], int, str]:
         values = {k: _text(v, f"sessions.{k}") if type(v) is bytes else v for k, v in row.items() if v is not None}
     except _RowError as exc:
         raise ReadError(f"stored session row: {exc.column} {exc.why}", path=shown, pointer=exc.column) from None
-    cwd, origin = values.get("cwd"), values.get("origin")
-    problem = ("sessions.cwd", "stored session cwd must be absolute") if cwd is not None and not cwd.startswith("/") \
-        else ("sessions.origin", "stored session origin must be subagent or null") \
-        if origin is not None and origin != "subagent" else None
-    if problem is not None:
-        got = cwd if problem[0].endswith("cwd") else origin
-        raise ReadError(f"{problem[1]} (dsh refuses the row), got {got!r}",
-                        path=shown, pointer=problem[0])
+    cwd, origin, incarnation = values.get("cwd"), values.get("origin"), values.get("incarnation")
+    for column, wrong, rule in (("cwd", cwd is not None and not cwd.startswith("/"), "must be absolute"),
+                                ("origin", origin is not None and origin != "subagent", "must be subagent or null"),
+                                ("incarnation", type(incarnation) is not str or not _UUID.fullmatch(incarnation),
+                                 "must be a UUID")):
+        if wrong:
+            raise ReadError(f"stored session {column} {rule} (dsh refuses the row), got {values.get(column)!r}",
+                            path=shown, pointer=f"sessions.{column}")
     header: dict[str, Any] = {"type": "session"}
     header.update((key, values[column]) for key, column in _HEADER if column in values)
     return header, int(values.get("revision", 0)), str(values["incarnation"])

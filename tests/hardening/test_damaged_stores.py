@@ -96,11 +96,16 @@ def test_a_session_whose_row_is_missing_is_not_in_the_store(store):
                              "so dsh does not see it")
 
 
-def test_a_relative_cwd_is_refused_as_dsh_refuses_it(store):
-    _edit(store, "UPDATE sessions SET cwd = 'work/space'")
+@pytest.mark.parametrize("column,value,rule", [
+    ("cwd", "work/space", "must be absolute"),
+    ("origin", "fork", "must be subagent or null"),
+    ("incarnation", "not-a-uuid", "must be a UUID"),
+])
+def test_a_session_row_dsh_refuses_is_refused_naming_its_column(store, column, value, rule):
+    _edit(store, f"UPDATE sessions SET {column} = '{value}'")
     error = _refused(store)
     assert (error.pointer, error.message) == (
-        "sessions.cwd", "stored session cwd must be absolute (dsh refuses the row), got 'work/space'")
+        f"sessions.{column}", f"stored session {column} {rule} (dsh refuses the row), got '{value}'")
 
 
 def test_a_store_with_several_sessions_asks_which(corpus_dir):
