@@ -25,7 +25,7 @@ from dshreplay.options import Options
 __all__ = ["ROOT", "WebZip", "Media"]
 
 ROOT = "session.jsonl"
-MAX_RATIO = 1100  # DEFLATE cannot inflate more than 1032 to 1: anything beyond is no DEFLATE stream of dsh's
+MAX_RATIO = 200  # a log deflates 3-5 to 1, a run of near-identical chunk lines about 25 to 1; a bomb about 1000
 MAX_ENTRIES = 100_000
 _SUBAGENT = re.compile(r"subagents/([^/]+)/session\.jsonl")
 _MEDIA = re.compile(r"media/sha256:([0-9a-f]{64})\.[A-Za-z0-9]+")
@@ -90,8 +90,8 @@ class WebZip:
                 raise ReadError(f"entry {name!r} uses compression method {info.compress_type}; dsh's export "
                                 "uses DEFLATE: refused", path=self.shown)
             if info.file_size > MAX_RATIO * max(info.compress_size, 1) + 1024:
-                raise ReadError(f"entry {name!r} inflates {info.file_size} bytes from {info.compress_size}: "
-                                "a ZIP bomb, refused", path=self.shown)
+                raise ReadError(f"entry {name!r} inflates {info.file_size} bytes from {info.compress_size}, more than "
+                                f"{MAX_RATIO} to 1 (no log compresses so): a ZIP bomb, refused", path=self.shown)
             entries[name] = info
         _check_apart(infos, self.shown)
         if ROOT not in entries:

@@ -14,6 +14,7 @@ import stat
 import zipfile
 
 import pytest
+from harness import attack
 
 from dshreplay.errors import ReadError, UsageError
 from dshreplay.io.reader import LogSource
@@ -195,7 +196,23 @@ def test_a_zip_whose_entry_claims_more_than_deflate_can_give_is_a_bomb(tmp_path,
     compressed = zipfile.ZipFile(path).infolist()[0].compress_size
     result = cli("fold", str(path), expect=2)
     assert result.stderr == (f"dshreplay: read error: {path}: entry 'session.jsonl' inflates {0xF0000000} bytes from "
-                             f"{compressed}: a ZIP bomb, refused\n")
+                             f"{compressed}, more than 200 to 1 (no log compresses so): a ZIP bomb, refused\n")
+
+
+def test_a_deflate_bomb_is_refused_before_it_is_inflated_in_a_child_held_to_400_mb(tmp_path):
+    path = tmp_path / "export.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive, archive.open("session.jsonl", "w") as entry:
+        entry.write(HEADER)
+        block = b"\n" * (1 << 20)
+        for _ in range(500):  # (written a block at a time: the test holds none of it)
+            entry.write(block[:1_000_000])
+    assert path.stat().st_size < 600_000  # (half a gigabyte of text in half a megabyte)
+    outcome = attack("fold", str(path), mem_mb=400)
+    assert outcome.code == 2
+    compressed = zipfile.ZipFile(path).infolist()[0].compress_size
+    assert outcome.one_line() == (f"dshreplay: read error: {path}: entry 'session.jsonl' inflates "
+                                  f"{len(HEADER) + 500_000_000} bytes from {compressed}, more than 200 to 1 (no log "
+                                  "compresses so): a ZIP bomb, refused")
 
 
 def test_a_zip_entry_over_the_ceiling_is_refused_before_it_is_inflated(tmp_path, cli):
