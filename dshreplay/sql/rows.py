@@ -247,7 +247,7 @@ def input_facts(source: LogSource, prefix: int | None = None, *, seal: bool = Tr
     whole file and over its first `prefix` bytes (`passstate.state_key`, keyed as `hasher` is: never
     stored; None when the file is shorter)."""
     digest, sealing, size, prefix_key = hasher.new(), state_key(hasher.key) if seal else None, 0, None
-    assert source.file is not None  # (the index reads log files: standard input is not indexed)
+    assert source.file is not None or source.container is not None  # (standard input is not indexed)
     with source.open() as fh:  # (the source's fixed extent: the pass and the line chain read the same bytes)
         for block in iter(lambda: fh.read(1 << 20), b""):
             if sealing is None:
