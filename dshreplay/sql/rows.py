@@ -26,15 +26,15 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from dshreplay.analyses.calls import CallTracker, retries
-from dshreplay.analyses.compaction import CompactionTracker
 from dshreplay.analyses.findings import ERROR, NOTICE, WARNING
-from dshreplay.analyses.logindex import Indexer
-from dshreplay.analyses.provenance import ShadowTracker
 from dshreplay.analyses.render import message_text, role_of
 from dshreplay.analyses.stats import SessionSummary
-from dshreplay.analyses.toolcalls import ToolLedger
-from dshreplay.analyses.turns import TurnSpans
+from dshreplay.analyses.trackers.calls import CallTracker, retries
+from dshreplay.analyses.trackers.compaction import CompactionTracker
+from dshreplay.analyses.trackers.logindex import Indexer
+from dshreplay.analyses.trackers.provenance import ShadowTracker
+from dshreplay.analyses.trackers.toolcalls import ToolLedger
+from dshreplay.analyses.trackers.turns import TurnSpans
 from dshreplay.analyses.validate import validate_log
 from dshreplay.core.driver import Observer, Run
 from dshreplay.core.passstate import StateError, dump_state, load_state, state_ceiling, state_key
