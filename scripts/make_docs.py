@@ -12,8 +12,8 @@ from click.testing import CliRunner
 
 from dshreplay.analyses.findings import findings_doc
 from dshreplay.cli import cli
-from dshreplay.output.secretrules import redaction_doc
 from dshreplay.output.sqldoc import sql_doc
+from dshreplay.redaction.secretrules import redaction_doc
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -38,7 +38,7 @@ def reference() -> str:
 def _kinds() -> list[tuple[str, list[str]]]:
     """The reference list of secret kinds the tests plant, each with the default rules that mask its
     secret in its sample (none: it is not masked)."""
-    from dshreplay.output.redact import load_redactor
+    from dshreplay.redaction.redactor import load_redactor
     sys.path.insert(0, str(ROOT))
     from tests.secret_kinds import KINDS
     redactor = load_redactor(None)

@@ -93,11 +93,11 @@ from dshreplay.output.csvcells import csv_cell
 from dshreplay.output.evidence import PLAIN_HASH, InputHash, input_hash
 from dshreplay.output.htmlreport import MAX_TRANSCRIPT, render_index, render_report
 from dshreplay.output.outfolder import create, make_folder, output_error, write_file, write_folder
-from dshreplay.output.redact import ArgumentDeltas, Redactor
 from dshreplay.output.reporters import TextReporter, markdown_label
 from dshreplay.output.reportview import Notes, session_notes
 from dshreplay.output.signing import NAMESPACE, Signer, canonical, exact_integers, manifest_digest, representable
 from dshreplay.output.summaries import Exported
+from dshreplay.redaction.redactor import ArgumentDeltas, Redactor
 
 __all__ = ["export_bundle", "ExportOptions", "read_manifest"]
 
@@ -406,7 +406,7 @@ def export_bundle(inputs: Iterable[str | Path], out: str | Path, options: Option
     `evidence_key`: the key file that keys the inputs' hashes (needed when anything
     is redacted, made if absent); `sign_key`: an Ed25519 private key to sign with."""
     from dshreplay.io.store import discover
-    from dshreplay.output.redact import load_redactor
+    from dshreplay.redaction.redactor import load_redactor
     options = (options or Options()).with_(redactor=load_redactor(rules, defaults=default_rules))
     return export(discover(inputs), ExportOptions(Path(out), options, rules, timestamp, force, default_rules,
                                                   sign_key, evidence_key), mapper)

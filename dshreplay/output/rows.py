@@ -45,7 +45,7 @@ from dshreplay.jsvalues import as_text, epoch_ms, is_safe_int, is_time, json_byt
 from dshreplay.options import DEFAULT, Options
 from dshreplay.output.chain import TurnEndLines, line_chain
 from dshreplay.output.evidence import PLAIN_HASH, InputHash
-from dshreplay.output.redact import Redactor
+from dshreplay.redaction.redactor import Redactor
 
 if TYPE_CHECKING:
     from dshreplay.analyses.validate import FileReport

@@ -54,7 +54,6 @@ from dshreplay.io.store import discover, log_files
 from dshreplay.options import Options
 from dshreplay.output.chain import EntryError, Exported, check_growth
 from dshreplay.output.evidence import PLAIN_HASH, InputHash, input_hash
-from dshreplay.output.redact import Redactor, load_redactor
 from dshreplay.output.rows import (
     INDEX_FORMAT,
     OPTIONAL,
@@ -66,6 +65,7 @@ from dshreplay.output.rows import (
     log_path,
     unreadable_row,
 )
+from dshreplay.redaction.redactor import Redactor, load_redactor
 
 if TYPE_CHECKING:  # (DuckDB is imported only by the commands that use it)
     from duckdb import DuckDBPyConnection

@@ -39,8 +39,8 @@ from dshreplay.io.reader import read_small_file, shown_path
 from dshreplay.io.store import log_files
 from dshreplay.jsvalues import as_key, as_text, is_number, shown
 from dshreplay.options import Options
-from dshreplay.output.redact import Redactor
 from dshreplay.output.rows import TABLES, index_log
+from dshreplay.redaction.redactor import Redactor
 
 if TYPE_CHECKING:  # (DuckDB is imported only by the commands that use it)
     from duckdb import DuckDBPyConnection

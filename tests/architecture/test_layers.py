@@ -1,7 +1,7 @@
 """The package's layers import only downwards, and the runtime never imports the test builder.
 
 Layers, lowest first: the base modules (errors, jsvalues, options), io, core,
-analyses, output, the library facade (session), cli. `testing` may use
+analyses, redaction, output, the library facade (session), cli. `testing` may use
 anything; nothing in the runtime may import it.
 """
 
@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "dshreplay"
-LAYERS = [("errors", "jsvalues", "options"), ("io",), ("core",), ("analyses",), ("output",), ("session",),
-          ("cli", "__main__")]
+LAYERS = [("errors", "jsvalues", "options"), ("io",), ("core",), ("analyses",), ("redaction",), ("output",),
+          ("session",), ("cli", "__main__")]
 RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
 
 

@@ -25,9 +25,10 @@ HEAVY = frozenset({
     "jsonschema", "jsonschema_rs", "referencing", "dask", "distributed", "cryptography", "zstandard",
     "re2", "_re2", "concurrent.futures", "multiprocessing", "dshreplay.analyses.validate",
     "dshreplay.analyses.schemas", "dshreplay.analyses.rules", "dshreplay.output.bundle",
-    "dshreplay.output.redact", "dshreplay.output.htmlreport", "dshreplay.output.signing",
+    "dshreplay.redaction.redactor", "dshreplay.output.htmlreport", "dshreplay.output.signing",
     "dshreplay.output.chain", "dshreplay.core.parallel", "jinja2", "markupsafe", "dshreplay.output.reportview",
-    "msgspec", "simdjson", "betterleaks", "dshreplay.output.secretengine",
+    "msgspec", "simdjson", "betterleaks", "dshreplay.redaction.engine", "dshreplay.output.redact",
+    "dshreplay.redaction.rules",
 })
 # the other families of commands (a reading command imports its own: dshreplay.cli.view or .history)
 OTHER_COMMANDS = frozenset({"dshreplay.cli.checks", "dshreplay.cli.export", "dshreplay.cli.aggregate",
