@@ -27,6 +27,7 @@ from dshreplay.redaction.decode import base64_runs, escapes_decoded, unescape, u
 from dshreplay.redaction.jsontext import NUMBERED, Edit, JsonText, apply_edits, json_container, uncounted
 from dshreplay.redaction.rules import (
     BASE64_RUN,
+    ENGINE,
     MASK,
     PERCENT,
     SECRET,
@@ -168,7 +169,7 @@ class Redactor:
                 if self._may_change(utf8(plain), depth + 1):
                     return True
         engine = self.rules.engine  # (on every layer: the engine's keywords, in the text as each layer reads)
-        return engine is not None and bool(engine.holds(data))
+        return engine is not None and bool(found & ENGINE) and bool(engine.findings(data.decode("utf-8", "replace")))
 
     def _count(self, rule: str, n: int = 1) -> None:
         if n and self.counting:

@@ -79,38 +79,41 @@ class Rules:
 
 
 _PERCENT = re.compile(PERCENT_PATTERN)
-SECRET, PERCENT, BASE64_RUN = 1, 2, 4  # what a Gate scan finds: a default rule's match or a secret
-# member's name, a URL escape, a run of base64 long enough to hide a secret
+SECRET, PERCENT, BASE64_RUN, ENGINE = 1, 2, 4, 8  # what a Gate scan finds: a default rule's match or a
+# secret member's name, a URL escape, a run of base64 long enough to hide a secret, a keyword of the engine's rules
 
 
 class Gate:
     """Every default rule, a secret member's name as JSON text writes it (`password":`), a
-    URL escape and a run of base64, in one RE2 set: one scan of a text (a DFA, no capture
-    groups) says which of them it holds, where a search for each would take one scan each
-    (most texts hold none). Made from the rules' own patterns: no second copy of a rule.
-    A scan the DFA gives up on (its memory spent) is answered by the regexps instead."""
+    URL escape, a run of base64 and the keywords of the engine's rules (`engine`), in one RE2
+    set: one scan of a text (a DFA, no capture groups) says which of them it holds, where a
+    search for each would take one scan each (most texts hold none). Made from the rules' own
+    patterns: no second copy of a rule. A scan the DFA gives up on (its memory spent) is
+    answered by the regexps instead. `keywords`: the engine's keyword pattern (None: there is
+    no engine; "": it has no keyword pattern, so every text may hold one of its secrets)."""
 
-    def __init__(self, patterns: tuple[str, ...]) -> None:
-        self.patterns = patterns
+    def __init__(self, patterns: tuple[str, ...], keywords: str | None = None) -> None:
+        self.patterns, self.keywords = patterns, keywords
         self.any_rule = compile_re2("|".join(f"(?:{p})" for p in patterns), GATE_MEMORY)
         self.member = compile_re2(SECRET_MEMBER_IN_JSON, NAME_MEMORY)
         options = re2.Options()
         options.log_errors = False
         options.max_mem = GATE_MEMORY
         self._set = re2.Set.SearchSet(options)
-        for pattern in (*patterns, SECRET_MEMBER_IN_JSON, PERCENT_PATTERN, BASE64_GATE, rb"\A"):
+        engine = () if keywords is None else (keywords or r"\A",)
+        for pattern in (*patterns, SECRET_MEMBER_IN_JSON, PERCENT_PATTERN, BASE64_GATE, rb"\A", *engine):
             self._set.Add(pattern)  # (\A: matches every text, so a scan that ran finds at least it; once, at its
             # start: b"", which matches at every byte, made every state of the DFA a match and the scan 1.5x slower)
         self._set.Compile()
         self._member_at = len(patterns)  # the indices of what the set holds past the rules
         self._flags = {len(patterns): SECRET, len(patterns) + 1: PERCENT, len(patterns) + 2: BASE64_RUN,
-                       len(patterns) + 3: 0}
+                       len(patterns) + 3: 0, len(patterns) + 4: ENGINE}
 
-    def __reduce__(self) -> tuple[type[Gate], tuple[tuple[str, ...]]]:
-        return Gate, (self.patterns,)  # (an RE2 set does not pickle: a worker process compiles its own)
+    def __reduce__(self) -> tuple[type[Gate], tuple[tuple[str, ...], str | None]]:
+        return Gate, (self.patterns, self.keywords)  # (an RE2 set does not pickle: a worker process compiles its own)
 
     def scan(self, data: bytes) -> int:
-        """What `data` holds: SECRET, PERCENT and BASE64_RUN or-ed together."""
+        """What `data` holds: SECRET, PERCENT, BASE64_RUN and ENGINE or-ed together."""
         found = self._set.Match(data)
         if found is None:  # (not even the empty pattern: the DFA gave up)
             return self._searched(data)
@@ -130,7 +133,7 @@ class Gate:
         flags = SECRET if self.any_rule.search(data) is not None or self.member.search(data) is not None else 0
         if _PERCENT.search(data) is not None:
             flags |= PERCENT
-        return flags | BASE64_RUN
+        return flags | BASE64_RUN | (0 if self.keywords is None else ENGINE)
 
 
 
@@ -190,12 +193,14 @@ def compile_rules(rules_path: str | None, *, defaults: bool = True) -> Rules:
     pointers = tuple(_pointer(p, where) for p in user.get("pointers", []))
     keys = frozenset(user.get("keys", []))
     summary = None if rules_path is None else {"text": len(texts), "pointers": len(pointers), "keys": len(keys)}
+    engine = _engine() if defaults else None
+    keywords = None if engine is None else engine.keywords or ""
     return Rules(
         default_rules, user_rules, pointers, keys,
-        gate=Gate(tuple(r.pattern for r in found)) if defaults else None,
+        gate=Gate(tuple(r.pattern for r in found), keywords) if defaults else None,
         secret_members=compile_re2(SECRET_MEMBERS, NAME_MEMORY) if defaults else None,
         only_defaults=defaults and not texts and not keys,
-        summary=summary, engine=_engine() if defaults else None)
+        summary=summary, engine=engine)
 
 
 def _default_rules() -> list[DefaultRule]:  # (imported here: only an export loads detect-secrets)
