@@ -16,8 +16,11 @@ Each shape at several sizes, each measured in its own process:
                  a call (`export`: each call's request record builds on the one before)
 - pending calls: N model calls that end in an error with no assistant message, then N answered ones
                  (`export`: each message is matched to its call among those still unanswered)
+- long message:  one assistant message of M MB of text (and as much reasoning), streamed in 4 KiB
+                 deltas, with words, emoji and an escaped quote in it (`export`, the default redaction on:
+                 its text through the fold, the transcript, the calls and redaction's views)
 
-    python bench/growth.py [--quick] [--write]    (--write: the table to docs/growth.md)
+    python bench/growth.py [--quick] [--shape NAME]... [--write]    (--write: the table to docs/growth.md)
 """
 
 from __future__ import annotations
@@ -127,6 +130,20 @@ def pending_calls(n: int) -> bytes:
     return b.to_bytes()
 
 
+def long_message(mb: int) -> bytes:
+    from dshreplay.testing.samples import LogBuilder  # (in the --make child only)
+    words = "the build log shows \U0001F511 a \"quoted\" token=value path/to/file.py:12 ok\n"
+    text = (words * ((mb << 20) // len(words.encode()) + 1))[:mb << 20]
+    b = LogBuilder()
+    b.start_turn()
+    b.start_step()
+    b.user("go")
+    b.assistant(text, reasoning=text, finish="stop", pieces=max(1, (mb << 20) // 4096))
+    b.end_step()
+    b.end_turn()
+    return b.to_bytes()
+
+
 SHAPES = {
     "replacements": (replacements, ["fold", "--json"], [10_000, 20_000, 40_000, 100_000], ".jsonl"),
     "citations": (citations, ["provenance", "--seq", "{size}", "--json"], [10_000, 20_000, 40_000, 100_000],
@@ -141,6 +158,8 @@ SHAPES = {
                     [5_000, 10_000, 20_000, 40_000], ".jsonl"),
     "pending calls": (pending_calls, ["export", "--out", "{scratch}/pending-{size}", "--evidence-key",
                                       "{scratch}/key"], [2_000, 4_000, 8_000, 16_000], ".jsonl"),
+    "long message (MB)": (long_message, ["export", "--out", "{scratch}/long-{size}", "--evidence-key",
+                                         "{scratch}/key"], [1, 2, 4, 8], ".jsonl"),
 }
 
 
@@ -148,6 +167,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="the two smallest sizes only")
     parser.add_argument("--write", action="store_true", help="write the table to docs/growth.md")
+    parser.add_argument("--shape", action="append", choices=list(SHAPES), help="only this shape (repeatable)")
     parser.add_argument("--make", nargs=3, metavar=("SHAPE", "SIZE", "PATH"), help=argparse.SUPPRESS)
     options = parser.parse_args(argv)
     if options.make:
@@ -157,6 +177,8 @@ def main(argv=None) -> int:
     rows = []
     with tempfile.TemporaryDirectory(prefix="dshreplay-growth-") as scratch:
         for shape, (_, command, sizes, suffix) in SHAPES.items():
+            if options.shape and shape not in options.shape:
+                continue
             first = None
             for size in sizes[:2] if options.quick else sizes:
                 log = Path(scratch) / f"log{suffix}"

@@ -3,9 +3,12 @@
 Mix: user prompts, streamed reasoning and text (packed chunk rows), tool
 rounds with long outputs, a summarizing compaction every few hundred events,
 some prunes and tool-result rewrites. Runtime layout; with --zstd a
-.jsonl.zstd twin is written too.
+.jsonl.zstd twin is written too. With --emoji the text mixes emoji, CJK and
+accented words with the English ones (nearly half the words outside ASCII: what
+the UTF-8 paths of the reader, the fold and redaction pay for).
 
     python bench/make_log.py 400000 bench/out/400k.jsonl --zstd
+    python bench/make_log.py 400000 bench/out/400k-emoji.jsonl --emoji
 """
 
 from __future__ import annotations
@@ -21,14 +24,23 @@ WORDS = ("the build log shows compile link test deploy error warning module func
          "return value config path file directory agent tool result cache token stream").split()
 
 
-def text(rng: random.Random, n: int) -> str:
-    return " ".join(rng.choice(WORDS) for _ in range(n))
+EMOJI_WORDS = [*WORDS, "🔑", "🚀", "✅", "❌", "🐍", "📦", "🧪", "⚠️", "日志", "构建", "テスト", "エラー",
+               "café", "naïve", "résumé", "Größe", "👩‍💻", "🇯🇵", "数据库", "😀😃😄"]
 
 
-def generate(events: int, seed: int = 7, session_id: str = "bench-session", **header):
+def _text(rng: random.Random, n: int, words: list[str] = WORDS) -> str:
+    return " ".join(rng.choice(words) for _ in range(n))
+
+
+def generate(events: int, seed: int = 7, session_id: str = "bench-session", emoji: bool = False, **header):
     """Yield chunks of JSONL text (header first) until about `events` events exist, a turn at a
     time: a run to more events with the same seed starts with every byte of a shorter one."""
     rng = random.Random(seed)
+    vocabulary = EMOJI_WORDS if emoji else WORDS
+
+    def text(rng: random.Random, n: int) -> str:
+        return _text(rng, n, vocabulary)
+
     b = LogBuilder(session_id, cwd="/srv/work/project", **header)
     yield b.to_bytes()[: b.to_bytes().index(b"\n") + 1]
     since_compaction = 0
@@ -64,10 +76,11 @@ def main(argv=None) -> int:
     parser.add_argument("events", type=int)
     parser.add_argument("out", type=Path)
     parser.add_argument("--zstd", action="store_true", help="also write OUT.zstd")
+    parser.add_argument("--emoji", action="store_true", help="text with emoji, CJK and accented words")
     args = parser.parse_args(argv)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with open(args.out, "wb") as fh:
-        for chunk in generate(args.events):
+        for chunk in generate(args.events, emoji=args.emoji):
             fh.write(chunk)
     if args.zstd:
         write_zstd(args.out, Path(str(args.out) + ".zstd"))

@@ -8,9 +8,14 @@ time and CPU time (user + system, its child processes included), with its
 peak RSS; ratios are to the bare parse's median in the same rounds. The peers
 run in the same rounds: `jq -c .` and dsh's own fold in node
 (`../shared/peers/dsh-fold.mjs` beside the repository: parse + foldSurface +
-message projection), each skipped with a note when it is not there.
+message projection), each skipped with a note when it is not there. Start-up
+runs in the same rounds too: `fold` of a tiny log (a user message, a tool round, an answer) beside a bare
+`python -c "import orjson"` (its ratio is to the parse of the big log, like
+every row's: read its seconds).
 
-    python bench/run.py bench/out/400k.jsonl [--rounds 5]
+    python bench/make_log.py 1000000 bench/out/1m.jsonl
+    python bench/make_log.py 1000000 bench/out/1m-emoji.jsonl --emoji
+    python bench/run.py bench/out/1m.jsonl bench/out/1m-emoji.jsonl [--rounds 3]
 """
 
 from __future__ import annotations
@@ -125,6 +130,21 @@ def commands(log: Path, middle: int | None, scratch: Path | None = None) -> tupl
     return cmds, notes
 
 
+TINY_LOG = ("import sys\nfrom dshreplay.testing.samples import LogBuilder\n"
+            "b = LogBuilder()\nb.start_turn()\nb.start_step()\nb.user('hi')\n"
+            "b.tool_round('bash', '{\"cmd\": \"ls\"}', 'a.txt')\nb.end_step()\nb.start_step()\n"
+            "b.assistant('done', finish='stop')\nb.end_step()\nb.end_turn()\n"
+            "open(sys.argv[1], 'wb').write(b.to_bytes())\n")
+
+
+def startup_commands(scratch: Path) -> list[tuple[str, list[str]]]:
+    """Start-up: a bare `import orjson`, and `fold` of a tiny log (written in a child process)."""
+    tiny = scratch / "tiny.jsonl"
+    subprocess.run([sys.executable, "-c", TINY_LOG, str(tiny)], check=True)
+    return [("start-up: python -c 'import orjson'", [sys.executable, "-c", "import orjson"]),
+            ("start-up: dshreplay fold (tiny log)", [sys.executable, "-m", "dshreplay", "fold", str(tiny)])]
+
+
 def count_events(log: Path) -> int:
     """The log's events, counted in a child process: on Linux a child starts with its parent's peak
     RSS as its own, so this process must stay small for the children's figures to be theirs."""
@@ -160,6 +180,8 @@ def run(logs: list[Path], rounds: int, export: bool = True, only: tuple[str, ...
             scratch = Path(scratch)
             cmds, notes = commands(log, events // 2, scratch if export else None)
             cmds = [c for k, c in enumerate(cmds) if k == 0 or only is None or c[0] in only]  # (0: the parse)
+            if only is None:
+                cmds += startup_commands(scratch)
             all_notes += [f"{log.name}: {note}" for note in notes]
             once = frozenset({"dshreplay export", "dshreplay export --no-default-redaction"})
             measured = measure_rounds(cmds, rounds, once)

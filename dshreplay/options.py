@@ -71,7 +71,7 @@ class Options:
     ignore      never report these finding codes or prefixes
     all_findings  keep every finding (else 1,000 per code are listed, the rest counted); a
                 record's schema errors stay at 20 either way, then one finding says it has more
-    redactor    the redaction rules of an export (an `output.redact.Redactor`)
+    redactor    the redaction rules of an export (an `redaction.redactor.Redactor`)
     """
 
     max_bytes: int = DEFAULT_MAX_BYTES

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from dshreplay.analyses.eventtypes import event_types_doc
 from dshreplay.analyses.findings import findings_doc
 from dshreplay.cli import cli
-from dshreplay.output.secretrules import redaction_doc
+from dshreplay.redaction.secretrules import redaction_doc
 from dshreplay.sql.doc import sql_doc
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,7 +41,7 @@ def reference() -> str:
 def _kinds() -> list[tuple[str, list[str]]]:
     """The reference list of secret kinds the tests plant, each with the default rules that mask its
     secret in its sample (none: it is not masked)."""
-    from dshreplay.output.redact import load_redactor
+    from dshreplay.redaction.redactor import load_redactor
     sys.path.insert(0, str(ROOT))
     from tests.secret_kinds import KINDS
     redactor = load_redactor(None)

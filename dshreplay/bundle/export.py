@@ -87,7 +87,7 @@ from dshreplay.jsvalues import (
     shown,
 )
 from dshreplay.options import Options
-from dshreplay.output.redact import ArgumentDeltas, Redactor
+from dshreplay.redaction.redactor import ArgumentDeltas, Redactor
 from dshreplay.report.html import render_index, render_report
 from dshreplay.report.view import Notes, session_notes
 from dshreplay.results.summaries import Exported
@@ -289,7 +289,7 @@ def export_bundle(inputs: Iterable[str | Path], out: str | Path, options: Option
     `evidence_key`: the key file that keys the inputs' hashes (needed when anything
     is redacted, made if absent); `sign_key`: an Ed25519 private key to sign with."""
     from dshreplay.io.store import discover
-    from dshreplay.output.redact import load_redactor
+    from dshreplay.redaction.redactor import load_redactor
     options = (options or Options()).with_(redactor=load_redactor(rules, defaults=default_rules))
     return export(discover(inputs), ExportOptions(Path(out), options, rules, timestamp, force, default_rules,
                                                   sign_key, evidence_key), mapper)

@@ -76,7 +76,7 @@ def index(paths: tuple[str, ...], db: Path, messages: bool, rules: str | None, n
                             parquet=parquet, db=db, evidence_key=evidence_key)
     report = update_index(list(paths), db, options, mapper_for(options.read))
     reporter_for(output).indexed(report)
-    from dshreplay.output.redact import Redactor, engine_off
+    from dshreplay.redaction.redactor import Redactor, engine_off
     if isinstance(options.read.redactor, Redactor) and (off := engine_off(options.read.redactor)) is not None:
         warn(off)  # (once the index is written: what it was masked with)
     for log, detail in report.rewritten:

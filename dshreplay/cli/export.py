@@ -81,7 +81,7 @@ def export(logs: tuple[str, ...], out: Path, rules: str | None, no_default_redac
     from dshreplay.bundle.export import ExportOptions
     from dshreplay.bundle.export import export as write_bundle
     from dshreplay.io.store import discover
-    from dshreplay.output.redact import engine_off, load_redactor
+    from dshreplay.redaction.redactor import engine_off, load_redactor
     redactor = load_redactor(rules, defaults=not no_default_redaction)
     read = options_of(jobs=jobs, quiet=quiet, redactor=redactor, snapshot=snapshot)
     options = ExportOptions(out, read, rules, timestamp, force, not no_default_redaction, sign_key, evidence_key)

@@ -24,7 +24,7 @@ from dshreplay.io.reader import shown_path
               help="The page to write (default: the log's name with .view.html, in the current folder; "
                    "- for standard output).")
 @click.option("--redacted", is_flag=True,
-              help="Mask secrets as export does, with its default rules (docs/redaction.md).")
+              help="Mask secrets as export does, with its default rules (docs/reference/redaction.md).")
 @click.option("--redact", "rules", type=click.Path(dir_okay=False),
               help="A JSON rules file, as export's --redact: its rules and the default ones (implies --redacted).")
 def view(log: str, out: Path | None, redacted: bool, rules: str | None) -> None:

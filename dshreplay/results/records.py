@@ -1,7 +1,7 @@
 """Events as flat records for pandas, DuckDB and Arrow (`Session.to_records`, `Session.to_arrow`).
 
 One record per event, the columns of `EventRow.to_record`. With redaction the
-log is read through the export's redactor (`output.redact`), set up as an
+log is read through the export's redactor (`redaction.redactor`), set up as an
 export sets up each session's: the rules, and the argument deltas of every
 tool call whose assembled arguments hold a secret; the surface column is
 classified on the original, as the export's events.csv is.
@@ -18,7 +18,7 @@ from dshreplay.jsvalues import json_bytes
 
 if TYPE_CHECKING:
     from dshreplay.io.reader import LogSource
-    from dshreplay.output.redact import Redactor
+    from dshreplay.redaction.redactor import Redactor
 
 __all__ = ["Redaction", "COLUMNS", "redacting", "records_table"]
 
@@ -39,7 +39,7 @@ def redactor_for(redact: Redaction) -> Redactor | None:
     """The Redactor `redact=` asks for (None: none)."""
     if redact is None or redact is False:
         return None
-    from dshreplay.output.redact import Redactor, load_redactor
+    from dshreplay.redaction.redactor import Redactor, load_redactor
     if isinstance(redact, Redactor):
         return redact
     if redact is True:
@@ -56,7 +56,7 @@ def redacting(source: LogSource, redact: Redaction) -> LogSource:
     redactor = redactor_for(redact)
     if redactor is None:
         return source
-    from dshreplay.output.redact import ArgumentDeltas
+    from dshreplay.redaction.redactor import ArgumentDeltas
     deltas = ArgumentDeltas()
     run_pass(source, [deltas])
     return source.transformed(redactor.for_calls(deltas.secret_calls(redactor)).record)

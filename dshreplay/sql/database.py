@@ -54,7 +54,7 @@ from dshreplay.integrity.evidence import PLAIN_HASH, InputHash, input_hash
 from dshreplay.io.reader import LogSource, read_small_file, shown_path
 from dshreplay.io.store import discover, log_files
 from dshreplay.options import Options
-from dshreplay.output.redact import Redactor, load_redactor
+from dshreplay.redaction.redactor import Redactor, load_redactor
 from dshreplay.results.reports import IndexReport
 from dshreplay.sql.rows import (
     INDEX_FORMAT,

@@ -45,7 +45,7 @@ from dshreplay.integrity.evidence import PLAIN_HASH, InputHash
 from dshreplay.io.reader import Event, LogSource, PackedRun, resolve_log_path, seed_length, shown_path
 from dshreplay.jsvalues import as_text, epoch_ms, is_safe_int, is_time, json_bytes, parse_time
 from dshreplay.options import DEFAULT, Options
-from dshreplay.output.redact import Redactor
+from dshreplay.redaction.redactor import Redactor
 from dshreplay.results.tables import (
     SQL_COLUMNS,
     SQL_TYPES,

@@ -38,7 +38,7 @@ from dshreplay.io.reader import read_small_file, shown_path
 from dshreplay.io.store import log_files
 from dshreplay.jsvalues import as_key, as_text, is_number, shown
 from dshreplay.options import Options
-from dshreplay.output.redact import Redactor
+from dshreplay.redaction.redactor import Redactor
 from dshreplay.results.reports import TOKENS, Duplicate, FoldFailure, UsageReport, UsageRow
 from dshreplay.sql.rows import TABLES, index_log
 

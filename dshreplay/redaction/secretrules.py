@@ -474,7 +474,7 @@ def redaction_doc(kinds: Iterable[tuple[str, list[str]]] = ()) -> str:
     lines = [
         "# Default redaction rules",
         "",
-        "Generated from `dshreplay/output/secretrules.py` by `python scripts/make_docs.py`; do not edit.",
+        "Generated from `dshreplay/redaction/secretrules.py` by `python scripts/make_docs.py`; do not edit.",
         "",
         "`export` masks every secret these rules find, in every string it writes (message text, tool "
         "arguments and results, JSON text inside them at any depth, header fields, titles, hook output, "
@@ -529,7 +529,7 @@ def redaction_doc(kinds: Iterable[tuple[str, list[str]]] = ()) -> str:
 
 
 def _engine_doc() -> list[str]:
-    from dshreplay.output.secretengine import LEFT_TO_OURS, OURS_KEYWORDS
+    from dshreplay.redaction.engine import LEFT_TO_OURS, OURS_KEYWORDS
     return [
         "## Base engine: Betterleaks", "",
         "Beside the rules above, every text is scanned by Betterleaks (the successor of gitleaks, by its "
