@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "dshreplay"
-LAYERS = [("errors", "jsvalues", "options"), ("io",), ("core",), ("analyses",), ("output",), ("session",),
+LAYERS = [("errors", "jsvalues", "options"), ("io",), ("core",), ("analyses",), ("output",), ("traces",), ("session",),
           ("cli", "__main__")]
 RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
 
