@@ -331,7 +331,8 @@ class _Builder:
                               dict(failure)))
         for seq, data in retried:
             data = data if type(data) is dict else {}
-            out.append(Moment(RETRY, "llm/retry", seq, self.time(seq), self._call_at(seq, starts) or self.enclosing(seq),
+            span = self._call_at(seq, starts) or self.enclosing(seq)
+            out.append(Moment(RETRY, "llm/retry", seq, self.time(seq), span,
                               {"attempt": data.get("attempt"), "failure": data.get("failure")}))
         for shadow in shadows:
             parent = next((c.key for c in self.compactions if c.start_seq <= shadow.seq <= c.end_seq), None)

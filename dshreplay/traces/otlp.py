@@ -73,7 +73,7 @@ class OtelTrace:
 
 
 def _digest(*parts: object) -> bytes:
-    text = "\0".join(p if type(p) is str else json_bytes(p).decode() for p in parts)  # type: ignore[arg-type]
+    text = "\0".join(p if type(p) is str else json_bytes(p).decode() for p in parts)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
 
 
@@ -105,11 +105,11 @@ class _Clock:
     def __init__(self, timeline: SessionTimeline) -> None:
         self.timed = timeline.timed
         created = timeline.header.get("createdAt")
-        self.base = created if is_time(created) and not self.timed else 0
-        self.origin = timeline.origin or 0
+        self.base: Any = created if is_time(created) and not self.timed else 0
+        self.origin: Any = timeline.origin or 0
 
     def __call__(self, seq: int, time: float | None) -> int:
-        ms = (time if time is not None else self.origin) if self.timed else self.base + seq + 1
+        ms: Any = (time if time is not None else self.origin) if self.timed else self.base + seq + 1
         return ms * 1_000_000 if type(ms) is int else int(round(ms * 1_000_000))
 
 
@@ -155,11 +155,11 @@ def otel_traces(timeline: SessionTimeline, content: Any = None, per_turn: bool =
         target = by_key.get(moment.span or "") or by_key.get("session")
         if target is None:
             continue
-        attributes: Attributes = {}
+        details: Attributes = {}
         for key, value in moment.attributes.items():
-            _put(attributes, f"dshreplay.{key}", value)
-        _put(attributes, "dshreplay.seq", moment.seq)
-        target.events.append((f"dshreplay.{moment.kind}", clock(moment.seq, moment.time), attributes))
+            _put(details, f"dshreplay.{key}", value)
+        _put(details, "dshreplay.seq", moment.seq)
+        target.events.append((f"dshreplay.{moment.kind}", clock(moment.seq, moment.time), details))
     resource = _resource(timeline)
     return [OtelTrace(resource, trace) for trace in out.values()]
 
@@ -181,8 +181,8 @@ def _resource(timeline: SessionTimeline) -> Attributes:
                         ("auxiliary_calls", stats.auxiliary_calls), ("retries", stats.retries),
                         ("tool_calls", sum(t["calls"] for t in stats.tools.values()))):
         out[f"dshreplay.stats.{name}"] = value
-    for name, value in stats.tokens.items():
-        out[f"dshreplay.stats.tokens.{name}"] = value
+    for token, count in stats.tokens.items():
+        out[f"dshreplay.stats.tokens.{token}"] = count
     return out
 
 

@@ -16,8 +16,7 @@ from dshreplay.traces.otlp import OtelTrace
 
 __all__ = ["Pusher"]
 
-EXPORTER_LOGGERS = ("opentelemetry.exporter.otlp.proto.http.trace_exporter",
-                    "opentelemetry.exporter.otlp.proto.http", "opentelemetry.sdk")
+EXPORTER_LOGGERS = ("opentelemetry",)  # (the exporter and the HTTP transport it sends with log under it)
 
 
 class _Catch(logging.Handler):
@@ -25,13 +24,21 @@ class _Catch(logging.Handler):
 
     def __init__(self) -> None:
         super().__init__(logging.WARNING)
-        self.last: str | None = None
+        self.said: list[str] = []
 
     def emit(self, record: logging.LogRecord) -> None:
         text = record.getMessage()
         if record.exc_info and record.exc_info[1] is not None:
             text = f"{text}: {type(record.exc_info[1]).__name__}: {record.exc_info[1]}"
-        self.last = " ".join(text.split())[:300]
+        self.said.append(" ".join(text.split())[:300])
+
+    @property
+    def why(self) -> str:
+        """The first thing the exporter said (the cause), and its last (how it gave up)."""
+        said = self.said
+        if not said:
+            return "the exporter gave up"
+        return said[0] if len(said) == 1 else f"{said[0]} ({said[-1]})"
 
 
 class Pusher:
@@ -57,15 +64,15 @@ class Pusher:
         spans = [span for trace in traces for span in _readable(trace)]
         if not spans:
             return 0
-        self.catch.last = None
+        self.catch.said = []
         result = self.exporter.export(spans)
         if result is not SpanExportResult.SUCCESS:
-            why = self.catch.last or "the exporter gave up"
+            why = self.catch.why
             raise OutputError(f"{self.endpoint}: the OTLP endpoint refused the spans: {why}")
         return len(spans)
 
     def close(self) -> None:
-        self.exporter.shutdown()
+        self.exporter.shutdown()  # type: ignore[no-untyped-call]
 
 
 def _readable(trace: OtelTrace) -> list[Any]:

@@ -11,11 +11,12 @@ import json
 
 import pytest
 
-from conftest import CORPUS, SAMPLES, corpus_available
 from dshreplay.analyses.spans import session_timeline
 from dshreplay.io.reader import LogSource
 from dshreplay.testing.samples import LogBuilder
 from dshreplay.traces.chrome import chrome_trace
+
+from conftest import CORPUS, SAMPLES, corpus_available
 
 PHASES = {"M", "X", "b", "e", "i", "C"}
 
@@ -74,7 +75,8 @@ def test_every_corpus_log_gives_a_well_formed_trace(corpus_dir, filename):
 def test_a_sample_by_hand(cli):
     trace = cli("timeline", SAMPLES / "compaction.jsonl").json()
     # createdAt 1783352165190; turn/start seq 0 at ...197, its turn/end seq 34 at ...343; call 1: chunks
-    # seq 4 (...221) to 18 (...263); the compaction bracket seq 65 (...492) to 68 (...513), its checkpoint seq 67 (...506)
+    # seq 4 (...221) to 18 (...263); the compaction bracket seq 65 (...492) to 68 (...513), its checkpoint
+    # seq 67 (...506)
     first = {e["name"]: e for e in reversed(trace["traceEvents"]) if e["ph"] == "X"}
     assert (first["turn 1"]["ts"], first["turn 1"]["dur"]) == (7000, 146000)
     assert (first["call 1"]["ts"], first["call 1"]["dur"]) == (31000, 42000)
@@ -116,7 +118,7 @@ def test_json_rows_hold_the_same_spans(cli):
     assert [s["kind"] for s in rows["spans"]].count("call") == 6
     assert rows["spans"][0] == {"kind": "session", "key": "session", "name": "session", "parent": None,
                                 "startSeq": 0, "endSeq": 94, "startTime": 1783352165197,
-                                "endTime": rows["spans"][0]["endTime"], "attributes": {"sessionId": "sample-compaction"}}
+                                "endTime": 1783352165627, "attributes": {"sessionId": "sample-compaction"}}
     assert rows["view"][0] == {"seq": 3, "time": 1783352165218, "messages": 1, "bytes": rows["view"][0]["bytes"]}
 
 

@@ -9,11 +9,12 @@ import json
 
 import pytest
 
-from conftest import CORPUS, SAMPLES, corpus_available
 from dshreplay.analyses.spans import session_timeline
 from dshreplay.io.reader import LogSource
 from dshreplay.testing.samples import LogBuilder
 from dshreplay.traces.otlp import otel_traces, request_json, span_id_of, trace_id_of
+
+from conftest import CORPUS, SAMPLES, corpus_available
 
 json_format = pytest.importorskip("google.protobuf.json_format")
 trace_service = pytest.importorskip("opentelemetry.proto.collector.trace.v1.trace_service_pb2")
