@@ -124,7 +124,7 @@ def cli():
 _corpus_outcomes: dict[str, list[str]] = {"passed": [], "skipped": [], "failed": []}
 # .ci/run fails when any of these skipped
 GUARDED = ("tests/corpus/", "tests/browser/", "tests/fleet/", "tests/signing/", "tests/cli/test_sql_index.py",
-           "tests/cli/test_usage.py")
+           "tests/cli/test_usage.py", "tests/cli/test_timeline.py", "tests/otel/")
 
 
 def pytest_runtest_logreport(report):

@@ -106,4 +106,4 @@ def test_every_command_is_where_the_table_says_and_none_is_imported_before_it_ru
     assert proc.returncode == 0 and proc.stdout.startswith("dshreplay, version ")
     assert {m for m in modules if m.startswith("dshreplay.cli.")} == {"dshreplay.cli.options", "dshreplay.cli.params"}
     assert {name: cli.commands[name].name for name in COMMANDS} == {name: name for name in COMMANDS}
-    assert len(COMMANDS) == 19 and sorted(cli.commands["fleet"].commands) == ["export", "index", "stats", "validate"]
+    assert len(COMMANDS) == 21 and sorted(cli.commands["fleet"].commands) == ["export", "index", "stats", "validate"]
