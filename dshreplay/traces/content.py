@@ -15,6 +15,7 @@ from typing import Any
 
 from dshreplay.analyses.spans import CALL, TOOL, SessionTimeline, TimedSpan
 from dshreplay.core.driver import states_at
+from dshreplay.errors import DeriveError
 from dshreplay.io.reader import LogSource
 from dshreplay.jsvalues import as_key, json_bytes
 from dshreplay.traces.conventions import ATTR
@@ -59,7 +60,11 @@ def content_of(timeline: SessionTimeline, redacted: LogSource) -> Content:
                 answers.setdefault((as_key(data.get("turn")), as_key(data.get("step"))), []).append(
                     (event.seq, data.get("message")))
     for span in calls:
-        out: dict[str, str] = {ATTR["input_messages"]: _json(views[span.start_seq - 1].messages())}
+        out: dict[str, str] = {}
+        try:
+            out[ATTR["input_messages"]] = _json(views[span.start_seq - 1].messages())
+        except DeriveError as error:  # (a node dsh could not project: `request --call N` fails there too)
+            out[ATTR["input_messages_error"]] = str(error)
         key = (as_key(span.attributes.get("turn")), as_key(span.attributes.get("step")))
         answer = next((m for seq, m in answers.get(key, ()) if seq > span.start_seq), None)
         if answer is not None:

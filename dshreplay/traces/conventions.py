@@ -55,6 +55,7 @@ ATTR = {
     "retry": "dshreplay.call.retry",
     "message_count": "dshreplay.request.message_count",
     "input_messages": "gen_ai.input.messages",
+    "input_messages_error": "dshreplay.input.messages.error",  # why a request's messages cannot be derived
     "output_messages": "gen_ai.output.messages",
     # tool calls
     "tool_name": "gen_ai.tool.name",
