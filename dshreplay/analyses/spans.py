@@ -26,7 +26,7 @@ from dshreplay.analyses.calls import Call, failed, retries
 from dshreplay.analyses.compaction import BracketRecord
 from dshreplay.analyses.index import Indexer
 from dshreplay.analyses.stats import SessionStats, SessionSummary
-from dshreplay.analyses.tools import Approval, HookRun, ToolCall, ToolLedger
+from dshreplay.analyses.tools import Approval, HookRun, HookTracker, ToolCall, ToolLedger
 from dshreplay.analyses.turns import Span, TurnSpans
 from dshreplay.core.driver import STOP, Observer, Record, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
@@ -120,9 +120,10 @@ class SessionTimeline:
 
 
 class _Gather(Observer):
-    """Per seq: its time (forward-filled), and the model's view after each surface change."""
+    """Per seq: its time (forward-filled); the model's view after each surface change; every
+    hook run (as the hook tracker pairs them) and llm/retry."""
 
-    requires = (TurnSpans, ToolLedger)
+    requires = (TurnSpans, ToolLedger, HookTracker)
 
     def begin(self, run: Run) -> None:
         self.times: list[float | None] = []
@@ -131,6 +132,8 @@ class _Gather(Observer):
         self.node_bytes: dict[int, tuple[int, int]] = {}  # surface node -> (messages, bytes) it yields
         self.messages = self.bytes = 0
         self.retries: list[tuple[int, Any]] = []  # (seq, data) of each llm/retry
+        self.hooks: dict[int, HookRun] = {}  # id -> every hook run, in order of first event
+        self.hook_tracker = run.get(HookTracker)
 
     def observe(self, record: Record) -> None:
         item: Any = record.item
@@ -146,6 +149,10 @@ class _Gather(Observer):
         kind = item.type
         if kind == "llm/retry":
             self.retries.append((item.seq, item.record.get("data")))
+        elif kind == "hook/invoked" or kind == "hook/result":
+            hook = self.hook_tracker.current
+            if hook is not None:
+                self.hooks.setdefault(id(hook), hook)
         if kind in SURFACE_TYPES and record.error is None:
             self._surface(record)
 
@@ -193,7 +200,7 @@ def session_timeline(source: LogSource) -> SessionTimeline:
     out = SessionTimeline(index.path, header.get("id"), header, timed, origin if timed else None, summary.stats)
     builder = _Builder(out, times, last)
     builder.build(turns.turns, turns.steps, index.calls, index.auxiliary_calls, tools.calls, tools.approvals,
-                  index.brackets)
+                  index.brackets, list(gather.hooks.values()))
     builder.moments(summary.stats.failures, gather.retries, index.shadows, tools.calls, index.calls)
     out.view = gather.view
     return out
@@ -234,7 +241,8 @@ class _Builder:
         return "session"
 
     def build(self, turns: list[Span], steps: list[Span], calls: list[Call], auxiliary: list[Call],
-              tool_calls: list[ToolCall], approvals: list[Approval], brackets: list[BracketRecord]) -> None:
+              tool_calls: list[ToolCall], approvals: list[Approval], brackets: list[BracketRecord],
+              hooks: list[HookRun]) -> None:
         stats = self.out.stats
         self.add(SESSION, "session", "session", 0, self.last, None, {"sessionId": self.out.session_id})
         for span, ending in zip(turns, stats.turn_endings):
@@ -269,6 +277,11 @@ class _Builder:
             self._tool(tool)
         for approval in approvals:
             self._approval(approval)
+        for hook in hooks:  # a tool point's hook in its tool call; any other in its step or turn
+            tool = self.tools.get(id(hook.call)) if hook.call is not None else None
+            start = hook.invoked_seq if hook.invoked_seq is not None else hook.result_seq
+            if start is not None:
+                self._hook(hook, tool.key if tool is not None else self.enclosing(start, hook.turn))
 
     def _compaction(self, bracket: BracketRecord) -> None:
         seqs = [s for s in (bracket.start, bracket.summary_seq, bracket.replacement_seq, bracket.end) if s is not None]
@@ -295,9 +308,6 @@ class _Builder:
                          "askedSeq": tool.asked_seq, "resultSeq": tool.result_seq, "outcome": tool.outcome,
                          "isError": tool.is_error, "errorCode": tool.error_code}, tool)
         self.tools[id(tool)] = span
-        for hook in tool.hooks:
-            if hook.call is tool:
-                self._hook(hook, span.key)
 
     def _hook(self, hook: HookRun, parent: str) -> None:
         start = hook.invoked_seq if hook.invoked_seq is not None else hook.result_seq

@@ -176,3 +176,48 @@ def test_usage_errors(cli, tmp_path):
     assert result.stderr == "dshreplay: usage error: give --out FILE, --endpoint URL, or both\n"
     result = cli("otel", SAMPLES / "compaction.jsonl", "--out", tmp_path / "x", "--redact", "r.json", expect=2)
     assert result.stderr == "dshreplay: usage error: --redact applies to --content: give --content too\n"
+
+
+def test_hooks_and_approvals_are_children_of_their_tool_call(corpus_dir, tmp_path, cli):
+    out = tmp_path / "h.jsonl"
+    upstream = corpus_dir / "upstream"
+    cli("otel", upstream / "acp-agent__hook-cc-pretool-ask__session.jsonl",
+        upstream / "acp-agent__hook-cc-stop-continue__session.jsonl", "--out", out)
+    ask, stop = (spans_of([json.loads(line)]) for line in out.read_text().splitlines())
+    by_id = {s["spanId"]: s for s in ask}
+    [hook] = [s for s in ask if s["name"].startswith("hook ")]
+    [approval] = [s for s in ask if s["name"].startswith("approval ")]
+    assert hook["name"] == "hook PreToolUse"
+    assert by_id[hook["parentSpanId"]]["name"].startswith("execute_tool ")
+    assert by_id[approval["parentSpanId"]] is by_id[hook["parentSpanId"]]
+    by_id = {s["spanId"]: s for s in stop}
+    hooks = [s for s in stop if s["name"].startswith("hook ")]
+    assert [h["name"] for h in hooks] == ["hook Stop", "hook Stop"]  # no tool call: in their turn
+    assert {by_id[h["parentSpanId"]]["name"] for h in hooks} <= {"invoke_agent dsh"} | {
+        s["name"] for s in stop if s["name"].startswith("step ")}
+    events = [json.loads(line) for line in
+              (upstream / "acp-agent__hook-cc-stop-continue__session.jsonl").read_text().splitlines()[1:]]
+    assert len(hooks) == sum(1 for e in events if e.get("type") == "hook/invoked")
+
+
+def test_a_log_without_times_gets_one_millisecond_per_seq(cli, tmp_path):
+    b = LogBuilder()
+    b.start_turn()
+    b.request_header()
+    b.start_step()
+    b.user("hello")
+    b.assistant("hi")
+    b.end_step()
+    b.end_turn()
+    log = b.write(tmp_path / "projected.jsonl", layout="projected")
+    out = tmp_path / "p.jsonl"
+    cli("otel", log, "--out", out)
+    [request] = [json.loads(line) for line in out.read_text().splitlines()]
+    resource = {a["key"]: a["value"] for a in request["resourceSpans"][0]["resource"]["attributes"]}
+    assert resource["dshreplay.time_axis"] == {"stringValue": "seq"}
+    header = json.loads(log.read_text().splitlines()[0])
+    base = header.get("createdAt", 0) if isinstance(header.get("createdAt"), int) else 0
+    turn = next(s for s in spans_of([request]) if s["name"] == "invoke_agent dsh")
+    end = int(attrs(turn)["dshreplay.seq.end"])
+    assert (turn["startTimeUnixNano"], turn["endTimeUnixNano"]) == (str((base + 1) * 1_000_000),
+                                                                   str((base + end + 1) * 1_000_000))
