@@ -278,10 +278,10 @@ class _Builder:
         for approval in approvals:
             self._approval(approval)
         for hook in hooks:  # a tool point's hook in its tool call; any other in its step or turn
-            tool = self.tools.get(id(hook.call)) if hook.call is not None else None
-            start = hook.invoked_seq if hook.invoked_seq is not None else hook.result_seq
-            if start is not None:
-                self._hook(hook, tool.key if tool is not None else self.enclosing(start, hook.turn))
+            owner = self.tools.get(id(hook.call)) if hook.call is not None else None
+            first = hook.invoked_seq if hook.invoked_seq is not None else hook.result_seq
+            if first is not None:
+                self._hook(hook, owner.key if owner is not None else self.enclosing(first, hook.turn))
 
     def _compaction(self, bracket: BracketRecord) -> None:
         seqs = [s for s in (bracket.start, bracket.summary_seq, bracket.replacement_seq, bracket.end) if s is not None]

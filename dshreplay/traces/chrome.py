@@ -119,10 +119,10 @@ def chrome_trace(timeline: SessionTimeline) -> dict[str, Any]:
     return {"traceEvents": events, "displayTimeUnit": "ms", "metadata": _metadata(timeline)}
 
 
-def _order(event: dict[str, Any]) -> tuple[float, int, float]:
-    """Time order; at one time, a complete event before the shorter ones it holds, ends before begins."""
-    phase = event["ph"]
-    return event["ts"], 0 if phase == "e" else 1, -event.get("dur", 0)
+def _order(event: dict[str, Any]) -> tuple[float, float]:
+    """Time order; at one time, a complete event before the shorter ones it holds (the sort is
+    stable: a parent before a child of the same length, an async span's begin before its end)."""
+    return event["ts"], -event.get("dur", 0)
 
 
 def _tokens(usage: Any) -> dict[str, Any]:

@@ -9,10 +9,11 @@ import json
 import os
 from pathlib import Path
 
+from harness import HEADER, attack
+
 from dshreplay.testing.samples import LogBuilder
 
 from conftest import SAMPLES
-from harness import HEADER, attack
 
 
 def _log(path: Path, events: list[dict]) -> Path:
@@ -42,8 +43,8 @@ def test_values_of_any_type_are_carried_not_crashed_on(tmp_path):
                                                                               "chunk": {"type": "usage",
                                                                                         "usage": odd[2]}}},
               {"type": "assistant/chunk", "seq": 4, "time": 1783352165100, "data": {
-                  "turn": odd[0], "step": odd[2], "chunk": {"type": "finish", "reason": {"kind": odd[0],
-                                                                                          "failure": {"code": odd[1]}}}}},
+                  "turn": odd[0], "step": odd[2],
+                  "chunk": {"type": "finish", "reason": {"kind": odd[0], "failure": {"code": odd[1]}}}}},
               {"type": "tool/call", "seq": 5, "time": 1783352165201, "data": {"callId": odd[0], "name": odd[1],
                                                                               "arguments": odd[0]}},
               {"type": "llm/retry", "seq": 6, "time": 1783352165202, "data": {"attempt": odd[3], "failure": odd[2]}},
