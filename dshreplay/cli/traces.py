@@ -23,12 +23,11 @@ from dshreplay.cli import (
     warn_torn_tail,
 )
 from dshreplay.cli.options import DshCommand
-from dshreplay.errors import DshReplayError, UsageError
+from dshreplay.errors import DshReplayError, OutputError, UsageError
 
 
 def _write(out: Path | None, lines: list[bytes]) -> None:
     """The output lines to `out` (stdout when None)."""
-    from dshreplay.errors import OutputError
     if out is None:
         stream: IO[bytes] = sys.stdout.buffer
         stream.writelines(lines)
@@ -136,8 +135,8 @@ def otel(logs: tuple[str, ...], out: Path | None, endpoint: str | None, headers:
     if endpoint is not None:
         from dshreplay.traces.push import Pusher
         pusher = Pusher(endpoint, pairs, timeout)
-    lines: list[bytes] = []
     unreadable = partial = False
+    sink = _Sink(out)
     try:
         for n, log in enumerate(found, 1):
             try:
@@ -150,7 +149,8 @@ def otel(logs: tuple[str, ...], out: Path | None, endpoint: str | None, headers:
                 continue
             from dshreplay.jsvalues import json_bytes
             from dshreplay.traces.otlp import request_json
-            lines += [json_bytes(request_json(t)) + b"\n" for t in traces]
+            for trace in traces:
+                sink.write(json_bytes(request_json(trace)) + b"\n")
             sent = pusher.push(traces) if pusher is not None else None
             if not quiet:
                 count = sum(len(t.spans) for t in traces)
@@ -164,12 +164,35 @@ def otel(logs: tuple[str, ...], out: Path | None, endpoint: str | None, headers:
     finally:
         if pusher is not None:
             pusher.close()
-    if out is not None:
-        _write(out, lines)
+        sink.close()
     if unreadable:
         sys.exit(EXIT_UNREADABLE)
     if partial:
         sys.exit(EXIT_FINDINGS)
+
+
+class _Sink:
+    """--out, written a line at a time as each session is done (None: no file)."""
+
+    def __init__(self, out: Path | None) -> None:
+        self.out = out
+        self.fh: IO[bytes] | None = None
+        if out is not None:
+            try:
+                self.fh = open(out, "wb")
+            except OSError as error:
+                raise OutputError(f"{out}: cannot write: {error.strerror or error}") from None
+
+    def write(self, line: bytes) -> None:
+        if self.fh is not None:
+            try:
+                self.fh.write(line)
+            except OSError as error:
+                raise OutputError(f"{self.out}: cannot write: {error.strerror or error}") from None
+
+    def close(self) -> None:
+        if self.fh is not None:
+            self.fh.close()
 
 
 def _redactor(rules: str | None) -> Any:

@@ -16,6 +16,7 @@ from dshreplay.traces.otlp import OtelTrace
 
 __all__ = ["Pusher"]
 
+BATCH = 512  # spans per request (the SDK's batch processor sends at most 512 by default too)
 EXPORTER_LOGGERS = ("opentelemetry",)  # (the exporter and the HTTP transport it sends with log under it)
 
 
@@ -64,11 +65,11 @@ class Pusher:
         spans = [span for trace in traces for span in _readable(trace)]
         if not spans:
             return 0
-        self.catch.said = []
-        result = self.exporter.export(spans)
-        if result is not SpanExportResult.SUCCESS:
-            why = self.catch.why
-            raise OutputError(f"{self.endpoint}: the OTLP endpoint refused the spans: {why}")
+        for start in range(0, len(spans), BATCH):  # (a collector bounds one request's size)
+            self.catch.said = []
+            result = self.exporter.export(spans[start:start + BATCH])
+            if result is not SpanExportResult.SUCCESS:
+                raise OutputError(f"{self.endpoint}: the OTLP endpoint refused the spans: {self.catch.why}")
         return len(spans)
 
     def close(self) -> None:
