@@ -63,11 +63,10 @@ def timeline(log: str, fmt: str, out: Path | None) -> None:
 
     Example: dshreplay timeline session.jsonl --out trace.json
     """
-    from dshreplay.analyses.spans import session_timeline
-    from dshreplay.io.reader import LogSource
     from dshreplay.jsvalues import json_bytes
+    from dshreplay.session import Session
     from dshreplay.traces.chrome import chrome_trace, timeline_rows
-    spans = session_timeline(LogSource(log, options_of(quiet=True)))
+    spans = Session(log, options_of(quiet=True)).timeline()
     body = chrome_trace(spans) if fmt == "chrome" else timeline_rows(spans)
     _write(out, [json_bytes(body) + b"\n"])
     warn_torn_tail(spans.path, spans.stats.torn_tail)
@@ -202,14 +201,13 @@ def _redactor(rules: str | None) -> Any:
 
 def _session(log: str, redactor: Any, per_turn: bool) -> tuple[list[Any], Any]:
     """The traces of one log (and its stats), with content read through `redactor` when given."""
-    from dshreplay.analyses.spans import session_timeline
-    from dshreplay.io.reader import LogSource
+    from dshreplay.session import Session
     from dshreplay.traces.otlp import otel_traces
-    source = LogSource(log, options_of(quiet=True))
-    spans = session_timeline(source)
+    session = Session(log, options_of(quiet=True))
+    spans = session.timeline()
     content = None
     if redactor is not None:
         from dshreplay.output.records import redacting
         from dshreplay.traces.content import content_of
-        content = content_of(spans, redacting(source, redactor))
+        content = content_of(spans, redacting(session.source, redactor))
     return otel_traces(spans, content, per_turn), spans.stats

@@ -125,3 +125,17 @@ def test_json_rows_hold_the_same_spans(cli):
 def test_a_fold_failure_stops_the_spans_and_exits_1(cli):
     result = cli("timeline", SAMPLES / "broken-replace-start-not-found.jsonl", expect=1)
     assert result.json()["metadata"]["answeredUpTo"] is not None
+
+
+def test_the_library_answers_up_to_the_failure_and_names_it(tmp_path):
+    from dshreplay.session import Session
+    from dshreplay.testing.samples import compacted, damaged
+    log = tmp_path / "damaged.jsonl"
+    log.write_bytes(damaged(compacted(), "missing", 20))
+    session = Session(log)
+    spans = session.timeline()
+    assert spans.stats.answered_up_to == 19 and (session.partial.code, session.partial.seq) == ("DSH-E101", 20)
+    assert max(s.end_seq for s in spans.spans) == 19
+    assert session.calls() and session.partial is not None
+    session.lines(1, 2)
+    assert session.partial is None
