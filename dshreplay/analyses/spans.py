@@ -5,7 +5,7 @@ One pass builds it from the session model that every command shares, nothing der
 turns and steps (`turns.TurnSpans`), model calls (`calls.CallTracker`, through the index),
 tool calls with their approvals and hooks (`tools.ToolLedger`), compaction brackets and the
 replacements they made (`compaction`, `provenance`), failures (`stats.failure_of`, through
-the session summary), and the figures of `stats` themselves (`SessionTimeline.stats`), so a
+the session summary), every other event of the log as a moment named by its type, and the figures of `stats` themselves (`SessionTimeline.stats`), so a
 rendering can show counts that equal `stats`' and a test can compare them.
 
 Each span runs from a start seq to an end seq (inclusive); its times are those the log gives
@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from dshreplay.analyses.calls import AUXILIARY as AUXILIARY_TYPES
 from dshreplay.analyses.calls import Call, failed, retries
 from dshreplay.analyses.compaction import BracketRecord
 from dshreplay.analyses.index import Indexer
@@ -32,7 +33,7 @@ from dshreplay.core.driver import STOP, Observer, Record, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
 from dshreplay.errors import DeriveError
 from dshreplay.io.reader import LogSource, seed_length
-from dshreplay.jsvalues import as_key, is_time, json_bytes
+from dshreplay.jsvalues import as_key, as_text, is_time, json_bytes
 
 __all__ = ["SessionTimeline", "TimedSpan", "Moment", "ViewPoint", "session_timeline",
            "SESSION", "TURN", "STEP", "CALL", "AUXILIARY", "TOOL", "COMPACTION", "APPROVAL", "HOOK"]
@@ -41,7 +42,13 @@ __all__ = ["SessionTimeline", "TimedSpan", "Moment", "ViewPoint", "session_timel
 SESSION, TURN, STEP, CALL, AUXILIARY, TOOL, COMPACTION, APPROVAL, HOOK = (
     "session", "turn", "step", "call", "auxiliary-call", "tool", "compaction", "approval", "hook")
 # moment kinds
-FAILURE, RETRY, REPLACEMENT, NOT_STARTED = "failure", "retry", "replacement", "tool-not-started"
+FAILURE, RETRY, REPLACEMENT, NOT_STARTED, EVENT = "failure", "retry", "replacement", "tool-not-started", "event"
+
+# the event types a span or moment already stands for; every other event is a moment of kind EVENT
+# (named by its type: its data is the log's content, never shown)
+DRAWN = frozenset({*SURFACE_TYPES, *AUXILIARY_TYPES, "assistant/chunk", "turn/start", "turn/end", "step/start",
+                   "step/end", "tool/call", "approval/asked", "approval/decided", "hook/invoked", "hook/result",
+                   "compaction/start", "compaction/end", "compaction/prune", "llm/retry"})
 
 
 @dataclass
@@ -69,7 +76,9 @@ class TimedSpan:
 @dataclass
 class Moment:
     """One instant: a failure, a retry, a replacement of the model's view, a tool call asked
-    for and never started; `span` is the key of the span it belongs to."""
+    for and never started, or any other event of the log (kind "event", named by its type:
+    a session title, a plan mode, a todo list...; its data is never shown); `span` is the key
+    of the span it belongs to."""
 
     kind: str
     name: str
@@ -134,6 +143,7 @@ class _Gather(Observer):
         self.retries: list[tuple[int, Any]] = []  # (seq, data) of each llm/retry
         self.hooks: dict[int, HookRun] = {}  # id -> every hook run, in order of first event
         self.hook_tracker = run.get(HookTracker)
+        self.others: list[tuple[int, Any]] = []  # (seq, type) of every event no span or moment stands for
 
     def observe(self, record: Record) -> None:
         item: Any = record.item
@@ -153,6 +163,8 @@ class _Gather(Observer):
             hook = self.hook_tracker.current
             if hook is not None:
                 self.hooks.setdefault(id(hook), hook)
+        elif type(kind) is not str or kind not in DRAWN:
+            self.others.append((item.seq, kind))
         if kind in SURFACE_TYPES and record.error is None:
             self._surface(record)
 
@@ -201,7 +213,7 @@ def session_timeline(source: LogSource) -> SessionTimeline:
     builder = _Builder(out, times, last)
     builder.build(turns.turns, turns.steps, index.calls, index.auxiliary_calls, tools.calls, tools.approvals,
                   index.brackets, list(gather.hooks.values()))
-    builder.moments(summary.stats.failures, gather.retries, index.shadows, tools.calls, index.calls)
+    builder.moments(summary.stats.failures, gather.retries, index.shadows, tools.calls, gather.others)
     out.view = gather.view
     return out
 
@@ -330,7 +342,7 @@ class _Builder:
                   "outcome": approval.outcome, "reason": approval.reason, "flag": approval.flag}, approval)
 
     def moments(self, failures: list[dict[str, Any]], retried: list[tuple[int, Any]], shadows: list[Any],
-                tool_calls: list[ToolCall], calls: list[Call]) -> None:
+                tool_calls: list[ToolCall], others: list[tuple[int, Any]]) -> None:
         out = self.out.moments
         starts = sorted(self.calls)
         for failure in failures:
@@ -353,6 +365,8 @@ class _Builder:
                 out.append(Moment(NOT_STARTED, f"tool {tool.tool} not started", tool.asked_seq,
                                   self.time(tool.asked_seq), self.enclosing(tool.asked_seq, tool.turn, tool.step),
                                   {"tool": tool.tool, "callId": tool.call_id, "outcome": tool.outcome}))
+        for seq, kind in others:
+            out.append(Moment(EVENT, as_text(kind), seq, self.time(seq), self.enclosing(seq), {"type": kind}))
         out.sort(key=lambda m: m.seq)
 
     def _call_at(self, seq: int, starts: list[int]) -> str | None:

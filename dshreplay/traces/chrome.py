@@ -7,7 +7,8 @@ events (`X`, nested: a step in its turn, a call in its step); "compactions" the 
 async spans (`b`/`e` pairs, category tool/approval/hook: parallel tool calls overlap, which
 complete events may not); failures and retries are instants (`i`) on the turns track, with
 their code; counter tracks (`C`) show the model's view (messages, bytes) after each change,
-and each model call's tokens.
+and each model call's tokens. Every other event of the log is an instant on the "log" track,
+named by its type.
 
 Times are microseconds from the session's start. A log without times is drawn on the seq
 axis, one microsecond per seq (`metadata.axis` is "seq", else "time"). On either axis a
@@ -36,7 +37,7 @@ from dshreplay.analyses.spans import (
 __all__ = ["chrome_trace", "timeline_rows", "TRACKS"]
 
 PID = 1
-TRACKS = {"turns": 1, "compactions": 2, "tools": 3}
+TRACKS = {"turns": 1, "compactions": 2, "tools": 3, "log": 4}
 NESTED = (TURN, STEP, CALL)  # complete events on the turns track
 ASYNC = (TOOL, APPROVAL, HOOK)
 
@@ -104,7 +105,8 @@ def chrome_trace(timeline: SessionTimeline) -> dict[str, Any]:
             events.append({"name": span.name, "cat": span.kind, "ph": "i", "s": "t", "pid": PID,
                            "tid": TRACKS["compactions"], "ts": axis(span.start_seq), "args": _args(span)})
     for moment in timeline.moments:
-        track = TRACKS["compactions"] if moment.kind == "replacement" else TRACKS["turns"]
+        track = TRACKS["compactions"] if moment.kind == "replacement" else TRACKS["log"] if moment.kind == "event" \
+            else TRACKS["turns"]
         events.append({"name": moment.name, "cat": moment.kind, "ph": "i", "s": "t", "pid": PID, "tid": track,
                        "ts": axis(moment.seq), "args": {"seq": moment.seq, **moment.attributes}})
     for point in timeline.view:

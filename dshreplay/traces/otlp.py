@@ -16,8 +16,8 @@ failed, and the retries that followed it as events; an auxiliary call (a compact
 a session title, a web search) `chat {model}` with `dshreplay.call.kind`; a started tool call
 `execute_tool {tool}` with its outcome, its approval and hooks as child spans; a compaction an
 internal span with its summary call as a child and each replacement as an event (range,
-shadowed seqs); failures and tool calls asked for but never started are events of the span
-they belong to. Message text, arguments and results only with `content` (see `content`).
+shadowed seqs); failures, tool calls asked for but never started, and every other event of
+the log (named by its type, without its data) are events of the span they belong to. Message text, arguments and results only with `content` (see `content`).
 """
 
 from __future__ import annotations
@@ -159,7 +159,8 @@ def otel_traces(timeline: SessionTimeline, content: Any = None, per_turn: bool =
         for key, value in moment.attributes.items():
             _put(details, f"dshreplay.{key}", value)
         _put(details, "dshreplay.seq", moment.seq)
-        target.events.append((f"dshreplay.{moment.kind}", clock(moment.seq, moment.time), details))
+        name = moment.name if moment.kind == "event" else f"dshreplay.{moment.kind}"  # (another event: its type)
+        target.events.append((name, clock(moment.seq, moment.time), details))
     resource = _resource(timeline)
     return [OtelTrace(resource, trace) for trace in out.values()]
 

@@ -139,3 +139,16 @@ def test_the_library_answers_up_to_the_failure_and_names_it(tmp_path):
     assert session.calls() and session.partial is not None
     session.lines(1, 2)
     assert session.partial is None
+
+
+def test_every_other_event_is_an_instant_on_the_log_track(cli):
+    trace = cli("timeline", SAMPLES / "audit-demo.jsonl").json()
+    log = [(e["name"], e["args"]["seq"]) for e in trace["traceEvents"] if e.get("tid") == 4 and e["ph"] == "i"]
+    lines = [json.loads(line) for line in (SAMPLES / "audit-demo.jsonl").read_text().splitlines()[1:]]
+    drawn = {"user/message", "assistant/message", "tool/result", "assistant/chunk", "reasoning-chunks",
+             "text-chunks", "tool-call-chunks", "turn/start", "turn/end", "step/start", "step/end", "tool/call",
+             "approval/asked", "approval/decided", "hook/invoked", "hook/result", "compaction/start",
+             "compaction/end", "compaction/prune", "compaction/summary", "llm/retry", "session/title-llm-request",
+             "web/deepseek-search-llm-request"}
+    assert log == [(e["type"], e["seq"]) for e in lines if e["type"] not in drawn]
+    assert ("request/header", 1) in log
