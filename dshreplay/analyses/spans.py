@@ -5,8 +5,9 @@ One pass builds it from the session model that every command shares, nothing der
 turns and steps (`turns.TurnSpans`), model calls (`calls.CallTracker`, through the index),
 tool calls with their approvals and hooks (`tools.ToolLedger`), compaction brackets and the
 replacements they made (`compaction`, `provenance`), failures (`stats.failure_of`, through
-the session summary), every other event of the log as a moment named by its type, and the figures of `stats` themselves (`SessionTimeline.stats`), so a
-rendering can show counts that equal `stats`' and a test can compare them.
+the session summary), every other event of the log as a moment named by its type, and the
+figures of `stats` themselves (`SessionTimeline.stats`), so a rendering can show counts that
+equal `stats`' and a test can compare them.
 
 Each span runs from a start seq to an end seq (inclusive); its times are those the log gives
 those seqs (epoch ms). A log without times (every time 0, as the projected layout writes)

@@ -17,7 +17,8 @@ a session title, a web search) `chat {model}` with `dshreplay.call.kind`; a star
 `execute_tool {tool}` with its outcome, its approval and hooks as child spans; a compaction an
 internal span with its summary call as a child and each replacement as an event (range,
 shadowed seqs); failures, tool calls asked for but never started, and every other event of
-the log (named by its type, without its data) are events of the span they belong to. Message text, arguments and results only with `content` (see `content`).
+the log (named by its type, without its data) are events of the span they belong to. Message
+text, arguments and results only with `content` (see `content`).
 """
 
 from __future__ import annotations
