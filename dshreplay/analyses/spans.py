@@ -36,7 +36,7 @@ from dshreplay.errors import DeriveError
 from dshreplay.io.reader import LogSource, seed_length
 from dshreplay.jsvalues import as_key, as_text, is_time, json_bytes
 
-__all__ = ["SessionTimeline", "TimedSpan", "Moment", "ViewPoint", "session_timeline",
+__all__ = ["SessionTimeline", "TimedSpan", "Instant", "ViewPoint", "session_timeline",
            "SESSION", "TURN", "STEP", "CALL", "AUXILIARY", "TOOL", "COMPACTION", "APPROVAL", "HOOK"]
 
 # span kinds
@@ -75,7 +75,7 @@ class TimedSpan:
 
 
 @dataclass
-class Moment:
+class Instant:
     """One instant: a failure, a retry, a replacement of the model's view, a tool call asked
     for and never started, or any other event of the log (kind "event", named by its type:
     a session title, a plan mode, a todo list...; its data is never shown); `span` is the key
@@ -114,7 +114,7 @@ class SessionTimeline:
     origin: float | None  # epoch ms of the session's start (None: untimed)
     stats: SessionStats
     spans: list[TimedSpan] = field(default_factory=list)
-    moments: list[Moment] = field(default_factory=list)
+    moments: list[Instant] = field(default_factory=list)
     view: list[ViewPoint] = field(default_factory=list)
 
     @property
@@ -348,26 +348,26 @@ class _Builder:
         starts = sorted(self.calls)
         for failure in failures:
             seq = failure["seq"]
-            out.append(Moment(FAILURE, f"{failure['type']} {failure['code']}", seq, self.time(seq),
+            out.append(Instant(FAILURE, f"{failure['type']} {failure['code']}", seq, self.time(seq),
                               (self._call_at(seq, starts) if failure["type"] in ("assistant/chunk", "llm/retry")
                                else None) or self.enclosing(seq, failure["turn"], failure["step"]),
                               dict(failure)))
         for seq, data in retried:
             data = data if type(data) is dict else {}
             span = self._call_at(seq, starts) or self.enclosing(seq)
-            out.append(Moment(RETRY, "llm/retry", seq, self.time(seq), span,
+            out.append(Instant(RETRY, "llm/retry", seq, self.time(seq), span,
                               {"attempt": data.get("attempt"), "failure": data.get("failure")}))
         for shadow in shadows:
             parent = next((c.key for c in self.compactions if c.start_seq <= shadow.seq <= c.end_seq), None)
-            out.append(Moment(REPLACEMENT, "replacement", shadow.seq, self.time(shadow.seq),
+            out.append(Instant(REPLACEMENT, "replacement", shadow.seq, self.time(shadow.seq),
                               parent or self.enclosing(shadow.seq), shadow.to_json()))
         for tool in tool_calls:
             if tool.call_seq is None and tool.asked_seq is not None:
-                out.append(Moment(NOT_STARTED, f"tool {tool.tool} not started", tool.asked_seq,
+                out.append(Instant(NOT_STARTED, f"tool {tool.tool} not started", tool.asked_seq,
                                   self.time(tool.asked_seq), self.enclosing(tool.asked_seq, tool.turn, tool.step),
                                   {"tool": tool.tool, "callId": tool.call_id, "outcome": tool.outcome}))
         for seq, kind in others:
-            out.append(Moment(EVENT, as_text(kind), seq, self.time(seq), self.enclosing(seq), {"type": kind}))
+            out.append(Instant(EVENT, as_text(kind), seq, self.time(seq), self.enclosing(seq), {"type": kind}))
         out.sort(key=lambda m: m.seq)
 
     def _call_at(self, seq: int, starts: list[int]) -> str | None:

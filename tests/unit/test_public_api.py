@@ -18,7 +18,8 @@ PUBLIC = ["dshreplay", "dshreplay.session", "dshreplay.errors", "dshreplay.optio
           "dshreplay.analyses.turns", "dshreplay.analyses.calls", "dshreplay.analyses.provenance",
           "dshreplay.analyses.compaction", "dshreplay.analyses.tools", "dshreplay.analyses.validate",
           "dshreplay.analyses.findings", "dshreplay.analyses.index", "dshreplay.analyses.stats",
-          "dshreplay.analyses.transcript", "dshreplay.analyses.spills", "dshreplay.analyses.lineage",
+          "dshreplay.analyses.transcript", "dshreplay.analyses.spans", "dshreplay.analyses.spills",
+          "dshreplay.analyses.lineage",
           "dshreplay.analyses.health", "dshreplay.output.reporters", "dshreplay.output.results",
           "dshreplay.output.inspection", "dshreplay.output.summaries", "dshreplay.output.records",
           "dshreplay.output.rows",
@@ -32,7 +33,7 @@ INTERNAL = {"dshreplay.__main__", "dshreplay.jsvalues", "dshreplay.analyses.rend
             "dshreplay.output.outfolder", "dshreplay.output.secretrules", "dshreplay.output.encodings",
             "dshreplay.output.secretengine", "dshreplay.output.signers", "dshreplay.output.signing",
             "dshreplay.output.sqldoc", "dshreplay.output.sqlindex",
-            "dshreplay.output.usage", "dshreplay.cli", "dshreplay.testing"}
+            "dshreplay.output.usage", "dshreplay.traces", "dshreplay.cli", "dshreplay.testing"}
 
 
 def documented(module: str) -> set[str]:
