@@ -209,5 +209,5 @@ def _session(log: str, redactor: Any, per_turn: bool) -> tuple[list[Any], Any]:
     if redactor is not None:
         from dshreplay.output.records import redacting
         from dshreplay.traces.content import content_of
-        content = content_of(spans, redacting(session.source, redactor))
+        content = content_of(spans, redacting(session.source, redactor), redactor)
     return otel_traces(spans, content, per_turn), spans.stats

@@ -26,8 +26,13 @@ __all__ = ["Content", "content_of"]
 class Content:
     """What `--content` adds to each span, by its key."""
 
-    def __init__(self) -> None:
+    def __init__(self, redactor: Any) -> None:
         self.by_key: dict[str, dict[str, str]] = {}
+        self.redactor = redactor  # (an output.redact.Redactor)
+
+    def redact(self, value: Any) -> Any:
+        """A fact of the log that is text (a hook's stderr, an error message) through the redaction."""
+        return self.redactor.value(value)
 
     def attach(self, span: TimedSpan, attributes: dict[str, Any]) -> None:
         attributes.update(self.by_key.get(span.key, {}))
@@ -37,9 +42,9 @@ def _json(value: Any) -> str:
     return json_bytes(value).decode()
 
 
-def content_of(timeline: SessionTimeline, redacted: LogSource) -> Content:
-    """The content of `timeline`'s spans, read from `redacted` (the log through the redaction)."""
-    content = Content()
+def content_of(timeline: SessionTimeline, redacted: LogSource, redactor: Any) -> Content:
+    """The content of `timeline`'s spans, read from `redacted` (the log through `redactor`)."""
+    content = Content(redactor)
     calls = timeline.of_kind(CALL)
     tools = timeline.of_kind(TOOL)
     before = sorted({s.start_seq - 1 for s in calls})

@@ -48,6 +48,9 @@ from dshreplay.traces.conventions import ATTR, OPERATION, PROVIDER, SCOPE, SPAN_
 __all__ = ["OtelSpan", "OtelTrace", "otel_traces", "request_json", "trace_id_of", "span_id_of"]
 
 Attributes = dict[str, Any]  # name -> str | bool | int | float | list of one of them
+# the facts of a span or instant that are text the log quotes (a hook's stderr, a provider's error message,
+# an approval's reason, a retry's failure): shown only with content, through its redaction
+FREE_TEXT = frozenset({"message", "reason", "failure"})
 
 
 @dataclass
@@ -145,7 +148,7 @@ def otel_traces(timeline: SessionTimeline, content: Any = None, per_turn: bool =
         if span.kind == SESSION and timeline.parent_session is not None:
             links.append((trace_id_of(timeline.parent_session), span_id_of(timeline.parent_session, "session"),
                           {"dshreplay.link": "parent session", ATTR["seed_length"]: timeline.seed_length or 0}))
-        name, kind, attributes, error = _describe(span, timeline)
+        name, kind, attributes, error = _describe(span, timeline, content)
         if content is not None:
             content.attach(span, attributes)
         otel = OtelSpan(trace_of(span), span_id_of(session, span.key), parent, name, kind, start, max(start, end),
@@ -157,7 +160,7 @@ def otel_traces(timeline: SessionTimeline, content: Any = None, per_turn: bool =
         if target is None:
             continue
         details: Attributes = {}
-        for key, value in moment.attributes.items():
+        for key, value in _shown(moment.attributes, content).items():
             _put(details, f"dshreplay.{key}", value)
         _put(details, "dshreplay.seq", moment.seq)
         name = moment.name if moment.kind == "event" else f"dshreplay.{moment.kind}"  # (another event: its type)
@@ -178,7 +181,9 @@ def _resource(timeline: SessionTimeline) -> Attributes:
     _put(out, "depth", header.get("delegationDepth"))
     _put(out, "axis", "time" if timeline.timed else "seq")
     _put(out, "answered_up_to", stats.answered_up_to)
-    _put(out, "fold_error", None if stats.error is None else str(stats.error))
+    error = stats.error  # (its code and seq: its message may quote the log)
+    _put(out, "fold_error", None if error is None else f"{getattr(error, 'code', None) or error.kind} at seq "
+         f"{error.seq}")
     for name, value in (("turns", stats.turns), ("steps", stats.steps), ("calls", stats.calls),
                         ("auxiliary_calls", stats.auxiliary_calls), ("retries", stats.retries),
                         ("tool_calls", sum(t["calls"] for t in stats.tools.values()))):
@@ -188,7 +193,14 @@ def _resource(timeline: SessionTimeline) -> Attributes:
     return out
 
 
-def _describe(span: TimedSpan, timeline: SessionTimeline) -> tuple[str, int, Attributes, str | None]:
+def _shown(facts: dict[str, Any], content: Any) -> dict[str, Any]:
+    """`facts` without their free text (FREE_TEXT), or with it redacted when content is asked for."""
+    if content is None:
+        return {k: v for k, v in facts.items() if k not in FREE_TEXT}
+    return {k: content.redact(v) if k in FREE_TEXT else v for k, v in facts.items()}
+
+
+def _describe(span: TimedSpan, timeline: SessionTimeline, content: Any) -> tuple[str, int, Attributes, str | None]:
     """(name, span kind, attributes, error message) of one span."""
     a = span.attributes
     attributes: Attributes = {}
@@ -234,7 +246,7 @@ def _describe(span: TimedSpan, timeline: SessionTimeline) -> tuple[str, int, Att
             error = "compaction failed"
             _put(attributes, "error_type", "compaction failed")
         return "compaction", kind, attributes, error
-    for key, value in a.items():  # approvals and hooks: their facts, as logged
+    for key, value in _shown(a, content).items():  # approvals and hooks: their facts, as logged
         _put(attributes, f"dshreplay.{span.kind}.{key}", value)
     if span.kind == APPROVAL:
         return f"approval {as_text(a['tool'])}", kind, attributes, None

@@ -221,3 +221,33 @@ def test_a_log_without_times_gets_one_millisecond_per_seq(cli, tmp_path):
     end = int(attrs(turn)["dshreplay.seq.end"])
     assert (turn["startTimeUnixNano"], turn["endTimeUnixNano"]) == (str((base + 1) * 1_000_000),
                                                                    str((base + end + 1) * 1_000_000))
+
+
+def test_text_the_log_quotes_is_left_out_by_default_and_redacted_with_content(cli, tmp_path):
+    secret = "ghp_Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
+    b = LogBuilder()
+    b.start_turn()
+    b.request_header()
+    b.start_step()
+    b.user("run it")
+    b.assistant("", calls=[("call-1", "bash", '{"command": "ls"}')])
+    b.approval("call-1", "bash", reason=f"asks with {secret}")
+    b.tool_call("call-1", "bash", '{"command": "ls"}')
+    b.hook_invoked("PreToolUse", "h1")
+    b.add("hook/result", {"turn": b.turn, "point": "PreToolUse", "handlerId": "h1", "decision": "block",
+                          "exitCode": 2, "stderrSummary": f"token {secret} rejected"})
+    b.add("llm/retry", {"attempt": 1, "failure": {"code": "RATE_LIMITED", "message": f"key {secret} throttled"}})
+    b.end_step()
+    b.end_turn()
+    log = b.write(tmp_path / "t.jsonl")
+    plain, content = tmp_path / "plain.jsonl", tmp_path / "content.jsonl"
+    cli("otel", log, "--out", plain)
+    cli("otel", log, "--out", content, "--content")
+    for out in (plain, content):
+        text = out.read_text()
+        assert secret not in text and hashlib.sha256(secret.encode()).hexdigest() not in text
+    assert "rejected" not in plain.read_text() and "throttled" not in plain.read_text()
+    assert "token [REDACTED] rejected" in content.read_text() and "asks with [REDACTED]" in content.read_text()
+    events = [e for s in spans_of([json.loads(plain.read_text())]) for e in s.get("events", [])]
+    failure = next(e for e in events if e["name"] == "dshreplay.failure")
+    assert attrs(failure)["dshreplay.code"] == "block" and "dshreplay.message" not in attrs(failure)
