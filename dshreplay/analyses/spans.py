@@ -20,6 +20,7 @@ of the events before it (`stats.error`, `stats.answered_up_to`).
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -225,6 +226,7 @@ class _Builder:
         self.times = times
         self.last = max(last, 0)
         self.turns: list[TimedSpan] = []
+        self.turn_starts: list[int] = []
         self.steps: dict[tuple[object, object], list[TimedSpan]] = {}
         self.compactions: list[TimedSpan] = []
         self.calls: dict[int, TimedSpan] = {}  # first chunk seq -> span
@@ -240,17 +242,22 @@ class _Builder:
         self.out.spans.append(span)
         return span
 
+    def turn_at(self, seq: int) -> TimedSpan | None:
+        """The turn around `seq` (None: none)."""
+        at = bisect.bisect_right(self.turn_starts, seq) - 1  # (turns follow one another, in seq order)
+        return self.turns[at] if at >= 0 and seq <= self.turns[at].end_seq else None
+
     def enclosing(self, seq: int, turn: object = None, step: object = None) -> str:
         """The key of the innermost step or turn (else the session) around `seq`."""
         for candidate in self.steps.get((as_key(turn), as_key(step)), ()):
             if candidate.start_seq <= seq <= candidate.end_seq:
                 return candidate.key
-        for t in reversed(self.turns):
-            if t.start_seq <= seq <= t.end_seq:
-                for s in self.steps.get((as_key(t.attributes["turn"]), as_key(step)), ()):
-                    if s.start_seq <= seq <= s.end_seq:
-                        return s.key
-                return t.key
+        t = self.turn_at(seq)
+        if t is not None:
+            for s in self.steps.get((as_key(t.attributes["turn"]), as_key(step)), ()):
+                if s.start_seq <= seq <= s.end_seq:
+                    return s.key
+            return t.key
         return "session"
 
     def build(self, turns: list[Span], steps: list[Span], calls: list[Call], auxiliary: list[Call],
@@ -262,8 +269,9 @@ class _Builder:
             end = span.last if span.last is not None else self.last
             self.turns.append(self.add(TURN, f"turn@{span.start}", f"turn {span.turn}", span.start, end, "session",
                                        {"turn": span.turn, "ending": ending}))
+            self.turn_starts.append(span.start)
         for span in steps:
-            turn = next((t for t in reversed(self.turns) if t.start_seq <= span.start <= t.end_seq), None)
+            turn = self.turn_at(span.start)
             end = span.end if span.end is not None else (turn.end_seq if turn is not None else self.last)
             step = self.add(STEP, f"step@{span.start}", f"step {span.step}", span.start, end,
                             turn.key if turn is not None else "session", {"turn": span.turn, "step": span.step})
@@ -303,7 +311,8 @@ class _Builder:
         start, end = min(seqs), max(seqs)
         if bracket.end is None and bracket.status in ("open", "unknown"):
             end = self.last
-        parent = next((t.key for t in reversed(self.turns) if t.start_seq <= start <= t.end_seq), "session")
+        turn = self.turn_at(start)
+        parent = turn.key if turn is not None else "session"
         self.compactions.append(self.add(
             COMPACTION, f"compaction@{start}", "compaction", start, end, parent,
             {"compactionId": bracket.compaction_id, "status": bracket.status, "turn": bracket.turn,
@@ -373,7 +382,6 @@ class _Builder:
     def _call_at(self, seq: int, starts: list[int]) -> str | None:
         """The key of the latest model call that started at or before `seq`, when it lies inside it
         or it ended right before (a retry or a failure follows the failed call's finish)."""
-        import bisect
         at = bisect.bisect_right(starts, seq) - 1
         if at < 0:
             return None
