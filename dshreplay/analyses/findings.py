@@ -1,7 +1,7 @@
 """Findings: what `validate` reports, and the catalogue of every finding code.
 
 A code is stable forever once released: `DSH-<severity letter><number>`.
-`docs/findings.md` is generated from `CODES` (a test keeps it current).
+`docs/reference/findings.md` is generated from `CODES` (a test keeps it current).
 """
 
 from __future__ import annotations
@@ -269,7 +269,7 @@ def cap_findings(findings: list[Finding], cap: int | None) -> tuple[list[Finding
 
 
 def findings_doc() -> str:
-    """The text of docs/findings.md."""
+    """The text of docs/reference/findings.md."""
     lines = ["# Finding codes", "",
              "Generated from `dshreplay/findings.py` by `python scripts/make_docs.py`; do not edit.",
              "", "Severity: **error** (exit 1), **warning** (exit 1 only with `--strict`), **notice** "

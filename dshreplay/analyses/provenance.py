@@ -58,7 +58,7 @@ def meter_of(record: Record) -> Event | None:
 
 
 class Links(Protocol):
-    """What provenance reads of a log's index (`analyses.index.LogIndex`, which imports this
+    """What provenance reads of a log's index (`analyses.logindex.LogIndex`, which imports this
     module: named here by what it offers)."""
 
     ops: dict[int, str | tuple[int, int]]  # surface event -> "append" or its replaced range

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Union
 
 import orjson
 
+from dshreplay.analyses.eventtypes import BY_NAME, event_schema_name
 from dshreplay.jsvalues import json_pointer, pointer_parts, shown
 
 if TYPE_CHECKING:
@@ -37,8 +38,8 @@ if TYPE_CHECKING:
     from jsonschema.protocols import Validator
     from referencing import Registry
 
-__all__ = ["ID_BASE", "PLACEHOLDER", "SchemaError", "SchemaSet", "count_placeholders", "event_schema_name",
-           "is_placeholder", "schema_dir"]
+__all__ = ["ID_BASE", "PLACEHOLDER", "SchemaError", "SchemaSet", "count_placeholders", "is_placeholder",
+           "schema_dir"]
 
 Schema = dict[str, Any]  # a JSON Schema document or subschema, as parsed (JSON values: Any)
 Inlined = tuple[tuple[str, str], ...]  # the (file, fragment) references being inlined, outermost first
@@ -53,10 +54,6 @@ def schema_dir() -> Path:
     spec = find_spec("dshreplay.schema_files")
     assert spec is not None and spec.submodule_search_locations is not None  # (package data, always installed)
     return Path(next(iter(spec.submodule_search_locations)))
-
-
-def event_schema_name(event_type: str) -> str:
-    return "events/" + event_type.replace("/", "__") + ".schema.json"
 
 
 @dataclass(frozen=True)
@@ -99,9 +96,9 @@ class SchemaSet:
 
     @cached_property
     def event_types(self) -> frozenset[str]:
-        """The event types a schema exists for (the known vocabulary)."""
-        return frozenset(name[len("events/"):-len(".schema.json")].replace("__", "/")
-                         for name in self.documents if name.startswith("events/"))
+        """The known event types (the registry, `eventtypes.EVENT_TYPES`): each has its schema file
+        (`EventType.schema`, a test checks the two agree)."""
+        return frozenset(BY_NAME)
 
     @cached_property
     def _rs_registry(self) -> Any:

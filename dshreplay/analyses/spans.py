@@ -27,9 +27,10 @@ from typing import Any
 from dshreplay.analyses.calls import AUXILIARY as AUXILIARY_TYPES
 from dshreplay.analyses.calls import Call, failed, retries
 from dshreplay.analyses.compaction import BracketRecord
-from dshreplay.analyses.index import Indexer
+from dshreplay.analyses.hooks import HookRun, HookTracker
+from dshreplay.analyses.logindex import Indexer
 from dshreplay.analyses.stats import SessionStats, SessionSummary
-from dshreplay.analyses.tools import Approval, HookRun, HookTracker, ToolCall, ToolLedger
+from dshreplay.analyses.toolcalls import Approval, ToolCall, ToolLedger
 from dshreplay.analyses.turns import Span, TurnSpans
 from dshreplay.core.driver import STOP, Observer, Record, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, derive_message

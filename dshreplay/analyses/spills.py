@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from dshreplay.analyses.tools import ToolTracker
+from dshreplay.analyses.toolcalls import ToolTracker
 from dshreplay.core.driver import Observer, Record, Run
 from dshreplay.io.reader import seed_length
 from dshreplay.jsvalues import MAX_SAFE_INTEGER, parse_count

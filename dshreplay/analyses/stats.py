@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any, Iterable, TypeGuard
 
 from dshreplay.analyses.calls import Call, CallTracker, failed, failure_code, retried_calls
-from dshreplay.analyses.index import Indexer, LogIndex
-from dshreplay.analyses.tools import ToolLedger
+from dshreplay.analyses.logindex import Indexer, LogIndex
+from dshreplay.analyses.toolcalls import ToolLedger
 from dshreplay.analyses.turns import TurnSpans
 from dshreplay.core.driver import STOP, Observer, Record, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, has_message

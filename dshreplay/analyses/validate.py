@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterable
 
 import orjson
 
+from dshreplay.analyses.eventtypes import event_schema_name
 from dshreplay.analyses.findings import (
     CODES,
     DEFAULT_CAP,
@@ -29,7 +30,7 @@ from dshreplay.analyses.findings import (
     finding,
 )
 from dshreplay.analyses.rules import Relations, RuleFindings
-from dshreplay.analyses.schemas import SchemaSet, count_placeholders, event_schema_name
+from dshreplay.analyses.schemas import SchemaSet, count_placeholders
 from dshreplay.core.driver import SKIP, Observer, PassState, Record, Run, run_pass
 from dshreplay.core.parallel import window_jobs
 from dshreplay.core.surface import NO_MESSAGE, NOT_CONTIGUOUS, SURFACE_TYPES, has_message

@@ -22,7 +22,7 @@ from dshreplay.cli import (
     say_error,
     warn_torn_tail,
 )
-from dshreplay.cli.options import DshCommand
+from dshreplay.cli.flags import DshCommand
 from dshreplay.errors import DshReplayError, OutputError, UsageError
 
 
@@ -207,7 +207,7 @@ def _session(log: str, redactor: Any, per_turn: bool) -> tuple[list[Any], Any]:
     spans = session.timeline()
     content = None
     if redactor is not None:
-        from dshreplay.output.records import redacting
+        from dshreplay.results.records import redacting
         from dshreplay.traces.content import content_of
         content = content_of(spans, redacting(session.source, redactor), redactor)
     return otel_traces(spans, content, per_turn), spans.stats

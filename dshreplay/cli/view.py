@@ -19,7 +19,7 @@ from dshreplay.cli import (
     safe_text,
     say_error,
 )
-from dshreplay.cli.options import (
+from dshreplay.cli.flags import (
     DshCommand,
     Output,
     at_option,
@@ -27,7 +27,7 @@ from dshreplay.cli.options import (
     output_options,
 )
 from dshreplay.cli.params import SEQ
-from dshreplay.output.reporters import unified_text_diff
+from dshreplay.console.markdown import unified_text_diff
 
 
 @click.command(cls=DshCommand)

@@ -656,7 +656,7 @@ class LogReader:
         """Read on after line `lines`, a prefix read before (whose header is `header`, on
         `header_line`, and which held events 0..seq-1): its lines are passed over unparsed,
         and `records()` gives the records after it, from seq `seq`. (The caller has proved the
-        prefix unchanged: `output.chain.check_growth`.) ReadError when the log is shorter."""
+        prefix unchanged: `integrity.chain.check_growth`.) ReadError when the log is shorter."""
         if self._started or self._header is not None:
             raise RuntimeError("resume() starts a fresh reader")
         reached = 0
