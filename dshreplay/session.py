@@ -34,14 +34,14 @@ from dshreplay.options import DEFAULT, Options
 from dshreplay.results.listing import Fold, Rows
 
 if TYPE_CHECKING:  # each question imports its analyses when asked: `fold` starts without the others
-    from dshreplay.analyses.calls import Call, Request
-    from dshreplay.analyses.compaction import BracketRecord
-    from dshreplay.analyses.logindex import LogIndex
-    from dshreplay.analyses.provenance import MessageProvenance, ShadowRecord, ViewDiff
     from dshreplay.analyses.query import EventFilter, EventRow, RawLine
     from dshreplay.analyses.spans import SessionTimeline
-    from dshreplay.analyses.spills import Spill
-    from dshreplay.analyses.toolcalls import ToolCall
+    from dshreplay.analyses.trackers.calls import Call, Request
+    from dshreplay.analyses.trackers.compaction import BracketRecord
+    from dshreplay.analyses.trackers.logindex import LogIndex
+    from dshreplay.analyses.trackers.provenance import MessageProvenance, ShadowRecord, ViewDiff
+    from dshreplay.analyses.trackers.spills import Spill
+    from dshreplay.analyses.trackers.toolcalls import ToolCall
     from dshreplay.analyses.transcript import Entry
     from dshreplay.core.mapper import Mapper
     from dshreplay.results.inspection import Inspection
@@ -219,7 +219,7 @@ class Session:
         When the fold fails, the index of the events before the failure (its
         `fold_errors[0]` is the failure)."""
         if self._index is None:
-            from dshreplay.analyses.logindex import build_index
+            from dshreplay.analyses.trackers.logindex import build_index
             self._index = build_index(self.source, [_Facts(self)])
         return self._index
 
@@ -235,7 +235,7 @@ class Session:
             main, auxiliary = self._index.calls, self._index.auxiliary_calls
             rejected = self._index.fold_errors
         else:  # a lighter pass than the index: the calls alone
-            from dshreplay.analyses.calls import CallTracker
+            from dshreplay.analyses.trackers.calls import CallTracker
             tracker = CallTracker()
             run = self._pass([tracker], on_fold_error=STOP)
             main, auxiliary, rejected = tracker.calls, tracker.auxiliary, run.fold_errors
@@ -247,9 +247,9 @@ class Session:
     def request(self, call: int | None = None, *, at: int | None = None) -> Request:
         """The exact request of main-loop call `call` (from 1), with its outcome; or the one
         built right after seq `at`, with the turn and step in force there."""
-        from dshreplay.analyses.calls import Request
         from dshreplay.analyses.render import counted
-        from dshreplay.analyses.turns import TurnTracker
+        from dshreplay.analyses.trackers.calls import Request
+        from dshreplay.analyses.trackers.turns import TurnTracker
         if call is not None:
             calls, stopped = self.call_list()
             if not 1 <= call <= len(calls):
@@ -290,7 +290,7 @@ class Session:
 
     def diff(self, a: int, b: int) -> ViewDiff:
         """The model's view at `a` against `b` (one read)."""
-        from dshreplay.analyses.provenance import diff_states
+        from dshreplay.analyses.trackers.provenance import diff_states
         states = self.states([a, b])
         return diff_states(states[a], states[b])
 
@@ -320,7 +320,7 @@ class Session:
         `seq` picks one message."""
         if message is not None and seq is not None:
             raise UsageError("give message or seq, not both")
-        from dshreplay.analyses.provenance import message_provenance
+        from dshreplay.analyses.trackers.provenance import message_provenance
         state = self.state(at)
         node_messages = state.node_messages()
         index = self.index()
@@ -344,7 +344,7 @@ class Session:
     def spills(self, root: str | Path | None = None) -> Rows[Spill]:
         """Every tool result dsh moved out of the model's view (see `analyses.spills`);
         with `root`, whether each stored file is there."""
-        from dshreplay.analyses.spills import Spills, look_up
+        from dshreplay.analyses.trackers.spills import Spills, look_up
         observer = Spills()
         run = self._pass([observer], on_fold_error=STOP)
         look_up(observer.spills, Path(root) if root is not None else None)
@@ -504,7 +504,7 @@ def lineage(inputs: Iterable[str | os.PathLike[str]], options: Options = DEFAULT
 def __getattr__(name: str) -> Any:
     """`dshreplay.session.LogIndex`, imported when first asked for (as every analysis here)."""
     if name == "LogIndex":
-        from dshreplay.analyses.logindex import LogIndex
+        from dshreplay.analyses.trackers.logindex import LogIndex
         return LogIndex
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

@@ -22,8 +22,8 @@ from dshreplay.core.surface import SURFACE_TYPES
 from dshreplay.jsvalues import as_text, shown
 
 if TYPE_CHECKING:
-    from dshreplay.analyses.toolcalls import ToolCall
-    from dshreplay.analyses.turns import Stored
+    from dshreplay.analyses.trackers.toolcalls import ToolCall
+    from dshreplay.analyses.trackers.turns import Stored
 
 __all__ = ["EventType", "EVENT_TYPES", "BY_NAME", "event_schema_name", "event_text", "event_types_doc"]
 
@@ -81,7 +81,7 @@ def _chunk(data: Data, call: ToolCall | None) -> str:
         name = f"{as_text(chunk.get('name'))} " if chunk.get("name") is not None else ""
         return f"{name}{as_text(chunk.get('argumentsDelta', ''))}"
     if ctype == "finish":
-        from dshreplay.analyses.calls import finish_text  # (here: `fold` renders without the trackers)
+        from dshreplay.analyses.trackers.calls import finish_text  # (here: `fold` renders without the trackers)
         reason = chunk.get("reason")
         return f"finish {finish_text(reason)}{_failure(reason.get('failure') if type(reason) is dict else None)}"
     if ctype == "usage":
@@ -171,7 +171,7 @@ def _bracket(data: Data, call: ToolCall | None) -> str:
 
 def _turn_end(data: Data, call: ToolCall | None) -> str:
     """The turn, how it ended and the provider's failure that ended it."""
-    from dshreplay.analyses.turns import turn_ending
+    from dshreplay.analyses.trackers.turns import turn_ending
     reason = data.get("reason")
     error = reason.get("error") if type(reason) is dict and reason.get("kind") == "error" else None
     return f"turn {as_text(data.get('turn'))} {turn_ending(reason)}{_failure(error)}"

@@ -71,6 +71,9 @@ CODES = _codes(
     ("DSH-W017", "hidden-bytes", "A zstd log holds a frame that decodes to no log text (a skippable frame).",
      "Every zstd reader, dsh's included, passes over such a frame without a word: bytes in the file "
      "that no reader of the log sees, which dsh never writes."),
+    ("DSH-W018", "unknown-field", "A payload or the header holds a field the schemas do not name.",
+     "A newer or forked dsh adds fields (for example `tool/result.mutations`); dsh's reader passes over "
+     "them, and so does the fold: only --strict fails on them."),
     ("DSH-E014", "seed-boundary", "`seedLength` in the header does not point at the `session/end-seed` "
      "event.", "The inherited prefix of a fork cannot be told from the child's own history."),
     # -- the surface fold (1xx)

@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from dshreplay.analyses.compaction import CompactionTracker, compaction_of
 from dshreplay.analyses.eventtypes import EVENT_TYPES, event_text
 from dshreplay.analyses.render import counted
-from dshreplay.analyses.toolcalls import ToolLedger
-from dshreplay.analyses.turns import TurnTracker
+from dshreplay.analyses.trackers.compaction import CompactionTracker, compaction_of
+from dshreplay.analyses.trackers.toolcalls import ToolLedger
+from dshreplay.analyses.trackers.turns import TurnTracker
 from dshreplay.core.driver import STOP, Observer, run_pass
 from dshreplay.core.surface import SURFACE_TYPES
 from dshreplay.errors import FilterError, UsageError

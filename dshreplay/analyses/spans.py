@@ -24,14 +24,14 @@ import bisect
 from dataclasses import dataclass, field
 from typing import Any
 
-from dshreplay.analyses.calls import AUXILIARY as AUXILIARY_TYPES
-from dshreplay.analyses.calls import Call, failed, retries
-from dshreplay.analyses.compaction import BracketRecord
-from dshreplay.analyses.hooks import HookRun, HookTracker
-from dshreplay.analyses.logindex import Indexer
 from dshreplay.analyses.stats import SessionStats, SessionSummary
-from dshreplay.analyses.toolcalls import Approval, ToolCall, ToolLedger
-from dshreplay.analyses.turns import Span, TurnSpans
+from dshreplay.analyses.trackers.calls import AUXILIARY as AUXILIARY_TYPES
+from dshreplay.analyses.trackers.calls import Call, failed, retries
+from dshreplay.analyses.trackers.compaction import BracketRecord
+from dshreplay.analyses.trackers.hooks import HookRun, HookTracker
+from dshreplay.analyses.trackers.logindex import Indexer
+from dshreplay.analyses.trackers.toolcalls import Approval, ToolCall, ToolLedger
+from dshreplay.analyses.trackers.turns import Span, TurnSpans
 from dshreplay.core.driver import STOP, Observer, Record, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
 from dshreplay.errors import DeriveError

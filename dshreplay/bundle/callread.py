@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dshreplay.analyses.calls import Request
+from dshreplay.analyses.trackers.calls import Request
 from dshreplay.bundle.calls import CALLS, calls_from_bundle, request_from_bundle
 from dshreplay.bundle.jsonread import read_bundle_json
 from dshreplay.errors import DshReplayError, ReadError, UsageError

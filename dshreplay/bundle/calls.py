@@ -36,8 +36,8 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Iterator, Union
 
-from dshreplay.analyses.calls import Call, CallTracker
 from dshreplay.analyses.render import counted, message_text, one_line, role_of
+from dshreplay.analyses.trackers.calls import Call, CallTracker
 from dshreplay.bundle.jsonread import bundle_lines, parse_bundle_json, read_bundle_json
 from dshreplay.bundle.outfolder import create
 from dshreplay.console.interface import json_text

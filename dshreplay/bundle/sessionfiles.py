@@ -6,15 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from dshreplay.analyses.compaction import CompactionTracker, compaction_of
 from dshreplay.analyses.eventtypes import event_text
-from dshreplay.analyses.logindex import Indexer
 from dshreplay.analyses.query import CURRENT, LOG_ONLY, SHADOWED
 from dshreplay.analyses.render import message_text, one_line
 from dshreplay.analyses.stats import SessionSummary
-from dshreplay.analyses.toolcalls import ToolLedger
+from dshreplay.analyses.trackers.compaction import CompactionTracker, compaction_of
+from dshreplay.analyses.trackers.logindex import Indexer
+from dshreplay.analyses.trackers.toolcalls import ToolLedger
+from dshreplay.analyses.trackers.turns import TurnSpans
 from dshreplay.analyses.transcript import TranscriptBuilder
-from dshreplay.analyses.turns import TurnSpans
 from dshreplay.bundle.calls import MESSAGES, PREVIEW, CallRecords, MessageStore
 from dshreplay.bundle.csvfile import CsvFile, write_csv
 from dshreplay.bundle.layout import dumps

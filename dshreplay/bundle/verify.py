@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import os
 import time
+from contextlib import ExitStack
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from dshreplay.analyses.validate import duplicate_key
 from dshreplay.bundle.layout import MANIFEST, OLD_SIGNATURE, SIGNATURE, dumps, pinned_path, read_manifest
+from dshreplay.bundle.storepin import container_session
 from dshreplay.errors import DshReplayError, ReadError
 from dshreplay.integrity.chain import (
     EntryError,
@@ -296,6 +299,15 @@ def _check_inputs(sessions: list[Any], verified: set[str], found: _Differences, 
     """Each input against its session entry; with `grown`, one that changed may only have
     grown. `hasher` is None when the inputs' hashes are keyed and the key is not at hand."""
     checks: list[InputCheck] = []
+    with ExitStack() as stack:  # (a session in a store or a ZIP is checked in a temporary copy of its text)
+        _check_each(sessions, verified, found, checks, stack, bundle=bundle, inputs=inputs,
+                    bundle_only=bundle_only, grown=grown, options=options, hasher=hasher)
+    return checks
+
+
+def _check_each(sessions: list[Any], verified: set[str], found: _Differences, checks: list[InputCheck],
+                stack: ExitStack, *, bundle: Path, inputs: Path | None, bundle_only: bool, grown: bool,
+                options: Options, hasher: InputHash | None) -> None:
     for n, entry in enumerate(sessions):
         where = f"/sessions/{n}"
         given = entry.get("input") if type(entry) is dict else None
@@ -321,7 +333,9 @@ def _check_inputs(sessions: list[Any], verified: set[str], found: _Differences, 
         if hasher is None:
             checks.append(InputCheck(given, size, "not checked", "its hash is keyed: give --evidence-key"))
             continue
-        target = _find_input(named, inputs)
+        target = _find_input(named, inputs) if "container" not in entry else \
+            stack.enter_context(container_session(entry, given, inputs, options, _find_input,
+                                                  partial(found.add, given)))
         if target is None:
             if bundle_only:
                 checks.append(InputCheck(given, size, "not found", "input not found (--bundle-only)"))
@@ -332,7 +346,6 @@ def _check_inputs(sessions: list[Any], verified: set[str], found: _Differences, 
             continue
         checks.append(_check_input(target, given, entry, where, size, sha256, found, bundle=bundle,
                                    verified=verified, grown=grown, options=options, hasher=hasher))
-    return checks
 
 
 def _check_input(target: Path, given: str, entry: dict[str, Any], where: str, size: int, sha256: str,

@@ -298,7 +298,11 @@ def cli() -> None:
     where did it come from, and is the log intact?
 
     LOG is a session.jsonl file, a session.jsonl.zstd file, a session
-    directory, or - for standard input. The global options (--max-bytes,
+    directory, or - for standard input; or a session in a dsh SQLite store
+    (STORE.sqlite#SESSION_ID; STORE.sqlite alone is its only session, or
+    every session for a command that takes many logs) or in a dsh web export
+    ZIP (export.zip is its root session, export.zip#subagents/ID a subagent;
+    for many logs, all of them). The global options (--max-bytes,
     --max-line, --debug) go before the command or after it (given in both
     places, the one after the command wins). Exit codes: 0 clean, 1 findings
     (a log read to its end has errors, or a fold that fails, a corrupt zstd

@@ -30,14 +30,14 @@ from dshreplay.results.shapes import (
 )
 
 if TYPE_CHECKING:  # (validate's machinery is imported by the command that validates, not by every start)
-    from dshreplay.analyses.calls import Call, Request
-    from dshreplay.analyses.compaction import BracketRecord
     from dshreplay.analyses.health import Health
     from dshreplay.analyses.lineage import Node
-    from dshreplay.analyses.provenance import MessageProvenance, ShadowRecord, ViewDiff
     from dshreplay.analyses.query import RawLine
-    from dshreplay.analyses.spills import Spill
     from dshreplay.analyses.stats import SessionStats
+    from dshreplay.analyses.trackers.calls import Call, Request
+    from dshreplay.analyses.trackers.compaction import BracketRecord
+    from dshreplay.analyses.trackers.provenance import MessageProvenance, ShadowRecord, ViewDiff
+    from dshreplay.analyses.trackers.spills import Spill
     from dshreplay.analyses.transcript import Entry
     from dshreplay.analyses.validate import FileReport
     from dshreplay.core.driver import FoldReport

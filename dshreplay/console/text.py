@@ -19,14 +19,14 @@ from dshreplay.jsvalues import as_text, shown
 from dshreplay.results.shapes import health_facts
 
 if TYPE_CHECKING:  # (validate's machinery is imported by the command that validates, not by every start)
-    from dshreplay.analyses.calls import Call, Request
-    from dshreplay.analyses.compaction import BracketRecord
     from dshreplay.analyses.health import Health
     from dshreplay.analyses.lineage import Node
-    from dshreplay.analyses.provenance import MessageProvenance, ShadowRecord, ViewDiff
     from dshreplay.analyses.query import EventRow, RawLine
-    from dshreplay.analyses.spills import Spill
     from dshreplay.analyses.stats import SessionStats
+    from dshreplay.analyses.trackers.calls import Call, Request
+    from dshreplay.analyses.trackers.compaction import BracketRecord
+    from dshreplay.analyses.trackers.provenance import MessageProvenance, ShadowRecord, ViewDiff
+    from dshreplay.analyses.trackers.spills import Spill
     from dshreplay.analyses.transcript import Entry
     from dshreplay.analyses.validate import FileReport
     from dshreplay.core.driver import FoldReport
@@ -156,7 +156,7 @@ class TextReporter(Reporter):
             self.line(self._tbl(rows, ["change", "seq", "note"]))
 
     def calls(self, calls: Sequence[Call]) -> None:
-        from dshreplay.analyses.calls import outcome_text
+        from dshreplay.analyses.trackers.calls import outcome_text
         rows = []
         for c in calls:
             finish = one_line(outcome_text(c.outcome, c.error_code), 30) if c.kind == "main" else "-"
@@ -180,7 +180,7 @@ class TextReporter(Reporter):
                   + (f"; role tool: a tool result, sent as role {TOOL_RESULT_WIRE_ROLE}" if any_tool else ""))
         if request.call is not None:
             usage = request.usage if type(request.usage) is dict else {}
-            from dshreplay.analyses.calls import outcome_text
+            from dshreplay.analyses.trackers.calls import outcome_text
             outcome = outcome_text(request.outcome, request.error_code)
             self.para(f"outcome: {one_line(outcome, 200)}; chunks {request.first_chunk_seq}..{request.last_chunk_seq}; "
                       f"usage in {_dash(usage.get('inputTokens'))} out {_dash(usage.get('outputTokens'))}")

@@ -32,6 +32,7 @@ from typing import Any, BinaryIO, Callable, Iterable, Iterator, NamedTuple, Unio
 import orjson
 
 from dshreplay.errors import ChangedError, FormatVersionError, LineError, ReadError, RestError
+from dshreplay.io.container import Opened, Parts, open_input
 from dshreplay.jsvalues import (
     MAX_SAFE_INTEGER,
     MISSING,
@@ -281,7 +282,11 @@ class LogSource:
         self.data: bytes | None = None
         self.file: Path | None = None
         self._extent: list[Extent] = []  # (a file's, fixed at its first open; shared with `transformed` copies)
-        if isinstance(source, (bytes, bytearray)):
+        self.container: Opened | None = None  # a session inside a dsh SQLite store or web export ZIP
+        if isinstance(source, (str, os.PathLike)) and str(source) != "-" \
+                and (opened := open_input(source, options, PARTS)) is not None:
+            self.path, self.data, self.container = opened.shown, opened.text, opened
+        elif isinstance(source, (bytes, bytearray)):
             self.path = "<bytes>"
             self.data = bytes(source)
         elif isinstance(source, (str, os.PathLike)) and str(source) == "-":
@@ -317,6 +322,8 @@ class LogSource:
         its size when this source first opened it: every pass over the source (the parse, the
         file's hash, the line chain) reads the same bytes, whatever is appended meanwhile. A file
         that shrank below that size, or another file put in its place, is a ReadError."""
+        if self.container is not None:  # (a session in a store or a ZIP: its text, read whole when opened)
+            return io.BufferedReader(io.BytesIO(self.data or b""))
         assert self.file is not None  # (a source is bytes, or a file)
         fh = open_regular(self.file, self.path)
         try:
@@ -1345,6 +1352,7 @@ class Quiet:
         return f"Quiet(seq={self.seq}, count={self.count}, line={self.line})"
 
 
+PARTS = Parts(open_regular, shown_path, expand_row)  # what io.container takes from this module
 Item = Union[Event, PackedRun, Misplaced, Quiet]  # what `LogReader.records()` gives
 Fault_ = tuple[str, int, Union[int, None]]  # (Fault kind, expected seq, following seq): an item's `fault`
 LogInput = Union[str, "os.PathLike[str]", bytes, bytearray]  # what a LogSource reads: a path, "-" or the log's bytes

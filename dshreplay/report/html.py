@@ -17,8 +17,8 @@ from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from dshreplay.analyses.logindex import LogIndex
 from dshreplay.analyses.render import clean, one_line
+from dshreplay.analyses.trackers.logindex import LogIndex
 from dshreplay.analyses.transcript import Entry
 from dshreplay.errors import answered_for
 from dshreplay.jsvalues import as_text

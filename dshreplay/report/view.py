@@ -14,18 +14,18 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from dshreplay.analyses.calls import Call, failed, outcome_text
-from dshreplay.analyses.compaction import BracketRecord
-from dshreplay.analyses.logindex import LogIndex
-from dshreplay.analyses.provenance import ShadowRecord
 from dshreplay.analyses.render import one_line
-from dshreplay.analyses.toolcalls import (
+from dshreplay.analyses.trackers.calls import Call, failed, outcome_text
+from dshreplay.analyses.trackers.compaction import BracketRecord
+from dshreplay.analyses.trackers.logindex import LogIndex
+from dshreplay.analyses.trackers.provenance import ShadowRecord
+from dshreplay.analyses.trackers.toolcalls import (
     COMPLETED,
     ERROR,
     NOT_STARTED,
     ToolCall,
 )
-from dshreplay.analyses.turns import CLOSED_BY_DSH, INTERRUPTED, TOOL_NOT_STARTED, TOOL_OUTCOME_UNKNOWN
+from dshreplay.analyses.trackers.turns import CLOSED_BY_DSH, INTERRUPTED, TOOL_NOT_STARTED, TOOL_OUTCOME_UNKNOWN
 from dshreplay.jsvalues import as_text, shown
 from dshreplay.results.tables import tool_call_facts
 

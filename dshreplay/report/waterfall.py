@@ -8,13 +8,13 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any
 
-from dshreplay.analyses.calls import Call
-from dshreplay.analyses.logindex import LogIndex
 from dshreplay.analyses.render import counted
-from dshreplay.analyses.toolcalls import (
+from dshreplay.analyses.trackers.calls import Call
+from dshreplay.analyses.trackers.logindex import LogIndex
+from dshreplay.analyses.trackers.toolcalls import (
     ToolCall,
 )
-from dshreplay.analyses.turns import INTERRUPTED, UNKNOWN, Span
+from dshreplay.analyses.trackers.turns import INTERRUPTED, UNKNOWN, Span
 from dshreplay.jsvalues import as_text, is_time, utc_time
 from dshreplay.report.view import (
     Listing,

@@ -16,14 +16,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from dshreplay.analyses.calls import failed
+from dshreplay.analyses.trackers.calls import failed
 from dshreplay.jsvalues import elapsed_ms, utc_time
 
 if TYPE_CHECKING:
-    from dshreplay.analyses.calls import Call
-    from dshreplay.analyses.logindex import LogIndex
-    from dshreplay.analyses.toolcalls import Approval, ToolCall
-    from dshreplay.analyses.turns import Span
+    from dshreplay.analyses.trackers.calls import Call
+    from dshreplay.analyses.trackers.logindex import LogIndex
+    from dshreplay.analyses.trackers.toolcalls import Approval, ToolCall
+    from dshreplay.analyses.trackers.turns import Span
 
 __all__ = ["Fact", "SQL_TYPES", "TOOL_CALL", "APPROVAL", "TURN", "MODEL_CALL", "TOOLS_CSV", "APPROVALS_CSV",
            "SQL_COLUMNS", "camel", "csv_header", "csv_row", "tool_call_facts", "approval_facts", "turn_facts",

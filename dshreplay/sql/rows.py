@@ -26,15 +26,15 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from dshreplay.analyses.calls import CallTracker, retries
-from dshreplay.analyses.compaction import CompactionTracker
 from dshreplay.analyses.findings import ERROR, NOTICE, WARNING
-from dshreplay.analyses.logindex import Indexer
-from dshreplay.analyses.provenance import ShadowTracker
 from dshreplay.analyses.render import message_text, role_of
 from dshreplay.analyses.stats import SessionSummary
-from dshreplay.analyses.toolcalls import ToolLedger
-from dshreplay.analyses.turns import TurnSpans
+from dshreplay.analyses.trackers.calls import CallTracker, retries
+from dshreplay.analyses.trackers.compaction import CompactionTracker
+from dshreplay.analyses.trackers.logindex import Indexer
+from dshreplay.analyses.trackers.provenance import ShadowTracker
+from dshreplay.analyses.trackers.toolcalls import ToolLedger
+from dshreplay.analyses.trackers.turns import TurnSpans
 from dshreplay.analyses.validate import validate_log
 from dshreplay.core.driver import Observer, Run
 from dshreplay.core.passstate import StateError, dump_state, load_state, state_ceiling, state_key
@@ -247,7 +247,7 @@ def input_facts(source: LogSource, prefix: int | None = None, *, seal: bool = Tr
     whole file and over its first `prefix` bytes (`passstate.state_key`, keyed as `hasher` is: never
     stored; None when the file is shorter)."""
     digest, sealing, size, prefix_key = hasher.new(), state_key(hasher.key) if seal else None, 0, None
-    assert source.file is not None  # (the index reads log files: standard input is not indexed)
+    assert source.file is not None or source.container is not None  # (standard input is not indexed)
     with source.open() as fh:  # (the source's fixed extent: the pass and the line chain read the same bytes)
         for block in iter(lambda: fh.read(1 << 20), b""):
             if sealing is None:

@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dshreplay import __version__
-from dshreplay.analyses.calls import finish_kind
 from dshreplay.analyses.spans import (
     APPROVAL,
     AUXILIARY,
@@ -42,6 +41,7 @@ from dshreplay.analyses.spans import (
     SessionTimeline,
     TimedSpan,
 )
+from dshreplay.analyses.trackers.calls import finish_kind
 from dshreplay.jsvalues import as_text, is_time, json_bytes
 from dshreplay.traces.conventions import ATTR, OPERATION, PROVIDER, SCOPE, SPAN_KIND, STATUS_ERROR, USAGE
 

@@ -19,11 +19,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable
 
-from dshreplay.analyses.calls import failed, outcome_text
 from dshreplay.analyses.eventtypes import event_text
-from dshreplay.analyses.logindex import Indexer, LogIndex
 from dshreplay.analyses.render import clean, content_text, one_line, role_of
-from dshreplay.analyses.turns import TurnSpans
+from dshreplay.analyses.trackers.calls import failed, outcome_text
+from dshreplay.analyses.trackers.logindex import Indexer, LogIndex
+from dshreplay.analyses.trackers.turns import TurnSpans
 from dshreplay.core.driver import STOP, Observer, Record, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
 from dshreplay.errors import DeriveError, DshReplayError, answered_for

@@ -18,9 +18,14 @@ ALLOWED = {
     "io/reader.py": "being split into file safety, packed rows and the reader (#36 item 1)",
     "io/reader.py:records": "the reader's hot loop, moved whole when io/reader.py is split",
     "output/redact.py": "moving to redaction/ (rules, decoding, masking, the redactor)",
-    "analyses/": "19 modules and 2 re-exports of moved paths (tools, index); the trackers (turns, calls, "
-                 "toolcalls, hooks, compaction, provenance, spills) are the group to move into a subpackage",
 }
+
+
+def _moved(path: Path) -> bool:
+    """An old public path kept for one release: it only re-exports a moved module's names (its docstring
+    says "Moved:"; tests/unit/test_public_api.py checks it re-exports the same objects). It goes with
+    the next release, so a folder is not counted bigger for it."""
+    return (ast.get_docstring(ast.parse(path.read_text())) or "").startswith("Moved:")
 
 
 def oversized(package: Path = PACKAGE) -> dict[str, int]:
@@ -37,7 +42,7 @@ def oversized(package: Path = PACKAGE) -> dict[str, int]:
                 if (lines := node.end_lineno - node.lineno + 1) > FUNCTION_LINES:
                     found[f"{name}:{node.name}"] = lines
     for folder in sorted({p.parent for p in package.rglob("*.py")}):
-        if (modules := len(list(folder.glob("*.py")))) > FOLDER_MODULES:
+        if (modules := sum(not _moved(p) for p in folder.glob("*.py"))) > FOLDER_MODULES:
             found[folder.relative_to(package).as_posix() + "/"] = modules
     return found
 

@@ -11,7 +11,7 @@ import pytest
 
 from dshreplay.analyses.eventtypes import BY_NAME, EVENT_TYPES, event_schema_name, event_text
 from dshreplay.analyses.schemas import SchemaSet, schema_dir
-from dshreplay.analyses.toolcalls import ToolCall
+from dshreplay.analyses.trackers.toolcalls import ToolCall
 from dshreplay.core.surface import SURFACE_TYPES
 
 

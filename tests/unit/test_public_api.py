@@ -13,22 +13,54 @@ import dshreplay
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = (ROOT / "docs" / "guide" / "python.md").read_text().split("\n## Public names\n", 1)[-1]
-PUBLIC = ["dshreplay", "dshreplay.session", "dshreplay.errors", "dshreplay.options", "dshreplay.io.reader",
-          "dshreplay.core.driver", "dshreplay.core.surface", "dshreplay.core.progress", "dshreplay.analyses.query",
-          "dshreplay.analyses.turns", "dshreplay.analyses.calls", "dshreplay.analyses.provenance",
-          "dshreplay.analyses.compaction", "dshreplay.analyses.toolcalls", "dshreplay.analyses.hooks",
-          "dshreplay.analyses.tools", "dshreplay.analyses.validate", "dshreplay.analyses.findings",
-          "dshreplay.analyses.logindex", "dshreplay.analyses.index", "dshreplay.analyses.stats",
-          "dshreplay.analyses.transcript",
-          "dshreplay.analyses.spans", "dshreplay.analyses.spills", "dshreplay.analyses.lineage",
-          "dshreplay.analyses.health", "dshreplay.console.reporters", "dshreplay.results.listing",
-          "dshreplay.results.inspection", "dshreplay.results.summaries", "dshreplay.results.records",
-          "dshreplay.sql.rows",
-          "dshreplay.output.redact", "dshreplay.bundle.export", "dshreplay.bundle.verify"]
+PUBLIC = [
+    "dshreplay",
+    "dshreplay.session",
+    "dshreplay.errors",
+    "dshreplay.options",
+    "dshreplay.io.reader",
+    "dshreplay.core.driver",
+    "dshreplay.core.surface",
+    "dshreplay.core.progress",
+    "dshreplay.analyses.query",
+    "dshreplay.analyses.trackers.turns",
+    "dshreplay.analyses.trackers.calls",
+    "dshreplay.analyses.trackers.provenance",
+    "dshreplay.analyses.trackers.compaction",
+    "dshreplay.analyses.trackers.toolcalls",
+    "dshreplay.analyses.trackers.hooks",
+    "dshreplay.analyses.tools",
+    "dshreplay.analyses.validate",
+    "dshreplay.analyses.findings",
+    "dshreplay.analyses.trackers.logindex",
+    "dshreplay.analyses.index",
+    "dshreplay.analyses.stats",
+    "dshreplay.analyses.transcript",
+    "dshreplay.analyses.spans",
+    "dshreplay.analyses.trackers.spills",
+    "dshreplay.analyses.lineage",
+    "dshreplay.analyses.health",
+    "dshreplay.console.reporters",
+    "dshreplay.results.listing",
+    "dshreplay.results.inspection",
+    "dshreplay.results.summaries",
+    "dshreplay.results.records",
+    "dshreplay.sql.rows",
+    "dshreplay.output.redact",
+    "dshreplay.bundle.export",
+    "dshreplay.bundle.verify",
+    "dshreplay.analyses.turns",
+    "dshreplay.analyses.calls",
+    "dshreplay.analyses.compaction",
+    "dshreplay.analyses.provenance",
+    "dshreplay.analyses.spills",
+]
 INTERNAL = {"dshreplay.__main__", "dshreplay.jsvalues", "dshreplay.analyses.render", "dshreplay.analyses.rules",
             "dshreplay.analyses.eventtypes",
             "dshreplay.analyses.schemas", "dshreplay.core.fleet", "dshreplay.core.mapper", "dshreplay.core.parallel",
-            "dshreplay.core.passstate", "dshreplay.io.store", "dshreplay.bundle.callread",
+            "dshreplay.core.passstate", "dshreplay.io.store", "dshreplay.io.container",
+            "dshreplay.io.sqlitestore", "dshreplay.io.webzip", "dshreplay.io.varint", "dshreplay.bundle.storepin",
+            "dshreplay.bundle.callread",
             "dshreplay.bundle.jsonread", "dshreplay.bundle.calls", "dshreplay.integrity.chain",
             "dshreplay.console.csvcells", "dshreplay.integrity.evidence", "dshreplay.report.html",
             "dshreplay.report.view", "dshreplay.report.waterfall",
@@ -58,7 +90,8 @@ def test_a_public_module_declares_names_that_exist_and_are_documented(module):
     assert sorted(set(names) - documented(module)) == []
 
 
-PACKAGES = ("analyses", "core", "io", "output", "integrity", "results", "console", "report", "sql", "bundle")
+PACKAGES = ("analyses", "trackers", "core", "io", "output", "integrity", "results", "console", "report", "sql",
+            "bundle")
 
 
 def test_every_module_is_public_or_internal_by_name():
@@ -71,8 +104,10 @@ def test_every_module_is_public_or_internal_by_name():
 
 
 # old public paths a module moved from -> where it went; each re-exports the same objects for one release
-MOVED = {"dshreplay.analyses.tools": ("dshreplay.analyses.toolcalls", "dshreplay.analyses.hooks"),
-         "dshreplay.analyses.index": ("dshreplay.analyses.logindex",)}
+MOVED = {"dshreplay.analyses.tools": ("dshreplay.analyses.trackers.toolcalls", "dshreplay.analyses.trackers.hooks"),
+         "dshreplay.analyses.index": ("dshreplay.analyses.trackers.logindex",),
+         **{f"dshreplay.analyses.{m}": (f"dshreplay.analyses.trackers.{m}",)
+            for m in ("turns", "calls", "compaction", "provenance", "spills")}}
 
 
 @pytest.mark.parametrize("old", sorted(MOVED))

@@ -10,8 +10,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from dshreplay.analyses.calls import Call
-from dshreplay.analyses.logindex import build_index
+from dshreplay.analyses.trackers.calls import Call
+from dshreplay.analyses.trackers.logindex import build_index
 from dshreplay.io.reader import LogSource
 from dshreplay.jsvalues import utc_time
 from dshreplay.report import view as rv

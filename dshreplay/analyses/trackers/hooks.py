@@ -12,12 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence, TypeVar
 
-from dshreplay.analyses.turns import Placed, Stored, TurnTracker
+from dshreplay.analyses.trackers.turns import Placed, Stored, TurnTracker
 from dshreplay.core.driver import Observer, Record, Run
 from dshreplay.jsvalues import MISSING, as_key, dig, shown
 
 if TYPE_CHECKING:
-    from dshreplay.analyses.toolcalls import ToolCall
+    from dshreplay.analyses.trackers.toolcalls import ToolCall
 
 __all__ = ["HookRun", "HookTracker", "TOOL_POINTS", "hook_key", "hook_name", "matcher_selects"]
 

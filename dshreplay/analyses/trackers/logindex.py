@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 from itertools import repeat
 from typing import Any, Iterable
 
-from dshreplay.analyses.calls import Call, CallTracker
-from dshreplay.analyses.compaction import BracketRecord, CompactionTracker
-from dshreplay.analyses.provenance import ShadowRecord, ShadowTracker, origins
-from dshreplay.analyses.spills import Spill, Spills
-from dshreplay.analyses.toolcalls import Closer, ToolCall, ToolLedger
-from dshreplay.analyses.turns import Span, TurnSpans
+from dshreplay.analyses.trackers.calls import Call, CallTracker
+from dshreplay.analyses.trackers.compaction import BracketRecord, CompactionTracker
+from dshreplay.analyses.trackers.provenance import ShadowRecord, ShadowTracker, origins
+from dshreplay.analyses.trackers.spills import Spill, Spills
+from dshreplay.analyses.trackers.toolcalls import Closer, ToolCall, ToolLedger
+from dshreplay.analyses.trackers.turns import Span, TurnSpans
 from dshreplay.core.driver import STOP, Observer, Record, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, SurfaceState
 from dshreplay.errors import FoldError, LineError
