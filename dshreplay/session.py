@@ -35,6 +35,7 @@ from dshreplay.results.listing import Fold, Rows
 
 if TYPE_CHECKING:  # each question imports its analyses when asked: `fold` starts without the others
     from dshreplay.analyses.query import EventFilter, EventRow, RawLine
+    from dshreplay.analyses.spans import SessionTimeline
     from dshreplay.analyses.trackers.calls import Call, Request
     from dshreplay.analyses.trackers.compaction import BracketRecord
     from dshreplay.analyses.trackers.logindex import LogIndex
@@ -73,6 +74,7 @@ WHEN_THE_FOLD_FAILS: dict[str, str] = {
     "query": PREFIX,  # Session.query / to_records, `events`: classified at the last answered seq
     "inspect": PREFIX,  # `inspect`: the turn in force at the failure is unknown, not interrupted
     "stats": PREFIX,  # `stats` (JSON: answeredUpTo and error per session)
+    "timeline": PREFIX,  # Session.timeline, `timeline`, `otel`: the spans of the events before the failure
     "validate": EVERY_LINE,  # `validate`: the failure is a finding, checking goes on
     "lines": EVERY_LINE,  # `events --lines A-B`: raw lines, readable or not
     "export findings.json": EVERY_LINE,
@@ -410,6 +412,14 @@ class Session:
         figures = session_stats(self.source)
         self._answered("stats", figures.error)
         return Stats.of(figures)
+
+    def timeline(self) -> SessionTimeline:
+        """The session's spans: turns, steps, model calls, tool calls with their approvals and
+        hooks, compactions, failures (`analyses.spans`): what `timeline` draws and `otel` ships."""
+        from dshreplay.analyses.spans import session_timeline
+        spans = session_timeline(self.source)
+        self._answered("timeline", spans.stats.error)
+        return spans
 
     def validate(self) -> Validation:
         """Every finding of `validate` (with this session's options): a `FileReport` whose

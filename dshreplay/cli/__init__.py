@@ -63,6 +63,8 @@ COMMANDS = {
     "index": "dshreplay.cli.database:index",
     "sql": "dshreplay.cli.database:sql",
     "fleet": "dshreplay.cli.fleet:fleet",
+    "timeline": "dshreplay.cli.traces:timeline",
+    "otel": "dshreplay.cli.traces:otel",
 }
 
 

@@ -2,7 +2,7 @@
 
 Layers, lowest first: the base modules (errors, jsvalues, options), io, core,
 analyses, redaction, integrity, results, console, report and viewer, sql, bundle,
-output (old paths, re-exported for one release), the library facade (session), cli.
+traces, output (old paths, re-exported for one release), the library facade (session), cli.
 `testing` may use anything; nothing in the runtime may import it.
 """
 
@@ -15,8 +15,8 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "dshreplay"
 LAYERS = [("errors", "jsvalues", "options"), ("io",), ("core",), ("analyses",), ("redaction",), ("integrity",),
-          ("results",), ("console",), ("report", "viewer"), ("sql",), ("bundle",), ("output",), ("session",),
-          ("cli", "__main__")]
+          ("results",), ("console",), ("report", "viewer"), ("sql",), ("bundle",), ("traces",), ("output",),
+          ("session",), ("cli", "__main__")]
 RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
 
 

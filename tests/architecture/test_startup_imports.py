@@ -108,7 +108,7 @@ def test_every_command_is_where_the_table_says_and_none_is_imported_before_it_ru
     assert proc.returncode == 0 and proc.stdout.startswith("dshreplay, version ")
     assert {m for m in modules if m.startswith("dshreplay.cli.")} == {"dshreplay.cli.flags", "dshreplay.cli.params"}
     assert {name: cli.commands[name].name for name in COMMANDS} == {name: name for name in COMMANDS}
-    assert len(COMMANDS) == 20 and sorted(cli.commands["fleet"].commands) == ["export", "index", "stats", "validate"]
+    assert len(COMMANDS) == 22 and sorted(cli.commands["fleet"].commands) == ["export", "index", "stats", "validate"]
 
 
 def test_view_imports_jinja2_but_no_redaction_engine_unless_asked(small_log, tmp_path):

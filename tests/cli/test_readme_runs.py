@@ -31,7 +31,7 @@ GUIDES = sorted((ROOT / "docs" / "guide").glob("*.md"))
 MARK = "\x1e"
 SETUP = ["python3 -m venv .venv && .venv/bin/pip install -q -e . && .venv/bin/dshreplay export "
          "sample_logs/audit-demo.jsonl --out audit-bundle --evidence-key audit-bundle.key --force",
-         "python3 -m venv .venv && .venv/bin/pip install -q -e '.[test,fleet,sign,sql]' && .venv/bin/pytest"]
+         "python3 -m venv .venv && .venv/bin/pip install -q -e '.[test,fleet,sign,sql,otel-test]' && .venv/bin/pytest"]
 TOOLS = ("ssh-keygen", "sha256sum", "jq")
 
 

@@ -20,7 +20,8 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "guide" / "damaged-logs.md"
 QUESTIONS = {"fold": "fold", "states": "states", "state": "states", "diff": "states", "request": "request",
              "provenance": "provenance", "calls": "calls", "call_list": "calls", "shadows": "shadows",
              "brackets": "brackets", "spills": "spills", "tools": "tools", "transcript": "transcript", "query": "query",
-             "to_records": "query", "to_arrow": "query", "inspect": "inspect", "stats": "stats", "validate": "validate",
+             "to_records": "query", "to_arrow": "query", "inspect": "inspect", "stats": "stats",
+             "timeline": "timeline", "validate": "validate",
              "lines": "lines"}
 NOT_QUESTIONS = {"header", "records", "events", "index"}  # (the log itself, and the index the questions share)
 

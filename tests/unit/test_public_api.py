@@ -36,6 +36,7 @@ PUBLIC = [
     "dshreplay.analyses.index",
     "dshreplay.analyses.stats",
     "dshreplay.analyses.transcript",
+    "dshreplay.analyses.spans",
     "dshreplay.analyses.trackers.spills",
     "dshreplay.analyses.lineage",
     "dshreplay.analyses.health",
@@ -77,7 +78,8 @@ INTERNAL = {"dshreplay.__main__", "dshreplay.jsvalues", "dshreplay.analyses.rend
             "dshreplay.report.view", "dshreplay.report.waterfall",
             "dshreplay.bundle.outfolder", "dshreplay.integrity.signers", "dshreplay.integrity.signing",
             "dshreplay.sql.doc", "dshreplay.sql.database",
-            "dshreplay.sql.usage", "dshreplay.cli", "dshreplay.testing", "dshreplay.viewer", "dshreplay.console.table",
+            "dshreplay.sql.usage", "dshreplay.cli", "dshreplay.testing", "dshreplay.viewer",
+            "dshreplay.traces", "dshreplay.console.table",
             "dshreplay.console.markdown", "dshreplay.console.interface", "dshreplay.console.text",
             "dshreplay.results.shapes", "dshreplay.results.reports", "dshreplay.results.tables",
             "dshreplay.bundle.layout", "dshreplay.bundle.csvfile", "dshreplay.bundle.sessionfiles"}
