@@ -16,6 +16,8 @@ Each shape at several sizes, each measured in its own process:
                  a call (`export`: each call's request record builds on the one before)
 - pending calls: N model calls that end in an error with no assistant message, then N answered ones
                  (`export`: each message is matched to its call among those still unanswered)
+- late rewrites: N tool rounds, each result rewritten (a replacement of the newest node) before the next
+                 call (`export`: each call's request differs from the one before in its last message)
 - long message:  one assistant message of M MB of text (and as much reasoning), streamed in 4 KiB
                  deltas, with words, emoji and an escaped quote in it (`export`, the default redaction on:
                  its text through the fold, the transcript, the calls and redaction's views)
@@ -130,6 +132,21 @@ def pending_calls(n: int) -> bytes:
     return b.to_bytes()
 
 
+def late_rewrites(n: int) -> bytes:
+    from dshreplay.testing.samples import LogBuilder  # (in the --make child only)
+    b = LogBuilder()
+    b.start_turn()
+    b.start_step()
+    b.user("go")
+    for k in range(n):
+        _, result = b.tool_round("bash", '{"cmd": "ls"}', f"file{k}.txt")
+        b.rewrite_tool_result(result, "[output trimmed]")
+    b.assistant("done", finish="stop", pieces=1)
+    b.end_step()
+    b.end_turn()
+    return b.to_bytes()
+
+
 def long_message(mb: int) -> bytes:
     from dshreplay.testing.samples import LogBuilder  # (in the --make child only)
     words = "the build log shows \U0001F511 a \"quoted\" token=value path/to/file.py:12 ok\n"
@@ -157,6 +174,8 @@ SHAPES = {
     "model calls": (model_calls, ["export", "--out", "{scratch}/bundle-{size}", "--evidence-key", "{scratch}/key"],
                     [5_000, 10_000, 20_000, 40_000], ".jsonl"),
     "pending calls": (pending_calls, ["export", "--out", "{scratch}/pending-{size}", "--evidence-key",
+                                      "{scratch}/key"], [2_000, 4_000, 8_000, 16_000], ".jsonl"),
+    "late rewrites": (late_rewrites, ["export", "--out", "{scratch}/rewrites-{size}", "--evidence-key",
                                       "{scratch}/key"], [2_000, 4_000, 8_000, 16_000], ".jsonl"),
     "long message (MB)": (long_message, ["export", "--out", "{scratch}/long-{size}", "--evidence-key",
                                          "{scratch}/key"], [1, 2, 4, 8], ".jsonl"),

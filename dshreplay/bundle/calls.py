@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, Iterator, Union
 
 from dshreplay.analyses.render import counted, message_text, one_line, role_of
+from dshreplay.analyses.surfacelooks import SurfaceLooks
 from dshreplay.analyses.trackers.calls import Call, CallTracker
 from dshreplay.bundle.jsonread import bundle_lines, parse_bundle_json, read_bundle_json
 from dshreplay.bundle.outfolder import create
@@ -121,7 +122,8 @@ class CallRecords(Observer):
         self.fold = run.fold
         self.digests: dict[int, str | None] = {}  # surface node -> its message's digest (None: no message)
         self.previous: list[str] = []  # the previous call's request message ids
-        self.last: int | None = None  # the last surface node it was sent
+        self.looks = SurfaceLooks(run.fold)  # the surface it was sent, followed from call to call
+        self.id_counts = [0]  # how many of those ids the surface's first n nodes gave, n = 0..len(looks.nodes)
         self.replacements = -1  # how many replacements the fold had made then (-1: no request to build on)
         self.checkpoints: dict[int, tuple[list[str], int]] = {}  # checkpoint call -> (its request's ids, the
         # fold's replacements then), for those a later checkpoint may build on
@@ -142,16 +144,21 @@ class CallRecords(Observer):
             self._no_view(number, first, call, header)
             return
         fold = self.fold  # (at the call's first chunk, a log-only event: the surface it was sent)
-        if self.replacements == len(fold.replacements):  # the surface only grew: what it was sent, and more
-            ids = self.previous  # (extended in place: a stored record holds a copy of it, never it)
-            kept = len(ids)
-            ids += self._ids(fold.nodes_after(self.last))
-        else:
-            nodes = fold.nodes
-            self.digests = {seq: self.digests[seq] for seq in nodes if seq in self.digests}  # (those still there)
-            ids = self._ids(nodes)
-            kept = _common_prefix(self.previous, ids)
-        self.last, self.replacements = fold.last_node, len(fold.replacements)
+        for replacement in fold.replacements[max(0, self.replacements):]:
+            for seq in replacement.shadowed_seqs:  # (off the surface for good)
+                self.digests.pop(seq, None)
+        nodes, tail = self.looks.look()  # the previous request's first nodes still there, the nodes after them
+        id_counts, digests = self.id_counts, self.digests
+        del id_counts[nodes + 1:]
+        same = id_counts[nodes]  # the previous request's first ids, still this one's
+        added = self._ids(tail)
+        for seq in tail:
+            id_counts.append(id_counts[-1] + (type(digests[seq]) is str))
+        ids = self.previous  # (changed in place, in time for what changed: a stored record holds a copy of it)
+        kept = same + _common_prefix(ids[same:], added)
+        del ids[same:]
+        ids += added
+        self.replacements = len(fold.replacements)
         base, shared = number - 1, kept
         checkpoint = number % FULL_REQUEST_EVERY == 1
         if checkpoint:  # builds on an earlier checkpoint (see the module's docstring)
@@ -208,7 +215,8 @@ class CallRecords(Observer):
         reason = f"{fails_at(failure)}: no model view past seq {failure['seq'] - 1}"
         record = {**self._head(number, first, call, header), "view": None, "reason": reason, "failure": self.failure,
                   "response": {}}
-        self.previous, self.last, self.replacements = [], None, -1
+        self.previous, self.id_counts, self.replacements = [], [0], -1
+        self.looks.forget()
         self.checkpoints.clear()  # (a call after the failure has no request to build on)
         self._opened(number, call, record)
         if len(self.views) < MAX_CALL_VIEWS:

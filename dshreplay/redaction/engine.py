@@ -27,9 +27,11 @@ type name, a count or prose after `token:`.
 
 Speed: a call costs microseconds, and an export asks whether each record may
 hold a secret; so the engine is called only for a text that holds a keyword of
-one of its rules (one RE2 set scan of the keywords of the configuration the
-library embeds; when they cannot be read, every text is scanned), but for
-OURS_KEYWORDS, which every session holds and whose rules our rules cover.
+one of its rules (the keywords of the configuration the library embeds, one
+more pattern of the gate's RE2 set, `rules.Gate`, so the scan that gates the
+default rules answers for the engine too; when they cannot be read, every
+text is scanned), but for OURS_KEYWORDS, which every session holds and whose
+rules our rules cover.
 """
 
 from __future__ import annotations

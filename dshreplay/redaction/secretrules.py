@@ -542,7 +542,8 @@ def _engine_doc() -> list[str]:
         "calls a placeholder (`$VAR`, `<token>`, `****`) is kept, and its generic rules ("
         + ", ".join(f"`{r}`" for r in LEFT_TO_OURS) + ") are left to our assignment rules and their keep "
         "tests (a type name, a count, prose). The engine is called only for a text holding a keyword of one of "
-        "its rules (one RE2 scan of the keywords its configuration gives), but "
+        "its rules (its configuration's keywords are one more pattern of the one RE2 scan that gates every rule), "
+        "but "
         + ", ".join(f"`{w}` ({why})" for w, why in OURS_KEYWORDS.items())
         + ": every session's text holds them, and our rules catch what those rules want wherever it stands.", "",
         "Nothing leaves the machine: the engine can check a secret against its service (its rules' `validate` "
