@@ -30,6 +30,7 @@ import orjson
 
 from dshreplay.errors import ChangedError, FormatVersionError, LineError, ReadError, RestError
 from dshreplay.io.items import UNREADABLE_LINE, _json_kind, _json_reason, _not_json, _not_object
+from dshreplay.io.lean import regular_records
 from dshreplay.io.placement import MAX_BLANK_RUN, Placement
 from dshreplay.io.source import _BLOCK, Extent, _Prepended, _read_bounded, _shrank, _Upto, open_regular
 from dshreplay.jsvalues import MAX_SAFE_INTEGER, MISSING, JSONObject, JSONValue, is_number, is_safe_int, shown
@@ -488,21 +489,25 @@ class LogReader:
         self._started = True
         self.header  # noqa: B018 - the header comes first
         placement = Placement(self, self._first_seq)
-        yield from self._placed(placement, recover, quiet)
+        lines: Iterator[tuple[int, int, bytes]] = self._lines
+        if self.transform is None and self._align:  # (the lean loop, while the lines are regular)
+            first = yield from regular_records(self, lines, placement, quiet)
+            lines = chain((first,), lines) if first is not None else iter(())
+        yield from self._placed(placement, recover, quiet, lines)
         yield from self._ended(placement, recover)
 
     def _placed(self, p: Placement, recover: Callable[[LineError], None] | None,
-                quiet: QuietRule | None) -> Iterator[Item]:
-        """Every line's records, in order (the body of `records()`): each line parsed, a
-        line that holds no record reported, each record placed (`Placement`)."""
+                quiet: QuietRule | None, lines: Iterator[tuple[int, int, bytes]]) -> Iterator[Item]:
+        """The records of `lines`, in order (the exact path of `records()`): each line parsed,
+        a line that holds no record reported, each record placed (`Placement`)."""
         loads, transform = orjson.loads, self.transform
         JSONDecodeError = orjson.JSONDecodeError
         path = self.path
         align = self._align
-        last = b"\n"
         row_tags = ROW_TAGS
         given, surface_fields = quiet if quiet is not None else (frozenset(), ())
-        for lineno, offset, raw in self._lines:
+        last: bytes | None = None
+        for lineno, offset, raw in lines:
             try:
                 rec = loads(raw)
             except JSONDecodeError as exc:
@@ -562,7 +567,7 @@ class LogReader:
             p.seq += 1
             if p.early:
                 yield from p.release(None)
-        if self.torn_tail is None:
+        if self.torn_tail is None and last is not None:
             self.final_newline = last.endswith(b"\n")
 
     def _row(self, p: Placement, rec: JSONObject, tag: str, lineno: int, offset: int, raw: bytes,

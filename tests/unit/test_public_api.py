@@ -25,7 +25,7 @@ PUBLIC = ["dshreplay", "dshreplay.session", "dshreplay.errors", "dshreplay.optio
           "dshreplay.output.redact", "dshreplay.output.bundle", "dshreplay.output.verify"]
 INTERNAL = {"dshreplay.__main__", "dshreplay.jsvalues", "dshreplay.analyses.render", "dshreplay.analyses.rules",
             "dshreplay.analyses.schemas", "dshreplay.core.fleet", "dshreplay.core.mapper", "dshreplay.core.parallel",
-            "dshreplay.core.passstate", "dshreplay.io.store", "dshreplay.io.items", "dshreplay.io.packed",
+            "dshreplay.core.passstate", "dshreplay.io.store", "dshreplay.io.items", "dshreplay.io.lean", "dshreplay.io.packed",
             "dshreplay.io.placement", "dshreplay.io.source", "dshreplay.output.bundlecalls",
             "dshreplay.output.bundlejson", "dshreplay.output.callrecords", "dshreplay.output.chain",
             "dshreplay.output.csvcells", "dshreplay.output.evidence", "dshreplay.output.htmlreport",
