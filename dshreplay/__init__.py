@@ -1,7 +1,7 @@
 """dshreplay: read DeepSeek Harness session logs offline and exactly.
 
 `dshreplay.open(path)` gives a `Session`; `dshreplay.lineage(paths)` and
-`dshreplay.export(paths, out)` take many logs. docs/api.md shows each.
+`dshreplay.export(paths, out)` take many logs. docs/guide/python.md shows each.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # (imported on first use below: the CLI starts faster)
     from dshreplay.analyses.query import EventFilter
+    from dshreplay.bundle.export import export_bundle as export
     from dshreplay.errors import DshReplayError, FilterError, NoViewError, ReadError, UsageError
     from dshreplay.options import Options
-    from dshreplay.output.bundle import export_bundle as export
     from dshreplay.session import Session, lineage
 
 __version__ = "0.1.0"
@@ -26,7 +26,7 @@ _LAZY = {
     "Session": ("dshreplay.session", "Session"),
     "EventFilter": ("dshreplay.analyses.query", "EventFilter"),
     "lineage": ("dshreplay.session", "lineage"),
-    "export": ("dshreplay.output.bundle", "export_bundle"),
+    "export": ("dshreplay.bundle.export", "export_bundle"),
     "DshReplayError": ("dshreplay.errors", "DshReplayError"),
     "UsageError": ("dshreplay.errors", "UsageError"),
     "FilterError": ("dshreplay.errors", "FilterError"),

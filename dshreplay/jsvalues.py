@@ -418,3 +418,11 @@ def _json_escape(c: str) -> str:
         return f"\\u{n:04x}"
     n -= 0x10000
     return f"\\u{0xD800 + (n >> 10):04x}\\u{0xDC00 + (n & 0x3FF):04x}"
+
+
+
+def elapsed_ms(later: object, earlier: object) -> int | float | None:
+    """Milliseconds from one log time to another (None unless both are times)."""
+    if isinstance(later, (int, float)) and isinstance(earlier, (int, float)) and is_time(later) and is_time(earlier):
+        return later - earlier  # (is_time: a number, never a bool)
+    return None

@@ -10,7 +10,7 @@ the fold fails.
 
 When the fold fails (dsh refuses the log: an event it rejects, or a line that
 cannot be read), what each question does is declared once, in
-`WHEN_THE_FOLD_FAILS` (docs/damaged-logs.md shows it): answered for the events
+`WHEN_THE_FOLD_FAILS` (docs/guide/damaged-logs.md shows it): answered for the events
 before the failure (PREFIX: the answer is complete up to `answered_up_to`, and
 `Session.partial` names the failure until the next question), or not at all
 (NEEDS_VIEW: NoViewError), or from every line, the fold aside (EVERY_LINE).
@@ -31,21 +31,21 @@ from dshreplay.errors import DshReplayError, FoldError, LineError, NoViewError, 
 from dshreplay.io.reader import Event, Item, LogSource, TornTail, Transform
 from dshreplay.jsvalues import as_text
 from dshreplay.options import DEFAULT, Options
-from dshreplay.output.results import Fold, Rows
+from dshreplay.results.listing import Fold, Rows
 
 if TYPE_CHECKING:  # each question imports its analyses when asked: `fold` starts without the others
-    from dshreplay.analyses.calls import Call, Request
-    from dshreplay.analyses.compaction import BracketRecord
-    from dshreplay.analyses.index import LogIndex
-    from dshreplay.analyses.provenance import MessageProvenance, ShadowRecord, ViewDiff
     from dshreplay.analyses.query import EventFilter, EventRow, RawLine
-    from dshreplay.analyses.spills import Spill
-    from dshreplay.analyses.tools import ToolCall
+    from dshreplay.analyses.trackers.calls import Call, Request
+    from dshreplay.analyses.trackers.compaction import BracketRecord
+    from dshreplay.analyses.trackers.logindex import LogIndex
+    from dshreplay.analyses.trackers.provenance import MessageProvenance, ShadowRecord, ViewDiff
+    from dshreplay.analyses.trackers.spills import Spill
+    from dshreplay.analyses.trackers.toolcalls import ToolCall
     from dshreplay.analyses.transcript import Entry
     from dshreplay.core.mapper import Mapper
-    from dshreplay.output.inspection import Inspection
-    from dshreplay.output.records import Redaction
-    from dshreplay.output.summaries import Lineage, Stats, Validation
+    from dshreplay.results.inspection import Inspection
+    from dshreplay.results.records import Redaction
+    from dshreplay.results.summaries import Lineage, Stats, Validation
 
 __all__ = ["Session", "EventStream", "FoldReport", "Fold", "Rows", "LogIndex", "open_session",
            "WHEN_THE_FOLD_FAILS", "lineage", "PREFIX", "NEEDS_VIEW", "EVERY_LINE"]
@@ -217,7 +217,7 @@ class Session:
         When the fold fails, the index of the events before the failure (its
         `fold_errors[0]` is the failure)."""
         if self._index is None:
-            from dshreplay.analyses.index import build_index
+            from dshreplay.analyses.trackers.logindex import build_index
             self._index = build_index(self.source, [_Facts(self)])
         return self._index
 
@@ -233,7 +233,7 @@ class Session:
             main, auxiliary = self._index.calls, self._index.auxiliary_calls
             rejected = self._index.fold_errors
         else:  # a lighter pass than the index: the calls alone
-            from dshreplay.analyses.calls import CallTracker
+            from dshreplay.analyses.trackers.calls import CallTracker
             tracker = CallTracker()
             run = self._pass([tracker], on_fold_error=STOP)
             main, auxiliary, rejected = tracker.calls, tracker.auxiliary, run.fold_errors
@@ -245,9 +245,9 @@ class Session:
     def request(self, call: int | None = None, *, at: int | None = None) -> Request:
         """The exact request of main-loop call `call` (from 1), with its outcome; or the one
         built right after seq `at`, with the turn and step in force there."""
-        from dshreplay.analyses.calls import Request
         from dshreplay.analyses.render import counted
-        from dshreplay.analyses.turns import TurnTracker
+        from dshreplay.analyses.trackers.calls import Request
+        from dshreplay.analyses.trackers.turns import TurnTracker
         if call is not None:
             calls, stopped = self.call_list()
             if not 1 <= call <= len(calls):
@@ -288,7 +288,7 @@ class Session:
 
     def diff(self, a: int, b: int) -> ViewDiff:
         """The model's view at `a` against `b` (one read)."""
-        from dshreplay.analyses.provenance import diff_states
+        from dshreplay.analyses.trackers.provenance import diff_states
         states = self.states([a, b])
         return diff_states(states[a], states[b])
 
@@ -318,7 +318,7 @@ class Session:
         `seq` picks one message."""
         if message is not None and seq is not None:
             raise UsageError("give message or seq, not both")
-        from dshreplay.analyses.provenance import message_provenance
+        from dshreplay.analyses.trackers.provenance import message_provenance
         state = self.state(at)
         node_messages = state.node_messages()
         index = self.index()
@@ -342,7 +342,7 @@ class Session:
     def spills(self, root: str | Path | None = None) -> Rows[Spill]:
         """Every tool result dsh moved out of the model's view (see `analyses.spills`);
         with `root`, whether each stored file is there."""
-        from dshreplay.analyses.spills import Spills, look_up
+        from dshreplay.analyses.trackers.spills import Spills, look_up
         observer = Spills()
         run = self._pass([observer], on_fold_error=STOP)
         look_up(observer.spills, Path(root) if root is not None else None)
@@ -399,14 +399,14 @@ class Session:
         (unknown when the fold fails before the log ends); `to_json()` as `inspect --json`."""
         index = self.index()
         self._answered("inspect", _failure(index))
-        from dshreplay.output.inspection import Inspection
+        from dshreplay.results.inspection import Inspection
         return Inspection(index)
 
     def stats(self) -> Stats:
         """Turns, steps, calls, tools, approvals, compactions, tokens, times: a `SessionStats`
         whose `to_json()` is `stats LOG --json`'s."""
         from dshreplay.analyses.stats import session_stats
-        from dshreplay.output.summaries import Stats
+        from dshreplay.results.summaries import Stats
         figures = session_stats(self.source)
         self._answered("stats", figures.error)
         return Stats.of(figures)
@@ -415,7 +415,7 @@ class Session:
         """Every finding of `validate` (with this session's options): a `FileReport` whose
         `to_json()` is `validate LOG --json`'s."""
         from dshreplay.analyses.validate import validate_log
-        from dshreplay.output.summaries import Validation
+        from dshreplay.results.summaries import Validation
         report = validate_log(self.source, self.options)
         self.partial = None
         return Validation.of(report)
@@ -427,14 +427,14 @@ class Session:
         arguments (the tool call's, as JSON text), compactionId, text. `redact` applies an
         export's redaction rules to what the records show: True (the default rules), a rules
         file (`export --redact FILE`: its rules and the defaults) or a `Redactor`."""
-        from dshreplay.output.records import redacting
+        from dshreplay.results.records import redacting
         rows = self._query(redacting(self.source, redact), None, at, None, filters)
         return [row.to_record() for row in rows]
 
     def to_arrow(self, at: int | None = None, *, redact: Redaction = None, **filters: Any) -> Any:
         """`to_records` as a `pyarrow.Table` (the `sql` extra installs pyarrow; UsageError
         naming it otherwise): `.to_pandas()` is a DataFrame, DuckDB queries it by name."""
-        from dshreplay.output.records import records_table
+        from dshreplay.results.records import records_table
         return records_table(self.to_records(at, redact=redact, **filters))
 
 
@@ -487,14 +487,14 @@ def lineage(inputs: Iterable[str | os.PathLike[str]], options: Options = DEFAULT
     it as `lineage --json` with `to_json()`. `mapper(fn, items)` reads the headers (default:
     in this process)."""
     from dshreplay.analyses.lineage import lineage as build
-    from dshreplay.output.summaries import Lineage
+    from dshreplay.results.summaries import Lineage
     return Lineage(*build(inputs, options, mapper))
 
 
 def __getattr__(name: str) -> Any:
     """`dshreplay.session.LogIndex`, imported when first asked for (as every analysis here)."""
     if name == "LogIndex":
-        from dshreplay.analyses.index import LogIndex
+        from dshreplay.analyses.trackers.logindex import LogIndex
         return LogIndex
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

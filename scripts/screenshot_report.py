@@ -103,7 +103,7 @@ def layout(page: Path, width: int) -> dict:
 
 def export_sample(out: Path, log: Path = ROOT / "sample_logs" / "audit-demo.jsonl") -> Path:
     """Export one log into `out` with a fixed timestamp (its evidence key beside it); return its report.html."""
-    from dshreplay.output.bundle import export_bundle
+    from dshreplay.bundle.export import export_bundle
     manifest = export_bundle([str(log)], out, timestamp="2026-11-29T00:00:00Z",
                              evidence_key=out.parent / "evidence.key")
     return out / manifest["sessions"][0]["folder"] / "report.html"

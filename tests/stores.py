@@ -37,7 +37,7 @@ def run_tool(b: LogBuilder, arguments: str, output: str, *, usage: dict) -> None
 
 
 def audit_store(root):
-    """The store the SQL examples are checked against (docs/sql.md): four sessions on two
+    """The store the SQL examples are checked against (docs/reference/sql.md): four sessions on two
     days and two models. alpha (day 1) runs `rm -rf build` with no approval and `curl` with
     one allowed; beta (day 2, another model) hits CONTEXT_WINDOW_EXCEEDED, compacts and
     retries, and is refused a `curl`; fork-1 and fork-2 are forks of alpha after its first

@@ -1,7 +1,7 @@
 """Findings: what `validate` reports, and the catalogue of every finding code.
 
 A code is stable forever once released: `DSH-<severity letter><number>`.
-`docs/findings.md` is generated from `CODES` (a test keeps it current).
+`docs/reference/findings.md` is generated from `CODES` (a test keeps it current).
 """
 
 from __future__ import annotations
@@ -71,6 +71,9 @@ CODES = _codes(
     ("DSH-W017", "hidden-bytes", "A zstd log holds a frame that decodes to no log text (a skippable frame).",
      "Every zstd reader, dsh's included, passes over such a frame without a word: bytes in the file "
      "that no reader of the log sees, which dsh never writes."),
+    ("DSH-W018", "unknown-field", "A payload or the header holds a field the schemas do not name.",
+     "A newer or forked dsh adds fields (for example `tool/result.mutations`); dsh's reader passes over "
+     "them, and so does the fold: only --strict fails on them."),
     ("DSH-E014", "seed-boundary", "`seedLength` in the header does not point at the `session/end-seed` "
      "event.", "The inherited prefix of a fork cannot be told from the child's own history."),
     # -- the surface fold (1xx)
@@ -269,7 +272,7 @@ def cap_findings(findings: list[Finding], cap: int | None) -> tuple[list[Finding
 
 
 def findings_doc() -> str:
-    """The text of docs/findings.md."""
+    """The text of docs/reference/findings.md."""
     lines = ["# Finding codes", "",
              "Generated from `dshreplay/findings.py` by `python scripts/make_docs.py`; do not edit.",
              "", "Severity: **error** (exit 1), **warning** (exit 1 only with `--strict`), **notice** "

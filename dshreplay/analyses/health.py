@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from dshreplay.analyses.index import LogIndex
-from dshreplay.analyses.tools import Closer
+from dshreplay.analyses.trackers.logindex import LogIndex
+from dshreplay.analyses.trackers.toolcalls import Closer
 from dshreplay.errors import FoldError, LineError, answered_up_to
 from dshreplay.jsvalues import utc_time
 

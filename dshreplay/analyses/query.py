@@ -9,10 +9,11 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from dshreplay.analyses.compaction import CompactionTracker, compaction_of
-from dshreplay.analyses.render import counted, event_text
-from dshreplay.analyses.tools import ToolLedger
-from dshreplay.analyses.turns import TurnTracker
+from dshreplay.analyses.eventtypes import EVENT_TYPES, event_text
+from dshreplay.analyses.render import counted
+from dshreplay.analyses.trackers.compaction import CompactionTracker, compaction_of
+from dshreplay.analyses.trackers.toolcalls import ToolLedger
+from dshreplay.analyses.trackers.turns import TurnTracker
 from dshreplay.core.driver import STOP, Observer, run_pass
 from dshreplay.core.surface import SURFACE_TYPES
 from dshreplay.errors import FilterError, UsageError
@@ -35,10 +36,8 @@ Moment = int | str | datetime.datetime  # what `since`/`until` take: epoch ms, I
 @lru_cache(maxsize=1)
 def event_families() -> tuple[str, ...]:
     """The type families of dsh's events ("agent/", "approval/", ...): the first part of every
-    type a schema exists for. (File names only: no schema is read.)"""
-    from dshreplay.analyses.schemas import schema_dir
-    names = (p.name.removesuffix(".schema.json") for p in (schema_dir() / "events").glob("*.schema.json"))
-    return tuple(sorted({name.split("__")[0] + "/" for name in names}))
+    known type (`eventtypes.EVENT_TYPES`)."""
+    return tuple(sorted({t.name.split("/")[0] + "/" for t in EVENT_TYPES}))
 
 
 def _moment(name: str, value: Moment | None) -> int | None:

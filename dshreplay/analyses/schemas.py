@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Union
 
 import orjson
 
+from dshreplay.analyses.eventtypes import BY_NAME, event_schema_name
 from dshreplay.jsvalues import json_pointer, pointer_parts, shown
 
 if TYPE_CHECKING:
@@ -37,8 +38,8 @@ if TYPE_CHECKING:
     from jsonschema.protocols import Validator
     from referencing import Registry
 
-__all__ = ["ID_BASE", "PLACEHOLDER", "SchemaError", "SchemaSet", "count_placeholders", "event_schema_name",
-           "is_placeholder", "schema_dir"]
+__all__ = ["ID_BASE", "PLACEHOLDER", "SchemaError", "SchemaSet", "count_placeholders", "is_placeholder",
+           "schema_dir"]
 
 Schema = dict[str, Any]  # a JSON Schema document or subschema, as parsed (JSON values: Any)
 Inlined = tuple[tuple[str, str], ...]  # the (file, fragment) references being inlined, outermost first
@@ -53,10 +54,6 @@ def schema_dir() -> Path:
     spec = find_spec("dshreplay.schema_files")
     assert spec is not None and spec.submodule_search_locations is not None  # (package data, always installed)
     return Path(next(iter(spec.submodule_search_locations)))
-
-
-def event_schema_name(event_type: str) -> str:
-    return "events/" + event_type.replace("/", "__") + ".schema.json"
 
 
 @dataclass(frozen=True)
@@ -99,9 +96,9 @@ class SchemaSet:
 
     @cached_property
     def event_types(self) -> frozenset[str]:
-        """The event types a schema exists for (the known vocabulary)."""
-        return frozenset(name[len("events/"):-len(".schema.json")].replace("__", "/")
-                         for name in self.documents if name.startswith("events/"))
+        """The known event types (the registry, `eventtypes.EVENT_TYPES`): each has its schema file
+        (`EventType.schema`, a test checks the two agree)."""
+        return frozenset(BY_NAME)
 
     @cached_property
     def _rs_registry(self) -> Any:
@@ -154,6 +151,37 @@ class SchemaSet:
             self._fast[key] = validator
         return validator
 
+    def lenient(self, name: str) -> Any:
+        """Schema file `name` compiled without its `additionalProperties: false` (and
+        `unevaluatedProperties: false`): what a newer dsh's records still fit (cached)."""
+        key = "lenient+" + name
+        validator = self._fast.get(key)
+        if validator is None:
+            import jsonschema_rs
+            validator = jsonschema_rs.Draft202012Validator(_open(self.fast_form(name)), registry=self._rs_registry)
+            self._fast[key] = validator
+        return validator
+
+    def unknown_fields(self, name: str, instance: Any) -> list[tuple[str, str]]:
+        """(pointer of the object, field) of each field schema `name` does not name, when those
+        fields are all that makes `instance` fail it (a newer or forked dsh's additions);
+        [] when it is valid or fails for any other reason too."""
+        if self.fast(name).is_valid(instance) or not self.lenient(name).is_valid(instance):
+            return []
+        named: dict[str, set[str]] = {}  # object pointer -> the fields any schema met there names
+        objects: dict[str, Any] = {}
+        pending = list(self.slow(name).iter_errors(instance))
+        while pending:
+            error = pending.pop()
+            pending.extend(error.context or ())
+            if error.validator in ("additionalProperties", "unevaluatedProperties") and type(error.instance) is dict:
+                where = json_pointer(error.absolute_path)
+                schema = error.schema if isinstance(error.schema, dict) else {}
+                named.setdefault(where, set()).update(schema.get("properties", {}))
+                objects[where] = error.instance
+        return [(where, field) for where in sorted(objects) for field in objects[where]
+                if field not in named[where]]
+
     def errors(self, name: str, instance: Any, *, snapshot: bool = False,
                limit: int | None = None) -> list[SchemaError]:
         """Why `instance` fails schema `name` ([] when it is valid): its first
@@ -170,6 +198,16 @@ class SchemaSet:
                 if len(out) == limit:
                     break
         return out
+
+
+def _open(node: Any) -> Any:
+    """A schema with every `additionalProperties: false` / `unevaluatedProperties: false` dropped."""
+    if type(node) is list:
+        return [_open(item) for item in node]
+    if type(node) is not dict:
+        return node
+    return {key: _open(value) for key, value in node.items()
+            if not (key in ("additionalProperties", "unevaluatedProperties") and value is False)}
 
 
 class _QuotedList(list[Any]):

@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, TypeGuard
 
-from dshreplay.analyses.calls import Call, CallTracker, failed, failure_code, retried_calls
-from dshreplay.analyses.index import Indexer, LogIndex
-from dshreplay.analyses.tools import ToolLedger
-from dshreplay.analyses.turns import TurnSpans
+from dshreplay.analyses.trackers.calls import Call, CallTracker, failed, failure_code, retried_calls
+from dshreplay.analyses.trackers.logindex import Indexer, LogIndex
+from dshreplay.analyses.trackers.toolcalls import ToolLedger
+from dshreplay.analyses.trackers.turns import TurnSpans
 from dshreplay.core.driver import STOP, Observer, Record, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, has_message
 from dshreplay.errors import DeriveError, DshReplayError, FoldError, LineError

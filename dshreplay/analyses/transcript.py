@@ -15,11 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
-from dshreplay.analyses.calls import CallTracker, failed, finish_text
-from dshreplay.analyses.provenance import ShadowTracker
 from dshreplay.analyses.render import message_text, role_of, without_reasoning
-from dshreplay.analyses.tools import ToolLedger
-from dshreplay.analyses.turns import INTERRUPTED, TurnSpans
+from dshreplay.analyses.trackers.calls import CallTracker, failed, finish_text
+from dshreplay.analyses.trackers.provenance import ShadowTracker
+from dshreplay.analyses.trackers.toolcalls import ToolLedger
+from dshreplay.analyses.trackers.turns import INTERRUPTED, TurnSpans
 from dshreplay.core.driver import STOP, Observer, Record, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
 from dshreplay.errors import DeriveError, FoldError, LineError

@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterable
 
 import orjson
 
+from dshreplay.analyses.eventtypes import event_schema_name
 from dshreplay.analyses.findings import (
     CODES,
     DEFAULT_CAP,
@@ -29,7 +30,7 @@ from dshreplay.analyses.findings import (
     finding,
 )
 from dshreplay.analyses.rules import Relations, RuleFindings
-from dshreplay.analyses.schemas import SchemaSet, count_placeholders, event_schema_name
+from dshreplay.analyses.schemas import SchemaSet, count_placeholders
 from dshreplay.core.driver import SKIP, Observer, PassState, Record, Run, run_pass
 from dshreplay.core.parallel import window_jobs
 from dshreplay.core.surface import NO_MESSAGE, NOT_CONTIGUOUS, SURFACE_TYPES, has_message
@@ -304,6 +305,13 @@ class RecordChecks:
                      line: int | None, room: int = RECORD_SCHEMA_ERRORS) -> int:
         """Why `instance` fails schema `name`: at most `room` findings, then (if
         there are more) one saying so. Returns the room left, -1 when it ran out."""
+        unknown = self._schemas.unknown_fields(name, instance) if code in NEWER_FIELDS else []
+        if unknown:  # (a newer or forked dsh's fields: read as dsh reads them, told, not refused)
+            for pointer, field in unknown[:room]:
+                self.add("DSH-W018", f"field {shown(field, 60)} is not in dsh's schema as dshreplay knows it "
+                                     "(a newer or forked dsh?): read, not checked", seq=seq, line=line,
+                         pointer=prefix + pointer + "/" + field.replace("~", "~0").replace("/", "~1"))
+            return room - min(len(unknown), room)
         errors = self._schemas.errors(name, instance, snapshot=self.snapshot, limit=room + 1)
         self.placeholder_errors += sum(1 for error in errors if error.placeholder)
         for error in errors[:room]:
@@ -313,6 +321,10 @@ class RecordChecks:
                            "are listed)", seq=seq, line=line)
             return -1
         return room - len(errors)
+
+
+# a header's or a payload's: a newer dsh adds fields there (DSH-W018)
+NEWER_FIELDS = frozenset({"DSH-E003", "DSH-E005"})
 
 
 def duplicate_key(raw: bytes, record: JSONObject) -> tuple[str, str] | None:

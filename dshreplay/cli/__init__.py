@@ -17,7 +17,9 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from dshreplay import __version__
-from dshreplay.cli.options import DshCommand, Output, global_params, run_of
+from dshreplay.cli.flags import DshCommand, Output, global_params, run_of
+from dshreplay.console.reporters import JsonReporter, envelope_of, json_text
+from dshreplay.console.reporters import reporter_for as named_reporter
 from dshreplay.errors import (
     DshReplayError,
     Interrupted,
@@ -28,14 +30,13 @@ from dshreplay.errors import (
     UsageError,
     answered_for,
 )
-from dshreplay.output.reporters import JsonLinesReporter, JsonReporter, TextReporter, envelope_of, json_text
 
 if TYPE_CHECKING:
+    from dshreplay.console.interface import Reporter
     from dshreplay.core.mapper import Mapper
     from dshreplay.core.progress import Meter
     from dshreplay.io.reader import TornTail
     from dshreplay.options import Options
-    from dshreplay.output.reporters import Reporter
     from dshreplay.session import Session
 
 __all__ = ["COMMANDS", "cli", "main"]
@@ -47,6 +48,7 @@ COMMANDS = {
     "brackets": "dshreplay.cli.view:brackets",
     "provenance": "dshreplay.cli.view:provenance",
     "diff": "dshreplay.cli.view:diff",
+    "view": "dshreplay.cli.viewer:view",
     "request": "dshreplay.cli.history:request",
     "transcript": "dshreplay.cli.history:transcript",
     "events": "dshreplay.cli.history:events",
@@ -139,7 +141,7 @@ def _meter() -> Meter | None:
     run = run_of()
     if not run.metered:
         if sys.stderr.isatty() and not run.output.machine:
-            from dshreplay.cli.progress import TerminalMeter
+            from dshreplay.cli.meter import TerminalMeter
             run.meter = TerminalMeter()
         run.metered = True
     return run.meter
@@ -283,9 +285,7 @@ def mapper_for(options: Options, logs: Iterable[str | os.PathLike[str]] = ()) ->
 
 def reporter_for(output: Output) -> Reporter:
     """The reporter the output options ask for: JSON, JSON lines, or tables (--wide: cells whole)."""
-    if output.format == "jsonl":
-        return JsonLinesReporter()
-    return JsonReporter() if output.format == "json" else TextReporter(wide=output.wide)
+    return named_reporter(output.format, wide=output.wide)
 
 
 @click.group(name="dshreplay", cls=DshGroup, commands=LazyCommands(COMMANDS),
@@ -296,7 +296,11 @@ def cli() -> None:
     where did it come from, and is the log intact?
 
     LOG is a session.jsonl file, a session.jsonl.zstd file, a session
-    directory, or - for standard input. The global options (--max-bytes,
+    directory, or - for standard input; or a session in a dsh SQLite store
+    (STORE.sqlite#SESSION_ID; STORE.sqlite alone is its only session, or
+    every session for a command that takes many logs) or in a dsh web export
+    ZIP (export.zip is its root session, export.zip#subagents/ID a subagent;
+    for many logs, all of them). The global options (--max-bytes,
     --max-line, --debug) go before the command or after it (given in both
     places, the one after the command wins). Exit codes: 0 clean, 1 findings
     (a log read to its end has errors, or a fold that fails, a corrupt zstd

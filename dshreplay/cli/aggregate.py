@@ -23,7 +23,7 @@ from dshreplay.cli import (
     say_error,
     warn_torn_tail,
 )
-from dshreplay.cli.options import (
+from dshreplay.cli.flags import (
     DshCommand,
     Output,
     jobs_options,
@@ -125,7 +125,7 @@ def usage(paths: tuple[str, ...], db: Path | None, by: str, prices: str | None, 
     Example: dshreplay usage ~/.dsh/sessions --by model --prices prices.toml
     """
     from dshreplay.io.store import discover
-    from dshreplay.output.usage import load_prices, rows_from_db, rows_from_logs, usage_report
+    from dshreplay.sql.usage import load_prices, rows_from_db, rows_from_logs, usage_report
     if bool(paths) == (db is not None):
         raise UsageError("give logs (PATH...) or an index (--db FILE), not both")
     price_list = load_prices(prices) if prices is not None else None

@@ -20,7 +20,7 @@ from dshreplay.cli import (
     reporter_for,
     say_error,
 )
-from dshreplay.cli.options import (
+from dshreplay.cli.flags import (
     DshCommand,
     Output,
     jobs_options,
@@ -51,7 +51,7 @@ def validate(logs: tuple[str, ...], strict: bool, snapshot: bool, select: frozen
     Checks every record against the JSON Schemas, the format rules (seqs,
     layouts, packed rows, known types, torn tails), dsh's surface fold, and
     the relations between events (turns, steps, tool calls, compaction
-    brackets, metering). Each finding has a stable code (docs/findings.md),
+    brackets, metering). Each finding has a stable code (docs/reference/findings.md),
     a severity, and its seq, line and JSON pointer. Exit 0 when no file has
     an error, 1 when one does (or a warning, with --strict), 2 when a file
     cannot be read to its end, as in every command (no header, a size
@@ -132,7 +132,7 @@ def verify_export_command(bundle: Path, inputs: Path | None, bundle_only: bool, 
 
     Example: dshreplay verify-export bundle --inputs ~/.dsh/sessions
     """
-    from dshreplay.output.verify import verify_export
+    from dshreplay.bundle.verify import verify_export
     result = verify_export(bundle, inputs=inputs, bundle_only=bundle_only, grown=grown, digest=digest,
                            public_key=public_key, evidence_key=evidence_key, principal=principal,
                            options=options_of())

@@ -20,7 +20,7 @@ from dshreplay.cli import (
     safe_text,
     warn,
 )
-from dshreplay.cli.options import (
+from dshreplay.cli.flags import (
     DshCommand,
     Output,
     jobs_options,
@@ -53,7 +53,7 @@ def index(paths: tuple[str, ...], db: Path, messages: bool, rules: str | None, n
     """Build or update an SQL index (DuckDB) of many sessions: one row per
     session, turn, model call, tool call, approval, replacement, compaction
     and finding (and message, with --messages), each with its log, session
-    id, seq and line. Tables: docs/sql.md. Needs the sql extra.
+    id, seq and line. Tables: docs/reference/sql.md. Needs the sql extra.
 
     Incremental: a log indexed before is checked against the size, hash
     and line chain kept for it (keyed with --evidence-key when anything is
@@ -69,7 +69,7 @@ def index(paths: tuple[str, ...], db: Path, messages: bool, rules: str | None, n
 
     Example: dshreplay index ~/.dsh/sessions --db index.duckdb
     """
-    from dshreplay.output.sqlindex import duckdb_module, index_options, update_index
+    from dshreplay.sql.database import duckdb_module, index_options, update_index
     duckdb_module()
     read = options_of(jobs=jobs, quiet=quiet)
     options = index_options(read, messages=messages, rules=rules, defaults=not no_default_redaction,
@@ -107,12 +107,12 @@ def sql(given: tuple[str, ...], db: Path | None, as_csv: bool, output: Output) -
     """Run an SQL query on an index database (`dshreplay index`) and print
     its rows: a table fitted to the terminal, --json (an array of objects),
     --jsonl (one object per line) or --csv. The database is opened read-only
-    and the query can read no other file. Example queries: docs/sql.md.
+    and the query can read no other file. Example queries: docs/reference/sql.md.
 
     Example: dshreplay sql --db index.duckdb "SELECT kind, count(*) FROM model_calls GROUP BY kind"
     """
-    from dshreplay.output.reporters import CsvReporter
-    from dshreplay.output.sqlindex import run_query
+    from dshreplay.console.reporters import CsvReporter
+    from dshreplay.sql.database import run_query
     if db is None and len(given) == 2:
         db, query = Path(given[0]), given[1]
     elif db is not None and len(given) == 1:

@@ -1,4 +1,4 @@
-"""The export command: an audit bundle of many logs (output.bundle writes it).
+"""The export command: an audit bundle of many logs (bundle.export writes it).
 
 Each module of `dshreplay.cli` holds a family of commands and is imported only
 when one of them runs (or the help lists them): see `cli.COMMANDS`.
@@ -23,7 +23,7 @@ from dshreplay.cli import (
     warn,
     warn_torn_tail,
 )
-from dshreplay.cli.options import (
+from dshreplay.cli.flags import (
     DshCommand,
     Output,
     jobs_options,
@@ -40,7 +40,7 @@ from dshreplay.io.reader import TornTail
 @click.option("--redact", "rules", type=click.Path(dir_okay=False),
               help='A JSON rules file: {"text": [RE2 regex], "pointers": [JSON pointer], "keys": [name]}.')
 @click.option("--no-default-redaction", is_flag=True,
-              help="Do not mask secrets by default (the rules of docs/redaction.md: detect-secrets' "
+              help="Do not mask secrets by default (the rules of docs/reference/redaction.md: detect-secrets' "
                    "plugins and ours).")
 @click.option("--timestamp", metavar="ISO", help="The generated-at time to record (default: "
               "SOURCE_DATE_EPOCH, else now); fix it for byte-identical bundles.")
@@ -78,9 +78,9 @@ def export(logs: tuple[str, ...], out: Path, rules: str | None, no_default_redac
 
     Example: dshreplay export ~/.dsh/sessions --out bundle --evidence-key evidence.key
     """
+    from dshreplay.bundle.export import ExportOptions
+    from dshreplay.bundle.export import export as write_bundle
     from dshreplay.io.store import discover
-    from dshreplay.output.bundle import ExportOptions
-    from dshreplay.output.bundle import export as write_bundle
     from dshreplay.output.redact import engine_off, load_redactor
     redactor = load_redactor(rules, defaults=not no_default_redaction)
     read = options_of(jobs=jobs, quiet=quiet, redactor=redactor, snapshot=snapshot)

@@ -15,7 +15,7 @@ from dshreplay.cli.aggregate import stats
 from dshreplay.cli.checks import validate
 from dshreplay.cli.database import index
 from dshreplay.cli.export import export
-from dshreplay.cli.options import run_of
+from dshreplay.cli.flags import run_of
 
 
 @click.group(cls=DshGroup)

@@ -16,7 +16,7 @@ from dshreplay.cli import (
     open_log,
     reporter_for,
 )
-from dshreplay.cli.options import (
+from dshreplay.cli.flags import (
     DshCommand,
     Output,
     at_option,
@@ -25,7 +25,7 @@ from dshreplay.cli.options import (
     run_of,
 )
 from dshreplay.cli.params import LINE_RANGE, SEQ, TIME
-from dshreplay.output.reporters import Reporter
+from dshreplay.console.interface import Reporter
 
 
 @click.command(cls=DshCommand)
@@ -81,13 +81,13 @@ def request(log: str | None, listing: bool, include_all: bool, call: int | None,
 
 
 def session_folder_of(bundle: Path) -> Path:
-    from dshreplay.output.bundlecalls import session_folder
+    from dshreplay.bundle.callread import session_folder
     return session_folder(bundle)
 
 
 def _bundle_request(folder: Path, listing: bool, call: int | None, reporter: Reporter) -> None:
     """The calls of a bundle's session folder (`listing`), or the request of one, as the log's are shown."""
-    from dshreplay.output.bundlecalls import bundle_request, listed_calls
+    from dshreplay.bundle.callread import bundle_request, listed_calls
     if listing:
         reporter.calls(listed_calls(folder))  # type: ignore[arg-type]  # (a ListedCall has every field a reporter reads of a Call)
     else:

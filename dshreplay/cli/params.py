@@ -72,7 +72,7 @@ class CodesType(_Codes):
                 import difflib  # (only for a bad code: `fold` starts without it)
                 close = difflib.get_close_matches(code, list(KNOWN), n=1, cutoff=0.0)
                 self.fail(f"{code} is no finding code or prefix of one (the closest is {close[0]}; all are in "
-                          "docs/findings.md)", param, ctx)
+                          "docs/reference/findings.md)", param, ctx)
         return codes
 
 

@@ -19,7 +19,7 @@ from dshreplay.cli import (
     safe_text,
     say_error,
 )
-from dshreplay.cli.options import (
+from dshreplay.cli.flags import (
     DshCommand,
     Output,
     at_option,
@@ -27,7 +27,7 @@ from dshreplay.cli.options import (
     output_options,
 )
 from dshreplay.cli.params import SEQ
-from dshreplay.output.reporters import unified_text_diff
+from dshreplay.console.markdown import unified_text_diff
 
 
 @click.command(cls=DshCommand)
@@ -139,7 +139,7 @@ def diff(log: str, a: int, b: int, as_text: bool, output: Output) -> None:
 
     Example: dshreplay diff sample_logs/compaction.jsonl --from 60 --to 70
     """
-    from dshreplay.analyses.provenance import diff_states
+    from dshreplay.analyses.trackers.provenance import diff_states
     states = open_log(log).states([a, b])
     result = diff_states(states[a], states[b])
     text = unified_text_diff(states[a].node_messages(), states[b].node_messages(), a, b) if as_text else None

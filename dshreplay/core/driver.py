@@ -291,15 +291,7 @@ def run_pass(source: LogSource, observers: Iterable[Observer] = (), *, on_fold_e
     if on_fold_error not in (STOP, SKIP):
         raise ValueError(f"on_fold_error must be {STOP!r} or {SKIP!r}")
     with source.reader() as reader:
-        if resume is None:
-            ordered, by_class = arrange(observers)
-            run = Run(reader.path, reader.header, reader.header_line, reader.encoding, SurfaceFold(), reader=reader,
-                      observers=by_class)
-            record = Record(reader)
-        else:
-            run, ordered, record = resume.run, resume.ordered, resume.record
-            reader.resume(run.header, run.header_line, run.lines, run.fold.next_seq)
-            run.path, run.reader, run.complete, record._reader = reader.path, reader, False, reader
+        run, ordered, record = _start(reader, observers, resume)
         halt: list[LineError] = []  # (STOP) a line that cannot be read: the pass ends before the next record
 
         def damaged(error: LineError) -> None:
@@ -362,15 +354,7 @@ def run_pass(source: LogSource, observers: Iterable[Observer] = (), *, on_fold_e
                 break
         else:
             if not halt:
-                run.complete = True
-                run.last_item = record.item if readers else None
-                run.event_count = reader.event_count
-                run.missing = reader.missing
-                run.unreadable_rest = reader.unreadable_rest is not None
-                run.lines = reader.lines
-                run.torn_tail = reader.torn_tail
-                run.hidden_frame = reader.textless_frame
-                run.final_newline = reader.final_newline
+                _complete(run, reader, record.item if readers else None)
                 if checkpoint is not None and not run.fold_errors and run.torn_tail is None \
                         and run.final_newline and until is None:
                     checkpoint(PassState(run, ordered, record))
@@ -382,6 +366,34 @@ def run_pass(source: LogSource, observers: Iterable[Observer] = (), *, on_fold_e
         for observer in ordered:
             observer.finish(run)
     return run
+
+
+def _start(reader: LogReader, observers: Iterable[Observer], resume: PassState | None) \
+        -> tuple[Run, list[Observer], Record]:
+    """The run a pass feeds, its observers in order and the record it hands them: new ones, or
+    those of the state it resumes from (the reader told where that state stopped reading)."""
+    if resume is None:
+        ordered, by_class = arrange(observers)
+        run = Run(reader.path, reader.header, reader.header_line, reader.encoding, SurfaceFold(), reader=reader,
+                  observers=by_class)
+        return run, ordered, Record(reader)
+    run, ordered, record = resume.run, resume.ordered, resume.record
+    reader.resume(run.header, run.header_line, run.lines, run.fold.next_seq)
+    run.path, run.reader, run.complete, record._reader = reader.path, reader, False, reader
+    return run, ordered, record
+
+
+def _complete(run: Run, reader: LogReader, last_item: Item | None) -> None:
+    """A pass read its whole log: the run takes what the reader learnt of it."""
+    run.complete = True
+    run.last_item = last_item
+    run.event_count = reader.event_count
+    run.missing = reader.missing
+    run.unreadable_rest = reader.unreadable_rest is not None
+    run.lines = reader.lines
+    run.torn_tail = reader.torn_tail
+    run.hidden_frame = reader.textless_frame
+    run.final_newline = reader.final_newline
 
 
 TICK = 4096  # records between two reports to a progress meter

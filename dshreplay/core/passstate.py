@@ -42,8 +42,8 @@ from dshreplay.core.driver import Observer, PassState, Record, Run
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-STATE_MODULES = ("dshreplay.io.", "dshreplay.core.", "dshreplay.analyses.", "dshreplay.output.rows",
-                 "dshreplay.output.chain")
+STATE_MODULES = ("dshreplay.io.", "dshreplay.core.", "dshreplay.analyses.", "dshreplay.sql.rows",
+                 "dshreplay.integrity.chain")
 ALLOWED = {("builtins", name) for name in ("set", "frozenset", "dict", "list", "tuple", "bytearray", "slice",
                                           "complex", "range")} | {
     ("collections", "Counter"), ("collections", "OrderedDict"), ("collections", "deque"),
@@ -103,9 +103,11 @@ class _Unpickler(pickle.Unpickler):
         raise StateError(f"a pass's state holds no {module}.{name}")
 
 
-KEY_TAG = b"dshreplay pass state v4\n"  # the version of what a state holds: a state kept by a dshreplay whose
+KEY_TAG = b"dshreplay pass state v6\n"  # the version of what a state holds: a state kept by a dshreplay whose
 # trackers had other attributes or meanings (v1: before ToolTracker._results and Span.cut; v2: before the
-# ledger forgot a turn's calls at its end; v3: before Span.closers and TurnSpans' run of closers) then does
+# ledger forgot a turn's calls at its end; v3: before Span.closers and TurnSpans' run of closers; v4: before the
+# package's modules moved, which renamed the classes a state holds; v5: before the trackers' modules were
+# renamed: analyses.tools to toolcalls and hooks, analyses.index to logindex) then does
 # not open (StateError) and the log is read whole, instead
 # of a resumed pass failing on an attribute its state lacks or joining a later event to an earlier turn's call
 

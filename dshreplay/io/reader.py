@@ -29,6 +29,7 @@ from typing import Any, BinaryIO, Callable, Iterable, Iterator, Union
 import orjson
 
 from dshreplay.errors import ChangedError, FormatVersionError, LineError, ReadError, RestError
+from dshreplay.io.container import Opened, Parts, open_input
 from dshreplay.io.items import UNREADABLE_LINE, _json_kind, _json_reason, _not_json, _not_object
 from dshreplay.io.lean import regular_records
 from dshreplay.io.placement import MAX_BLANK_RUN, Placement
@@ -81,7 +82,11 @@ class LogSource:
         self.data: bytes | None = None
         self.file: Path | None = None
         self._extent: list[Extent] = []  # (a file's, fixed at its first open; shared with `transformed` copies)
-        if isinstance(source, (bytes, bytearray)):
+        self.container: Opened | None = None  # a session inside a dsh SQLite store or web export ZIP
+        if isinstance(source, (str, os.PathLike)) and str(source) != "-" \
+                and (opened := open_input(source, options, PARTS)) is not None:
+            self.path, self.data, self.container = opened.shown, opened.text, opened
+        elif isinstance(source, (bytes, bytearray)):
             self.path = "<bytes>"
             self.data = bytes(source)
         elif isinstance(source, (str, os.PathLike)) and str(source) == "-":
@@ -117,6 +122,8 @@ class LogSource:
         its size when this source first opened it: every pass over the source (the parse, the
         file's hash, the line chain) reads the same bytes, whatever is appended meanwhile. A file
         that shrank below that size, or another file put in its place, is a ReadError."""
+        if self.container is not None:  # (a session in a store or a ZIP: its text, read whole when opened)
+            return io.BufferedReader(io.BytesIO(self.data or b""))
         assert self.file is not None  # (a source is bytes, or a file)
         fh = open_regular(self.file, self.path)
         try:
@@ -435,7 +442,7 @@ class LogReader:
         """Read on after line `lines`, a prefix read before (whose header is `header`, on
         `header_line`, and which held events 0..seq-1): its lines are passed over unparsed,
         and `records()` gives the records after it, from seq `seq`. (The caller has proved the
-        prefix unchanged: `output.chain.check_growth`.) ReadError when the log is shorter."""
+        prefix unchanged: `integrity.chain.check_growth`.) ReadError when the log is shorter."""
         if self._started or self._header is not None:
             raise RuntimeError("resume() starts a fresh reader")
         reached = 0
@@ -617,5 +624,6 @@ def read_log(source: str | os.PathLike[str] | BinaryIO, **kwargs: Any) -> tuple[
         return reader.header, list(reader.events())
 
 
+PARTS = Parts(open_regular, shown_path, expand_row)  # what io.container takes from this module
 LogInput = Union[str, "os.PathLike[str]", bytes, bytearray]  # what a LogSource reads: a path, "-" or the log's bytes
 Transform = Callable[[JSONValue, bytes], JSONValue]  # applied to every parsed line with its raw bytes (redaction)

@@ -62,7 +62,7 @@ def unusable() -> str | None:
         return None
     return (f"the secret engine (Betterleaks) is off: its runtime needs {MIN_ADDRESS_SPACE >> 30} GiB of address "
             f"space and `ulimit -v` allows {limit >> 20} MiB; secrets are masked by the RE2 rules only "
-            "(docs/redaction.md)")
+            "(docs/reference/redaction.md)")
 
 
 def rule_name(rule_id: str) -> str:

@@ -49,7 +49,7 @@ PLUGINS = {
     "SlackDetector": "slack", "SoftlayerDetector": "softlayer", "SquareOAuthDetector": "square_oauth",
     "StripeDetector": "stripe", "TelegramBotTokenDetector": "telegram_token", "TwilioKeyDetector": "twilio",
 }
-# what each plugin's regexes catch, for docs/redaction.md
+# what each plugin's regexes catch, for docs/reference/redaction.md
 PLUGIN_WHAT = {
     "ArtifactoryDetector": "`AKC...` API tokens and `AP...` encrypted passwords",
     "AWSKeyDetector": "access key ids (`AKIA`, `ASIA`, `ABIA`, `ACCA`, `A3T.`) and a quoted 40-character secret key "
@@ -467,7 +467,7 @@ def _re2_form(plugin: str, n: int, regex: re.Pattern[str]) -> tuple[str, bool]:
 
 
 def redaction_doc(kinds: Iterable[tuple[str, list[str]]] = ()) -> str:
-    """docs/redaction.md: the default rules, from the rules themselves, and the kinds of the
+    """docs/reference/redaction.md: the default rules, from the rules themselves, and the kinds of the
     tests' reference list with the rules that mask each (kind, rule names: empty when none
     does); a test keeps it current."""
     rules = default_rules()

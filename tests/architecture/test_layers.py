@@ -1,8 +1,9 @@
 """The package's layers import only downwards, and the runtime never imports the test builder.
 
 Layers, lowest first: the base modules (errors, jsvalues, options), io, core,
-analyses, output, the library facade (session), cli. `testing` may use
-anything; nothing in the runtime may import it.
+analyses, output (redaction), integrity, results, console, report and viewer, sql,
+bundle, the library facade (session), cli. `testing` may use anything; nothing in
+the runtime may import it.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "dshreplay"
-LAYERS = [("errors", "jsvalues", "options"), ("io",), ("core",), ("analyses",), ("output",), ("session",),
-          ("cli", "__main__")]
+LAYERS = [("errors", "jsvalues", "options"), ("io",), ("core",), ("analyses",), ("output",), ("integrity",),
+          ("results",), ("console",), ("report", "viewer"), ("sql",), ("bundle",), ("session",), ("cli", "__main__")]
 RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
 
 

@@ -24,9 +24,10 @@ from dshreplay.testing.samples import zstd_frames
 HEAVY = frozenset({
     "jsonschema", "jsonschema_rs", "referencing", "dask", "distributed", "cryptography", "zstandard",
     "re2", "_re2", "concurrent.futures", "multiprocessing", "dshreplay.analyses.validate",
-    "dshreplay.analyses.schemas", "dshreplay.analyses.rules", "dshreplay.output.bundle",
-    "dshreplay.output.redact", "dshreplay.output.htmlreport", "dshreplay.output.signing",
-    "dshreplay.output.chain", "dshreplay.core.parallel", "jinja2", "markupsafe", "dshreplay.output.reportview",
+    "dshreplay.analyses.schemas", "dshreplay.analyses.rules", "dshreplay.bundle.export", "dshreplay.bundle.layout",
+    "dshreplay.output.redact", "dshreplay.report.html", "dshreplay.integrity.signing",
+    "dshreplay.integrity.chain", "dshreplay.core.parallel", "jinja2", "markupsafe", "dshreplay.report.view",
+    "dshreplay.report.waterfall",
     "msgspec", "simdjson", "betterleaks", "dshreplay.output.secretengine",
 })
 # the other families of commands (a reading command imports its own: dshreplay.cli.view or .history)
@@ -95,7 +96,7 @@ def test_export_without_a_key_imports_neither_dask_cryptography_nor_zstandard(sm
     proc, modules = run_importing("export", small_log, "--out", tmp_path / "bundle",
                                   "--timestamp", "2026-01-01T00:00:00Z")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert {"dshreplay.output.bundle", "re2"} <= modules
+    assert {"dshreplay.bundle.export", "re2"} <= modules
     # (multiprocessing comes with detect-secrets, the source of export's default rules, which imports it)
     assert modules & {"dask", "distributed", "cryptography", "zstandard"} == set()
 
@@ -104,6 +105,15 @@ def test_every_command_is_where_the_table_says_and_none_is_imported_before_it_ru
     from dshreplay.cli import COMMANDS, cli
     proc, modules = run_importing("--version")
     assert proc.returncode == 0 and proc.stdout.startswith("dshreplay, version ")
-    assert {m for m in modules if m.startswith("dshreplay.cli.")} == {"dshreplay.cli.options", "dshreplay.cli.params"}
+    assert {m for m in modules if m.startswith("dshreplay.cli.")} == {"dshreplay.cli.flags", "dshreplay.cli.params"}
     assert {name: cli.commands[name].name for name in COMMANDS} == {name: name for name in COMMANDS}
-    assert len(COMMANDS) == 19 and sorted(cli.commands["fleet"].commands) == ["export", "index", "stats", "validate"]
+    assert len(COMMANDS) == 20 and sorted(cli.commands["fleet"].commands) == ["export", "index", "stats", "validate"]
+
+
+def test_view_imports_jinja2_but_no_redaction_engine_unless_asked(small_log, tmp_path):
+    proc, modules = run_importing("view", small_log, "--out", tmp_path / "v.html")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert {"dshreplay.viewer.model", "dshreplay.viewer.html", "jinja2"} <= modules
+    # (the page is a template; no export, no redaction: re2 and detect-secrets come only with --redacted)
+    assert modules & HEAVY == {"jinja2", "markupsafe"}
+    assert modules & OTHER_COMMANDS == set()

@@ -127,7 +127,7 @@ def test_duckdb_reads_both_files(bundle):
 def test_a_format_2_bundle_is_still_read_and_verified(cli, tmp_path):
     """A bundle of the format before (calls/NNNN.json, messages/<sha256>.json, plain input hashes),
     made from today's."""
-    from dshreplay.output.signing import legacy_digest
+    from dshreplay.integrity.signing import legacy_digest
     cli("export", SAMPLES / "compaction.jsonl", "--out", tmp_path / "v2", "--timestamp", "2026-01-01T00:00:00Z",
         "--no-default-redaction")
     to_format_2(tmp_path / "v2")
@@ -184,7 +184,7 @@ def test_tools_csv_gives_each_tool_call_with_its_result_and_approval(cli, tmp_pa
     assert [r["callId"] for r in rows] == [e["data"]["callId"] for e in events if e["type"] == "tool/call"]
     asked = next(e for e in events if e["type"] == "approval/asked")
     [approved] = [r for r in rows if r["callId"] == asked["data"]["callId"]]
-    assert approved["approvalOutcome"] == "allowed-once" and approved["approvalAsked"].endswith("Z")
+    assert approved["approvalOutcome"] == "allowed-once" and approved["approvalAskedAt"].endswith("Z")
     assert all(r["durationMs"].isdigit() and r["resultSeq"] > r["callSeq"] for r in rows)
 
 

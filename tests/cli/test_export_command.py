@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dshreplay.output.bundle import folder_name
+from dshreplay.bundle.layout import folder_name
 
 from conftest import SAMPLES
 
@@ -54,7 +54,8 @@ def test_bundle_contents_per_session(cli, tmp_path):
     folder = tmp_path / "out" / "sample-audit-demo"
     assert sorted(p.name for p in folder.iterdir()) == [
         "approvals.csv", "brackets.json", "calls.jsonl", "events.csv", "findings.json", "messages.jsonl",
-        "report.html", "session.json", "shadows.json", "spills.json", "tools.csv", "transcript.md"]
+        "report.html", "session.json", "shadows.json", "spills.json", "tools.csv", "transcript.md",
+        "view.html"]
     calls = [json.loads(line)["call"] for line in (folder / "calls.jsonl").read_bytes().splitlines()]
     assert calls == list(range(1, 9))
     request = cli("request", SAMPLES / "audit-demo.jsonl", "--call", 3, "--json").json()
@@ -204,7 +205,7 @@ def test_default_rules_leave_a_record_with_only_trigger_words_untouched():
 
 
 def test_an_interrupted_export_leaves_no_bundle_behind(tmp_path, monkeypatch, evidence_key_file):
-    import dshreplay.output.bundle as export_module
+    import dshreplay.bundle.export as export_module
     from dshreplay.output.redact import load_redactor
 
     calls = []

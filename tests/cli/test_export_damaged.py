@@ -85,7 +85,8 @@ def test_export_keeps_the_readable_part_of_a_log_with_a_corrupt_frame_and_its_fi
         (28, [("DSH-E013", 28, 30)])
     assert sorted(p.name for p in folder.iterdir()) == [
         "approvals.csv", "brackets.json", "calls.jsonl", "events.csv", "findings.json", "messages.jsonl",
-        "report.html", "session.json", "shadows.json", "spills.json", "tools.csv", "transcript.md"]
+        "report.html", "session.json", "shadows.json", "spills.json", "tools.csv", "transcript.md",
+        "view.html"]
     assert b"db.json" in (folder / "transcript.md").read_bytes()  # (the readable part is there...)
     for path in (tmp_path / "b").rglob("*"):  # (...its password masked as always)
         assert not path.is_file() or SECRET not in path.read_bytes(), path

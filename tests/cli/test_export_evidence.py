@@ -188,7 +188,7 @@ def test_an_evidence_key_that_can_be_guessed_is_refused_by_every_command_that_re
 
 
 def test_a_key_dshreplay_makes_or_openssl_draws_is_accepted():
-    from dshreplay.output.evidence import weakness
+    from dshreplay.integrity.evidence import weakness
     assert [weakness(secrets.token_bytes(32)) for _ in range(20_000)] == [None] * 20_000
 
 
@@ -445,7 +445,7 @@ def test_every_log_integer_past_2_to_the_53_is_its_decimal_string_and_the_docume
     assert (header["seedLength"], header["delegationDepth"]) == ("18446744073709551616", "-9223372036854775809")
     assert header["origin"] == {"a": ["18446744073709551617", {"b": "123456789012345678901234567890"}],
                                 "c": "100000000000000000000"}
-    assert rfc8785.dumps(json.loads(written)) == written  # the recheck docs/security.md gives
+    assert rfc8785.dumps(json.loads(written)) == written  # the recheck docs/guide/audit-bundles.md gives
     assert cli("verify-export", tmp_path / "b", "--digest", digest_of(result), "--json").json()["ok"]
 
 

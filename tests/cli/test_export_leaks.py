@@ -393,10 +393,10 @@ def test_the_progress_bar_shows_a_log_path_as_the_bundle_writes_it(tmp_path):
     bundle writes it (the table export prints afterwards already was)."""
     import io
 
-    from dshreplay.cli.progress import TerminalMeter
+    from dshreplay.bundle.export import export_bundle
+    from dshreplay.cli.meter import TerminalMeter
     from dshreplay.core.driver import TICK
     from dshreplay.options import Options
-    from dshreplay.output.bundle import export_bundle
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:

@@ -50,7 +50,7 @@ def test_a_file_edited_with_its_manifest_entry_passes_alone_but_not_against_the_
     report = bundle / "sample-prune" / "report.html"
     report.write_text(report.read_text() + "<!-- edited -->")
     manifest = json.loads((bundle / "manifest.json").read_bytes())
-    from dshreplay.output.bundle import sha256_file
+    from dshreplay.bundle.layout import sha256_file
     for entry in manifest["files"]:
         if entry["path"] == "sample-prune/report.html":
             entry["size"], entry["sha256"] = report.stat().st_size, sha256_file(report)

@@ -31,7 +31,7 @@ def usage_line(command: str, message: str) -> str:
      "Invalid value for '--until': \"2026-13-01\" is not an ISO 8601 time (such as 2026-07-06T15:36:05Z)"),
     (["validate", PRUNE, "--select", "DSH-X9"], "validate",
      "Invalid value for '--select': DSH-X9 is no finding code or prefix of one (the closest is DSH-N009; all are "
-     "in docs/findings.md)"),
+     "in docs/reference/findings.md)"),
     (["validate", PRUNE, "--ignore", " , "], "validate",
      "Invalid value for '--ignore': give one or more codes or prefixes, comma-separated"),
     (["events", PRUNE, "--from", "-3"], "events", "Invalid value for '--from': \"-3\" is not a seq (a whole number "

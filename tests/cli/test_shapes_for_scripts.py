@@ -232,6 +232,6 @@ def test_fold_json_when_the_fold_fails_is_the_envelope_the_readme_documents(cli,
     assert out == {"error": {"stage": "fold", "seq": bad, "line": bad + 2, "pointer": "/seq", "code": "DSH-E101",
                              "message": f"seq 99 is not contiguous; expected {bad}: seqs {bad}..98 are missing"},
                    "answeredUpTo": None, "answer": None}
-    fold = (ROOT / "README.md").read_text().split("### dshreplay fold", 1)[1].split("###", 1)[0]
+    fold = (ROOT / "docs" / "reference" / "json.md").read_text().split("## dshreplay fold", 1)[1].split("##", 1)[0]
     assert 'When the fold fails it prints `{"error": {"stage", "seq", "line",\n"pointer", "message", "code"}, ' \
            '"answeredUpTo": null, "answer": null}` and exits 1' in fold

@@ -19,8 +19,8 @@ import pytest
 duckdb = pytest.importorskip("duckdb", reason="the sql extra (duckdb) is not installed")
 pytest.importorskip("pyarrow", reason="the sql extra (pyarrow) is not installed")
 
-from dshreplay.output.rows import TABLES  # noqa: E402
-from dshreplay.output.sqldoc import example  # noqa: E402
+from dshreplay.sql.doc import example  # noqa: E402
+from dshreplay.sql.rows import TABLES  # noqa: E402
 
 import scenarios  # noqa: E402
 from stores import audit_store  # noqa: E402
@@ -92,7 +92,7 @@ def test_sessions_sharing_a_seed_with_a_fork(cli, indexed, store):
 
 def test_the_reference_documents_every_table_and_column():
     from conftest import ROOT
-    doc = (ROOT / "docs" / "sql.md").read_text()
+    doc = (ROOT / "docs" / "reference" / "sql.md").read_text()
     for name, columns in TABLES.items():
         assert f"### {name}" in doc
         for column in columns:
@@ -738,7 +738,7 @@ def test_parquet_that_is_the_db_file_is_refused_before_the_database_is_made(cli,
 
 
 def test_a_parquet_write_that_fails_names_the_partitions_not_the_database(cli, store, tmp_path, monkeypatch):
-    import dshreplay.output.sqlindex as sqlindex
+    import dshreplay.sql.database as sqlindex
     db, out = tmp_path / "index.duckdb", tmp_path / "parquet"
 
     def full(*args):

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from dshreplay.output.rows import index_log
+from dshreplay.sql.rows import index_log
 
 from conftest import CORPUS, corpus_available
 

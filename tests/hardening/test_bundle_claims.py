@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 from harness import HEADER, attack, finish, lines, spawn
 
-from dshreplay.output.signing import manifest_digest
-from dshreplay.output.verify import verify_export
+from dshreplay.bundle.verify import verify_export
+from dshreplay.integrity.signing import manifest_digest
 from dshreplay.testing.samples import LogBuilder
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"

@@ -475,7 +475,7 @@ def test_export_summary_shows_escapes_and_newlines_of_the_out_path_escaped(tmp_p
     assert result.exit_code == 0, result.stderr
     assert not any(ch in result.stdout for ch in TERMINAL_BAD), repr(result.stdout)
     out = "b\\x1b[2J\\x1b]0;pwned\\x07\\x0ax"
-    assert result.stdout.splitlines()[-3:-1] == [f"wrote 14 files to {out}; 0 redactions; open {out}/", "index.html"]
+    assert result.stdout.splitlines()[-3:-1] == [f"wrote 15 files to {out}; 0 redactions; open {out}/", "index.html"]
 
 
 def test_inspect_strips_escapes_from_header_fields(tmp_path):

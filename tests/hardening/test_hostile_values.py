@@ -18,10 +18,10 @@ import orjson
 import pytest
 from test_attacks import HEADER, attack, lines
 
+from dshreplay.bundle.export import generated_at
 from dshreplay.errors import UsageError
 from dshreplay.jsvalues import as_key, as_text, js_same, parse_count, shown
 from dshreplay.options import MAX_SIZE, Options, parse_size
-from dshreplay.output.bundle import generated_at
 
 from conftest import SAMPLES
 

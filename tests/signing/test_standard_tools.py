@@ -1,5 +1,5 @@
 """A third party checks a real bundle with standard tools alone, running exactly the
-commands docs/security.md gives: `sha256sum` (the digest), the `rfc8785` one-liner
+commands docs/guide/audit-bundles.md gives: `sha256sum` (the digest), the `rfc8785` one-liner
 (the digest from any copy of the manifest's JSON), `jq` and `sha256sum -c` (every
 file), `ssh-keygen -Y verify` (the signature), `ssh-keygen -l` (the key's name) and
 `openssl dgst -mac HMAC` (the inputs, by whoever keeps the evidence key). And
@@ -130,9 +130,9 @@ def test_the_keeper_of_the_evidence_key_checks_the_inputs_with_openssl(signed):
 
 
 def documented_commands() -> str:
-    """The shell block of docs/security.md's "Checking a bundle with standard tools", as written."""
-    text = (Path(__file__).parents[2] / "docs" / "security.md").read_text()
-    section = text[text.index("### Checking a bundle with standard tools"):]
+    """The shell block of docs/guide/audit-bundles.md's "Checking a bundle with standard tools", as written."""
+    text = (Path(__file__).parents[2] / "docs" / "guide" / "audit-bundles.md").read_text()
+    section = text[text.index("## Checking a bundle with standard tools"):]
     return section[section.index("```sh\n") + 6:section.index("\n```\n")]
 
 

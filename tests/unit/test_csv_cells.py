@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from dshreplay.output.bundle import CsvFile
-from dshreplay.output.csvcells import csv_cell
+from dshreplay.bundle.csvfile import CsvFile
+from dshreplay.console.csvcells import csv_cell
 
 
 @pytest.mark.parametrize("value, cell", [

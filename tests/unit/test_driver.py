@@ -136,7 +136,7 @@ def test_an_observer_that_requires_itself_is_refused():
 
 
 def test_the_index_pass_shares_the_trackers_and_runs_no_validation_rule():
-    from dshreplay.analyses.index import Indexer
+    from dshreplay.analyses.trackers.logindex import Indexer
     from dshreplay.analyses.validate import Validation
     index_pass = {type(o).__name__ for o in arrange([Indexer()])[0]}
     assert index_pass == {"Indexer", "MessageCount", "CallTracker", "ShadowTracker", "TurnSpans", "HookTracker",
@@ -148,9 +148,9 @@ def test_the_index_pass_shares_the_trackers_and_runs_no_validation_rule():
 
 
 def test_a_tracker_and_its_history_keeping_subclass_are_one_observer_of_the_subclass(write_log):
-    from dshreplay.analyses.index import Indexer
-    from dshreplay.analyses.tools import ToolLedger, ToolTracker
-    from dshreplay.analyses.turns import TurnSpans, TurnTracker
+    from dshreplay.analyses.trackers.logindex import Indexer
+    from dshreplay.analyses.trackers.toolcalls import ToolLedger, ToolTracker
+    from dshreplay.analyses.trackers.turns import TurnSpans, TurnTracker
     from dshreplay.analyses.validate import Validation
     ordered, by_class = arrange([Validation(None, False), Indexer()])
     names = [type(o).__name__ for o in ordered]
@@ -163,8 +163,8 @@ def test_a_tracker_and_its_history_keeping_subclass_are_one_observer_of_the_subc
 
 def test_a_rules_only_pass_keeps_no_history_of_calls_or_turns(write_log):
     path = write_log(scenarios.parallel_calls()[0])
-    from dshreplay.analyses.tools import ToolTracker
-    from dshreplay.analyses.turns import TurnTracker
+    from dshreplay.analyses.trackers.toolcalls import ToolTracker
+    from dshreplay.analyses.trackers.turns import TurnTracker
     from dshreplay.analyses.validate import Validation
     run = run_pass(LogSource(path), [Validation(None, False)])
     assert type(run.get(ToolTracker)) is ToolTracker and not hasattr(run.get(ToolTracker), "calls")

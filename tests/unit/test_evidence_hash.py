@@ -1,4 +1,4 @@
-"""The hash of input bytes (output.evidence.InputHash): plain SHA-256, or HMAC-SHA256
+"""The hash of input bytes (integrity.evidence.InputHash): plain SHA-256, or HMAC-SHA256
 under the evidence key, computed from precomputed pads; checked against the standard
 library's HMAC on texts of every length around the block size."""
 
@@ -8,7 +8,7 @@ import hashlib
 import hmac
 import pickle
 
-from dshreplay.output.evidence import InputHash
+from dshreplay.integrity.evidence import InputHash
 
 KEY = bytes(range(32))
 

@@ -1,5 +1,5 @@
 """The library's one table for a fold that fails (session.WHEN_THE_FOLD_FAILS): every
-question is in it, docs/damaged-logs.md shows it, and each Session method does what its
+question is in it, docs/guide/damaged-logs.md shows it, and each Session method does what its
 entry says. The log is `compacted()` with seq 20 (its first tool/call) missing: the fold
 fails at seq 20 (DSH-E101 on line 22), call 1 (chunks 4..18) lies before it."""
 
@@ -14,7 +14,7 @@ from dshreplay.errors import FoldError, NoViewError, answered_for
 from dshreplay.session import EVERY_LINE, NEEDS_VIEW, PREFIX, WHEN_THE_FOLD_FAILS, Session
 from dshreplay.testing.samples import compacted, damaged
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "damaged-logs.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "guide" / "damaged-logs.md"
 
 # each Session question -> its entry in the table
 QUESTIONS = {"fold": "fold", "states": "states", "state": "states", "diff": "states", "request": "request",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dshreplay.analyses.provenance import message_provenance
+from dshreplay.analyses.trackers.provenance import message_provenance
 from dshreplay.analyses.validate import validate_log
 from dshreplay.errors import FoldError
 from dshreplay.session import Session

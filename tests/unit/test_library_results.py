@@ -11,8 +11,8 @@ import pytest
 import dshreplay
 from dshreplay.analyses.stats import SessionStats
 from dshreplay.analyses.validate import FileReport
+from dshreplay.console.interface import json_text
 from dshreplay.errors import FilterError, UsageError
-from dshreplay.output.reporters import json_text
 
 from conftest import SAMPLES
 

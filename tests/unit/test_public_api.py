@@ -1,4 +1,4 @@
-"""The public modules declare their names (`__all__`), every one exists, and docs/api.md
+"""The public modules declare their names (`__all__`), every one exists, and docs/guide/python.md
 documents each, module by module; every other module is internal, by name."""
 
 from __future__ import annotations
@@ -12,34 +12,72 @@ import pytest
 import dshreplay
 
 ROOT = Path(__file__).resolve().parents[2]
-DOC = (ROOT / "docs" / "api.md").read_text().split("\n## Public names\n", 1)[-1]
-PUBLIC = ["dshreplay", "dshreplay.session", "dshreplay.errors", "dshreplay.options", "dshreplay.io.reader",
-          "dshreplay.core.driver", "dshreplay.core.surface", "dshreplay.core.progress", "dshreplay.analyses.query",
-          "dshreplay.analyses.turns", "dshreplay.analyses.calls", "dshreplay.analyses.provenance",
-          "dshreplay.analyses.compaction", "dshreplay.analyses.tools", "dshreplay.analyses.validate",
-          "dshreplay.analyses.findings", "dshreplay.analyses.index", "dshreplay.analyses.stats",
-          "dshreplay.analyses.transcript", "dshreplay.analyses.spills", "dshreplay.analyses.lineage",
-          "dshreplay.analyses.health", "dshreplay.output.reporters", "dshreplay.output.results",
-          "dshreplay.output.inspection", "dshreplay.output.summaries", "dshreplay.output.records",
-          "dshreplay.output.rows",
-          "dshreplay.output.redact", "dshreplay.output.bundle", "dshreplay.output.verify"]
+DOC = (ROOT / "docs" / "guide" / "python.md").read_text().split("\n## Public names\n", 1)[-1]
+PUBLIC = [
+    "dshreplay",
+    "dshreplay.session",
+    "dshreplay.errors",
+    "dshreplay.options",
+    "dshreplay.io.reader",
+    "dshreplay.core.driver",
+    "dshreplay.core.surface",
+    "dshreplay.core.progress",
+    "dshreplay.analyses.query",
+    "dshreplay.analyses.trackers.turns",
+    "dshreplay.analyses.trackers.calls",
+    "dshreplay.analyses.trackers.provenance",
+    "dshreplay.analyses.trackers.compaction",
+    "dshreplay.analyses.trackers.toolcalls",
+    "dshreplay.analyses.trackers.hooks",
+    "dshreplay.analyses.tools",
+    "dshreplay.analyses.validate",
+    "dshreplay.analyses.findings",
+    "dshreplay.analyses.trackers.logindex",
+    "dshreplay.analyses.index",
+    "dshreplay.analyses.stats",
+    "dshreplay.analyses.transcript",
+    "dshreplay.analyses.trackers.spills",
+    "dshreplay.analyses.lineage",
+    "dshreplay.analyses.health",
+    "dshreplay.console.reporters",
+    "dshreplay.results.listing",
+    "dshreplay.results.inspection",
+    "dshreplay.results.summaries",
+    "dshreplay.results.records",
+    "dshreplay.sql.rows",
+    "dshreplay.output.redact",
+    "dshreplay.bundle.export",
+    "dshreplay.bundle.verify",
+    "dshreplay.analyses.turns",
+    "dshreplay.analyses.calls",
+    "dshreplay.analyses.compaction",
+    "dshreplay.analyses.provenance",
+    "dshreplay.analyses.spills",
+]
 INTERNAL = {"dshreplay.__main__", "dshreplay.jsvalues", "dshreplay.analyses.render", "dshreplay.analyses.rules",
+            "dshreplay.analyses.eventtypes",
             "dshreplay.analyses.schemas", "dshreplay.core.fleet", "dshreplay.core.mapper", "dshreplay.core.parallel",
-            "dshreplay.core.passstate", "dshreplay.io.store", "dshreplay.io.items", "dshreplay.io.lean", "dshreplay.io.packed",
-            "dshreplay.io.placement", "dshreplay.io.source", "dshreplay.output.bundlecalls",
-            "dshreplay.output.bundlejson", "dshreplay.output.callrecords", "dshreplay.output.chain",
-            "dshreplay.output.csvcells", "dshreplay.output.evidence", "dshreplay.output.htmlreport",
-            "dshreplay.output.reportview",
-            "dshreplay.output.outfolder", "dshreplay.output.secretrules", "dshreplay.output.encodings",
-            "dshreplay.output.secretengine", "dshreplay.output.signers", "dshreplay.output.signing",
-            "dshreplay.output.sqldoc", "dshreplay.output.sqlindex",
-            "dshreplay.output.usage", "dshreplay.cli", "dshreplay.testing"}
+            "dshreplay.core.passstate", "dshreplay.io.store", "dshreplay.io.container",
+            "dshreplay.io.items", "dshreplay.io.lean",
+            "dshreplay.io.packed", "dshreplay.io.placement", "dshreplay.io.source",
+            "dshreplay.io.sqlitestore", "dshreplay.io.webzip", "dshreplay.io.varint", "dshreplay.bundle.storepin",
+            "dshreplay.bundle.callread",
+            "dshreplay.bundle.jsonread", "dshreplay.bundle.calls", "dshreplay.integrity.chain",
+            "dshreplay.console.csvcells", "dshreplay.integrity.evidence", "dshreplay.report.html",
+            "dshreplay.report.view", "dshreplay.report.waterfall",
+            "dshreplay.bundle.outfolder", "dshreplay.output.secretrules", "dshreplay.output.encodings",
+            "dshreplay.output.secretengine", "dshreplay.integrity.signers", "dshreplay.integrity.signing",
+            "dshreplay.sql.doc", "dshreplay.sql.database",
+            "dshreplay.sql.usage", "dshreplay.cli", "dshreplay.testing", "dshreplay.viewer", "dshreplay.console.table",
+            "dshreplay.console.markdown", "dshreplay.console.interface", "dshreplay.console.text",
+            "dshreplay.results.shapes", "dshreplay.results.reports", "dshreplay.results.tables",
+            "dshreplay.bundle.layout", "dshreplay.bundle.csvfile", "dshreplay.bundle.sessionfiles"}
 
 
 def documented(module: str) -> set[str]:
     """The names api.md's list (its section "Public names") gives for `module`: the code spans of its item."""
     item = re.search(rf"^- `{re.escape(module)}`: (.*?)(?=^- `|^\Z|\Z)", DOC, re.M | re.S)
-    assert item is not None, f"docs/api.md lists no `{module}` under Public names"
+    assert item is not None, f"docs/guide/python.md lists no `{module}` under Public names"
     return set(re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)`", item.group(1)))
 
 
@@ -52,13 +90,35 @@ def test_a_public_module_declares_names_that_exist_and_are_documented(module):
     assert sorted(set(names) - documented(module)) == []
 
 
+PACKAGES = ("analyses", "trackers", "core", "io", "output", "integrity", "results", "console", "report", "sql",
+            "bundle")
+
+
 def test_every_module_is_public_or_internal_by_name():
     package = ROOT / "dshreplay"
     modules = {".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
                for p in package.rglob("*.py")}
     undecided = {m for m in modules - set(PUBLIC) if not any(m == i or m.startswith(i + ".") for i in INTERNAL)
-                 and m.count(".") > 0 and not m.endswith(("analyses", "core", "io", "output"))}
+                 and m.count(".") > 0 and not m.endswith(PACKAGES)}
     assert undecided == set()
+
+
+# old public paths a module moved from -> where it went; each re-exports the same objects for one release
+MOVED = {"dshreplay.analyses.tools": ("dshreplay.analyses.trackers.toolcalls", "dshreplay.analyses.trackers.hooks"),
+         "dshreplay.analyses.index": ("dshreplay.analyses.trackers.logindex",),
+         **{f"dshreplay.analyses.{m}": (f"dshreplay.analyses.trackers.{m}",)
+            for m in ("turns", "calls", "compaction", "provenance", "spills")}}
+
+
+@pytest.mark.parametrize("old", sorted(MOVED))
+def test_a_moved_public_module_re_exports_the_same_objects_from_its_new_home(old):
+    mod = importlib.import_module(old)
+    homes = [importlib.import_module(m) for m in MOVED[old]]
+    for name in mod.__all__:
+        [home] = [h for h in homes if name in h.__all__]
+        assert getattr(mod, name) is getattr(home, name), f"{old}.{name}"
+    assert sorted(mod.__all__) == sorted(set(mod.__all__) & {n for h in homes for n in h.__all__})
+    assert mod.__doc__.startswith("Moved:")
 
 
 def test_the_session_module_exports_its_own_names_only():

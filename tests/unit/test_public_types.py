@@ -7,7 +7,7 @@ import pytest
 
 CODE = """
 from dshreplay import Session
-from dshreplay.analyses.calls import Outcome
+from dshreplay.analyses.trackers.calls import Outcome
 session = Session("log.jsonl")
 reveal_type(session.calls()[0].outcome)
 reveal_type(session.request(1).messages)

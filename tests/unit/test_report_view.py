@@ -1,4 +1,4 @@
-"""What report.html and index.html are given to show (output.reportview), checked row by row
+"""What report.html and index.html are given to show (report.view), checked row by row
 against a log whose every time and seq is known: `samples.incident()` (a failed and retried
 model call, a failed tool call, a five-minute approval, an aborted turn, an interrupted one).
 
@@ -10,11 +10,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from dshreplay.analyses.calls import Call
-from dshreplay.analyses.index import build_index
+from dshreplay.analyses.trackers.calls import Call
+from dshreplay.analyses.trackers.logindex import build_index
 from dshreplay.io.reader import LogSource
 from dshreplay.jsvalues import utc_time
-from dshreplay.output import reportview as rv
+from dshreplay.report import view as rv
+from dshreplay.report.waterfall import waterfall
 from dshreplay.testing.samples import CREATED_AT, LogBuilder, incident
 
 import scenarios
@@ -40,7 +41,7 @@ def views(*calls: int) -> list[dict]:
 
 
 def test_the_waterfall_lists_turns_and_calls_in_log_order_with_their_outcomes(incident_index):
-    wf = rv.waterfall(incident_index, views(1, 2, 3, 4, 5, 6))
+    wf = waterfall(incident_index, views(1, 2, 3, 4, 5, 6))
     assert wf.axis == "time"
     assert [(b.kind, b.label, b.status, b.note, b.when, b.href) for b in wf.rows.first] == [
         ("turn", "turn 1", "ok", "completed", at(7), None),
@@ -62,7 +63,7 @@ def test_the_waterfall_lists_turns_and_calls_in_log_order_with_their_outcomes(in
 
 
 def test_bars_lie_on_the_time_axis_and_show_long_waits(incident_index):
-    rows = rv.waterfall(incident_index, views(1)).rows.first
+    rows = waterfall(incident_index, views(1)).rows.first
     failed, build, install = rows[1], rows[3], rows[5]
     # call 1: asked at +28, its one chunk 1.2 s later: a bar of the narrowest width, all of it waiting
     assert (failed.left, failed.width, failed.wait) == (f"{21 / SPAN * 100:.2f}", "0.40", ("0.00", "100.00"))
@@ -81,20 +82,20 @@ def test_bars_lie_on_the_time_axis_and_show_long_waits(incident_index):
 
 
 def test_a_call_right_after_another_has_no_request_time_and_says_when_its_first_chunk_came(incident_index):
-    call_2 = rv.waterfall(incident_index, views(1)).rows.first[2]
+    call_2 = waterfall(incident_index, views(1)).rows.first[2]
     assert call_2.title == (f"call 2 (turn 1, step 1, deepseek-official/deepseek-v4-flash): seqs 5-19; first chunk "
                             f"at {at(3231)}, streamed 42 ms; tool-calls")
     assert call_2.wait is None
 
 
 def test_a_call_without_a_model_view_in_the_report_links_to_its_row(incident_index):
-    rows = rv.waterfall(incident_index, views(1, 2)).rows.first
+    rows = waterfall(incident_index, views(1, 2)).rows.first
     assert [b.href for b in rows if b.kind == "model"] == [
         "#call-1", "#call-2", "#call-row-3", "#call-row-4", "#call-row-5", "#call-row-6"]
 
 
 def test_a_log_without_times_falls_back_to_the_seq_axis_and_says_so(tmp_path):
-    wf = rv.waterfall(index_of(incident(), tmp_path, layout="projected"), views(1))
+    wf = waterfall(index_of(incident(), tmp_path, layout="projected"), views(1))
     assert wf.axis == "seq"
     assert wf.caption.startswith("This log has no event times (a projected log): the axis is event seqs")
     assert [t.label for t in wf.ticks] == ["seq 0", "seq 19", "seq 38", "seq 56", "seq 75"]
@@ -200,7 +201,7 @@ def test_durations_in_words(ms, text):
 
 
 def test_every_value_a_page_prints_is_escaped_and_its_control_characters_shown_as_escapes():
-    from dshreplay.output.htmlreport import render_index
+    from dshreplay.report.html import render_index
     page = render_index([{"input": "\x1b[31m<b>a</b>\x07.jsonl", "header": {"id": {"x": "<i>"}}, "verdict": "ok",
                           "events": 3, "folder": "a"}], "2026-01-01T00:00:00Z")
     assert ('<td class="text"><code>\\x1b[31m&lt;b&gt;a&lt;/b&gt;\\x07.jsonl</code></td>'
@@ -213,7 +214,7 @@ def test_a_template_that_prints_an_unknown_name_fails_and_an_if_without_else_pri
     # (the environment's StrictUndefined never raised) and `{{ 'x' if c }}` as "<Undefined>".
     import jinja2
 
-    from dshreplay.output.htmlreport import _environment
+    from dshreplay.report.html import _environment
     template = _environment().from_string('<i class="a{{ " b" if shadowed }}">{{ text }}</i>')
     assert template.render(shadowed=False, text="<t>") == '<i class="a">&lt;t&gt;</i>'
     assert template.render(shadowed=True, text="t") == '<i class="a b">t</i>'

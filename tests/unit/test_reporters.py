@@ -1,4 +1,4 @@
-"""Every reporter follows the one documented interface, `output.reporters.Reporter`."""
+"""Every reporter follows the one documented interface, `console.reporters.Reporter`."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dshreplay.output.reporters import JsonLinesReporter, JsonReporter, Reporter, TextReporter
+from dshreplay.console.reporters import JsonLinesReporter, JsonReporter, Reporter, TextReporter
 
 ANSWERS = sorted(name for name, _ in inspect.getmembers(Reporter, inspect.isfunction) if not name.startswith("_"))
 

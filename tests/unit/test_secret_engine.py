@@ -104,6 +104,6 @@ def test_under_an_address_space_too_small_for_the_engine_export_says_it_is_off(t
                          timeout=60, preexec_fn=limit)
     assert (out.returncode, out.stderr) == (0, (
         "dshreplay: warning: the secret engine (Betterleaks) is off: its runtime needs 4 GiB of address space and "
-        "`ulimit -v` allows 800 MiB; secrets are masked by the RE2 rules only (docs/redaction.md)\n"))
+        "`ulimit -v` allows 800 MiB; secrets are masked by the RE2 rules only (docs/reference/redaction.md)\n"))
     written = b"".join(p.read_bytes() for p in (tmp_path / "b").rglob("*") if p.is_file())
     assert b"ghp_Z9y8X7w6V5u4T3s2R1q0" not in written and MAILGUN.encode() in written  # (the RE2 rules' kind only)

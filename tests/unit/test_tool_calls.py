@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from dshreplay.analyses.tools import matcher_selects
+from dshreplay.analyses.trackers.hooks import matcher_selects
 from dshreplay.session import Session
 
 import scenarios

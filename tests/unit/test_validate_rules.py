@@ -587,3 +587,25 @@ def test_one_record_s_own_findings_come_in_the_order_its_checks_run(clean, write
     assert [f.message for f in report.findings[1:3]] == [
         "record has seq but no time",
         'unknown event type "custom/thing" without ignorable: true: dsh refuses to load the log']
+
+
+def test_w018_fields_a_newer_dsh_adds_are_warnings_naming_them_and_errors_only_with_strict(clean, write_log):
+    clean.header["owner"] = "ops"
+    result = next(e for e in clean.events if e["type"] == "tool/result")
+    result["data"]["mutations"] = [{"path": "a.txt"}]
+    report = validate_log(write_log(clean), Options(ignore=frozenset({"DSH-W213"})))
+    assert [(f.code, f.severity, f.seq, f.pointer, f.message) for f in report.findings] == [
+        ("DSH-W018", "warning", None, "/owner", 'field "owner" is not in dsh\'s schema as dshreplay knows it '
+                                                "(a newer or forked dsh?): read, not checked"),
+        ("DSH-W018", "warning", result["seq"], "/data/mutations", 'field "mutations" is not in dsh\'s schema as '
+                                                                  "dshreplay knows it (a newer or forked dsh?): "
+                                                                  "read, not checked")]
+
+
+def test_w018_is_not_given_where_the_payload_is_wrong_besides(clean, write_log):
+    result = next(e for e in clean.events if e["type"] == "tool/result")
+    result["data"]["mutations"] = []
+    result["data"]["turn"] = "one"
+    report = validate_log(write_log(clean))
+    assert sorted((f.code, f.pointer) for f in report.findings if f.code in ("DSH-E005", "DSH-W018")) == [
+        ("DSH-E005", "/data"), ("DSH-E005", "/data/turn")]

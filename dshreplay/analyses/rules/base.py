@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, ClassVar, TypedDict
 
 from dshreplay.analyses.findings import DEFAULT_CAP, FindingList, finding
-from dshreplay.analyses.turns import Placed
+from dshreplay.analyses.trackers.turns import Placed
 from dshreplay.core.driver import Observer, Run
 from dshreplay.jsvalues import MISSING, dig, is_number, shown
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from dshreplay.analyses.compaction import Bracket, CompactionTracker
 from dshreplay.analyses.findings import Finding, finding
-from dshreplay.analyses.provenance import METERS, meter_of
 from dshreplay.analyses.rules.base import Family, RuleFindings, get, not_open_turn, opt, same, show
-from dshreplay.analyses.turns import Placed, Stored, TurnTracker
+from dshreplay.analyses.trackers.compaction import Bracket, CompactionTracker
+from dshreplay.analyses.trackers.provenance import METERS, meter_of
+from dshreplay.analyses.trackers.turns import Placed, Stored, TurnTracker
 from dshreplay.core.driver import Record, Run
 from dshreplay.jsvalues import MISSING, js_same, shown
 

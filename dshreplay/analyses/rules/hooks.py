@@ -9,8 +9,8 @@ from typing import Any
 
 from dshreplay.analyses.findings import finding
 from dshreplay.analyses.rules.base import Family, RuleFindings, Where, get, not_open_turn, opt, same, show
-from dshreplay.analyses.tools import HookKey, HookTracker, hook_key, hook_name
-from dshreplay.analyses.turns import Stored, TurnTracker
+from dshreplay.analyses.trackers.hooks import HookKey, HookTracker, hook_key, hook_name
+from dshreplay.analyses.trackers.turns import Stored, TurnTracker
 from dshreplay.core.driver import Record, Run
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dshreplay.analyses.findings import finding
 from dshreplay.analyses.rules.base import Family
-from dshreplay.analyses.turns import Placed
+from dshreplay.analyses.trackers.turns import Placed
 from dshreplay.core.driver import Record, Run
 from dshreplay.io.reader import seed_length
 

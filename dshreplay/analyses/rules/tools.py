@@ -4,8 +4,8 @@ tool/call of its step, and a step closes with none unanswered."""
 from __future__ import annotations
 
 from dshreplay.analyses.rules.base import Family, RuleFindings, get
-from dshreplay.analyses.tools import ToolTracker
-from dshreplay.analyses.turns import TOOL_NOT_STARTED, Stored
+from dshreplay.analyses.trackers.toolcalls import ToolTracker
+from dshreplay.analyses.trackers.turns import TOOL_NOT_STARTED, Stored
 from dshreplay.core.driver import Record, Run
 from dshreplay.jsvalues import MISSING, shown
 

@@ -7,8 +7,8 @@ from typing import Any
 
 from dshreplay.analyses.findings import finding
 from dshreplay.analyses.rules.base import Family, RuleFindings, Where, get, same, show
-from dshreplay.analyses.tools import ToolTracker
-from dshreplay.analyses.turns import Placed, Stored, TurnTracker
+from dshreplay.analyses.trackers.toolcalls import ToolTracker
+from dshreplay.analyses.trackers.turns import Placed, Stored, TurnTracker
 from dshreplay.core.driver import Record, Run
 from dshreplay.jsvalues import MISSING, shown
 

@@ -1,0 +1,33 @@
+"""setup.cfg is the one place of the project's metadata and tool settings (pyproject.toml only
+names the build backend; ruff reads ruff.toml), and the package it builds holds every subpackage
+(a folder left out of its list is missing from a wheel, though an editable install still finds it)."""
+
+from __future__ import annotations
+
+import configparser
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SETUP = configparser.ConfigParser()
+SETUP.read(ROOT / "setup.cfg")
+
+
+def _lines(section: str, key: str) -> list[str]:
+    return [line.strip() for line in SETUP[section][key].splitlines() if line.strip()]
+
+
+def test_every_package_folder_is_in_the_built_package():
+    listed = set(_lines("options", "packages"))
+    folders = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "dshreplay").rglob("__init__.py")}
+    assert listed == folders | {"dshreplay.schema_files"}
+    assert "dshreplay.schema_files = schemas" in _lines("options", "package_dir")
+
+
+def test_the_settings_live_in_setup_cfg_alone():
+    assert not (ROOT / "setup.py").exists() and not (ROOT / "pytest.ini").exists()
+    assert not (ROOT / "mypy.ini").exists()
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    assert "[project]" not in pyproject and "[tool." not in pyproject  # (the build backend only)
+    assert SETUP["mypy"]["strict"] == "True"
+    assert SETUP["tool:pytest"]["testpaths"] == "tests"
+    assert _lines("options.entry_points", "console_scripts") == ["dshreplay = dshreplay.cli:main"]
