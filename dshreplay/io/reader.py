@@ -21,131 +21,40 @@ from __future__ import annotations
 import copy
 import io
 import os
-import stat
 import sys
-from contextlib import contextmanager
-from dataclasses import dataclass
 from itertools import accumulate, chain, count
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Iterable, Iterator, NamedTuple, Union
+from typing import Any, BinaryIO, Callable, Iterable, Iterator, Union
 
 import orjson
 
 from dshreplay.errors import ChangedError, FormatVersionError, LineError, ReadError, RestError
 from dshreplay.io.container import Opened, Parts, open_input
-from dshreplay.jsvalues import (
-    MAX_SAFE_INTEGER,
-    MISSING,
-    JSONObject,
-    JSONValue,
-    is_event_seq,
-    is_number,
-    is_safe_int,
-    shown,
-)
+from dshreplay.io.items import UNREADABLE_LINE, _json_kind, _json_reason, _not_json, _not_object
+from dshreplay.io.lean import regular_records
+from dshreplay.io.placement import MAX_BLANK_RUN, Placement
+from dshreplay.io.source import _BLOCK, Extent, _Prepended, _read_bounded, _shrank, _Upto, open_regular
+from dshreplay.jsvalues import MAX_SAFE_INTEGER, MISSING, JSONObject, JSONValue, is_number, is_safe_int, shown
 from dshreplay.options import DEFAULT, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINE, Options
 
 __all__ = ["LogSource", "LogReader", "Event", "PackedRun", "PackedMember", "TornTail", "QuietRule", "read_log"]
 
+# Where other modules import them from (each re-exported, "as" itself), though they live in items, packed, source:
+from dshreplay.io.items import (  # noqa: E402, I001
+    Event as Event, Fault as Fault, Fault_ as Fault_, Item as Item, Misplaced as Misplaced, Quiet as Quiet,
+    QuietRule as QuietRule, TornTail as TornTail, UNREADABLE_REST as UNREADABLE_REST, fault_of as fault_of,
+    line_problem as line_problem)
+from dshreplay.io.packed import (  # noqa: E402
+    MALFORMED_ROW as MALFORMED_ROW, ROW_TAGS as ROW_TAGS, PackedMember as PackedMember, PackedRun as PackedRun,
+    expand_row as expand_row, line_events as line_events)
+from dshreplay.io.source import (  # noqa: E402
+    LOG_NAMES as LOG_NAMES, read_small_file as read_small_file, resolve_log_path as resolve_log_path,
+    shown_path as shown_path, sized_file as sized_file)
+
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 FORMAT_VERSION = 0
-ROW_TAGS = frozenset({"text-chunks", "reasoning-chunks", "tool-call-chunks"})
-LOG_NAMES = ("session.jsonl", "session.jsonl.zstd")
-MAX_BLANK_RUN = 100_000  # dsh never writes blank lines; a long run of them is an attack, not a log
 MAX_FRAME_BYTES = 64 * 1024**2  # one frame is buffered until its checksum is verified
-_BLOCK = 1 << 20  # plain text is read and split a block at a time
 _ZSTD_FEED = 4096  # compressed bytes fed per call: bounds one call's output
-UNREADABLE_LINE, MALFORMED_ROW = "DSH-E001", "DSH-E002"  # the finding codes of a line that cannot be read
-UNREADABLE_REST = "DSH-E013"  # the finding code where the rest of a zstd log cannot be read
-MAX_EARLY = 1000  # records held back to be given at their place (more: placed where they lie)
-
-
-class Fault:
-    """How a record's written seq disagrees with its place, as the reader placed it.
-
-    The reader tells them apart by the next record's written seq: a correct line
-    after a damaged one continues the numbering, so it says which reading holds.
-    `Event.fault` is (kind, expected, following): `expected` is the seq the
-    record's place called for (where dsh's fold stops), `following` the next
-    record's written seq when it told the reader (a WRONG_SEQ), else None."""
-
-    GAP = "gap"  # the seqs expected.. before it are missing: it keeps its written seq
-    WRONG_SEQ = "wrong-seq"  # its written seq is wrong: it holds the expected seq's place
-    EARLY = "early"  # it lies before its place: a Misplaced stands here, the record comes at its place
-    REPEAT = "repeat"  # its place is behind (a repeated or moved line): a Misplaced, and nothing more
-    RESUMED = "resumed"  # the first record after lines that could not be read: numbering goes on from it
-
-
-class Event:
-    """One session event after packed rows are expanded.
-
-    `seq` is the event's position in the log (0-based, header excluded);
-    `record` is the event object as stored (for a packed-row member, the
-    event the row stands for); `line` is the 1-based physical line it came
-    from; `row` names the packed-row tag for members, else None. `fault`,
-    set only on a record whose written seq is not its place, is (Fault kind,
-    the seq its place called for, the next record's seq): read it with `fault_of`.
-    """
-
-    __slots__ = ("seq", "type", "record", "line", "row", "offset", "fault")
-    count = 1  # events this item stands for (a PackedRun stands for several)
-    fault: Fault_  # (set only on a record the reader placed off its written seq)
-    seq_pointer = "/seq"  # where the written seq is
-
-    def __init__(self, seq: int, type_: JSONValue, record: JSONObject, line: int,
-                 row: str | None = None, offset: int | None = None):
-        self.seq = seq
-        self.type = type_
-        self.record = record
-        self.line = line
-        self.row = row
-        self.offset = offset  # byte offset of its line in the (decompressed) text, when known
-
-    @property
-    def time(self) -> JSONValue:
-        """Epoch ms; 0 where the projected layout leaves it out."""
-        return self.record.get("time", 0)
-
-    @property
-    def end_line(self) -> int:
-        """The physical line of the item's last event."""
-        return self.line
-
-    @property
-    def data(self) -> JSONValue:
-        return self.record.get("data")
-
-    @property
-    def declared_seq(self) -> JSONValue:
-        """The seq written in the record, or MISSING in the projected layout."""
-        return self.record.get("seq", MISSING)
-
-    def __repr__(self) -> str:
-        return f"Event(seq={self.seq}, type={shown(self.type)}, line={self.line})"
-
-
-@dataclass(frozen=True)
-class TornTail:
-    """A crash-cut end of the log: not an event, reported, never repaired."""
-
-    line: int  # physical line (plain) or first line of the lost frame (zstd)
-    offset: int  # byte offset in the file where the lost bytes start
-    size: int  # bytes lost
-    encoding: str
-
-    def to_json(self) -> dict[str, int]:
-        return {"line": self.line, "offset": self.offset, "bytes": self.size}
-
-    @classmethod
-    def from_json(cls, value: JSONObject, encoding: str) -> TornTail:
-        """A torn tail as `to_json` wrote it (a bundle's manifest keeps it so), with the log's encoding."""
-        return cls(value["line"], value["offset"], value["bytes"], encoding)
-
-    def describe(self) -> str:
-        """The one way a torn tail is told (a warning, a finding, a fact of `inspect` and the report)."""
-        what = "last line has no newline and does not parse" if self.encoding != "zstd" \
-            else "last zstd frame is cut short"
-        return f"torn tail: {what}; {self.size} bytes lost at byte offset {self.offset}"
 
 
 def seed_length(header: JSONValue) -> int | None:
@@ -156,115 +65,6 @@ def seed_length(header: JSONValue) -> int | None:
     this one function (validate's DSH-E014, spills' inheritance, lineage)."""
     value: JSONValue = header.get("seedLength") if type(header) is dict else None
     return int(value) if is_safe_int(value) and value >= 0 else None
-
-
-def open_regular(path: str | os.PathLike[str], shown: str) -> BinaryIO:
-    """Open a regular file read-only; a FIFO, a device or a folder is refused
-    (without blocking on a FIFO): "-" is the way to read a pipe."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    except OSError as exc:
-        raise ReadError(f"cannot open: {exc.strerror or exc}", path=shown) from None
-    try:
-        kind = os.fstat(fd).st_mode
-        if not stat.S_ISREG(kind):
-            what = "a folder" if stat.S_ISDIR(kind) else "a pipe" if stat.S_ISFIFO(kind) else "a device or socket"
-            raise ReadError(f"is {what}, not a regular file (use - to read standard input)", path=shown)
-        if hasattr(os, "set_blocking"):
-            os.set_blocking(fd, True)
-    except BaseException:
-        os.close(fd)
-        raise
-    return open(fd, "rb")  # (the file owns fd from here, and closes it if this fails: never closed twice)
-
-
-def read_small_file(path: str | os.PathLike[str], limit: int, what: str) -> bytes:
-    """A regular file of at most `limit` bytes (rules, a manifest), read whole;
-    anything else is a ReadError naming `what`."""
-    shown = shown_path(path)
-    with open_regular(path, shown) as fh:
-        data = fh.read(limit + 1)
-    if len(data) > limit:
-        raise ReadError(f"{what} is larger than {limit} bytes", path=shown)
-    return data
-
-
-class _Upto(io.RawIOBase):
-    """The first `left` bytes of a file just opened, and exactly those: a file that ends before
-    them shrank while it was read (a ChangedError naming `shown`). Read from the file's raw
-    stream straight into the caller's buffer (a block is copied once, not twice)."""
-
-    def __init__(self, fh: BinaryIO, left: int, shown: str = "") -> None:
-        self.fh = fh  # (kept: the raw stream is its, and closes with it)
-        self.raw: Any = getattr(fh, "raw", fh)
-        self.left = self.size = left
-        self.shown = shown
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:  # (a writable buffer: memoryview or bytearray)
-        if self.left <= 0:
-            return 0
-        with memoryview(buffer) as view, view.cast("B") as octets:
-            n = self.raw.readinto(octets[:min(len(octets), self.left)])
-        if not n:
-            raise ChangedError(_shrank(self.size - self.left, self.size), path=self.shown)
-        self.left -= n
-        return int(n)
-
-    def close(self) -> None:
-        self.fh.close()
-        super().close()
-
-    def beyond(self) -> bool:
-        """Whether the file holds more than the size it gave (it grew, or it is a /proc file)."""
-        return bool(self.fh.read(1))
-
-
-@contextmanager
-def sized_file(path: str | os.PathLike[str], shown: str) -> Iterator[tuple[io.BufferedReader[_Upto], int]]:
-    """A file opened as every input is (`open_regular`: a regular file, never a
-    pipe or a device, never blocking) and read no further than the size it had
-    when opened: a /proc file says 0 bytes and would never end, and a log being
-    written to is read as it was. Yields the stream and that size (the
-    stream's `raw.beyond()` tells whether there was more)."""
-    with open_regular(path, shown) as fh:
-        size = os.fstat(fh.fileno()).st_size
-        yield io.BufferedReader(_Upto(fh, size, shown), 1 << 20), size
-
-
-def _shrank(now: int, then: int) -> str:
-    return (f"shrank while it was read: {now} bytes, where it held {then} when first opened (truncated or "
-            "rewritten meanwhile: read it again once nothing rewrites it)")
-
-
-@dataclass(frozen=True)
-class Extent:
-    """A log file as first opened: its size then (every pass reads exactly that many bytes) and
-    which file it was (device, inode)."""
-
-    size: int
-    device: int
-    inode: int
-
-
-def resolve_log_path(source: str | os.PathLike[str]) -> Path:
-    """Map a session directory to its log file; leave file paths as they are."""
-    path = Path(source)
-    if path.is_dir():
-        try:
-            os.listdir(path)
-        except OSError as exc:
-            raise ReadError(f"cannot list the folder: {exc.strerror or exc}", path=shown_path(path)) from None
-        found = [path / name for name in LOG_NAMES if (path / name).is_file()]
-        if not found:
-            raise ReadError("directory holds no session.jsonl or session.jsonl.zstd", path=shown_path(path))
-        if len(found) > 1:
-            raise ReadError("directory holds both session.jsonl and session.jsonl.zstd; "
-                            "dsh never writes both: name the file to read", path=shown_path(path))
-        return found[0]
-    return path
 
 
 class LogSource:
@@ -348,27 +148,6 @@ class LogSource:
         if self.data is not None:
             return len(self.data)
         return self._extent[0].size if self._extent else None
-
-
-def _read_bounded(stream: BinaryIO, limit: int, shown: str) -> bytes:
-    """All of a stream (standard input is held in memory to be read again), at most `limit` bytes."""
-    parts: list[bytes] = []
-    size = 0
-    while True:
-        part = stream.read(min(_BLOCK, limit + 1 - size))
-        if not part:
-            return b"".join(parts)
-        parts.append(part)
-        size += len(part)
-        if size > limit:
-            raise ReadError(f"more than {limit} bytes (the --max-bytes ceiling; a pipe with no end?)", path=shown)
-
-
-def shown_path(path: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> str:
-    """A path as text that prints anywhere: bytes that are not UTF-8 shown as \\xNN."""
-    text = os.fsdecode(path)
-    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace") \
-        if any("\udc80" <= c <= "\udcff" for c in text) else text
 
 
 class LogReader:
@@ -716,598 +495,127 @@ class LogReader:
             raise RuntimeError("a LogReader's events can be iterated only once")
         self._started = True
         self.header  # noqa: B018 - the header comes first
+        placement = Placement(self, self._first_seq)
+        lines: Iterator[tuple[int, int, bytes]] = self._lines
+        if self.transform is None and self._align:  # (the lean loop, while the lines are regular)
+            first = yield from regular_records(self, lines, placement, quiet)
+            lines = chain((first,), lines) if first is not None else iter(())
+        yield from self._placed(placement, recover, quiet, lines)
+        yield from self._ended(placement, recover)
+
+    def _placed(self, p: Placement, recover: Callable[[LineError], None] | None,
+                quiet: QuietRule | None, lines: Iterator[tuple[int, int, bytes]]) -> Iterator[Item]:
+        """The records of `lines`, in order (the exact path of `records()`): each line parsed,
+        a line that holds no record reported, each record placed (`Placement`)."""
         loads, transform = orjson.loads, self.transform
         JSONDecodeError = orjson.JSONDecodeError
         path = self.path
-        seq = self._first_seq
         align = self._align
-        last = b"\n"
-        resync = None  # seq of the first event lost to a skipped line
-        blanks = 0
         row_tags = ROW_TAGS
-        held: tuple[Event | PackedRun, bytes, JSONValue] | None = None  # (item, raw, written seq) of a record not
-        # at its place, until the next one is read
-        early: dict[int, tuple[Event | PackedRun, bytes]] = {}  # seq -> (item, raw): records read before their place
-        mixed = False  # a record without a written seq was read: seqs are positions (FORMAT.md section 3), so a
-        # written seq that disagrees is wrong where it lies and numbers nothing after it
-
-        def place(following: JSONValue) -> Iterator[Item]:
-            """Give the held record, now that the next record's written seq is known."""
-            nonlocal seq, held
-            assert held is not None
-            item, raw, written_value = held
-            held = None
-            expected, count = seq, item.count
-            after = _as_seq(following)
-            written = _as_seq(written_value)
-            if written is not None and written >= expected + 1_000_000:
-                written = None  # (no log jumps so far: a damaged number)
-            if written is None or after == expected + count or mixed:  # the numbering goes on from its place
-                item.fault = (Fault.WRONG_SEQ, expected, after)
-                self.raw = raw
-                yield item
-                seq = expected + count
-            elif written > expected and after == expected and len(early) < MAX_EARLY:
-                item.seq = written
-                early[written] = (item, raw)
-                self.raw = raw
-                yield Misplaced(item, expected, Fault.EARLY)
-            elif written > expected:  # (the next line goes on from it, or says nothing clear: its seq holds)
-                yield from release(written)
-                item.fault = (Fault.GAP, seq, None)
-                item.seq = written
-                self.raw = raw
-                yield item
-                self.missing += written - seq
-                seq = written + count
-            else:
-                item.seq = written
-                self.raw = raw
-                yield Misplaced(item, expected, Fault.REPEAT)
-            if early:
-                yield from release(None)
-
-        def release(before: int | None) -> Iterator[Item]:
-            """Give the early records whose place has come (and, with `before`, those
-            that come before that seq: the seqs between are missing)."""
-            nonlocal seq
-            while early:
-                first = min(early)
-                if first > seq and (before is None or first >= before):
-                    return
-                item, raw = early.pop(first)
-                self.raw = raw
-                if first < seq:  # its place went by (a wrong seq took it)
-                    yield Misplaced(item, seq, Fault.REPEAT)
-                    continue
-                if first > seq:
-                    item.fault = (Fault.GAP, seq, None)
-                    self.missing += first - seq
-                yield item
-                seq = first + item.count
-
-        item: Event | PackedRun
-        hushed = hushed_line = hushed_offset = hushed_end = 0  # events counted into the Quiet run that ends
-        # before this line, and the lines where it starts and ends
         given, surface_fields = quiet if quiet is not None else (frozenset(), ())
-        for lineno, offset, raw in self._lines:
+        last: bytes | None = None
+        for lineno, offset, raw in lines:
             try:
                 rec = loads(raw)
             except JSONDecodeError as exc:
-                if hushed:
-                    yield Quiet(seq - hushed, hushed, hushed_line, hushed_offset, hushed_end)
-                    hushed = 0
-                if not raw.strip():  # a blank line: dsh writes none; a long run of them is refused
-                    blanks += 1
-                    if blanks > MAX_BLANK_RUN:
-                        raise ReadError(f"more than {MAX_BLANK_RUN} blank lines in a row: not a dsh log",
-                                        path=path, line=lineno, seq=seq) from None
+                if p.hushed:
+                    yield p.quiet_run()
+                if not raw.strip():
+                    p.blank(lineno)
                     continue
-                blanks = 0
-                if held is not None:
-                    yield from place(MISSING)
+                p.blanks = 0
+                if p.held is not None:
+                    yield from p.place(MISSING)
                 if not raw.endswith(b"\n"):
                     # a complete zstd frame whose text ends without a newline is a torn line, not a torn frame
                     if self.torn_tail is None:  # (a zstd frame cut short said so already)
                         self.torn_tail = TornTail(line=lineno, offset=offset, size=len(raw), encoding="jsonl")
                     self.lines = lineno
-                    break
-                error = LineError(_not_json(raw, exc), code=UNREADABLE_LINE,
-                                  path=path, line=lineno, seq=seq)
-                if recover is None:
-                    raise error from None
-                recover(error)
-                resync = seq if resync is None else resync
-                seq += 1
+                    return
+                p.unreadable(LineError(_not_json(raw, exc), code=UNREADABLE_LINE, path=path, line=lineno,
+                                       seq=p.seq), recover)
                 continue
-            blanks = 0
+            p.blanks = 0
             last = raw
-            if quiet is not None and rec.__class__ is dict and held is None and resync is None and not early:
-                kind = rec.get("type")
-                if kind.__class__ is str and kind not in given and rec.keys().isdisjoint(surface_fields):
-                    if kind not in row_tags:
-                        written = rec.get("seq", MISSING)
-                        if written is MISSING:
-                            mixed = True
-                        counted = written is MISSING or (written == seq and written.__class__ is not bool)
-                    else:  # a packed row, checked exactly: counted whole when at its place
-                        try:
-                            run = expand_row(rec, kind, seq, lineno, path)
-                            mixed = mixed or run.seq0 is None
-                            counted = run.count if run.seq0 is None or run.seq0 == seq else 0
-                        except LineError:
-                            counted = 0  # (read again below, where its error is raised or recovered)
-                    if counted:  # (at its place)
-                        if not hushed:
-                            hushed_line, hushed_offset = lineno, offset
-                        hushed += counted
-                        seq += counted
-                        hushed_end = lineno
-                        continue
-            if hushed:
-                yield Quiet(seq - hushed, hushed, hushed_line, hushed_offset, hushed_end)
-                hushed = 0
+            if quiet is not None and rec.__class__ is dict and p.held is None and p.resync is None \
+                    and not p.early and p.counted(rec, given, surface_fields, lineno, offset):
+                continue
+            if p.hushed:
+                yield p.quiet_run()
             if type(rec) is not dict:
-                if held is not None:
-                    yield from place(MISSING)
-                error = LineError(_not_object(rec), code=UNREADABLE_LINE,
-                                  path=path, line=lineno, seq=seq)
-                if recover is None:
-                    raise error
-                recover(error)
-                resync = seq if resync is None else resync
-                seq += 1
+                if p.held is not None:
+                    yield from p.place(MISSING)
+                p.unreadable(LineError(_not_object(rec), code=UNREADABLE_LINE, path=path, line=lineno,
+                                       seq=p.seq), recover)
                 continue
             if transform is not None:
                 rec = transform(rec, raw)
             tag = rec.get("type")
-            if held is not None:
-                following = _written(rec)
-                mixed = mixed or following is MISSING
-                yield from place(following)
-            resumed = resync
-            if resync is not None:
-                written = _written(rec)
-                if type(written) is int and resync <= written < seq + 1_000_000:
-                    seq = written
-                resync = None
+            if p.held is not None:
+                yield from p.follow(rec)
+            resumed = p.resumed(rec) if p.resync is not None else None
             if type(tag) is not str:
                 tag = None  # not a type name; the validator reports it
             elif tag in row_tags:
-                try:
-                    item = expand_row(rec, tag, seq, lineno, path)
-                except LineError as error:
-                    if recover is None:
-                        raise
-                    recover(error)
-                    resync = seq
-                    seq += 1
-                    continue
-                item.offset = offset
-                if resumed is not None:
-                    item.fault = (Fault.RESUMED, resumed, None)
-                elif align and item.seq0 is None:
-                    mixed = True
-                elif align and item.seq0 != seq:
-                    held = (item, raw, item.seq0)
-                    continue
-                self.raw = raw
-                yield item
-                seq += item.count
-                if early:
-                    yield from release(None)
+                yield from self._row(p, rec, tag, lineno, offset, raw, resumed, recover)
                 continue
-            item = Event(seq, tag, rec, lineno, None, offset)
+            item = Event(p.seq, tag, rec, lineno, None, offset)
             if resumed is not None:
                 item.fault = (Fault.RESUMED, resumed, None)
             elif align:
                 written = rec.get("seq", MISSING)
                 if written is MISSING:
-                    mixed = True
-                elif written != seq or type(written) is bool:
-                    held = (item, raw, written)
+                    p.mixed = True
+                elif written != p.seq or type(written) is bool:
+                    p.held = (item, raw, written)
                     continue
             self.raw = raw
             yield item
-            seq += 1
-            if early:
-                yield from release(None)
-        else:
-            if self.torn_tail is None:
-                self.final_newline = last.endswith(b"\n")
-        if hushed:
-            yield Quiet(seq - hushed, hushed, hushed_line, hushed_offset, hushed_end)
-        if held is not None:
-            yield from place(MISSING)
-        if early:
-            yield from release(seq + 2 * MAX_SAFE_INTEGER)
-        self.event_count = seq
+            p.seq += 1
+            if p.early:
+                yield from p.release(None)
+        if self.torn_tail is None and last is not None:
+            self.final_newline = last.endswith(b"\n")
+
+    def _row(self, p: Placement, rec: JSONObject, tag: str, lineno: int, offset: int, raw: bytes,
+             resumed: int | None, recover: Callable[[LineError], None] | None) -> Iterator[Item]:
+        """A packed row's run, checked exactly (a malformed one is a line that holds no record)."""
+        try:
+            item = expand_row(rec, tag, p.seq, lineno, self.path)
+        except LineError as error:
+            p.unreadable(error, recover)
+            return
+        item.offset = offset
+        if resumed is not None:
+            item.fault = (Fault.RESUMED, resumed, None)
+        elif self._align and item.seq0 is None:
+            p.mixed = True
+        elif self._align and item.seq0 != p.seq:
+            p.held = (item, raw, item.seq0)
+            return
+        self.raw = raw
+        yield item
+        p.seq += item.count
+        if p.early:
+            yield from p.release(None)
+
+    def _ended(self, p: Placement, recover: Callable[[LineError], None] | None) -> Iterator[Item]:
+        """What the end of the lines gives: the last Quiet run, the held and early records
+        at their places, and where the rest of a zstd log cannot be read."""
+        if p.hushed:
+            yield p.quiet_run()
+        if p.held is not None:
+            yield from p.place(MISSING)
+        if p.early:
+            yield from p.release(p.seq + 2 * MAX_SAFE_INTEGER)
+        self.event_count = p.seq
         rest = self.unreadable_rest
         if rest is not None:  # (what follows cannot be read: the readable part ends here, as at a bad line)
             unreadable = LineError(f"the rest of the log cannot be read: {rest.message}", code=UNREADABLE_REST,
-                                   path=path, line=rest.line, seq=seq)
+                                   path=self.path, line=rest.line, seq=p.seq)
             if recover is None:
                 raise unreadable
             recover(unreadable)
-
-
-def _written(rec: JSONObject) -> JSONValue:
-    """A record's written seq (a packed row's `seq0`), or MISSING."""
-    tag = rec.get("type")
-    return rec.get("seq0" if type(tag) is str and tag in ROW_TAGS else "seq", MISSING)
-
-
-def _as_seq(value: JSONValue) -> int | None:
-    """A written seq as an int (JSON numbers: 5.0 is 5), or None when it is no event seq."""
-    if type(value) is int and value >= 0:
-        return value
-    if type(value) is float and value >= 0 and value.is_integer() and value <= MAX_SAFE_INTEGER:
-        return int(value)
-    return None
-
-
-def fault_of(item: object) -> Fault_ | None:
-    """(Fault kind, expected seq, following seq) of a record the reader placed off its written seq, or None."""
-    return getattr(item, "fault", None)
-
-
-class Misplaced:
-    """A stored record that holds no event where it lies: it repeats a seq whose place
-    is behind (REPEAT), or it comes before its place (EARLY: the record is given again
-    there). `count` is 0: the fold rejects it (DSH-E101 at `fault[1]`), nothing else sees it."""
-
-    __slots__ = ("item", "seq", "fault")
-    count = 0
-
-    def __init__(self, item: Event | PackedRun, expected: int, kind: str) -> None:
-        self.item = item
-        self.seq = item.seq  # its written seq (for an EARLY record, the seq it is given at later)
-        self.fault: Fault_ = (kind, expected, None)
-
-    type = property(lambda self: self.item.type)
-    line = property(lambda self: self.item.line)
-    end_line = property(lambda self: self.item.line)
-    row = property(lambda self: self.item.row)
-    offset = property(lambda self: self.item.offset)
-    time = property(lambda self: self.item.time)
-    declared_seq = property(lambda self: self.item.declared_seq)
-    seq_pointer = property(lambda self: self.item.seq_pointer)
-
-    @property
-    def record(self) -> JSONObject:
-        return self.item.record
-
-    @property
-    def data(self) -> JSONValue:
-        return self.record.get("data")
-
-    def members(self) -> list[PackedMember]:
-        return []
-
-    def __repr__(self) -> str:
-        return f"Misplaced(seq={self.seq}, fault={self.fault!r}, line={self.line})"
-
-
-class _Prepended(io.RawIOBase):
-    """A non-seekable stream with bytes already read put back in front."""
-
-    def __init__(self, head: bytes, rest: BinaryIO) -> None:
-        self._head = head
-        self._rest = rest
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, b: Any) -> int:  # (a writable buffer: memoryview or bytearray)
-        if self._head:
-            n = min(len(b), len(self._head))
-            b[:n] = self._head[:n]
-            self._head = self._head[n:]
-            return n
-        data = self._rest.read(len(b))
-        n = len(data)
-        b[:n] = data
-        return n
-
-
-def line_problem(raw: bytes) -> str | None:
-    """Why one line (its bytes, newline or not) holds no record, as the reader says it where it
-    meets it; None for a line that parses as a JSON object, or a blank one (no record, no damage)."""
-    if not raw.strip():
-        return None
-    try:
-        rec = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        return _not_json(raw, exc)
-    return None if type(rec) is dict else _not_object(rec)
-
-
-def _not_json(raw: bytes, exc: Exception) -> str:
-    return f"line is not valid JSON: {_json_reason(raw, exc)}"
-
-
-def _not_object(rec: object) -> str:
-    return f"record must be a JSON object, got {_json_kind(rec)}"
-
-
-def _json_kind(value: object) -> str:
-    return {list: "an array", str: "a string", int: "a number", float: "a number",
-            bool: "a boolean", type(None): "null"}.get(type(value), type(value).__name__)
-
-
-def _json_reason(raw: bytes, exc: Exception) -> str:
-    if raw.startswith(b"\xef\xbb\xbf"):
-        return "starts with a UTF-8 byte-order mark"
-    text = str(exc)
-    return text.split(": line")[0] if ": line" in text else text
-
-
-# -- packed chunk rows ----------------------------------------------------
-
-def _all_safe_ints(values: list[JSONValue]) -> bool:
-    """Every value a safe integer (plain ints checked at once by their extremes)."""
-    if not values:
-        return True
-    if set(map(type, values)) == _INT:
-        ints: list[int] = values  # (every one an int, as the test says)
-        return -MAX_SAFE_INTEGER <= min(ints) and max(ints) <= MAX_SAFE_INTEGER
-    return all(map(is_safe_int, values))
-
-
-_INT = frozenset({int})
-
-
-def _malformed(tag: str, why: str, path: str, line: int, seq: int) -> LineError:
-    return LineError(f"malformed {tag} row: {why}", code=MALFORMED_ROW, path=path, line=line, seq=seq)
-
-
-def expand_row(rec: JSONObject, tag: str, seq: int, line: int, path: str) -> PackedRun:
-    """Validate one packed row exactly as dsh does; return it as a run of events.
-
-    `seq` is the position of the first member. A runtime row's `seq0` is kept
-    as each member's written seq (`seq0 + k`), so the fold's contiguity rule
-    sees a mismatch the same way it would for plain events.
-    """
-    keys = rec.keys()
-    if keys == _RUNTIME_ROW:
-        seq0, time0 = rec["seq0"], rec["time0"]
-        if not (type(seq0) is int and 0 <= seq0 <= MAX_SAFE_INTEGER) and not is_event_seq(seq0):
-            raise _malformed(tag, "seq0 must be a non-negative safe integer", path, line, seq)
-        if not (type(time0) is int and -MAX_SAFE_INTEGER <= time0 <= MAX_SAFE_INTEGER) and not is_safe_int(time0):
-            raise _malformed(tag, "time0 must be a safe integer", path, line, seq)
-    elif "seq0" in rec or "time0" in rec:
-        raise _malformed(tag, "envelope must be exactly {type, seq0, time0, data}", path, line, seq)
-    elif keys != _PROJECTED_ROW:
-        raise _malformed(tag, "envelope must be exactly {type, data} (projected) or "
-                              "{type, seq0, time0, data} (runtime)", path, line, seq)
-    else:
-        seq0, time0 = None, 0
-    data = rec["data"]
-    if type(data) is not dict:
-        raise _malformed(tag, "data must be an object", path, line, seq)
-    if tag == "tool-call-chunks":
-        with_name = data.keys() == _NAMED_TOOL_ROW
-        if not with_name and data.keys() != _TOOL_ROW:
-            raise _malformed(tag, "data must be exactly {turn, step, index, id, name?, dt, args}",
-                             path, line, seq)
-        if type(data["id"]) is not str or (with_name and type(data["name"]) is not str):
-            raise _malformed(tag, "id (and name when present) must be strings", path, line, seq)
-        payload = data["args"]
-        key = "args"
-    else:
-        if data.keys() != _TEXT_ROW:
-            raise _malformed(tag, "data must be exactly {turn, step, index, dt, texts}", path, line, seq)
-        payload = data["texts"]
-        key = "texts"
-    turn, step, index = data["turn"], data["step"], data["index"]
-    if not (type(turn) is int and type(step) is int and type(index) is int) \
-            and not (is_number(turn) and is_number(step) and is_number(index)):
-        raise _malformed(tag, "turn/step/index must be numbers", path, line, seq)
-    if type(payload) is not list or not payload or not _all_strings(payload):
-        raise _malformed(tag, f"{key} must be a non-empty array of strings", path, line, seq)
-    dt = data["dt"]
-    if type(dt) is not list:
-        raise _malformed(tag, "dt must be an array of safe integers", path, line, seq)
-    # the common case in one sum: plain ints whose magnitudes, with time0's, stay safe (then every
-    # gap and every member's time is a safe integer); else each is checked
-    plain = type(time0) is int and (not dt or set(map(type, dt)) == _INT) \
-        and abs(time0) + sum(map(abs, dt)) <= MAX_SAFE_INTEGER
-    if not plain and not _all_safe_ints(dt):
-        raise _malformed(tag, "dt must be an array of safe integers", path, line, seq)
-    n = len(payload)
-    if len(dt) != n - 1:
-        raise _malformed(tag, f"dt has {len(dt)} gaps for {n} members (want one fewer)", path, line, seq)
-    if seq0 is not None and not (type(seq0) is int and seq0 + n - 1 <= MAX_SAFE_INTEGER) \
-            and not is_safe_int(seq0 + n - 1):
-        raise _malformed(tag, "member seqs must stay safe integers", path, line, seq)
-    if not plain and not _all_safe_ints(list(accumulate(dt, initial=time0))):
-        raise _malformed(tag, "member times must stay safe integers", path, line, seq)
-    return PackedRun(seq, tag, data, seq0, rec, line, time0, n)
-
-
-def line_events(raw: bytes) -> int:
-    """How many events one physical line holds, as `records()` counts them: none for
-    a blank line or a last line cut short (no newline, not JSON), a packed row's
-    members, one for any other line (a bad one too: it is assumed to hold one)."""
-    try:
-        rec = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return 0 if not raw.strip() or not raw.endswith(b"\n") else 1
-    tag = rec.get("type") if type(rec) is dict else None
-    if type(tag) is str and tag in ROW_TAGS:
-        try:
-            return expand_row(rec, tag, 0, 0, "").count
-        except LineError:
-            return 1
-    return 1
-
-
-def _all_strings(values: list[JSONValue]) -> bool:
-    try:
-        "".join(values)  # checks every item is a string, in C
-    except TypeError:
-        return False
-    return True
-
-
-_RUNTIME_ROW = frozenset({"type", "seq0", "time0", "data"})
-_PROJECTED_ROW = frozenset({"type", "data"})
-_TEXT_ROW = frozenset({"turn", "step", "index", "dt", "texts"})
-_TOOL_ROW = frozenset({"turn", "step", "index", "id", "dt", "args"})
-_NAMED_TOOL_ROW = frozenset({"turn", "step", "index", "id", "name", "dt", "args"})
-
-
-class _RowView:
-    """What a packed run and each of its members tell about their row."""
-
-    __slots__ = ()
-    seq_pointer = "/seq0"  # where a row's written seq is
-
-    @property
-    def _of(self) -> PackedRun:
-        raise NotImplementedError
-
-    @property
-    def row_data(self) -> JSONObject:
-        """The packed row's `data` (turn, step, index, dt, texts/args)."""
-        return self._of.data
-
-    @property
-    def row_record(self) -> JSONObject:
-        """The whole packed row as stored."""
-        return self._of.stored
-
-
-class PackedRun(_RowView):
-    """The `count` assistant/chunk events one packed row stands for: the row's
-    tag (`row`), `data`, written `seq0` (None in the projected layout) and
-    record (`stored`), which its members share."""
-
-    __slots__ = ("seq", "count", "line", "row", "time0", "data", "seq0", "stored", "offset", "fault")
-    offset: int | None
-    fault: Fault_
-    type = "assistant/chunk"
-    index_in_row = 0
-
-    def __init__(self, seq: int, tag: str, data: JSONObject, seq0: int | float | None, stored: JSONObject,
-                 line: int, time0: int | float, count: int) -> None:
-        self.seq = seq
-        self.count = count
-        self.line = line
-        self.row = tag
-        self.time0 = time0
-        self.data = data
-        self.seq0 = seq0
-        self.stored = stored
-
-    @property
-    def _of(self) -> PackedRun:
-        return self
-
-    @property
-    def last_seq(self) -> int:
-        return self.seq + self.count - 1
-
-    @property
-    def record(self) -> JSONObject:
-        """The whole packed row as stored (as `row_record`)."""
-        return self.stored
-
-    @property
-    def time(self) -> int | float:
-        """The first member's time."""
-        return self.time0
-
-    @property
-    def end_line(self) -> int:
-        return self.line
-
-    @property
-    def declared_seq(self) -> JSONValue:
-        """The row's written `seq0`, or MISSING in the projected layout."""
-        seq0 = self.seq0
-        return MISSING if seq0 is None else seq0
-
-    @property
-    def times(self) -> list[int | float]:
-        """Each member's time: time0 plus the gaps before it; in the projected layout, which
-        has no times, none (0, as for every other event of that layout), whatever its gaps."""
-        if self.seq0 is None:
-            return [0] * self.count
-        return list(accumulate(self.data["dt"], initial=self.time0))
-
-    @property
-    def last_time(self) -> int | float:
-        """The last member's time (0 in the projected layout)."""
-        return self.time0 + sum(self.data["dt"]) if self.seq0 is not None else 0
-
-    def members(self) -> list[PackedMember]:
-        times, seq, line = self.times, self.seq, self.line
-        return [PackedMember(seq + k, self, k, line, times[k]) for k in range(self.count)]
-
-    def __repr__(self) -> str:
-        return f"PackedRun(seq={self.seq}, count={self.count}, row={shown(self.row)}, line={self.line})"
-
-
-class PackedMember(_RowView, Event):
-    """An `assistant/chunk` event stored inside a packed row.
-
-    Its record is built only when someone asks for it: the fold needs just
-    the seq, so expanding large rows stays cheap.
-    """
-
-    __slots__ = ("_run", "_k", "_record", "_time")
-
-    def __init__(self, seq: int, run: PackedRun, k: int, line: int, time: int | float) -> None:
-        self.seq = seq
-        self.type = "assistant/chunk"
-        self.line = line
-        self.row = run.row
-        self._time = time
-        self._run = run
-        self._k = k
-        self._record: JSONObject | None = None
-
-    @property
-    def _of(self) -> PackedRun:
-        return self._run
-
-    @property
-    def time(self) -> int | float:
-        return self._time
-
-    @property
-    def index_in_row(self) -> int:
-        return self._k
-
-    @property
-    def declared_seq(self) -> JSONValue:
-        seq0 = self._run.seq0
-        return MISSING if seq0 is None else seq0 + self._k
-
-    @property
-    def record(self) -> JSONObject:  # type: ignore[override]  # (built from its row on demand: never assigned)
-        if self._record is None:
-            self._record = self._build()
-        return self._record
-
-    def _build(self) -> JSONObject:
-        run, k = self._run, self._k
-        data = run.data
-        if run.row == "text-chunks":
-            chunk = {"type": "text-delta", "index": data["index"], "text": data["texts"][k]}
-        elif run.row == "reasoning-chunks":
-            chunk = {"type": "reasoning-delta", "index": data["index"], "text": data["texts"][k]}
-        elif "name" in data:
-            chunk = {"type": "tool-call-delta", "index": data["index"], "id": data["id"],
-                     "name": data["name"], "argumentsDelta": data["args"][k]}
-        else:
-            chunk = {"type": "tool-call-delta", "index": data["index"], "id": data["id"],
-                     "argumentsDelta": data["args"][k]}
-        body = {"turn": data["turn"], "step": data["step"], "chunk": chunk}
-        if run.seq0 is None:
-            return {"type": "assistant/chunk", "data": body}
-        return {"type": "assistant/chunk", "seq": run.seq0 + k, "time": self.time, "data": body}
 
 
 def read_log(source: str | os.PathLike[str] | BinaryIO, **kwargs: Any) -> tuple[JSONObject, list[Event]]:
@@ -1316,44 +624,6 @@ def read_log(source: str | os.PathLike[str] | BinaryIO, **kwargs: Any) -> tuple[
         return reader.header, list(reader.events())
 
 
-class QuietRule(NamedTuple):
-    """The records a pass only counts (`LogReader.records(quiet=...)`): those whose type
-    is a string not in `given` and that carry none of `fields` at the top level. The
-    pass that asks says which (the fold: `core.surface.counted_only`); the reader
-    applies it to every parsed record, inline (this is the hottest line of a fold)."""
-
-    given: frozenset[str]
-    fields: tuple[str, ...]
-
-
-class Quiet:
-    """`count` consecutive events at their places (from seq `seq`, on lines `line` ..
-    `end_line`) that the pass asked not to be given one by one (`records(quiet=...)`):
-    each line was parsed and checked (a packed row exactly, as always), then its events
-    counted. Like a packed run, the fold takes them whole: it counts them off the surface
-    (`row` says they hold no record of their own)."""
-
-    __slots__ = ("seq", "count", "line", "offset", "end_line")
-    type: JSONValue = None  # (several types, none that anybody reads)
-    row = "quiet"
-    time = 0
-    declared_seq = MISSING  # (each was at its place: the reader checked its written seq)
-    seq_pointer = "/seq"
-    record: JSONObject = {}  # (no record is kept)
-
-    def __init__(self, seq: int, count: int, line: int, offset: int, end_line: int) -> None:
-        self.seq = seq
-        self.count = count
-        self.line = line
-        self.offset = offset
-        self.end_line = end_line  # the line of its last event
-
-    def __repr__(self) -> str:
-        return f"Quiet(seq={self.seq}, count={self.count}, line={self.line})"
-
-
 PARTS = Parts(open_regular, shown_path, expand_row)  # what io.container takes from this module
-Item = Union[Event, PackedRun, Misplaced, Quiet]  # what `LogReader.records()` gives
-Fault_ = tuple[str, int, Union[int, None]]  # (Fault kind, expected seq, following seq): an item's `fault`
 LogInput = Union[str, "os.PathLike[str]", bytes, bytearray]  # what a LogSource reads: a path, "-" or the log's bytes
 Transform = Callable[[JSONValue, bytes], JSONValue]  # applied to every parsed line with its raw bytes (redaction)

@@ -71,6 +71,8 @@ INTERNAL = {"dshreplay.__main__", "dshreplay.jsvalues", "dshreplay.analyses.rend
             "dshreplay.redaction.decode", "dshreplay.redaction.engine", "dshreplay.redaction.rules",
             "dshreplay.redaction.jsontext", "dshreplay.core.fleet", "dshreplay.core.mapper", "dshreplay.core.parallel",
             "dshreplay.core.passstate", "dshreplay.io.store", "dshreplay.io.container",
+            "dshreplay.io.items", "dshreplay.io.lean",
+            "dshreplay.io.packed", "dshreplay.io.placement", "dshreplay.io.source",
             "dshreplay.io.sqlitestore", "dshreplay.io.webzip", "dshreplay.io.varint", "dshreplay.bundle.storepin",
             "dshreplay.bundle.callread",
             "dshreplay.bundle.jsonread", "dshreplay.bundle.calls", "dshreplay.integrity.chain",
