@@ -79,7 +79,7 @@ from dshreplay.integrity.chain import TurnEndLines, line_chain
 from dshreplay.integrity.evidence import PLAIN_HASH, InputHash, input_hash
 from dshreplay.integrity.signing import NAMESPACE, Signer, canonical, exact_integers, manifest_digest, representable
 from dshreplay.io.container import pin_facts
-from dshreplay.io.reader import PARTS, LogSource, resolve_log_path, shown_path
+from dshreplay.io.reader import LogSource, resolve_log_path, shown_path
 from dshreplay.jsvalues import (
     MAX_TIME,
     parse_count,
@@ -418,7 +418,7 @@ def _input_facts(given: Given, source: LogSource | None, hasher: InputHash) -> d
         if source.data is not None:
             facts.update(size=len(source.data), sha256=hasher.hex(source.data))
             if source.container is not None:  # a session in a dsh SQLite store or web export ZIP: pin that too
-                facts.update(pin_facts(source.container, hasher, PARTS))
+                facts.update(pin_facts(source.container, hasher))
             return facts
         if not isinstance(given, LogSource) and Path(given).is_dir():
             assert source.file is not None  # (a session folder's log is a file)

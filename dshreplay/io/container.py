@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO, Callable, NamedTuple, Protocol
+from typing import Any, Protocol
 
 from dshreplay.errors import ReadError
+from dshreplay.io.packed import expand_row
+from dshreplay.io.source import open_regular, shown_path
 from dshreplay.options import Options
 
 __all__ = ["Opened", "split", "open_input", "expand", "pin_facts"]
@@ -25,15 +27,6 @@ __all__ = ["Opened", "split", "open_input", "expand", "pin_facts"]
 _MAGIC = 16
 SQLITE_MAGIC = b"SQLite format 3\x00"  # (kept here: telling a store or a ZIP from a log imports neither reader)
 ZIP_MAGIC = b"PK\x03\x04"
-
-
-class Parts(NamedTuple):
-    """What this module takes from the reader, which imports it (so it cannot import the reader):
-    how a file is opened (`open_regular`), how a path is shown, and the one check of a packed row."""
-
-    open_regular: Callable[[str, str], BinaryIO]
-    shown_path: Callable[[str], str]
-    expand_row: Callable[..., Any]
 
 
 class Hasher(Protocol):
@@ -77,12 +70,11 @@ def split(source: str | os.PathLike[str]) -> tuple[str, str | None, str] | None:
     return None
 
 
-def open_input(source: str | os.PathLike[str], options: Options, parts: Parts) -> Opened | None:
+def open_input(source: str | os.PathLike[str], options: Options) -> Opened | None:
     """The session a log argument names inside a store or a ZIP; None for any other argument."""
     found = split(source)
     if found is None:
         return None
-    open_regular, shown_path = parts.open_regular, parts.shown_path
     path, fragment, kind = found
     shown = shown_path(path)
     if kind == "sqlite":
@@ -90,7 +82,7 @@ def open_input(source: str | os.PathLike[str], options: Options, parts: Parts) -
 
         with Store(path, shown) as store:
             session_id = fragment if fragment is not None else session_choice(store.session_ids(), shown)
-            session = store.session(session_id, options, parts.expand_row)
+            session = store.session(session_id, options, expand_row)
         pin = {"kind": "dsh-sqlite-store", "session": session.id, "revision": session.revision,
                "incarnation": session.incarnation, "rows": session.rows}
         if session.torn_from is not None:
@@ -107,14 +99,13 @@ def open_input(source: str | os.PathLike[str], options: Options, parts: Parts) -
     return Opened(shown if not fragment else f"{shown}#{fragment}", text, pin, path)
 
 
-def expand(source: str, parts: Parts) -> list[str] | None:
+def expand(source: str) -> list[str] | None:
     """Every session a store or a ZIP holds, as log arguments (a store's sorted by id, a ZIP's
     root first); None for any other argument, or one that names a session already."""
     found = split(source)
     if found is None or found[1] is not None:
         return None
     path, _, kind = found
-    open_regular, shown_path = parts.open_regular, parts.shown_path
 
     if kind == "sqlite":
         from dshreplay.io.sqlitestore import Store
@@ -127,10 +118,9 @@ def expand(source: str, parts: Parts) -> list[str] | None:
         return [source if not fragment else f"{source}#{fragment}" for fragment in archive.logs()]
 
 
-def pin_facts(opened: Opened, hasher: Hasher, parts: Parts) -> dict[str, Any]:
+def pin_facts(opened: Opened, hasher: Hasher) -> dict[str, Any]:
     """What an export pins of a session inside a store or a ZIP: the file, its size and hash
     (keyed as the bundle's input hashes are), and the session's own facts."""
-    open_regular, shown_path = parts.open_regular, parts.shown_path
 
     digest, size = hasher.new(), 0
     try:

@@ -29,7 +29,7 @@ from typing import Any, BinaryIO, Callable, Iterable, Iterator, Union
 import orjson
 
 from dshreplay.errors import ChangedError, FormatVersionError, LineError, ReadError, RestError
-from dshreplay.io.container import Opened, Parts, open_input
+from dshreplay.io.container import Opened, open_input
 from dshreplay.io.items import UNREADABLE_LINE, _json_kind, _json_reason, _not_json, _not_object
 from dshreplay.io.lean import regular_records
 from dshreplay.io.placement import MAX_BLANK_RUN, Placement
@@ -84,7 +84,7 @@ class LogSource:
         self._extent: list[Extent] = []  # (a file's, fixed at its first open; shared with `transformed` copies)
         self.container: Opened | None = None  # a session inside a dsh SQLite store or web export ZIP
         if isinstance(source, (str, os.PathLike)) and str(source) != "-" \
-                and (opened := open_input(source, options, PARTS)) is not None:
+                and (opened := open_input(source, options)) is not None:
             self.path, self.data, self.container = opened.shown, opened.text, opened
         elif isinstance(source, (bytes, bytearray)):
             self.path = "<bytes>"
@@ -624,6 +624,5 @@ def read_log(source: str | os.PathLike[str] | BinaryIO, **kwargs: Any) -> tuple[
         return reader.header, list(reader.events())
 
 
-PARTS = Parts(open_regular, shown_path, expand_row)  # what io.container takes from this module
 LogInput = Union[str, "os.PathLike[str]", bytes, bytearray]  # what a LogSource reads: a path, "-" or the log's bytes
 Transform = Callable[[JSONValue, bytes], JSONValue]  # applied to every parsed line with its raw bytes (redaction)

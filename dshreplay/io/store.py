@@ -14,7 +14,7 @@ from typing import Callable, Iterable
 
 from dshreplay.errors import UsageError
 from dshreplay.io.container import expand
-from dshreplay.io.reader import LOG_NAMES, PARTS
+from dshreplay.io.reader import LOG_NAMES
 
 LOG_SUFFIXES = (".jsonl", ".jsonl.zstd")
 
@@ -34,7 +34,7 @@ def discover(inputs: Iterable[str | os.PathLike[str]]) -> list[str]:
         if path == "-" and "-" in out:
             raise UsageError("standard input (-) is given twice: it holds one log, read once")
         if not os.path.isdir(path):
-            out.extend(expand(path, PARTS) or [path])  # a dsh SQLite store or web export ZIP: each session it holds
+            out.extend(expand(path) or [path])  # a dsh SQLite store or web export ZIP: each session it holds
             continue
         if any(os.path.isfile(os.path.join(path, name)) for name in LOG_NAMES):
             out.append(path)  # a session folder
