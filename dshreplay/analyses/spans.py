@@ -7,7 +7,9 @@ tool calls with their approvals and hooks (`tools.ToolLedger`), compaction brack
 replacements they made (`compaction`, `provenance`), failures (`stats.failure_of`, through
 the session summary), every other event of the log as a moment named by its type, and the
 figures of `stats` themselves (`SessionTimeline.stats`), so a rendering can show counts that
-equal `stats`' and a test can compare them.
+equal `stats`' and a test can compare them. `TimelinePass` holds the observers that pass
+needs, so a pass that serves another surface too (view.html's: `viewer.model.build_view`)
+builds the same spans without a pass of its own.
 
 Each span runs from a start seq to an end seq (inclusive); its times are those the log gives
 those seqs (epoch ms). A log without times (every time 0, as the projected layout writes)
