@@ -7,7 +7,9 @@ tool calls with their approvals and hooks (`tools.ToolLedger`), compaction brack
 replacements they made (`compaction`, `provenance`), failures (`stats.failure_of`, through
 the session summary), every other event of the log as a moment named by its type, and the
 figures of `stats` themselves (`SessionTimeline.stats`), so a rendering can show counts that
-equal `stats`' and a test can compare them.
+equal `stats`' and a test can compare them. `TimelinePass` holds the observers that pass
+needs, so a pass that serves another surface too (view.html's: `viewer.model.build_view`)
+builds the same spans without a pass of its own.
 
 Each span runs from a start seq to an end seq (inclusive); its times are those the log gives
 those seqs (epoch ms). A log without times (every time 0, as the projected layout writes)
@@ -38,8 +40,9 @@ from dshreplay.errors import DeriveError
 from dshreplay.io.reader import LogSource, seed_length
 from dshreplay.jsvalues import as_key, as_text, is_time, json_bytes
 
-__all__ = ["SessionTimeline", "TimedSpan", "Instant", "ViewPoint", "session_timeline",
-           "SESSION", "TURN", "STEP", "CALL", "AUXILIARY", "TOOL", "COMPACTION", "APPROVAL", "HOOK"]
+__all__ = ["SessionTimeline", "TimedSpan", "Instant", "ViewPoint", "TimelinePass", "session_timeline",
+           "SESSION", "TURN", "STEP", "CALL", "AUXILIARY", "TOOL", "COMPACTION", "APPROVAL", "HOOK",
+           "FAILURE", "RETRY", "REPLACEMENT", "NOT_STARTED", "EVENT"]
 
 # span kinds
 SESSION, TURN, STEP, CALL, AUXILIARY, TOOL, COMPACTION, APPROVAL, HOOK = (
@@ -197,28 +200,45 @@ class _Gather(Observer):
         self.view.append(ViewPoint(item.seq, self.last_time, self.messages, self.bytes))
 
 
+class TimelinePass:
+    """The observers the spans need, for a pass that may hold others too (the viewer's:
+    `viewer.model.build_view` draws these spans from its own one pass), and the spans of
+    that pass once it is over (`timeline`)."""
+
+    def __init__(self) -> None:
+        self.summary, self.gather = SessionSummary(), _Gather()
+
+    @property
+    def observers(self) -> list[Observer]:
+        return [self.summary, self.gather]
+
+    def timeline(self, run: Run) -> SessionTimeline:
+        """The spans of the finished `run` (a pass with `observers`, stopped where the fold fails)."""
+        summary, gather = self.summary, self.gather
+        assert summary.stats is not None, "the pass is over"
+        index = run.get(Indexer).index
+        turns, tools = run.get(TurnSpans), run.get(ToolLedger)
+        times = gather.times
+        timed = any(t is not None for t in times)
+        header = index.header
+        created = header.get("createdAt")
+        origin = next((t for t in times if t is not None), None)
+        if origin is not None and is_time(created) and created and created < origin:
+            origin = created
+        last = len(times) - 1
+        out = SessionTimeline(index.path, header.get("id"), header, timed, origin if timed else None, summary.stats)
+        builder = _Builder(out, times, last)
+        builder.build(turns.turns, turns.steps, index.calls, index.auxiliary_calls, tools.calls, tools.approvals,
+                      index.brackets, list(gather.hooks.values()))
+        builder.moments(summary.stats.failures, gather.retries, index.shadows, tools.calls, gather.others)
+        out.view = gather.view
+        return out
+
+
 def session_timeline(source: LogSource) -> SessionTimeline:
     """The spans of one log, in one pass that stops where the fold fails."""
-    summary, gather = SessionSummary(), _Gather()
-    run = run_pass(source, [summary, gather], on_fold_error=STOP)
-    assert summary.stats is not None
-    index = run.get(Indexer).index
-    turns, tools = run.get(TurnSpans), run.get(ToolLedger)
-    times = gather.times
-    timed = any(t is not None for t in times)
-    header = index.header
-    created = header.get("createdAt")
-    origin = next((t for t in times if t is not None), None)
-    if origin is not None and is_time(created) and created and created < origin:
-        origin = created
-    last = len(times) - 1
-    out = SessionTimeline(index.path, header.get("id"), header, timed, origin if timed else None, summary.stats)
-    builder = _Builder(out, times, last)
-    builder.build(turns.turns, turns.steps, index.calls, index.auxiliary_calls, tools.calls, tools.approvals,
-                  index.brackets, list(gather.hooks.values()))
-    builder.moments(summary.stats.failures, gather.retries, index.shadows, tools.calls, gather.others)
-    out.view = gather.view
-    return out
+    spans = TimelinePass()
+    return spans.timeline(run_pass(source, spans.observers, on_fold_error=STOP))
 
 
 class _Builder:

@@ -1,8 +1,10 @@
 """What view.html shows of one log: the fold as a compact change list, and the session's shape.
 
 One pass (`build_view`) reads the log through the one fold and the session model's
-trackers (`analyses.index.Indexer`: turns, steps, model calls, tool calls, compaction
-brackets, replacements) and `ChangeList`, which notes what the fold did at each seq:
+trackers (`analyses.index.Indexer`: replacements, provenance, tool call pairs), the
+observers of the timeline's spans (`analyses.spans.TimelinePass`: the page's lanes of
+turns, steps, model calls, tool calls, compactions and failures are those spans, as
+`timeline` and `otel` draw them) and `ChangeList`, which notes what the fold did at each seq:
 a node appended (`[seq]`), or nodes `start` onwards (`n` of them) replaced by one
 (`[seq, start, n]`). The page rebuilds the model's view at any seq S by applying the
 changes with seq <= S to the empty surface (from the nearest checkpoint it keeps), so
@@ -21,9 +23,20 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from dshreplay.analyses.eventtypes import event_text
 from dshreplay.analyses.render import clean, content_text, one_line, role_of
-from dshreplay.analyses.trackers.calls import failed, outcome_text
+from dshreplay.analyses.spans import (
+    CALL,
+    COMPACTION,
+    FAILURE,
+    NOT_STARTED,
+    STEP,
+    TOOL,
+    TURN,
+    SessionTimeline,
+    TimedSpan,
+    TimelinePass,
+)
+from dshreplay.analyses.trackers.calls import outcome_text
 from dshreplay.analyses.trackers.logindex import Indexer, LogIndex
-from dshreplay.analyses.trackers.turns import TurnSpans
 from dshreplay.core.driver import STOP, Observer, Record, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
 from dshreplay.errors import DeriveError, DshReplayError, answered_for
@@ -37,6 +50,7 @@ __all__ = ["ChangeList", "SessionView", "build_view", "runs", "view_at", "MAX_BL
 MAX_BLOCK_TEXT = 20_000  # characters of one content block the page holds (the bundle's messages.jsonl has all)
 MAX_LINKS = 50  # runs of sources or origins listed per node (`provenance --seq` lists them all)
 PREVIEW = 80  # characters of an event's text in the events list
+FAILURE_TEXT = 200  # characters of a failure's text
 CHUNK = "assistant/chunk"
 SAID = frozenset({"turn/start", "step/start", "step/end"})  # events whose text the events list's heading says
 
@@ -45,15 +59,12 @@ class ChangeList(Observer):
     """The fold's changes seq by seq, each new node's message as blocks, and the events as
     rows (runs of chunk events as one row), up to where the fold fails."""
 
-    requires = (TurnSpans,)
-
     def begin(self, run: Run) -> None:
         self.run = run
         self.ops: list[list[int]] = []
         self.nodes: dict[int, dict[str, Any]] = {}
         self.rows: list[list[Any]] = []  # [seq, count, type, time, preview]
         self.type_names: dict[str, int] = {}
-        self.steps: list[Any] = []
         self.t0: int | float | None = None  # the first event time (rows hold times from it, in ms)
         self.text_bytes = 0  # UTF-8 bytes of the nodes' message text, whole (what the page's size is held to)
 
@@ -94,9 +105,6 @@ class ChangeList(Observer):
         if found is None:
             found = self.type_names[name] = len(self.type_names)
         return found
-
-    def finish(self, run: Run) -> None:
-        self.steps = list(run.get(TurnSpans).steps)
 
 
 def _node(record: Record) -> dict[str, Any]:
@@ -156,6 +164,7 @@ class SessionView:
 
     index: LogIndex
     changes: ChangeList
+    timeline: SessionTimeline  # its rows and failure marks (the spans `timeline` and `otel` draw, from the same pass)
     failure: DshReplayError | None
     title: str
     meta: dict[str, Any] = field(default_factory=dict)
@@ -210,52 +219,55 @@ class SessionView:
         return out
 
     def _turns(self) -> list[list[Any]]:
-        return [[t.start, t.last, clean(as_text(t.turn)), clean(t.ending_read(self._failed_at()))]
-                for t in self.index.turn_spans]
+        return [[t.start_seq, t.end_seq, clean(as_text(t.attributes["turn"])), clean(as_text(t.attributes["ending"]))]
+                for t in self._spans(TURN)]
 
     def _steps(self) -> list[list[Any]]:
-        return [[s.start, s.end, clean(as_text(s.turn)), clean(as_text(s.step))] for s in self.changes.steps]
+        return [[s.start_seq, s.end_seq, clean(as_text(s.attributes["turn"])), clean(as_text(s.attributes["step"]))]
+                for s in self._spans(STEP)]
 
     def _calls(self) -> list[list[Any]]:
-        return [[c.first_chunk_seq, c.last_chunk_seq, c.call, clean(outcome_text(c.outcome, c.error_code)),
-                 failed(c.finish)] for c in self.index.calls if c.first_chunk_seq is not None]
+        out = []
+        for c in self._spans(CALL):
+            a = c.attributes
+            out.append([c.start_seq, c.end_seq, a["call"], clean(outcome_text(a["outcome"], a["errorCode"])),
+                        a["failed"]])
+        return out
 
     def _tools(self) -> list[list[Any]]:
-        out = []
-        for t in self.index.tool_calls:
-            start = t.call_seq if t.call_seq is not None else t.asked_seq
-            if start is not None:
-                out.append([start, t.result_seq, clean(f"{as_text(t.tool)} {as_text(t.call_id)}"),
-                            clean(as_text(t.outcome)), bool(t.is_error)])
-        return out
+        """Each tool call that ran (a span), and each asked for and never started (a moment at
+        its asking, drawn as a point)."""
+        out = [[t.start_seq, t.end_seq, _tool_name(t.attributes), clean(as_text(t.attributes["outcome"])),
+                bool(t.attributes["isError"])] for t in self._spans(TOOL)]
+        out += [[m.seq, m.seq, _tool_name(m.attributes), clean(as_text(m.attributes["outcome"])), False]
+                for m in self.timeline.moments if m.kind == NOT_STARTED]
+        return sorted(out, key=lambda row: row[0])
 
     def _compactions(self) -> list[list[Any]]:
-        out = []
-        for b in self.index.brackets:
-            start = b.start if b.start is not None else b.replacement_seq
-            if start is not None:
-                out.append([start, b.end, clean(f"compaction {as_text(b.compaction_id)}"), b.status])
-        return out
+        return [[c.start_seq, c.end_seq, clean(f"compaction {as_text(c.attributes['compactionId'])}"),
+                 c.attributes["status"]] for c in self._spans(COMPACTION)]
+
+    def _spans(self, kind: str) -> list[TimedSpan]:
+        """The timeline's spans of one kind, by start (the page looks them up by seq)."""
+        return sorted(self.timeline.of_kind(kind), key=lambda span: span.start_seq)
 
     def _failures(self) -> list[list[Any]]:
-        """[seq, text] of each failure the page marks: failed model calls, tool calls that
-        ended in an error, turns that ended in one, and where the fold fails."""
+        """[seq, text] of each failure the page marks: the timeline's failures (what the session
+        summary lists: a provider error that ended a model call or a turn, a retry, a hook or a
+        slash command or a compaction that failed), and where the fold fails."""
         out: list[list[Any]] = []
-        for c in self.index.calls:
-            if failed(c.finish) and c.last_chunk_seq is not None:
-                out.append([c.last_chunk_seq, clean(f"model call {c.call}: {outcome_text(c.outcome, c.error_code)}")])
-        for t in self.index.tool_calls:
-            if t.is_error and t.result_seq is not None:
-                out.append([t.result_seq, clean(f"tool {as_text(t.tool)} {as_text(t.call_id)}: {as_text(t.outcome)}")])
-        for turn in self.index.turn_spans:
-            if turn.end is not None and turn.ending.startswith("error"):
-                out.append([turn.end, clean(f"turn {as_text(turn.turn)} ended: {turn.ending}")])
+        for m in self.timeline.moments:
+            if m.kind == FAILURE:
+                message = m.attributes.get("message")
+                text = as_text(m.name) if message is None else f"{as_text(m.name)}: {as_text(message)}"
+                out.append([m.seq, one_line(text, FAILURE_TEXT)])
         if self.failure is not None and type(self.failure.seq) is int:
             out.append([self.failure.seq, clean(answered_for(self.failure))])
         return sorted(out, key=lambda f: f[0])
 
-    def _failed_at(self) -> int | None:
-        return None if self.failure is None else self.failure.seq
+
+def _tool_name(attributes: dict[str, Any]) -> str:
+    return clean(f"{as_text(attributes['tool'])} {as_text(attributes['callId'])}")
 
 
 def runs(seqs: Iterable[int]) -> list[list[int]]:
@@ -272,12 +284,12 @@ def runs(seqs: Iterable[int]) -> list[list[int]]:
 
 def build_view(source: LogSource, title: str) -> SessionView:
     """One pass over `source` (read as given: redact it first for a redacted page)."""
-    indexer, changes = Indexer(), ChangeList()
-    run = run_pass(source, [indexer, changes], on_fold_error=STOP)
+    indexer, changes, spans = Indexer(), ChangeList(), TimelinePass()
+    run = run_pass(source, [indexer, changes, *spans.observers], on_fold_error=STOP)
     failure = run.failure
     if failure is not None and failure.path is None:
         failure.path = run.path
-    return SessionView(indexer.index, changes, failure, title)
+    return SessionView(indexer.index, changes, spans.timeline(run), failure, title)
 
 
 def view_at(ops: list[list[int]], seq: int) -> list[int]:
