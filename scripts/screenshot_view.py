@@ -76,6 +76,13 @@ function read() {
   if (job.clicks && k === job.seqs.length - 1) {
     out[job.key].clicks = job.clicks.map(function (f) { return [f, click(f)]; });
   }
+  if (job.prov && k === job.seqs.length - 1) {
+    out[job.key].prov = job.prov.map(function (s) {
+      var doc = frame.contentDocument, node = doc.querySelector('#nodes > [data-seq="' + s + '"]');
+      if (node) node.querySelector("button").click();
+      return [s, doc.getElementById("prov").textContent];
+    });
+  }
   k++;
   if (k >= job.seqs.length) { j++; k = 0; }
   setTimeout(next, 0);
@@ -93,12 +100,13 @@ next();
 
 def probe(jobs: list[dict], width: int = 1280, budget_ms: int = 600_000) -> dict:
     """What each page shows at each of its seqs: `jobs` are {"key", "page" (a view.html path),
-    "seqs", and optionally "keys" (keys pressed after the last seq, in turn) and "clicks"
-    (fractions of the timeline's width clicked)}. Returns {key: {seq: seen, "keys": [[key, seen]],
-    "clicks": [[fraction, seen]]}}, each `seen` being {"at", "hash", "nodes" (the data-seq of
+    "seqs", and optionally "keys" (keys pressed after the last seq, in turn), "clicks"
+    (fractions of the timeline's width clicked) and "prov" (seqs of nodes in the view whose provenance button is clicked)}.
+    Returns {key: {seq: seen, "keys": [[key, seen]], "clicks": [[fraction, seen]], "prov": [[seq,
+    the provenance box's text]]}}, each `seen` being {"at", "hash", "nodes" (the data-seq of
     the nodes in the view), "hidden", "fresh", "banner", "title"}."""
     rows = [{"key": job["key"], "src": Path(job["page"]).resolve().as_uri(), "seqs": job["seqs"],
-             "keys": job.get("keys"), "clicks": job.get("clicks")} for job in jobs]
+             "keys": job.get("keys"), "clicks": job.get("clicks"), "prov": job.get("prov")} for job in jobs]
     with tempfile.TemporaryDirectory(prefix="dshreplay-view-probe-") as folder:
         wrapper = Path(folder) / "probe.html"
         wrapper.write_text(PROBE % {"jobs": json.dumps(rows).replace("<", "\\u003c"), "width": width},

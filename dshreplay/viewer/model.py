@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 __all__ = ["ChangeList", "SessionView", "build_view", "runs", "view_at", "MAX_BLOCK_TEXT", "MAX_LINKS"]
 
 MAX_BLOCK_TEXT = 20_000  # characters of one content block the page holds (the bundle's messages.jsonl has all)
-MAX_LINKS = 50  # runs of sources or origins listed per node (`provenance --seq` lists them all)
+MAX_LINKS = 50  # runs of sources or origins the page lists per node (`provenance --seq` lists them all)
 PREVIEW = 80  # characters of an event's text in the events list
 FAILURE_TEXT = 200  # characters of a failure's text
 CHUNK = "assistant/chunk"
@@ -200,12 +200,12 @@ class SessionView:
             sources = index.sources.get(seq, ())
             prov: dict[str, Any] = {}
             if sources:
-                prov["src"] = runs(sources)[:MAX_LINKS]
+                prov["src"] = runs(sources)  # (whole: the page follows them for a replacement's origins)
             shadow = shadows.get(seq)
-            if shadow is not None:
-                origins = [s for s, _ in index.origins(seq)]
+            if shadow is not None:  # (its origins: the page follows the nodes' sources when asked; computed
+                # here for every replacement, they cost the whole session's length each: quadratic)
                 prov.update(kind=shadow.kind, cid=None if shadow.compaction_id is None else as_text(
-                    shadow.compaction_id), hid=list(shadow.shadowed_seqs), orig=runs(origins)[:MAX_LINKS])
+                    shadow.compaction_id), hid=list(shadow.shadowed_seqs))
             replaced = by.get(seq)
             if replaced is not None:
                 prov["by"] = replaced.seq

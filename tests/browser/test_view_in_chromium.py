@@ -88,6 +88,18 @@ def test_a_click_on_the_timeline_moves_the_scrubber(tmp_path):
     assert [(f, s["at"], s["hash"]) for f, s in seen["clicks"]] == [(-0.05, 0, "#seq=0"), (1.05, 94, "#seq=94")]
 
 
+def test_a_replacement_s_provenance_lists_its_sources_and_origins(tmp_path):
+    page = browser.write_view(SAMPLES / "compaction.jsonl", tmp_path / "view.html")
+    [(seq, text)] = browser.probe([{"key": "p", "page": page, "seqs": [94], "prov": [67]}])["p"]["prov"]
+    # the summary's own sources (as written), the five nodes it replaced, and everything those stand for (followed
+    # on the page from the nodes' sources: `provenance --seq 67` gives the same origins)
+    assert (seq, text) == (67, "seq 67: user/message, user"
+                               "sources: 65..66, 3, 19, 21, 32, 37"
+                               "a replacement (summary, compaction compaction-0011)"
+                               "replaced: 3, 19, 21, 32, 37"
+                               "origins: 3..21, 24..32, 37, 65..66")
+
+
 HOSTILE = [
     "<script>document.title='PWNED'</script>",
     '"onload="document.title=\'PWNED\'',

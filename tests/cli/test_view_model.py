@@ -10,7 +10,7 @@ import pytest
 
 from dshreplay.session import Session
 from dshreplay.testing import shapes
-from dshreplay.viewer.model import build_view, view_at
+from dshreplay.viewer.model import build_view, runs, view_at
 
 from conftest import SAMPLES
 
@@ -73,10 +73,10 @@ def test_nodes_carry_their_replacement_pairing_and_provenance():
     seq, kind, role, blocks, prov, pairs = nodes[67]
     assert (types[kind], role, blocks[0][0]) == ("user/message", "user", "text")
     # its sourceEventSeqs as written (the bracket's start and summary, then the five it replaced), in runs;
-    # its origins: those and everything they cite (chunks, the tool call), in seq order
+    # its origins (those and everything they cite: chunks, the tool call) the page follows from the nodes
     assert prov == {"kind": "summary", "cid": "compaction-0011", "hid": [3, 19, 21, 32, 37],
-                    "src": [[65, 66], [3, 3], [19, 19], [21, 21], [32, 32], [37, 37]],
-                    "orig": [[3, 21], [24, 32], [37, 37], [65, 66]]}
+                    "src": [[65, 66], [3, 3], [19, 19], [21, 21], [32, 32], [37, 37]]}
+    assert _origins_as_the_page_follows_them(nodes, 67) == [[3, 21], [24, 32], [37, 37], [65, 66]]
     assert nodes[3][4] == {"by": 67}  # (a node the summary took off the view names it)
     assert nodes[47][3][0][:2] == ["call", "call-0007"] and nodes[47][5] == {"call-0007": [47, 49]}
     assert nodes[47][4] == {"src": [[38, 46]]}  # (its chunks, one run)
@@ -84,3 +84,31 @@ def test_nodes_carry_their_replacement_pairing_and_provenance():
     assert json.dumps(page["compactions"]) == '[[65, 68, "compaction compaction-0011", "closed"]]'
     assert page["calls"][4] == [70, 78, 5, "tool-calls", False]
     assert page["steps"][:2] == [[2, 22, "1", "1"], [23, 33, "1", "2"]]
+
+
+def _origins_as_the_page_follows_them(nodes: dict, seq: int) -> list[list[int]]:
+    """view.html's originsOf, step for step: the closure of the nodes' whole source runs."""
+    seen: set[int] = set()
+    stack: list[int] = []
+
+    def push(n: int) -> None:
+        for first, last in nodes[n][4].get("src", []) if n in nodes else []:
+            stack.extend(range(first, last + 1))
+    push(seq)
+    while stack:
+        s = stack.pop()
+        if s not in seen:
+            seen.add(s)
+            push(s)
+    return runs(sorted(seen))
+
+
+@pytest.mark.parametrize("name", ["compaction.jsonl", "prune.jsonl", "tool-result-rewrite.jsonl", "audit-demo.jsonl"])
+def test_the_page_has_what_it_needs_for_every_replacement_s_origins(name):
+    session = Session(SAMPLES / name)
+    page = build_view(session.source, "t")
+    nodes = {n[0]: n for n in page.to_json()["nodes"]}
+    replacements = [r.seq for r in page.index.shadows]
+    assert replacements
+    for seq in replacements:
+        assert _origins_as_the_page_follows_them(nodes, seq) == runs(s for s, _ in page.index.origins(seq)), seq
