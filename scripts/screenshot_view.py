@@ -101,7 +101,8 @@ next();
 def probe(jobs: list[dict], width: int = 1280, budget_ms: int = 600_000) -> dict:
     """What each page shows at each of its seqs: `jobs` are {"key", "page" (a view.html path),
     "seqs", and optionally "keys" (keys pressed after the last seq, in turn), "clicks"
-    (fractions of the timeline's width clicked) and "prov" (seqs of nodes in the view whose provenance button is clicked)}.
+    (fractions of the timeline's width clicked) and "prov" (seqs of nodes in the view whose
+    provenance button is clicked)}.
     Returns {key: {seq: seen, "keys": [[key, seen]], "clicks": [[fraction, seen]], "prov": [[seq,
     the provenance box's text]]}}, each `seen` being {"at", "hash", "nodes" (the data-seq of
     the nodes in the view), "hidden", "fresh", "banner", "title"}."""
