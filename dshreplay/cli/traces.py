@@ -58,7 +58,7 @@ def timeline(log: str, fmt: str, out: Path | None) -> None:
     with their code. Times are microseconds from the session's start; a log
     without times is drawn one microsecond per seq (metadata.axis "seq").
     --format json gives the same spans as rows: {"metadata", "spans",
-    "moments", "view"} (docs/timeline.md). Where the fold fails the spans
+    "moments", "view"} (docs/guide/timeline.md). Where the fold fails the spans
     stop, the metadata says where (answeredUpTo, error) and the exit code is 1.
 
     Example: dshreplay timeline session.jsonl --out trace.json
@@ -116,7 +116,7 @@ def otel(logs: tuple[str, ...], out: Path | None, endpoint: str | None, headers:
     session is one line of progress on stderr (-q: none). Exit 1 when a
     session's fold fails (its spans stop there), 2 when a log cannot be read
     or the endpoint refuses (one line saying why). Attribute names and a
-    Langfuse example: docs/otel.md.
+    Langfuse example: docs/guide/otel.md.
 
     Example: dshreplay otel ~/.dsh/sessions --endpoint http://127.0.0.1:6006/v1/traces
     """

@@ -40,7 +40,7 @@ def view(log: str, out: Path | None, redacted: bool, rules: str | None) -> None:
     seq shown). The page holds no link to anything outside it and runs only
     its own inline script. When the fold fails, the page stops there with
     the reason (exit 1). The last line says the page's size and how it
-    compares with the log's message text (docs/view.md).
+    compares with the log's message text (docs/guide/view.md).
 
     Example: dshreplay view sample_logs/compaction.jsonl --out compaction.html
     """
