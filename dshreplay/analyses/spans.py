@@ -288,13 +288,13 @@ class _Builder:
         self.add(SESSION, "session", "session", 0, self.last, None, {"sessionId": self.out.session_id})
         for span, ending in zip(turns, stats.turn_endings):
             end = span.last if span.last is not None else self.last
-            self.turns.append(self.add(TURN, f"turn@{span.start}", f"turn {span.turn}", span.start, end, "session",
-                                       {"turn": span.turn, "ending": ending}))
+            self.turns.append(self.add(TURN, f"turn@{span.start}", f"turn {as_text(span.turn)}", span.start, end,
+                                       "session", {"turn": span.turn, "ending": ending}))
             self.turn_starts.append(span.start)
         for span in steps:
             turn = self.turn_at(span.start)
             end = span.end if span.end is not None else (turn.end_seq if turn is not None else self.last)
-            step = self.add(STEP, f"step@{span.start}", f"step {span.step}", span.start, end,
+            step = self.add(STEP, f"step@{span.start}", f"step {as_text(span.step)}", span.start, end,
                             turn.key if turn is not None else "session", {"turn": span.turn, "step": span.step})
             self.steps.setdefault((as_key(span.turn), as_key(span.step)), []).append(step)
         for bracket in brackets:
@@ -345,7 +345,7 @@ class _Builder:
             return
         start = tool.call_seq
         end = tool.result_seq if tool.result_seq is not None and tool.result_seq >= start else self.last
-        span = self.add(TOOL, f"tool@{start}", f"tool {tool.tool}", start, end,
+        span = self.add(TOOL, f"tool@{start}", f"tool {as_text(tool.tool)}", start, end,
                         self.enclosing(start, tool.turn, tool.step),
                         {"tool": tool.tool, "callId": tool.call_id, "turn": tool.turn, "step": tool.step,
                          "askedSeq": tool.asked_seq, "resultSeq": tool.result_seq, "outcome": tool.outcome,
@@ -367,7 +367,7 @@ class _Builder:
             return
         end = approval.decided_seq if approval.decided_seq is not None else start
         tool = self.tools.get(id(approval.call)) if approval.call is not None else None
-        self.add(APPROVAL, f"approval@{start}", f"approval {approval.tool}", start, max(start, end),
+        self.add(APPROVAL, f"approval@{start}", f"approval {as_text(approval.tool)}", start, max(start, end),
                  tool.key if tool is not None else self.enclosing(start),
                  {"approvalId": approval.id, "tool": approval.tool, "callId": approval.call_id,
                   "outcome": approval.outcome, "reason": approval.reason, "flag": approval.flag}, approval)
@@ -378,7 +378,7 @@ class _Builder:
         starts = sorted(self.calls)
         for failure in failures:
             seq = failure["seq"]
-            out.append(Instant(FAILURE, f"{failure['type']} {failure['code']}", seq, self.time(seq),
+            out.append(Instant(FAILURE, f"{as_text(failure['type'])} {as_text(failure['code'])}", seq, self.time(seq),
                               (self._call_at(seq, starts) if failure["type"] in ("assistant/chunk", "llm/retry")
                                else None) or self.enclosing(seq, failure["turn"], failure["step"]),
                               dict(failure)))
@@ -393,7 +393,7 @@ class _Builder:
                               parent or self.enclosing(shadow.seq), shadow.to_json()))
         for tool in tool_calls:
             if tool.call_seq is None and tool.asked_seq is not None:
-                out.append(Instant(NOT_STARTED, f"tool {tool.tool} not started", tool.asked_seq,
+                out.append(Instant(NOT_STARTED, f"tool {as_text(tool.tool)} not started", tool.asked_seq,
                                   self.time(tool.asked_seq), self.enclosing(tool.asked_seq, tool.turn, tool.step),
                                   {"tool": tool.tool, "callId": tool.call_id, "outcome": tool.outcome}))
         for seq, kind in others:

@@ -33,6 +33,7 @@ from dshreplay.analyses.spans import (
     SessionTimeline,
     TimedSpan,
 )
+from dshreplay.jsvalues import as_text
 
 __all__ = ["chrome_trace", "timeline_rows", "TRACKS"]
 
@@ -76,7 +77,7 @@ def chrome_trace(timeline: SessionTimeline) -> dict[str, Any]:
     axis = _Axis(timeline)
     events: list[dict[str, Any]] = [
         {"name": "process_name", "ph": "M", "pid": PID, "tid": 0,
-         "args": {"name": f"dsh session {timeline.session_id}"}}]
+         "args": {"name": f"dsh session {as_text(timeline.session_id)}"}}]
     events += [{"name": "thread_name", "ph": "M", "pid": PID, "tid": tid, "args": {"name": name}}
                for name, tid in TRACKS.items()]
     bounds: dict[str, tuple[float, float]] = {}
