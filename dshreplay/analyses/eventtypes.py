@@ -1,15 +1,18 @@
 """The event types dsh writes, known in one place: one entry per type.
 
-An entry gives a type's name, what one event of it records (one line), whether it
-joins the model's surface (`surface`: the fold's own rule, `core.surface.SURFACE_TYPES`,
-FORMAT.md §5), the schema file its payload is checked against (`schema`), and how one
-event of it is said on one line (`render`; none: its payload as JSON). The schema
-loader (`schemas.SchemaSet.event_types`), the one-line text of every table and preview
-(`event_text`), the tests and the generated list `docs/reference/event-types.md` read
-this registry; a test checks it against `schemas/events/` both ways.
+An entry gives a type's name and what one event of it records (one line), from the
+table `core.eventnames` (low enough for the fold, which refuses a type it does not name),
+whether it joins the model's surface (`surface`: the fold's own rule,
+`core.surface.SURFACE_TYPES`, FORMAT.md §5), the schema file its payload is checked
+against (`schema`), and how one event of it is said on one line (`render`, here; none:
+its payload as JSON). The schema loader (`schemas.SchemaSet.event_types`), the one-line
+text of every table and preview (`event_text`), the tests and the generated list
+`docs/reference/event-types.md` read this registry; a test checks it against
+`schemas/events/` both ways.
 
-To add a type: an entry here and its schema file `schemas/events/<name with / as __>.schema.json`
-(whose description begins with the entry's text).
+To add a type: its name and text in `core.eventnames`, its renderer here if it has one, and
+its schema file `schemas/events/<name with / as __>.schema.json` (whose description begins
+with the entry's text).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from dshreplay.analyses.render import content_text, label, labelled_id, message_text
+from dshreplay.core.eventnames import EVENT_TYPE_TEXTS
 from dshreplay.core.surface import SURFACE_TYPES
 from dshreplay.jsvalues import as_text, shown
 
@@ -199,66 +203,34 @@ def _failure(failure: Any, *, code: bool = False) -> str:
     return "".join(f" {h}" for h in head) + (f": {message}" if message else "")
 
 
-# -- the registry -------------------------------------------------------------
+# -- the registry: the names and texts of `core.eventnames`, each with how it is said ----------
 
-E = EventType
-EVENT_TYPES: tuple[EventType, ...] = (
-    E("agent-preset/selected", "The agent preset was picked after creation, while the session was still empty."),
-    E("agent/inbox/spliced", "One edit of an agent's pending-message queues: remove some, insert others."),
-    E("approval/asked", "A permission question about a tool was raised (audit only).", _approval_asked),
-    E("approval/decided", "The answer to an earlier approval question with the same id.", _approval_decided),
-    E("approval/policy", "The session switched its approval policy; the last one wins."),
-    E("assistant/chunk", "One raw model stream chunk of an open turn and step.", _chunk),
-    E("assistant/message", "The assembled assistant message of a step, with its token usage when known.",
-      _model_message),
-    E("command/done", "A slash command finished, successfully or not.", _command_done),
-    E("command/run", "A slash command started running.", _command_run),
-    E("compaction/end", "Closes a compaction bracket; `error` marks a failed attempt.", _bracket),
-    E("compaction/prune", "Token price of a model-free prune; the replacing surface event follows directly.",
-      _replacement),
-    E("compaction/start", "Opens a compaction bracket.", _bracket),
-    E("compaction/summary", "The summary produced by a compaction and the facts of the call that wrote it.",
-      _replacement),
-    E("feedback/record", "A remark a human left about the session."),
-    E("goal/change", "The full goal state after a mutation, or a tombstone when the goal was cleared."),
-    E("hook/invoked", "A hook command ran at a hook point.", _hook_invoked),
-    E("hook/result", "The outcome of a hook command, paired to hook/invoked by handlerId.", _hook_result),
-    E("llm/retry", "A retry of a failed model request was scheduled.", _retry),
-    E("llm/retry-started", "The wait before a retry ended and the next attempt begins."),
-    E("permission/preset", "A permission preset was selected."),
-    E("plan/mode", "Plan mode switched on or off; the last one wins."),
-    E("request/context", "Route metadata (provider, model, context window) for the coming requests."),
-    E("request/header", "The full request header in force from here on, logged when it changes."),
-    E("sandbox/mode", "The session switched its sandbox mode; the last one wins."),
-    E("schedule/change", "A versioned change to the session's reminders: create, delete or dispatch."),
-    E("session/end-seed", "Marks where the inherited (seed) part of the log ends; the payload is always empty."),
-    E("session/title", "The latest session title and who set it.", _title),
-    E("session/title-llm-request", "The exact model request about to be sent to generate a session title."),
-    E("step/end", "Closes a step of a turn.", _position),
-    E("step/start", "Opens a step of a turn: one model call and the tool runs it asks for.", _position),
-    E("subagent/descriptor", "Identity and lifecycle mode of a subagent child session; continuable children "
-      "also record what is needed to resume them."),
-    E("team/member", "The whole state of one teammate, kept in the team lead's session."),
-    E("team/message/delivered", "Confirms the target session recorded a team message."),
-    E("team/message/queued", "A team message was put in the mailbox before delivery."),
-    E("team/task", "The whole state of one shared team task, kept in the team lead's session."),
-    E("todo/write", "The complete todo list as of now; the last write wins.", _todos),
-    E("tool-workflow/agent-end", "One workflow member finished."),
-    E("tool-workflow/agent-start", "One workflow member started in its own child session."),
-    E("tool-workflow/run-end", "A workflow run finished."),
-    E("tool-workflow/run-start", "A top-level workflow run began."),
-    E("tool/call", "The model asked for one tool call; `arguments` is the raw JSON text.", _tool_call),
-    E("tool/code-dispatch", "A tool call made from inside a run_code program finished."),
-    E("tool/code-dispatch-start", "A tool call made from inside a run_code program started."),
-    E("tool/result", "The model-facing result of a tool call, with optional failure identity and tool-private "
-      "presentation data.", _model_message),
-    E("turn/end", "Closes a turn and says why it ended.", _turn_end),
-    E("turn/start", "Opens a turn.", _position),
-    E("user/message", "A user-role message on the model surface: a human prompt or injected context.",
-      _user_message),
-    E("web/deepseek-search-llm-request", "The secret-free DeepSeek search request about to be sent."),
-)
-del E
+_RENDER: dict[str, Renderer] = {  # type -> how one event of it is said (the others: their payload as JSON)
+    "approval/asked": _approval_asked,
+    "approval/decided": _approval_decided,
+    "assistant/chunk": _chunk,
+    "assistant/message": _model_message,
+    "command/done": _command_done,
+    "command/run": _command_run,
+    "compaction/end": _bracket,
+    "compaction/prune": _replacement,
+    "compaction/start": _bracket,
+    "compaction/summary": _replacement,
+    "hook/invoked": _hook_invoked,
+    "hook/result": _hook_result,
+    "llm/retry": _retry,
+    "session/title": _title,
+    "step/end": _position,
+    "step/start": _position,
+    "todo/write": _todos,
+    "tool/call": _tool_call,
+    "tool/result": _model_message,
+    "turn/end": _turn_end,
+    "turn/start": _position,
+    "user/message": _user_message,
+}
+EVENT_TYPES: tuple[EventType, ...] = tuple(EventType(name, text, _RENDER.get(name))
+                                           for name, text in EVENT_TYPE_TEXTS.items())
 
 BY_NAME: Mapping[str, EventType] = {t.name: t for t in EVENT_TYPES}
 

@@ -33,7 +33,7 @@ from dshreplay.analyses.rules import Relations, RuleFindings
 from dshreplay.analyses.schemas import SchemaSet, count_placeholders
 from dshreplay.core.driver import SKIP, Observer, PassState, Record, Run, run_pass
 from dshreplay.core.parallel import window_jobs
-from dshreplay.core.surface import NO_MESSAGE, NOT_CONTIGUOUS, SURFACE_TYPES, has_message
+from dshreplay.core.surface import IGNORABLE, NO_MESSAGE, NOT_CONTIGUOUS, SURFACE_TYPES, has_message
 from dshreplay.errors import ChangedError, DeriveError, DshReplayError, FoldError, LineError, ReadError
 from dshreplay.io.reader import UNREADABLE_REST, Item, LogInput, LogReader, LogSource, PackedRun
 from dshreplay.jsvalues import JSONObject, JSONValue, json_pointer, shown
@@ -280,14 +280,11 @@ class RecordChecks:
         self.layouts.add("seq0" in rec)
 
     def unknown_type(self, seq: int, line: int, rec: JSONObject) -> None:
-        """A record whose type no schema names: skipped when marked ignorable, else dsh refuses the log."""
-        name = shown(rec.get("type"), 80)
-        if rec.get("ignorable") is True:
-            self.add("DSH-N007", f"unknown event type {name} skipped (marked ignorable)", seq=seq,
-                     line=line, pointer="/type")
-        else:
-            self.add("DSH-E006", f"unknown event type {name} without ignorable: true: dsh refuses "
-                                 "to load the log", seq=seq, line=line, pointer="/type")
+        """A record whose type no schema names, marked ignorable: skipped (one without the mark is
+        where the fold fails, DSH-E006: its verdict, `core.surface.surface_op`)."""
+        if rec.get(IGNORABLE) is True:
+            self.add("DSH-N007", f"unknown event type {shown(rec.get('type'), 80)} skipped (marked ignorable)",
+                     seq=seq, line=line, pointer="/type")
 
     def merge(self, other: RecordChecks, dseq: int, dline: int) -> None:
         """Take what `other` found in a window whose first event is seq `dseq`
@@ -486,10 +483,12 @@ class Validation(Observer):
 
     def surface(self) -> FindingList:
         """The fold's verdicts (each rejected event) and the projection's, in log order."""
-        rejected = [_verdict(e) for e in self.run.fold_errors if isinstance(e, FoldError)]
+        rejected = FindingList(self.rules.cap)  # (capped as made: a log may have a verdict on every record)
+        rejected.extend(_verdict(e) for e in self.run.fold_errors if isinstance(e, FoldError))
         out = FindingList(self.rules.cap)
         out.extend(sorted(rejected + self.projection, key=lambda f: -1 if f.seq is None else f.seq))
         out.omitted.update(self.projection.omitted)
+        out.omitted.update(rejected.omitted)
         return out
 
     def _cites_lost(self, item: Item) -> None:

@@ -331,6 +331,7 @@ def run_pass(source: LogSource, observers: Iterable[Observer] = (), *, on_fold_e
                 error = None
             except FoldError as exc:
                 exc.path = run.path
+                exc.__traceback__ = None  # (kept for its facts: a SKIP pass may keep one per record)
                 _failed(run, exc)
                 if on_fold_error == STOP:
                     break

@@ -12,7 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator, NamedTuple
 
+from dshreplay.core.eventnames import KNOWN_TYPES
 from dshreplay.errors import DeriveError, FoldError
+from dshreplay.io.packed import ROW_TAGS
 from dshreplay.io.reader import Fault, Item, QuietRule, fault_of
 from dshreplay.jsvalues import (
     MAX_SAFE_INTEGER,
@@ -30,6 +32,7 @@ __all__ = ["SurfaceFold", "SurfaceState", "Replacement", "derive_message", "SURF
 SURFACE_TYPES = frozenset({"user/message", "assistant/message", "tool/result"})
 
 # Fold error codes: the finding codes `validate` reports (see findings.py).
+UNKNOWN_TYPE = "DSH-E006"
 NOT_CONTIGUOUS = "DSH-E101"
 SURFACE_FIELD_ON_LOG_ONLY = "DSH-E102"
 MISSING_SURFACE_OP = "DSH-E103"
@@ -166,10 +169,12 @@ class SurfaceOp(NamedTuple):
 
 _LOG_ONLY = SurfaceOp(LOG_ONLY)
 SURFACE_FIELDS = ("surfaceOp", "sourceEventSeqs")  # the record fields a log-only type must not carry
+IGNORABLE = "ignorable"  # the field that lets a reader skip an event of a type it does not know (FORMAT.md §3)
 # The records the fold only counts (`LogReader.records(quiet=...)` passes over them for a
-# pass that reads none): not of a surface type, with no surface field (`surface_op`'s
-# first test; a packed row, which the reader checks exactly, has none). Any other is given.
-counted_only = QuietRule(SURFACE_TYPES, SURFACE_FIELDS)
+# pass that reads none): of a known type that is not a surface type, with no surface field
+# (`surface_op`'s first tests), and packed rows (which the reader checks exactly, and which have
+# none). Any other is given: an event of an unknown type is looked at, to be refused or skipped.
+counted_only = QuietRule(KNOWN_TYPES - SURFACE_TYPES | ROW_TAGS, SURFACE_FIELDS)
 
 
 def surface_op(event: Item) -> SurfaceOp:
@@ -178,6 +183,9 @@ def surface_op(event: Item) -> SurfaceOp:
         return _LOG_ONLY  # packed chunk rows: the reader checked their exact shape (quiet runs: see counted_only)
     rec = event.record
     if event.type not in SURFACE_TYPES:
+        if event.type not in KNOWN_TYPES and rec.get(IGNORABLE) is not True:
+            return SurfaceOp(LOG_ONLY, error=(UNKNOWN_TYPE, f"unknown event type {_show(event.type)} without "
+                                              "ignorable: true: dsh refuses to load the log", "/type"))
         if not rec.keys().isdisjoint(SURFACE_FIELDS):
             field_name = next(name for name in SURFACE_FIELDS if name in rec)
             return SurfaceOp(LOG_ONLY, error=(

@@ -153,11 +153,12 @@ class Misplaced:
 
 class QuietRule(NamedTuple):
     """The records a pass only counts (`LogReader.records(quiet=...)`): those whose type
-    is a string not in `given` and that carry none of `fields` at the top level. The
+    is in `counted` (a packed row's tag there counts its row) and that carry none of
+    `fields` at the top level; every other record is given, a type nobody named too. The
     pass that asks says which (the fold: `core.surface.counted_only`); the reader
     applies it to every parsed record, inline (this is the hottest line of a fold)."""
 
-    given: frozenset[str]
+    counted: frozenset[str]
     fields: tuple[str, ...]
 
 

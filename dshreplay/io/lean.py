@@ -34,7 +34,7 @@ def regular_records(reader: LogReader, lines: Iterator[Line], p: Placement,
     """The items of the regular lines from `lines` on, as the exact path gives them; returns
     the first line that is not regular (None at the end), with `p` where that path starts."""
     loads, JSONDecodeError, row_tags, path = orjson.loads, orjson.JSONDecodeError, ROW_TAGS, reader.path
-    given, fields = quiet if quiet is not None else (frozenset(), ())
+    kinds, fields = quiet if quiet is not None else (frozenset(), ())
     counting = quiet is not None
     seq, hushed, hushed_line, hushed_offset, hushed_end = p.seq, p.hushed, p.hushed_line, p.hushed_offset, \
         p.hushed_end
@@ -78,7 +78,7 @@ def regular_records(reader: LogReader, lines: Iterator[Line], p: Placement,
         elif written != seq or written.__class__ is bool:
             break
         last = raw
-        if counting and kind not in given and rec.keys().isdisjoint(fields):
+        if counting and kind in kinds and rec.keys().isdisjoint(fields):
             if not hushed:
                 hushed_line, hushed_offset = lineno, offset
             hushed += 1

@@ -118,12 +118,12 @@ class Placement:
             self.resync = None
         return resumed
 
-    def counted(self, rec: JSONObject, given: frozenset[str], fields: tuple[str, ...], lineno: int,
+    def counted(self, rec: JSONObject, kinds: frozenset[str], fields: tuple[str, ...], lineno: int,
                 offset: int) -> bool:
-        """Whether a record is only counted (`QuietRule`): not given, at its place (a packed row
+        """Whether a record is only counted (`QuietRule`): of a type in `kinds`, at its place (a packed row
         checked exactly); then its events join the Quiet run."""
         kind = rec.get("type")
-        if not (kind.__class__ is str and kind not in given and rec.keys().isdisjoint(fields)):
+        if not (kind.__class__ is str and kind in kinds and rec.keys().isdisjoint(fields)):
             return False
         if kind not in ROW_TAGS:
             written = rec.get("seq", MISSING)

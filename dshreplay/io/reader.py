@@ -512,7 +512,7 @@ class LogReader:
         path = self.path
         align = self._align
         row_tags = ROW_TAGS
-        given, surface_fields = quiet if quiet is not None else (frozenset(), ())
+        kinds, surface_fields = quiet if quiet is not None else (frozenset(), ())
         last: bytes | None = None
         for lineno, offset, raw in lines:
             try:
@@ -538,7 +538,7 @@ class LogReader:
             p.blanks = 0
             last = raw
             if quiet is not None and rec.__class__ is dict and p.held is None and p.resync is None \
-                    and not p.early and p.counted(rec, given, surface_fields, lineno, offset):
+                    and not p.early and p.counted(rec, kinds, surface_fields, lineno, offset):
                 continue
             if p.hushed:
                 yield p.quiet_run()

@@ -163,14 +163,15 @@ class Store:
         loads, decode_error = orjson.loads, orjson.JSONDecodeError
         for index, raw in enumerate(rows):
             seq, kind, time, data, data_type, sources, _, surface, ignorable = raw
-            if ignorable is None and sources is None and surface is None and data_type == b"text" \
-                    and seq == expected and kind in names and type(time) is int and -_SAFE <= time <= _SAFE:
-                try:  # (the common row, checked as _line checks it: a known type, JSON text, nothing else)
+            if ignorable is None and data_type == b"text" and seq == expected and kind in names \
+                    and type(time) is int and -_SAFE <= time <= _SAFE:
+                try:  # (the common row, checked as _line checks it: a type seen before, JSON text)
                     loads(data)
-                except decode_error:
-                    pass
+                    tail = _TAIL if sources is None and surface is None else _surface_tail(raw)
+                except (decode_error, _RowError):
+                    pass  # (_line says why)
                 else:
-                    line = b'{"type":%s,"seq":%d,"time":%d,"data":%s}\n' % (names[kind], seq, time, data)
+                    line = b'{"type":%s,"seq":%d,"time":%d,"data":%s%s' % (names[kind], seq, time, data, tail)
                     size += len(line)
                     lines.append(line)
                     expected += 1
@@ -272,7 +273,18 @@ def _line(raw: Any, options: Options, expand_row: Callable[..., Any]) -> tuple[b
         return line, _members(name, body, seq, time, expand_row)
     text = _data(data, data_type, options.max_line, packed=False)
     _json(text, "events.data")
-    parts = [b'{"type":', orjson.dumps(name), b',"seq":%d,"time":%d,"data":' % (seq, time), text]
+    head = b'{"type":%s,"seq":%d,"time":%d,"data":%s' % (orjson.dumps(name), seq, time, text)
+    return head + _surface_tail(raw), 1
+
+
+_TAIL = b"}\n"  # the end of a row's line with neither surface field nor ignorable
+
+
+def _surface_tail(raw: Any) -> bytes:
+    """The end of a scalar row's line after its data: its sourceEventSeqs, surfaceOp and ignorable,
+    checked as dsh's `decodeEventRow` checks them."""
+    sources, sources_type, surface, ignorable = raw[5], raw[6], raw[7], raw[8]
+    parts = []
     if sources_type != b"null":
         if sources_type != b"blob":
             raise _RowError("events.source_event_seqs", "stored source_event_seqs must be a blob or null")
@@ -286,8 +298,8 @@ def _line(raw: Any, options: Options, expand_row: Callable[..., Any]) -> tuple[b
         parts += [b',"surfaceOp":', surface]
     if ignorable == 1:
         parts.append(b',"ignorable":true')
-    parts.append(b"}\n")
-    return b"".join(parts), 1
+    parts.append(_TAIL)
+    return b"".join(parts)
 
 
 def _members(name: str, body: Any, seq: int, time: int, expand_row: Callable[..., Any]) -> int:

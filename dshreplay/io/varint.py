@@ -30,11 +30,26 @@ class VarintError(ValueError):
 
 def decode_seqs(blob: bytes) -> list[int]:
     """The seqs a `source_event_seqs` BLOB holds; VarintError when dsh would refuse it."""
-    if blob and max(blob) < 0x80:  # every value one byte (the usual list): no varint spans bytes
+    size = len(blob)
+    if size > 2:  # the usual list, a run of consecutive seqs: a first value, then each delta +1 (ZigZag 2)
+        end = 0
+        while end < size and blob[end] & 0x80:
+            end += 1
+        rest = size - end - 1
+        if rest > 0 and blob.count(2, end + 1) == rest:
+            first = _decode(blob[:end + 1])[0]
+            if first + rest <= MAX_SAFE_INTEGER:
+                return list(range(first, first + rest + 1))
+    if blob and max(blob) < 0x80:  # every value one byte: no varint spans bytes
         deltas = [b >> 1 if not b & 1 else -((b + 1) >> 1) for b in blob[1:]]
         seqs = list(accumulate(deltas, initial=blob[0]))
         if min(seqs) >= 0:
             return seqs
+    return _decode(blob)
+
+
+def _decode(blob: bytes) -> list[int]:
+    """`decode_seqs`, one varint at a time: the rule, for any list."""
     values: list[int] = []
     previous = 0
     offset, size = 0, len(blob)

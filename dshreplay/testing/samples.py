@@ -368,7 +368,8 @@ def user_record(seq: int, text: str, op: Any = "append", sources: Any = None) ->
     return record
 
 
-DAMAGE = ("bad-json", "missing", "duplicate", "swap")
+DAMAGE = ("bad-json", "missing", "duplicate", "swap", "unknown-type")
+UNKNOWN_TYPE = "custom/probe"  # the type of unknown-type damage: no dsh writes it
 
 
 def damaged(b: LogBuilder, kind: str, seq: int) -> bytes:
@@ -379,8 +380,8 @@ def damaged(b: LogBuilder, kind: str, seq: int) -> bytes:
 
 def damage_line(lines: list[bytes], kind: str, at: int) -> bytes:
     """The text of `lines` with one kind of damage at line index `at`: its line is not JSON
-    (bad-json), it is left out (missing), written twice (duplicate), or swapped with the next
-    line)."""
+    (bad-json), it is left out (missing), written twice (duplicate), swapped with the next
+    line (swap), or its record's type is one dsh does not define, without `ignorable` (unknown-type)."""
     lines = list(lines)
     if kind == "bad-json":
         lines[at] = lines[at][:len(lines[at]) // 2] + b"\n"
@@ -392,6 +393,8 @@ def damage_line(lines: list[bytes], kind: str, at: int) -> bytes:
         if at + 1 >= len(lines):
             raise ValueError(f"no line after line index {at} to swap it with")
         lines[at], lines[at + 1] = lines[at + 1], lines[at]
+    elif kind == "unknown-type":
+        lines[at] = orjson.dumps({**orjson.loads(lines[at]), "type": UNKNOWN_TYPE}) + b"\n"
     else:
         raise ValueError(f"damage is one of {DAMAGE}, not {kind!r}")
     return b"".join(lines)

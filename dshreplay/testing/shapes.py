@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 import orjson
 
+from dshreplay.io.packed import ROW_TAGS
 from dshreplay.testing.samples import LogBuilder, compacted, damage_line, fork_child, multi_turn, zstd_frames
 
 
@@ -111,7 +112,7 @@ SHAPES: dict[str, Callable[[], Shape]] = {
     "compaction-chain": lambda: Shape(compaction_chain(), pack=True),
 }
 
-DAMAGES = ("none", "bad-json", "missing", "duplicate", "wrong-seq", "corrupt-frame", "torn-tail")
+DAMAGES = ("none", "bad-json", "missing", "duplicate", "wrong-seq", "corrupt-frame", "torn-tail", "unknown-type")
 
 
 def lines(shape: Shape) -> list[bytes]:
@@ -127,10 +128,14 @@ def lines(shape: Shape) -> list[bytes]:
 def write(shape: Shape, damage: str = "none", at: int = 1) -> bytes:
     """The bytes of `shape` with `damage` at line index `at` (1 is the first record; taken modulo
     the records): for corrupt-frame, the frame that holds that line has a wrong checksum (the log
-    is written as zstd); a torn tail cuts the last line in half, without its newline."""
+    is written as zstd); a torn tail cuts the last line in half, without its newline; for
+    unknown-type, the event on that line (or the next that is not a packed row) has a type dsh
+    does not define, without `ignorable`."""
     text = lines(shape)
     at = 1 + (at - 1) % (len(text) - 1)
-    if damage in ("bad-json", "missing", "duplicate"):
+    if damage == "unknown-type":  # (an event's line: a packed row's tag is not a type)
+        at = next(k for k in [*range(at, len(text)), *range(1, at)] if orjson.loads(text[k])["type"] not in ROW_TAGS)
+    if damage in ("bad-json", "missing", "duplicate", "unknown-type"):
         data = damage_line(text, damage, at)
     elif damage == "wrong-seq":
         data = b"".join(text[:at] + [_with_seq(text[at], at + 2)] + text[at + 1:])

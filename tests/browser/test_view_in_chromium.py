@@ -117,7 +117,7 @@ def test_hostile_text_stays_text_in_the_browser(tmp_path):
     for text in HOSTILE:
         b.user(text)
     b.tool_round("bash" + HOSTILE[2], '{"command": "</script><img src=x>"}', HOSTILE[2])
-    b.add("custom/<b>type</b>", {"x": HOSTILE[0]})
+    b.add("custom/<b>type</b>", {"x": HOSTILE[0]}, ignorable=True)  # (unknown, skipped: the view goes on)
     b.end_turn()
     page = browser.write_view(b.write(tmp_path / "hostile.jsonl"), tmp_path / "view.html")
     seen = browser.probe([{"key": "h", "page": page, "seqs": [5, len(b.events) - 1]}])["h"]

@@ -1,15 +1,17 @@
 """One policy for a fold that fails (session.WHEN_THE_FOLD_FAILS), command by command, on
-the four kinds of damage: a line that is not JSON, a missing seq, a duplicated line, a
-swapped pair. Each log is `compacted()` (95 events, event S on line S + 2) damaged at
-seq 20 (its first tool/call) with `samples.damaged`; in it, turn 1 spans seqs 0..34,
-call 1 streams chunks 4..18 and calls 2..6 start after seq 20, and the compaction at
-seq 67 replaces seqs 3..37 (the undamaged transcript shows it).
+the five kinds of damage: a line that is not JSON, a missing seq, a duplicated line, a
+swapped pair, an event of a type dsh does not define (without `ignorable`). Each log is
+`compacted()` (95 events, event S on line S + 2) damaged at seq 20 (its first tool/call) with
+`samples.damaged`; in it, turn 1 spans seqs 0..34, call 1 streams chunks 4..18 and calls 2..6
+start after seq 20, and the compaction at seq 67 replaces seqs 3..37 (the undamaged transcript
+shows it).
 
 Where the fold fails (worked out by hand from the damaged lines):
 - bad-json: seq 20's line 22 is cut in half: DSH-E001 at seq 20;
 - missing: line 22 holds seq 21: DSH-E101 at seq 20;
 - duplicate: lines 22 and 23 both hold seq 20: DSH-E101 at seq 21, line 23;
-- swap: line 22 holds seq 21, line 23 seq 20: DSH-E101 at seq 20.
+- swap: line 22 holds seq 21, line 23 seq 20: DSH-E101 at seq 20;
+- unknown-type: seq 20's type is "custom/probe": DSH-E006 at seq 20 (FORMAT.md §3: refused).
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ FAILS = {  # kind: (seq where the fold fails, its line, code, pointer, message)
                                               "log's place (a repeated or moved line)"),
     "swap": (20, 22, "DSH-E101", "/seq", "seq 21 is not contiguous; expected 20: the line comes before seq 20, "
                                          "ahead of its place"),
+    "unknown-type": (20, 22, "DSH-E006", "/type", 'unknown event type "custom/probe" without ignorable: true: dsh '
+                                                  "refuses to load the log"),
 }
 KINDS = list(FAILS)
 

@@ -32,6 +32,13 @@ def test_each_type_is_listed_once_in_order():
     assert BY_NAME == {t.name: t for t in EVENT_TYPES}
 
 
+def test_the_registry_is_the_fold_s_table_of_names_and_each_renderer_names_one_of_them():
+    from dshreplay.analyses.eventtypes import _RENDER
+    from dshreplay.core.eventnames import EVENT_TYPE_TEXTS, KNOWN_TYPES
+    assert [(t.name, t.text) for t in EVENT_TYPES] == list(EVENT_TYPE_TEXTS.items())
+    assert set(_RENDER) <= KNOWN_TYPES and len(KNOWN_TYPES) == 48
+
+
 def test_the_surface_types_are_the_three_format_md_names():
     assert [t.name for t in EVENT_TYPES if t.surface] == ["assistant/message", "tool/result", "user/message"]
     assert {t.name for t in EVENT_TYPES if t.surface} == SURFACE_TYPES

@@ -66,7 +66,7 @@ PUBLIC = [
     "dshreplay.analyses.spills",
 ]
 INTERNAL = {"dshreplay.__main__", "dshreplay.jsvalues", "dshreplay.analyses.render", "dshreplay.analyses.rules",
-            "dshreplay.analyses.eventtypes",
+            "dshreplay.analyses.eventtypes", "dshreplay.core.eventnames",
             "dshreplay.analyses.schemas", "dshreplay.analyses.surfacelooks", "dshreplay.redaction.secretrules",
             "dshreplay.redaction.decode", "dshreplay.redaction.engine", "dshreplay.redaction.rules",
             "dshreplay.redaction.jsontext", "dshreplay.core.fleet", "dshreplay.core.mapper", "dshreplay.core.parallel",
