@@ -64,7 +64,7 @@ def against(log: Path, other: str, rounds: int) -> str:
     files per session and bundle size against the log's."""
     import tempfile
 
-    from dshreplay.console.table import render_table
+    from dshreplay.console._table import render_table
     run.compile_package()
     with tempfile.TemporaryDirectory(prefix="dshreplay-bench-") as scratch:
         folder = Path(scratch)

@@ -210,7 +210,7 @@ def main(argv=None) -> int:
                 per = (cpu / size) / (first[1] / first[0])
                 rows.append((shape, f"{size:,}", f"{seconds:.2f}", f"{cpu:.2f}", f"{per:.2f}", f"{rss:.0f}"))
                 print(*rows[-1], sep="\t", flush=True)
-    from dshreplay.console.table import render_table
+    from dshreplay.console._table import render_table
     text = render_table(rows, ["shape", "size", "seconds", "CPU seconds", "CPU per unit vs smallest", "peak RSS MB"],
                         10**6)
     print(text)

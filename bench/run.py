@@ -232,7 +232,7 @@ def _in_child(script: str, path: Path):
 def bundle_table(results: list[dict]) -> str:
     """Export against its goals (at most 30 files per session, a bundle at most 1.5x the log,
     CPU time at most 15x the bare parse's, peak RSS at most 400 MB)."""
-    from dshreplay.console.table import render_table
+    from dshreplay.console._table import render_table
     rows = [(r["log"], f"{r['mb']:.0f}", f"{r['bundle_mb']:.0f}", f"{r['bundle_ratio']:.2f}x",
              str(r["files_per_session"]), f"{r['cpu_ratio']:.1f}x", f"{r['ratio']:.1f}x", f"{r['rss']:.0f}",
              {True: "yes", False: "NO", None: "-"}[r["identical"]]) for r in results if "bundle_mb" in r]
@@ -241,7 +241,7 @@ def bundle_table(results: list[dict]) -> str:
 
 
 def table(results: list[dict]) -> str:
-    from dshreplay.console.table import render_table
+    from dshreplay.console._table import render_table
     rows = [(r["log"], f"{r['events']:,}", f"{r['mb']:.0f}", r["command"], f"{r['seconds']:.2f}",
              f"{r['seconds_min']:.2f}", f"{r['cpu']:.2f}", f"{r['cpu_min']:.2f}", f"{r['ratio']:.2f}x",
              f"{r['cpu_ratio']:.2f}x", f"{r['rss']:.0f}") for r in results]

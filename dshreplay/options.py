@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from dshreplay.jsvalues import parse_count, shown
+from dshreplay._jsvalues import parse_count, shown
 
 __all__ = ["Options", "DEFAULT", "parse_size", "available_cores", "DEFAULT_MAX_BYTES", "DEFAULT_MAX_LINE",
            "MAX_SIZE"]

@@ -25,11 +25,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dshreplay._jsvalues import as_text
 from dshreplay.core.driver import STOP, FoldReport, Observer, Run, fold_report, run_pass, states_at
 from dshreplay.core.surface import SURFACE_TYPES, SurfaceState
 from dshreplay.errors import DshReplayError, FoldError, LineError, NoViewError, UsageError
 from dshreplay.io.reader import Event, Item, LogSource, TornTail, Transform
-from dshreplay.jsvalues import as_text
 from dshreplay.options import DEFAULT, Options
 from dshreplay.results.listing import Fold, Rows
 
@@ -43,7 +43,7 @@ if TYPE_CHECKING:  # each question imports its analyses when asked: `fold` start
     from dshreplay.analyses.trackers.spills import Spill
     from dshreplay.analyses.trackers.toolcalls import ToolCall
     from dshreplay.analyses.transcript import Entry
-    from dshreplay.core.mapper import Mapper
+    from dshreplay.core._mapper import Mapper
     from dshreplay.results.inspection import Inspection
     from dshreplay.results.records import Redaction
     from dshreplay.results.summaries import Lineage, Stats, Validation
@@ -247,7 +247,7 @@ class Session:
     def request(self, call: int | None = None, *, at: int | None = None) -> Request:
         """The exact request of main-loop call `call` (from 1), with its outcome; or the one
         built right after seq `at`, with the turn and step in force there."""
-        from dshreplay.analyses.render import counted
+        from dshreplay.analyses._render import counted
         from dshreplay.analyses.trackers.calls import Request
         from dshreplay.analyses.trackers.turns import TurnTracker
         if call is not None:

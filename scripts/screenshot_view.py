@@ -133,8 +133,8 @@ def screenshot(page: Path, seq: int, png: Path, width: int = 1280, height: int =
 def write_view(log: Path, page: Path) -> Path:
     """view.html of `log`, as `dshreplay view` writes it."""
     from dshreplay.session import Session
-    from dshreplay.viewer.html import page_title, render_view
-    from dshreplay.viewer.model import build_view
+    from dshreplay.viewer._html import page_title, render_view
+    from dshreplay.viewer._model import build_view
     view = build_view(Session(log).source, "")
     view.title = page_title(view.index.header.get("id"))
     page.write_text(render_view(view), encoding="utf-8")

@@ -29,8 +29,8 @@ def corpus_dir() -> Path:
 
 def read_in_windows(monkeypatch, window_bytes: int = 200) -> None:
     """Make every plain log file a large one whose per-record checks run in
-    worker processes over windows of about `window_bytes` (see dshreplay.core.parallel)."""
-    from dshreplay.core import parallel
+    worker processes over windows of about `window_bytes` (see dshreplay.core._parallel)."""
+    from dshreplay.core import _parallel as parallel
     monkeypatch.setattr(parallel, "MIN_WINDOW_BYTES", 0)
     monkeypatch.setattr(parallel, "WINDOW_BYTES", window_bytes)
     monkeypatch.setattr(parallel, "MIN_WINDOW", 1)

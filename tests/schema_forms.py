@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import orjson
 
-from dshreplay.analyses.eventtypes import event_schema_name
-from dshreplay.analyses.schemas import ID_BASE, SchemaSet
+from dshreplay.analyses._eventtypes import event_schema_name
+from dshreplay.analyses._schemas import ID_BASE, SchemaSet
 
 ODD_VALUES = (None, True, -1, 0, 1.5, "", "text", "block-end", "usage", "tool-call", "model", [], {}, [1], {"x": 1})
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from dshreplay._jsvalues import utc_time
 from dshreplay.analyses.trackers.logindex import LogIndex
 from dshreplay.analyses.trackers.toolcalls import Closer
 from dshreplay.errors import FoldError, LineError, answered_up_to
-from dshreplay.jsvalues import utc_time
 
 __all__ = ["Health"]
 

@@ -12,11 +12,11 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
-from dshreplay.core.mapper import Mapper
+from dshreplay._jsvalues import as_key, js_equal, shown
+from dshreplay.core._mapper import Mapper
 from dshreplay.errors import DshReplayError
+from dshreplay.io._store import discover, log_files
 from dshreplay.io.reader import Event, LogSource, seed_length
-from dshreplay.io.store import discover, log_files
-from dshreplay.jsvalues import as_key, js_equal, shown
 from dshreplay.options import DEFAULT, Options
 
 __all__ = ["Node", "lineage"]

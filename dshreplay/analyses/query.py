@@ -9,8 +9,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from dshreplay.analyses.eventtypes import EVENT_TYPES, event_text
-from dshreplay.analyses.render import counted
+from dshreplay._jsvalues import epoch_ms, is_time, json_bytes, parse_time, shown, utc_time, visible
+from dshreplay.analyses._eventtypes import EVENT_TYPES, event_text
+from dshreplay.analyses._render import counted
 from dshreplay.analyses.trackers.compaction import CompactionTracker, compaction_of
 from dshreplay.analyses.trackers.toolcalls import ToolLedger
 from dshreplay.analyses.trackers.turns import TurnTracker
@@ -18,7 +19,6 @@ from dshreplay.core.driver import STOP, Observer, run_pass
 from dshreplay.core.surface import SURFACE_TYPES
 from dshreplay.errors import FilterError, UsageError
 from dshreplay.io.reader import PackedRun, line_problem
-from dshreplay.jsvalues import epoch_ms, is_time, json_bytes, parse_time, shown, utc_time, visible
 
 if TYPE_CHECKING:
     from dshreplay.core.driver import Record, Run

@@ -26,6 +26,7 @@ import bisect
 from dataclasses import dataclass, field
 from typing import Any
 
+from dshreplay._jsvalues import as_key, as_text, is_time, json_bytes
 from dshreplay.analyses.stats import SessionStats, SessionSummary
 from dshreplay.analyses.trackers.calls import AUXILIARY as AUXILIARY_TYPES
 from dshreplay.analyses.trackers.calls import Call, failed, retries
@@ -38,7 +39,6 @@ from dshreplay.core.driver import STOP, Observer, Record, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
 from dshreplay.errors import DeriveError
 from dshreplay.io.reader import LogSource, seed_length
-from dshreplay.jsvalues import as_key, as_text, is_time, json_bytes
 
 __all__ = ["SessionTimeline", "TimedSpan", "Instant", "ViewPoint", "TimelinePass", "session_timeline",
            "SESSION", "TURN", "STEP", "CALL", "AUXILIARY", "TOOL", "COMPACTION", "APPROVAL", "HOOK",

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, TypeGuard
 
+from dshreplay._jsvalues import as_text, is_number, is_time, utc_time
+from dshreplay._jsvalues import dig as _get
 from dshreplay.analyses.trackers.calls import Call, CallTracker, failed, failure_code, retried_calls
 from dshreplay.analyses.trackers.logindex import Indexer, LogIndex
 from dshreplay.analyses.trackers.toolcalls import ToolLedger
@@ -25,8 +27,6 @@ from dshreplay.core.driver import STOP, Observer, Record, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, has_message
 from dshreplay.errors import DeriveError, DshReplayError, FoldError, LineError
 from dshreplay.io.reader import Event, LogSource, TornTail
-from dshreplay.jsvalues import as_text, is_number, is_time, utc_time
-from dshreplay.jsvalues import dig as _get
 from dshreplay.options import Options
 
 __all__ = ["SessionStats", "session_stats", "totals"]

@@ -15,7 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
-from dshreplay.analyses.render import message_text, role_of, without_reasoning
+from dshreplay._jsvalues import as_text, utc_time
+from dshreplay.analyses._render import message_text, role_of, without_reasoning
 from dshreplay.analyses.trackers.calls import CallTracker, failed, finish_text
 from dshreplay.analyses.trackers.provenance import ShadowTracker
 from dshreplay.analyses.trackers.toolcalls import ToolLedger
@@ -24,7 +25,6 @@ from dshreplay.core.driver import STOP, Observer, Record, Run, run_pass
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
 from dshreplay.errors import DeriveError, FoldError, LineError
 from dshreplay.io.reader import Event, LogSource, seed_length
-from dshreplay.jsvalues import as_text, utc_time
 
 __all__ = ["Entry", "transcript"]
 

@@ -17,7 +17,9 @@ from typing import Any, Callable, Iterable
 
 import orjson
 
-from dshreplay.analyses.eventtypes import event_schema_name
+from dshreplay._jsvalues import JSONObject, JSONValue, json_pointer, shown
+from dshreplay.analyses._eventtypes import event_schema_name
+from dshreplay.analyses._schemas import SchemaSet, count_placeholders
 from dshreplay.analyses.findings import (
     CODES,
     DEFAULT_CAP,
@@ -30,13 +32,11 @@ from dshreplay.analyses.findings import (
     finding,
 )
 from dshreplay.analyses.rules import Relations, RuleFindings
-from dshreplay.analyses.schemas import SchemaSet, count_placeholders
+from dshreplay.core._parallel import window_jobs
 from dshreplay.core.driver import SKIP, Observer, PassState, Record, Run, run_pass
-from dshreplay.core.parallel import window_jobs
 from dshreplay.core.surface import IGNORABLE, NO_MESSAGE, NOT_CONTIGUOUS, SURFACE_TYPES, has_message
 from dshreplay.errors import ChangedError, DeriveError, DshReplayError, FoldError, LineError, ReadError
 from dshreplay.io.reader import UNREADABLE_REST, Item, LogInput, LogReader, LogSource, PackedRun
-from dshreplay.jsvalues import JSONObject, JSONValue, json_pointer, shown
 from dshreplay.options import DEFAULT, Options
 
 

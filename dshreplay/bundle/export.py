@@ -49,10 +49,16 @@ from typing import Any, Callable, Iterable, Sequence, Union
 import orjson
 
 from dshreplay import __version__
+from dshreplay._jsvalues import (
+    MAX_TIME,
+    parse_count,
+    parse_time,
+    shown,
+)
+from dshreplay.analyses._schemas import PLACEHOLDER
 from dshreplay.analyses.findings import ERROR, NOTICE, WARNING
-from dshreplay.analyses.schemas import PLACEHOLDER
 from dshreplay.analyses.validate import validate_log
-from dshreplay.bundle.layout import (
+from dshreplay.bundle._layout import (
     FORMAT,
     INDEX,
     MANIFEST,
@@ -64,8 +70,8 @@ from dshreplay.bundle.layout import (
     read_manifest,
     sha256_file,
 )
-from dshreplay.bundle.outfolder import make_folder, output_error, write_file, write_folder
-from dshreplay.bundle.sessionfiles import FinalNodes, write_session_files
+from dshreplay.bundle._outfolder import make_folder, output_error, write_file, write_folder
+from dshreplay.bundle._sessionfiles import FinalNodes, write_session_files
 from dshreplay.core.progress import Relabelled
 from dshreplay.errors import (
     ChangedError,
@@ -75,23 +81,17 @@ from dshreplay.errors import (
     UsageError,
     answered_up_to,
 )
-from dshreplay.integrity.chain import TurnEndLines, line_chain
-from dshreplay.integrity.evidence import PLAIN_HASH, InputHash, input_hash
-from dshreplay.integrity.signing import NAMESPACE, Signer, canonical, exact_integers, manifest_digest, representable
-from dshreplay.io.container import pin_facts
+from dshreplay.integrity._chain import TurnEndLines, line_chain
+from dshreplay.integrity._evidence import PLAIN_HASH, InputHash, input_hash
+from dshreplay.integrity._signing import NAMESPACE, Signer, canonical, exact_integers, manifest_digest, representable
+from dshreplay.io._container import pin_facts
 from dshreplay.io.reader import LogSource, resolve_log_path, shown_path
-from dshreplay.jsvalues import (
-    MAX_TIME,
-    parse_count,
-    parse_time,
-    shown,
-)
 from dshreplay.options import Options
 from dshreplay.redaction.redactor import ArgumentDeltas, Redactor
-from dshreplay.report.html import render_index, render_report
-from dshreplay.report.view import Notes, session_notes
+from dshreplay.report._html import render_index, render_report
+from dshreplay.report._view import Notes, session_notes
 from dshreplay.results.summaries import Exported
-from dshreplay.viewer.html import view_page
+from dshreplay.viewer._html import view_page
 
 __all__ = ["export_bundle", "ExportOptions", "read_manifest"]
 
@@ -288,7 +288,7 @@ def export_bundle(inputs: Iterable[str | Path], out: str | Path, options: Option
     `export --json`'s. `rules`: a redaction rules file;
     `evidence_key`: the key file that keys the inputs' hashes (needed when anything
     is redacted, made if absent); `sign_key`: an Ed25519 private key to sign with."""
-    from dshreplay.io.store import discover
+    from dshreplay.io._store import discover
     from dshreplay.redaction.redactor import load_redactor
     options = (options or Options()).with_(redactor=load_redactor(rules, defaults=default_rules))
     return export(discover(inputs), ExportOptions(Path(out), options, rules, timestamp, force, default_rules,

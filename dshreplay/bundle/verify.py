@@ -10,19 +10,24 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from dshreplay._jsvalues import (
+    MISSING,
+    json_pointer,
+    shown,
+)
 from dshreplay.analyses.validate import duplicate_key
-from dshreplay.bundle.layout import MANIFEST, OLD_SIGNATURE, SIGNATURE, dumps, pinned_path, read_manifest
-from dshreplay.bundle.storepin import container_session
+from dshreplay.bundle._layout import MANIFEST, OLD_SIGNATURE, SIGNATURE, dumps, pinned_path, read_manifest
+from dshreplay.bundle._storepin import container_session
 from dshreplay.errors import DshReplayError, ReadError
-from dshreplay.integrity.chain import (
+from dshreplay.integrity._chain import (
     EntryError,
     Exported,
     check_growth,
     is_count,
     is_sha256,
 )
-from dshreplay.integrity.evidence import KEYED, PLAIN, PLAIN_HASH, InputHash, load_key
-from dshreplay.integrity.signing import (
+from dshreplay.integrity._evidence import KEYED, PLAIN, PLAIN_HASH, InputHash, load_key
+from dshreplay.integrity._signing import (
     NAMESPACE,
     canonical,
     check_legacy_signature,
@@ -33,13 +38,8 @@ from dshreplay.integrity.signing import (
     usable_keys,
 )
 from dshreplay.io.reader import read_small_file, shown_path, sized_file
-from dshreplay.jsvalues import (
-    MISSING,
-    json_pointer,
-    shown,
-)
 from dshreplay.options import Options
-from dshreplay.results.reports import Difference, InputCheck, Verification
+from dshreplay.results._reports import Difference, InputCheck, Verification
 
 __all__ = ["verify_export", "Verification"]
 

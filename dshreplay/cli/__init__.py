@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from dshreplay import __version__
-from dshreplay.cli.flags import DshCommand, Output, global_params, run_of
+from dshreplay.cli._flags import DshCommand, Output, global_params, run_of
 from dshreplay.console.reporters import JsonReporter, envelope_of, json_text
 from dshreplay.console.reporters import reporter_for as named_reporter
 from dshreplay.errors import (
@@ -32,8 +32,8 @@ from dshreplay.errors import (
 )
 
 if TYPE_CHECKING:
-    from dshreplay.console.interface import Reporter
-    from dshreplay.core.mapper import Mapper
+    from dshreplay.console._interface import Reporter
+    from dshreplay.core._mapper import Mapper
     from dshreplay.core.progress import Meter
     from dshreplay.io.reader import TornTail
     from dshreplay.options import Options
@@ -43,28 +43,28 @@ __all__ = ["COMMANDS", "cli", "main"]
 
 # command name -> "module:attribute" of its click command, imported when first asked for
 COMMANDS = {
-    "fold": "dshreplay.cli.view:fold",
-    "shadows": "dshreplay.cli.view:shadows",
-    "brackets": "dshreplay.cli.view:brackets",
-    "provenance": "dshreplay.cli.view:provenance",
-    "diff": "dshreplay.cli.view:diff",
-    "view": "dshreplay.cli.viewer:view",
-    "request": "dshreplay.cli.history:request",
-    "transcript": "dshreplay.cli.history:transcript",
-    "events": "dshreplay.cli.history:events",
-    "spills": "dshreplay.cli.history:spills",
-    "inspect": "dshreplay.cli.history:inspect_command",
-    "validate": "dshreplay.cli.checks:validate",
-    "verify-export": "dshreplay.cli.checks:verify_export_command",
-    "export": "dshreplay.cli.export:export",
-    "stats": "dshreplay.cli.aggregate:stats",
-    "lineage": "dshreplay.cli.aggregate:lineage",
-    "usage": "dshreplay.cli.aggregate:usage",
-    "index": "dshreplay.cli.database:index",
-    "sql": "dshreplay.cli.database:sql",
-    "fleet": "dshreplay.cli.fleet:fleet",
-    "timeline": "dshreplay.cli.traces:timeline",
-    "otel": "dshreplay.cli.traces:otel",
+    "fold": "dshreplay.cli._view:fold",
+    "shadows": "dshreplay.cli._view:shadows",
+    "brackets": "dshreplay.cli._view:brackets",
+    "provenance": "dshreplay.cli._view:provenance",
+    "diff": "dshreplay.cli._view:diff",
+    "view": "dshreplay.cli._viewer:view",
+    "request": "dshreplay.cli._history:request",
+    "transcript": "dshreplay.cli._history:transcript",
+    "events": "dshreplay.cli._history:events",
+    "spills": "dshreplay.cli._history:spills",
+    "inspect": "dshreplay.cli._history:inspect_command",
+    "validate": "dshreplay.cli._checks:validate",
+    "verify-export": "dshreplay.cli._checks:verify_export_command",
+    "export": "dshreplay.cli._export:export",
+    "stats": "dshreplay.cli._aggregate:stats",
+    "lineage": "dshreplay.cli._aggregate:lineage",
+    "usage": "dshreplay.cli._aggregate:usage",
+    "index": "dshreplay.cli._database:index",
+    "sql": "dshreplay.cli._database:sql",
+    "fleet": "dshreplay.cli._fleet:fleet",
+    "timeline": "dshreplay.cli._traces:timeline",
+    "otel": "dshreplay.cli._traces:otel",
 }
 
 
@@ -143,7 +143,7 @@ def _meter() -> Meter | None:
     run = run_of()
     if not run.metered:
         if sys.stderr.isatty() and not run.output.machine:
-            from dshreplay.cli.meter import TerminalMeter
+            from dshreplay.cli._meter import TerminalMeter
             run.meter = TerminalMeter()
         run.metered = True
     return run.meter
@@ -160,7 +160,7 @@ def open_log(log: str) -> Session:
 
 def safe_text(text: str) -> str:
     """Log text on one terminal line: no escapes, no control characters, no line breaks."""
-    from dshreplay.analyses.render import clean
+    from dshreplay.analyses._render import clean
     return clean(text).replace("\n", "\\n").replace("\t", " ")
 
 
@@ -277,10 +277,10 @@ def mapper_for(options: Options, logs: Iterable[str | os.PathLike[str]] = ()) ->
     fleet = run_of().mapper
     if fleet is not None:
         if stdin:
-            from dshreplay.io.store import log_files
+            from dshreplay.io._store import log_files
             log_files(logs, "fleet", "a worker cannot read this process's input")
         return fleet
-    from dshreplay.core.parallel import run_map
+    from dshreplay.core._parallel import run_map
     here = options.with_(jobs=1) if stdin else options
     return lambda fn, items: run_map(fn, items, here)
 

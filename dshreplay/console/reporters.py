@@ -14,10 +14,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from dshreplay.console.interface import Reporter, _is_terminal, cell_json, json_text
-from dshreplay.console.table import display_width, render_table
-from dshreplay.console.text import TextReporter
-from dshreplay.results.shapes import (
+from dshreplay.console._interface import Reporter, _is_terminal, cell_json, json_text
+from dshreplay.console._table import display_width, render_table
+from dshreplay.console._text import TextReporter
+from dshreplay.results._shapes import (
     HasJson,
     answer_json,
     envelope_of,
@@ -41,7 +41,7 @@ if TYPE_CHECKING:  # (validate's machinery is imported by the command that valid
     from dshreplay.analyses.transcript import Entry
     from dshreplay.analyses.validate import FileReport
     from dshreplay.core.driver import FoldReport
-    from dshreplay.results.reports import IndexReport, UsageReport, Verification
+    from dshreplay.results._reports import IndexReport, UsageReport, Verification
 
 __all__ = ["Reporter", "TextReporter", "JsonReporter", "JsonLinesReporter", "CsvReporter", "HasJson", "json_text",
            "envelope_of", "answer_json", "fold_json", "health_facts", "files_json", "stats_json", "lineage_json",
@@ -59,7 +59,7 @@ class CsvReporter:
     def query(self, columns: list[str], rows: Sequence[Sequence[object]]) -> None:
         import csv
 
-        from dshreplay.console.csvcells import csv_cell
+        from dshreplay.console._csvcells import csv_cell
         writer = csv.writer(self.out, lineterminator="\n")
         writer.writerow([csv_cell(c) for c in columns])
         for row in rows:

@@ -53,11 +53,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Iterable, TypeVar
 
+from dshreplay._jsvalues import JSONObject, JSONValue
 from dshreplay.core.progress import BYTES, Meter
 from dshreplay.core.surface import Replacement, SurfaceFold, SurfaceState, counted_only
 from dshreplay.errors import DeriveError, DshReplayError, FoldError, LineError, UsageError, answered_up_to
 from dshreplay.io.reader import Item, LogReader, LogSource, TornTail
-from dshreplay.jsvalues import JSONObject, JSONValue
 
 __all__ = ["run_pass", "Observer", "Record", "Run", "PassState", "SKIP", "STOP", "FoldReport", "fold_report",
            "states_at"]

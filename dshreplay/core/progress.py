@@ -5,7 +5,7 @@ how far it got, and when it ends. The pass driver reports the bytes of the
 log it has read, every few thousand records; a run over many logs reports
 the logs done. The library shows nothing by default (`Options.progress` is
 None); the command line gives a meter that draws click's progress bar on a
-terminal (`dshreplay.cli.meter`).
+terminal (`dshreplay.cli._meter`).
 """
 
 from __future__ import annotations

@@ -12,11 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator, NamedTuple
 
-from dshreplay.core.eventnames import KNOWN_TYPES
-from dshreplay.errors import DeriveError, FoldError
-from dshreplay.io.packed import ROW_TAGS
-from dshreplay.io.reader import Fault, Item, QuietRule, fault_of
-from dshreplay.jsvalues import (
+from dshreplay._jsvalues import (
     MAX_SAFE_INTEGER,
     MISSING,
     JSONValue,
@@ -26,6 +22,10 @@ from dshreplay.jsvalues import (
     js_length,
     shown,
 )
+from dshreplay.core._eventnames import KNOWN_TYPES
+from dshreplay.errors import DeriveError, FoldError
+from dshreplay.io._packed import ROW_TAGS
+from dshreplay.io.reader import Fault, Item, QuietRule, fault_of
 
 __all__ = ["SurfaceFold", "SurfaceState", "Replacement", "derive_message", "SURFACE_TYPES"]
 

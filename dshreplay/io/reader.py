@@ -28,26 +28,26 @@ from typing import Any, BinaryIO, Callable, Iterable, Iterator, Union
 
 import orjson
 
+from dshreplay._jsvalues import MAX_SAFE_INTEGER, MISSING, JSONObject, JSONValue, is_number, is_safe_int, shown
 from dshreplay.errors import ChangedError, FormatVersionError, LineError, ReadError, RestError
-from dshreplay.io.container import Opened, open_input
-from dshreplay.io.items import UNREADABLE_LINE, _json_kind, _json_reason, _not_json, _not_object
-from dshreplay.io.lean import regular_records
-from dshreplay.io.placement import MAX_BLANK_RUN, Placement
-from dshreplay.io.source import _BLOCK, Extent, _Prepended, _read_bounded, _shrank, _Upto, open_regular
-from dshreplay.jsvalues import MAX_SAFE_INTEGER, MISSING, JSONObject, JSONValue, is_number, is_safe_int, shown
+from dshreplay.io._container import Opened, open_input
+from dshreplay.io._items import UNREADABLE_LINE, _json_kind, _json_reason, _not_json, _not_object
+from dshreplay.io._lean import regular_records
+from dshreplay.io._placement import MAX_BLANK_RUN, Placement
+from dshreplay.io._source import _BLOCK, Extent, _Prepended, _read_bounded, _shrank, _Upto, open_regular
 from dshreplay.options import DEFAULT, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINE, Options
 
 __all__ = ["LogSource", "LogReader", "Event", "PackedRun", "PackedMember", "TornTail", "QuietRule", "read_log"]
 
 # Where other modules import them from (each re-exported, "as" itself), though they live in items, packed, source:
-from dshreplay.io.items import (  # noqa: E402, I001
+from dshreplay.io._items import (  # noqa: E402, I001
     Event as Event, Fault as Fault, Fault_ as Fault_, Item as Item, Misplaced as Misplaced, Quiet as Quiet,
     QuietRule as QuietRule, TornTail as TornTail, UNREADABLE_REST as UNREADABLE_REST, fault_of as fault_of,
     line_problem as line_problem)
-from dshreplay.io.packed import (  # noqa: E402
+from dshreplay.io._packed import (  # noqa: E402
     MALFORMED_ROW as MALFORMED_ROW, ROW_TAGS as ROW_TAGS, PackedMember as PackedMember, PackedRun as PackedRun,
     expand_row as expand_row, line_events as line_events)
-from dshreplay.io.source import (  # noqa: E402
+from dshreplay.io._source import (  # noqa: E402
     LOG_NAMES as LOG_NAMES, read_small_file as read_small_file, resolve_log_path as resolve_log_path,
     shown_path as shown_path, sized_file as sized_file)
 

@@ -21,11 +21,11 @@ from typing import Any, Callable, Iterable
 
 import orjson
 
+from dshreplay._jsvalues import as_key, json_bytes, parse_count, pointer_parts
 from dshreplay.core.driver import Observer, Record, Run
-from dshreplay.jsvalues import as_key, json_bytes, parse_count, pointer_parts
-from dshreplay.redaction.decode import base64_runs, escapes_decoded, unescape, url_decoded, views
-from dshreplay.redaction.jsontext import NUMBERED, Edit, JsonText, apply_edits, json_container, uncounted
-from dshreplay.redaction.rules import (
+from dshreplay.redaction._decode import base64_runs, escapes_decoded, unescape, url_decoded, views
+from dshreplay.redaction._jsontext import NUMBERED, Edit, JsonText, apply_edits, json_container, uncounted
+from dshreplay.redaction._rules import (
     BASE64_RUN,
     ENGINE,
     MASK,
@@ -40,11 +40,11 @@ from dshreplay.redaction.rules import (
     utf8,
     why_engine_off,
 )
-from dshreplay.redaction.secretrules import plain_member
+from dshreplay.redaction._secretrules import plain_member
 
 __all__ = ["Redactor", "load_redactor", "MASK"]
 
-CallKey = tuple[object, object, object]  # (turn, step, block index) of a tool call, as keys (jsvalues.as_key)
+CallKey = tuple[object, object, object]  # (turn, step, block index) of a tool call, as keys (_jsvalues.as_key)
 MAX_LAYERS = 4  # encodings undone in turn to find a secret behind them (JSON text inside JSON text, base64 of
 # URL-encoded text...: `decode`)
 BASE64 = "base64 of a secret"  # (counted with the rule that found the secret in the decoded text)

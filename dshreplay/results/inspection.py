@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dshreplay.analyses.health import Health
-from dshreplay.results.shapes import answer_json
+from dshreplay.results._shapes import answer_json
 
 __all__ = ["Inspection"]
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
+from dshreplay._jsvalues import shown
 from dshreplay.core.driver import FoldReport
 from dshreplay.errors import DshReplayError, answered_for
-from dshreplay.jsvalues import shown
-from dshreplay.results.shapes import HasJson, answer_json, fold_json
+from dshreplay.results._shapes import HasJson, answer_json, fold_json
 
 __all__ = ["Rows", "Fold"]
 

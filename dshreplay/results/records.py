@@ -12,9 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 
+from dshreplay._jsvalues import json_bytes
 from dshreplay.core.driver import run_pass
 from dshreplay.errors import UsageError
-from dshreplay.jsvalues import json_bytes
 
 if TYPE_CHECKING:
     from dshreplay.io.reader import LogSource

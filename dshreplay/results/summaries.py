@@ -18,7 +18,7 @@ from dshreplay.analyses.lineage import Node
 from dshreplay.analyses.stats import SessionStats
 from dshreplay.analyses.validate import FileReport
 from dshreplay.errors import answered_for
-from dshreplay.results.shapes import exported_json, files_json, lineage_json, stats_json
+from dshreplay.results._shapes import exported_json, files_json, lineage_json, stats_json
 
 __all__ = ["Validation", "Stats", "Lineage", "Exported"]
 

@@ -26,8 +26,9 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from dshreplay._jsvalues import as_text, epoch_ms, is_safe_int, is_time, json_bytes, parse_time
+from dshreplay.analyses._render import message_text, role_of
 from dshreplay.analyses.findings import ERROR, NOTICE, WARNING
-from dshreplay.analyses.render import message_text, role_of
 from dshreplay.analyses.stats import SessionSummary
 from dshreplay.analyses.trackers.calls import CallTracker, retries
 from dshreplay.analyses.trackers.compaction import CompactionTracker
@@ -36,17 +37,16 @@ from dshreplay.analyses.trackers.provenance import ShadowTracker
 from dshreplay.analyses.trackers.toolcalls import ToolLedger
 from dshreplay.analyses.trackers.turns import TurnSpans
 from dshreplay.analyses.validate import validate_log
+from dshreplay.core._passstate import StateError, dump_state, load_state, state_ceiling, state_key
 from dshreplay.core.driver import Observer, Run
-from dshreplay.core.passstate import StateError, dump_state, load_state, state_ceiling, state_key
 from dshreplay.core.surface import SURFACE_TYPES, derive_message
 from dshreplay.errors import DeriveError, DshReplayError
-from dshreplay.integrity.chain import TurnEndLines, line_chain
-from dshreplay.integrity.evidence import PLAIN_HASH, InputHash
+from dshreplay.integrity._chain import TurnEndLines, line_chain
+from dshreplay.integrity._evidence import PLAIN_HASH, InputHash
 from dshreplay.io.reader import Event, LogSource, PackedRun, resolve_log_path, seed_length, shown_path
-from dshreplay.jsvalues import as_text, epoch_ms, is_safe_int, is_time, json_bytes, parse_time
 from dshreplay.options import DEFAULT, Options
 from dshreplay.redaction.redactor import Redactor
-from dshreplay.results.tables import (
+from dshreplay.results._tables import (
     SQL_COLUMNS,
     SQL_TYPES,
     Fact,

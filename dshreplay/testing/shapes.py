@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import orjson
 
-from dshreplay.io.packed import ROW_TAGS
+from dshreplay.io._packed import ROW_TAGS
 from dshreplay.testing.samples import LogBuilder, compacted, damage_line, fork_child, multi_turn, zstd_frames
 
 

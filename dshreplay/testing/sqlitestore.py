@@ -17,7 +17,7 @@ from typing import Any, Iterable
 
 import orjson
 
-from dshreplay.io.varint import encode_seqs
+from dshreplay.io._varint import encode_seqs
 
 __all__ = ["SCHEMA", "write_store", "create_store"]
 

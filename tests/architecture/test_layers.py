@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "dshreplay"
-LAYERS = [("errors", "jsvalues", "options"), ("io",), ("core",), ("analyses",), ("redaction",), ("integrity",),
+LAYERS = [("errors", "_jsvalues", "options"), ("io",), ("core",), ("analyses",), ("redaction",), ("integrity",),
           ("results",), ("console",), ("report", "viewer"), ("sql",), ("bundle",), ("traces",), ("output",),
           ("session",), ("cli", "__main__")]
 RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}

@@ -24,18 +24,18 @@ from dshreplay.testing.samples import zstd_frames
 HEAVY = frozenset({
     "jsonschema", "jsonschema_rs", "referencing", "dask", "distributed", "cryptography", "zstandard",
     "re2", "_re2", "concurrent.futures", "multiprocessing", "dshreplay.analyses.validate",
-    "dshreplay.analyses.schemas", "dshreplay.analyses.rules", "dshreplay.bundle.export", "dshreplay.bundle.layout",
-    "dshreplay.output.redact", "dshreplay.report.html", "dshreplay.integrity.signing",
-    "dshreplay.integrity.chain", "dshreplay.core.parallel", "jinja2", "markupsafe", "dshreplay.report.view",
-    "dshreplay.report.waterfall",
+    "dshreplay.analyses._schemas", "dshreplay.analyses.rules", "dshreplay.bundle.export", "dshreplay.bundle._layout",
+    "dshreplay.output.redact", "dshreplay.report._html", "dshreplay.integrity._signing",
+    "dshreplay.integrity._chain", "dshreplay.core._parallel", "jinja2", "markupsafe", "dshreplay.report._view",
+    "dshreplay.report._waterfall",
     "msgspec", "simdjson", "betterleaks",
-    "dshreplay.redaction.redactor", "dshreplay.redaction.engine", "dshreplay.redaction.rules",
+    "dshreplay.redaction.redactor", "dshreplay.redaction._engine", "dshreplay.redaction._rules",
 })
-# the other families of commands (a reading command imports its own: dshreplay.cli.view or .history)
-OTHER_COMMANDS = frozenset({"dshreplay.cli.checks", "dshreplay.cli.export", "dshreplay.cli.aggregate",
-                            "dshreplay.cli.database", "dshreplay.cli.fleet"})
+# the other families of commands (a reading command imports its own: dshreplay.cli._view or .history)
+OTHER_COMMANDS = frozenset({"dshreplay.cli._checks", "dshreplay.cli._export", "dshreplay.cli._aggregate",
+                            "dshreplay.cli._database", "dshreplay.cli._fleet"})
 # what a table of ASCII text cut with "…" does without (wrapping a column, as `request --list` does, takes wcwidth)
-NOT_FOR_A_FOLD = frozenset({"wcwidth", "shutil", "zlib", "hashlib", "textwrap", "dshreplay.cli.history"})
+NOT_FOR_A_FOLD = frozenset({"wcwidth", "shutil", "zlib", "hashlib", "textwrap", "dshreplay.cli._history"})
 
 
 def run_importing(*args) -> tuple[subprocess.CompletedProcess, set[str]]:
@@ -72,7 +72,7 @@ def test_fold_of_an_ascii_log_imports_no_wcwidth_shutil_or_other_command(clean, 
     assert proc.returncode == 0, proc.stderr
     cut = [line for line in proc.stdout.splitlines() if "please please" in line and line.endswith("…")]
     assert len(cut) == (0 if json else 1)
-    assert "dshreplay.cli.view" in modules
+    assert "dshreplay.cli._view" in modules
     assert modules & NOT_FOR_A_FOLD == set()
 
 
@@ -87,10 +87,10 @@ def test_validate_imports_its_schemas_but_no_export_dask_or_zstandard(small_log)
     proc, modules = run_importing("validate", small_log)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert {"dshreplay.analyses.validate", "jsonschema_rs"} <= modules
-    assert modules & HEAVY <= {"dshreplay.analyses.validate", "dshreplay.analyses.schemas",
-                               "dshreplay.analyses.rules", "jsonschema_rs", "dshreplay.core.parallel"}
+    assert modules & HEAVY <= {"dshreplay.analyses.validate", "dshreplay.analyses._schemas",
+                               "dshreplay.analyses.rules", "jsonschema_rs", "dshreplay.core._parallel"}
     # (nor pickle, for the pool it does not start, nor wcwidth, for the summary line that fits as it is)
-    assert modules & (OTHER_COMMANDS | {"pickle", "wcwidth"}) == {"dshreplay.cli.checks"}
+    assert modules & (OTHER_COMMANDS | {"pickle", "wcwidth"}) == {"dshreplay.cli._checks"}
 
 
 def test_export_without_a_key_imports_neither_dask_cryptography_nor_zstandard(small_log, tmp_path):
@@ -106,7 +106,7 @@ def test_every_command_is_where_the_table_says_and_none_is_imported_before_it_ru
     from dshreplay.cli import COMMANDS, cli
     proc, modules = run_importing("--version")
     assert proc.returncode == 0 and proc.stdout.startswith("dshreplay, version ")
-    assert {m for m in modules if m.startswith("dshreplay.cli.")} == {"dshreplay.cli.flags", "dshreplay.cli.params"}
+    assert {m for m in modules if m.startswith("dshreplay.cli.")} == {"dshreplay.cli._flags", "dshreplay.cli._params"}
     assert {name: cli.commands[name].name for name in COMMANDS} == {name: name for name in COMMANDS}
     assert len(COMMANDS) == 22 and sorted(cli.commands["fleet"].commands) == ["export", "index", "stats", "validate"]
 
@@ -114,7 +114,7 @@ def test_every_command_is_where_the_table_says_and_none_is_imported_before_it_ru
 def test_view_imports_jinja2_but_no_redaction_engine_unless_asked(small_log, tmp_path):
     proc, modules = run_importing("view", small_log, "--out", tmp_path / "v.html")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert {"dshreplay.viewer.model", "dshreplay.viewer.html", "jinja2"} <= modules
+    assert {"dshreplay.viewer._model", "dshreplay.viewer._html", "jinja2"} <= modules
     # (the page is a template; no export, no redaction: re2 and detect-secrets come only with --redacted)
     assert modules & HEAVY == {"jinja2", "markupsafe"}
     assert modules & OTHER_COMMANDS == set()

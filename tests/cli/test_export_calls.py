@@ -127,7 +127,7 @@ def test_duckdb_reads_both_files(bundle):
 def test_a_format_2_bundle_is_still_read_and_verified(cli, tmp_path):
     """A bundle of the format before (calls/NNNN.json, messages/<sha256>.json, plain input hashes),
     made from today's."""
-    from dshreplay.integrity.signing import legacy_digest
+    from dshreplay.integrity._signing import legacy_digest
     cli("export", SAMPLES / "compaction.jsonl", "--out", tmp_path / "v2", "--timestamp", "2026-01-01T00:00:00Z",
         "--no-default-redaction")
     to_format_2(tmp_path / "v2")

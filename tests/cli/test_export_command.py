@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dshreplay.bundle.layout import folder_name
+from dshreplay.bundle._layout import folder_name
 
 from conftest import SAMPLES
 

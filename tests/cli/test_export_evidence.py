@@ -188,7 +188,7 @@ def test_an_evidence_key_that_can_be_guessed_is_refused_by_every_command_that_re
 
 
 def test_a_key_dshreplay_makes_or_openssl_draws_is_accepted():
-    from dshreplay.integrity.evidence import weakness
+    from dshreplay.integrity._evidence import weakness
     assert [weakness(secrets.token_bytes(32)) for _ in range(20_000)] == [None] * 20_000
 
 

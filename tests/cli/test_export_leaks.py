@@ -394,7 +394,7 @@ def test_the_progress_bar_shows_a_log_path_as_the_bundle_writes_it(tmp_path):
     import io
 
     from dshreplay.bundle.export import export_bundle
-    from dshreplay.cli.meter import TerminalMeter
+    from dshreplay.cli._meter import TerminalMeter
     from dshreplay.core.driver import TICK
     from dshreplay.options import Options
 

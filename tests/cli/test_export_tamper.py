@@ -50,7 +50,7 @@ def test_a_file_edited_with_its_manifest_entry_passes_alone_but_not_against_the_
     report = bundle / "sample-prune" / "report.html"
     report.write_text(report.read_text() + "<!-- edited -->")
     manifest = json.loads((bundle / "manifest.json").read_bytes())
-    from dshreplay.bundle.layout import sha256_file
+    from dshreplay.bundle._layout import sha256_file
     for entry in manifest["files"]:
         if entry["path"] == "sample-prune/report.html":
             entry["size"], entry["sha256"] = report.stat().st_size, sha256_file(report)
@@ -130,7 +130,7 @@ def old_bundle(cli, tmp_path, log, fmt: int):
 def test_bundles_of_format_1_and_2_are_still_verified_with_their_digest(cli, exported, tmp_path, fmt):
     import hashlib
 
-    from dshreplay.jsvalues import json_bytes
+    from dshreplay._jsvalues import json_bytes
     _, inputs, _ = exported
     bundle = old_bundle(cli, tmp_path, inputs / "prune.jsonl", fmt)
     manifest = json.loads((bundle / "manifest.json").read_bytes())

@@ -16,7 +16,7 @@ import pytest
 from dshreplay.core.driver import TICK
 from dshreplay.testing.samples import LogBuilder
 
-CHILD = ("import sys, dshreplay.cli.meter as p; p.DELAY = 0.0; "
+CHILD = ("import sys, dshreplay.cli._meter as p; p.DELAY = 0.0; "
          "from dshreplay.cli import main; sys.argv[0] = 'dshreplay'; main()")
 
 

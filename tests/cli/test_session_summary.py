@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 import json
 
-from dshreplay.jsvalues import utc_time
+from dshreplay._jsvalues import utc_time
 from dshreplay.session import Session
 
 import scenarios

@@ -19,7 +19,7 @@ import pytest
 duckdb = pytest.importorskip("duckdb", reason="the sql extra (duckdb) is not installed")
 pytest.importorskip("pyarrow", reason="the sql extra (pyarrow) is not installed")
 
-from dshreplay.sql.doc import example  # noqa: E402
+from dshreplay.sql._doc import example  # noqa: E402
 from dshreplay.sql.rows import TABLES  # noqa: E402
 
 import scenarios  # noqa: E402
@@ -219,7 +219,7 @@ def test_a_kept_state_opens_only_with_its_log_and_loads_only_a_pass(cli, store, 
 
     import zstandard
 
-    from dshreplay.core.passstate import KEY_TAG, StateError, dump_state, load_state
+    from dshreplay.core._passstate import KEY_TAG, StateError, dump_state, load_state
     db = tmp_path / "index.duckdb"
     cli("index", store, "--db", db, "-j", 1)
     log = store / "project" / "beta" / "session.jsonl"
@@ -237,7 +237,7 @@ def test_a_kept_state_opens_only_with_its_log_and_loads_only_a_pass(cli, store, 
     with pytest.raises(StateError, match="does not open"):
         load_state(kept[:-1] + bytes([kept[-1] ^ 1]), key)
     # sealed with the right key, a pickle that names anything but a pass's classes is refused
-    from dshreplay.core import passstate
+    from dshreplay.core import _passstate as passstate
     cipher, nonce = passstate._cipher(key)
     evil = cipher.encrypt(nonce, zstandard.ZstdCompressor().compress(pickle.dumps(__import__("os").system)), None)
     with pytest.raises(StateError, match="a pass's state holds no posix.system"):
@@ -602,7 +602,7 @@ def test_a_state_kept_by_a_dshreplay_of_another_state_version_is_not_resumed_but
         cli, write_log, tmp_path, monkeypatch):
     # a state kept under the v1 tag (before ToolTracker._results and Span.cut) does not open: the grown
     # log is read whole (resumed 0) and gives a fresh index's tables, where resuming it failed (exit 70)
-    from dshreplay.core import passstate
+    from dshreplay.core import _passstate as passstate
     b, s = scenarios.reused_call_id()
     lines = b.to_bytes().splitlines(keepends=True)
     log = write_log(b"".join(lines[:19]))  # (the header and turn 1: seqs 0..17)
@@ -738,7 +738,7 @@ def test_parquet_that_is_the_db_file_is_refused_before_the_database_is_made(cli,
 
 
 def test_a_parquet_write_that_fails_names_the_partitions_not_the_database(cli, store, tmp_path, monkeypatch):
-    import dshreplay.sql.database as sqlindex
+    import dshreplay.sql._database as sqlindex
     db, out = tmp_path / "index.duckdb", tmp_path / "parquet"
 
     def full(*args):

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from dshreplay.results.tables import APPROVALS_CSV, SQL_COLUMNS, TOOLS_CSV, camel
+from dshreplay.results._tables import APPROVALS_CSV, SQL_COLUMNS, TOOLS_CSV, camel
 from dshreplay.sql.rows import INDEX_FORMAT, TABLES
 
 import scenarios

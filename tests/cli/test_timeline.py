@@ -14,7 +14,7 @@ import pytest
 from dshreplay.analyses.spans import session_timeline
 from dshreplay.io.reader import LogSource
 from dshreplay.testing.samples import LogBuilder
-from dshreplay.traces.chrome import chrome_trace
+from dshreplay.traces._chrome import chrome_trace
 
 from conftest import CORPUS, SAMPLES, corpus_available
 

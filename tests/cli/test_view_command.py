@@ -10,7 +10,7 @@ import re
 from html.parser import HTMLParser
 
 from dshreplay.testing.samples import LogBuilder
-from dshreplay.viewer.model import view_at
+from dshreplay.viewer._model import view_at
 
 from conftest import SAMPLES
 

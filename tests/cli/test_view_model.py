@@ -10,7 +10,7 @@ import pytest
 
 from dshreplay.session import Session
 from dshreplay.testing import shapes
-from dshreplay.viewer.model import build_view, runs, view_at
+from dshreplay.viewer._model import build_view, runs, view_at
 
 from conftest import SAMPLES
 

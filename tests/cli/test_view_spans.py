@@ -21,7 +21,7 @@ from dshreplay.analyses.spans import (
 from dshreplay.io.reader import LogSource
 from dshreplay.testing import shapes
 from dshreplay.testing.samples import LogBuilder
-from dshreplay.viewer.model import build_view
+from dshreplay.viewer._model import build_view
 
 from conftest import SAMPLES
 

@@ -16,8 +16,8 @@ from corpus.test_conformance import _state_json
 
 from dshreplay.core.surface import SurfaceFold
 from dshreplay.errors import FoldError
+from dshreplay.io._store import discover
 from dshreplay.io.reader import LogSource
-from dshreplay.io.store import discover
 
 from conftest import CORPUS, corpus_available
 

@@ -16,7 +16,7 @@ import sys
 import time
 from dataclasses import dataclass
 
-from dshreplay.jsvalues import json_bytes
+from dshreplay._jsvalues import json_bytes
 
 HEADER = {"type": "session", "version": 0, "id": "attack", "createdAt": 1783352165190, "delegationDepth": 0}
 

@@ -23,7 +23,7 @@ import pytest
 from harness import HEADER, attack, finish, lines, spawn
 
 from dshreplay.bundle.verify import verify_export
-from dshreplay.integrity.signing import manifest_digest
+from dshreplay.integrity._signing import manifest_digest
 from dshreplay.testing.samples import LogBuilder
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"

@@ -28,7 +28,7 @@ import zstandard
 from bundles import to_format_2
 from test_attacks import attack
 
-from dshreplay.integrity.chain import SEED
+from dshreplay.integrity._chain import SEED
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
 STAMP = "2026-01-01T00:00:00Z"

@@ -17,8 +17,8 @@ import pytest
 from harness import attack
 
 from dshreplay.errors import ReadError, UsageError
+from dshreplay.io._varint import VarintError, decode_seqs, encode_seqs
 from dshreplay.io.reader import LogSource
-from dshreplay.io.varint import VarintError, decode_seqs, encode_seqs
 
 SESSION = "{{sessionId}}"
 

@@ -18,9 +18,9 @@ import orjson
 import pytest
 from test_attacks import HEADER, attack, lines
 
+from dshreplay._jsvalues import as_key, as_text, js_same, parse_count, shown
 from dshreplay.bundle.export import generated_at
 from dshreplay.errors import UsageError
-from dshreplay.jsvalues import as_key, as_text, js_same, parse_count, shown
 from dshreplay.options import MAX_SIZE, Options, parse_size
 
 from conftest import SAMPLES

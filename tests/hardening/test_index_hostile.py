@@ -229,7 +229,7 @@ def test_usage_by_session_on_rows_with_no_log_or_session_id_groups_them_apart(tm
 def sealed(log_bytes: bytes, payload: bytes) -> bytes:
     """`payload` sealed as `index` seals the state of a log that redacts nothing: with a key anyone
     holding the log computes."""
-    from dshreplay.core.passstate import _cipher, state_key
+    from dshreplay.core._passstate import _cipher, state_key
     key = state_key()
     key.update(log_bytes)
     cipher, nonce = _cipher(key.digest())
@@ -248,7 +248,7 @@ def test_a_forged_pass_state_is_bounded_and_the_log_read_whole_with_a_note(tmp_p
 
     import zstandard
 
-    from dshreplay.core.passstate import state_ceiling
+    from dshreplay.core._passstate import state_ceiling
     log, db = indexed(tmp_path)
     data = log.read_bytes()
     ceiling = state_ceiling(len(data))

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from test_attacks import attack  # (tests/hardening is on the path of its tests)
 
-from dshreplay.redaction.engine import MIN_ADDRESS_SPACE
+from dshreplay.redaction._engine import MIN_ADDRESS_SPACE
 from dshreplay.testing.samples import LogBuilder
 
 STAMP = "2026-01-01T00:00:00Z"

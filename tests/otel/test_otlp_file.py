@@ -12,7 +12,7 @@ import pytest
 from dshreplay.analyses.spans import session_timeline
 from dshreplay.io.reader import LogSource
 from dshreplay.testing.samples import LogBuilder
-from dshreplay.traces.otlp import otel_traces, request_json, span_id_of, trace_id_of
+from dshreplay.traces._otlp import otel_traces, request_json, span_id_of, trace_id_of
 
 from conftest import CORPUS, SAMPLES, corpus_available
 

@@ -70,7 +70,7 @@ def _fingerprint(public_file) -> str:
 
 
 def test_the_manifest_names_the_signing_key_and_a_signature_by_another_key_is_caught(cli, tmp_path):
-    from dshreplay.integrity.signing import Signer
+    from dshreplay.integrity._signing import Signer
     private, public, _ = key_pair(tmp_path, "auditor")
     other, other_public, _ = key_pair(tmp_path, "other")
     bundle = tmp_path / "b"

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from dshreplay.bundle.csvfile import CsvFile
-from dshreplay.console.csvcells import csv_cell
+from dshreplay.bundle._csvfile import CsvFile
+from dshreplay.console._csvcells import csv_cell
 
 
 @pytest.mark.parametrize("value, cell", [

@@ -196,7 +196,7 @@ def test_two_unrelated_subclasses_of_one_required_class_are_refused():
 
 def test_a_pass_resumed_on_the_lines_appended_ends_as_a_pass_over_the_whole_log(tmp_path):
     from dshreplay.analyses.stats import SessionSummary, session_stats
-    from dshreplay.core.passstate import dump_state, load_state
+    from dshreplay.core._passstate import dump_state, load_state
     from dshreplay.testing.samples import compacted
     data = compacted().to_bytes(pack=True)
     lines = data.splitlines(keepends=True)

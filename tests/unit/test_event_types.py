@@ -9,8 +9,8 @@ from typing import Any
 import orjson
 import pytest
 
-from dshreplay.analyses.eventtypes import BY_NAME, EVENT_TYPES, event_schema_name, event_text
-from dshreplay.analyses.schemas import SchemaSet, schema_dir
+from dshreplay.analyses._eventtypes import BY_NAME, EVENT_TYPES, event_schema_name, event_text
+from dshreplay.analyses._schemas import SchemaSet, schema_dir
 from dshreplay.analyses.trackers.toolcalls import ToolCall
 from dshreplay.core.surface import SURFACE_TYPES
 
@@ -33,8 +33,8 @@ def test_each_type_is_listed_once_in_order():
 
 
 def test_the_registry_is_the_fold_s_table_of_names_and_each_renderer_names_one_of_them():
-    from dshreplay.analyses.eventtypes import _RENDER
-    from dshreplay.core.eventnames import EVENT_TYPE_TEXTS, KNOWN_TYPES
+    from dshreplay.analyses._eventtypes import _RENDER
+    from dshreplay.core._eventnames import EVENT_TYPE_TEXTS, KNOWN_TYPES
     assert [(t.name, t.text) for t in EVENT_TYPES] == list(EVENT_TYPE_TEXTS.items())
     assert set(_RENDER) <= KNOWN_TYPES and len(KNOWN_TYPES) == 48
 

@@ -8,7 +8,7 @@ import hashlib
 import hmac
 import pickle
 
-from dshreplay.integrity.evidence import InputHash
+from dshreplay.integrity._evidence import InputHash
 
 KEY = bytes(range(32))
 

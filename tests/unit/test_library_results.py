@@ -11,7 +11,7 @@ import pytest
 import dshreplay
 from dshreplay.analyses.stats import SessionStats
 from dshreplay.analyses.validate import FileReport
-from dshreplay.console.interface import json_text
+from dshreplay.console._interface import json_text
 from dshreplay.errors import FilterError, UsageError
 
 from conftest import SAMPLES

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from dshreplay.core.parallel import WindowJobs, windows
+from dshreplay.core._parallel import WindowJobs, windows
 from dshreplay.io.reader import LogReader
 
 import scenarios
@@ -55,7 +55,7 @@ def test_worker_processes_create_files_with_the_umask_the_caller_has_now(tmp_pat
     # thread runs, as DuckDB's do), made its folders and files 0755 and 0644
     import os
 
-    from dshreplay.core import parallel
+    from dshreplay.core import _parallel as parallel
     from dshreplay.options import Options
     monkeypatch.setattr(parallel, "start_method", lambda: "forkserver")
     previous = os.umask(0o022)

@@ -68,7 +68,7 @@ class Clock:
 
 
 def test_the_terminal_bar_shows_only_after_its_delay_with_bytes_read_and_rate():
-    from dshreplay.cli.meter import TerminalMeter
+    from dshreplay.cli._meter import TerminalMeter
     out, clock = Tty(), Clock()
     meter = TerminalMeter(out, delay=2.0, clock=clock)
     meter.start(10 * 1024**2, BYTES, "big.jsonl")
@@ -84,7 +84,7 @@ def test_the_terminal_bar_shows_only_after_its_delay_with_bytes_read_and_rate():
 
 
 def test_while_many_logs_are_counted_the_pass_over_each_is_not_shown():
-    from dshreplay.cli.meter import TerminalMeter
+    from dshreplay.cli._meter import TerminalMeter
     out, clock = Tty(), Clock()
     meter = TerminalMeter(out, delay=0.0, clock=clock)
     meter.start(3, LOGS, "logs")
@@ -100,7 +100,7 @@ def test_while_many_logs_are_counted_the_pass_over_each_is_not_shown():
 
 def test_a_log_name_on_the_bar_shows_its_escapes_escaped():
     # click.unstyle took ANSI sequences out of the label and left a C1 CSI and U+202E raw
-    from dshreplay.cli.meter import TerminalMeter
+    from dshreplay.cli._meter import TerminalMeter
     out, clock = Tty(), Clock()
     meter = TerminalMeter(out, delay=0.0, clock=clock)
     meter.start(1000, BYTES, "a\x1b[0m\x9b2J\u202e.jsonl")
@@ -112,7 +112,7 @@ def test_a_log_name_on_the_bar_shows_its_escapes_escaped():
 
 
 def test_a_meter_sent_to_a_worker_process_arrives_as_none():
-    from dshreplay.cli.meter import TerminalMeter
+    from dshreplay.cli._meter import TerminalMeter
     options = Options(progress=TerminalMeter(Tty()))
     assert pickle.loads(pickle.dumps(options)).progress is None
 
@@ -120,7 +120,7 @@ def test_a_meter_sent_to_a_worker_process_arrives_as_none():
 def test_a_run_of_unknown_length_shows_bytes_read_without_percent():
     # a zstd log's length is unknown: click's bar was asked for neither a length nor an iterable and
     # raised "iterable or length is required" (exit 70 in stats, inspect, validate, usage on a terminal)
-    from dshreplay.cli.meter import TerminalMeter
+    from dshreplay.cli._meter import TerminalMeter
     out, clock = Tty(), Clock()
     meter = TerminalMeter(out, delay=2.0, clock=clock)
     meter.start(None, BYTES, "big.jsonl.zstd")

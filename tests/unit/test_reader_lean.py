@@ -21,8 +21,8 @@ import dshreplay.io.reader as reader_module
 from dshreplay.core.driver import SKIP, STOP, fold_report, run_pass
 from dshreplay.core.surface import counted_only
 from dshreplay.errors import DshReplayError
-from dshreplay.io.lean import regular_records
-from dshreplay.io.placement import Placement
+from dshreplay.io._lean import regular_records
+from dshreplay.io._placement import Placement
 from dshreplay.io.reader import LogReader, LogSource
 from dshreplay.testing.samples import LogBuilder
 from dshreplay.testing.shapes import DAMAGES, SHAPES, lines, write

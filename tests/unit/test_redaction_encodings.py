@@ -1,4 +1,4 @@
-"""Every encoding the README names is undone before the rules look (`redaction/decode.py`), and
+"""Every encoding the README names is undone before the rules look (`redaction/_decode.py`), and
 the secret is masked in place as the encoded text that wrote it: through the gate over a record's
 line (which once undid only JSON escapes and one level of URL encoding, so these records were kept
 as written) and in the strings themselves."""
@@ -10,7 +10,7 @@ import json
 import orjson
 import pytest
 
-from dshreplay.redaction.decode import base64_runs, unescape, url_decoded
+from dshreplay.redaction._decode import base64_runs, unescape, url_decoded
 from dshreplay.redaction.redactor import load_redactor
 
 # text as logged -> the same text as exported (each leaked from a record before)

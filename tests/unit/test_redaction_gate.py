@@ -6,9 +6,9 @@ from __future__ import annotations
 import base64
 import pickle
 
-from dshreplay.redaction.decode import base64_runs as _base64_runs
+from dshreplay.redaction._decode import base64_runs as _base64_runs
+from dshreplay.redaction._rules import BASE64_RUN, ENGINE, PERCENT, SECRET, Gate
 from dshreplay.redaction.redactor import load_redactor
-from dshreplay.redaction.rules import BASE64_RUN, ENGINE, PERCENT, SECRET, Gate
 
 
 def test_a_scan_names_what_a_text_holds():

@@ -6,19 +6,19 @@ import re
 
 import pytest
 
-from dshreplay.analyses.render import clean, one_line
+from dshreplay.analyses._render import clean, one_line
 
 _SPACE = r"\s+"  # the reference: previews fold whitespace as this pattern would
 
 # -- tables ---------------------------------------------------------------------------
 
 def test_a_table_with_room_pads_headers_as_tabulate_does():
-    from dshreplay.console.table import render_table
+    from dshreplay.console._table import render_table
     assert render_table([("a", "bb"), ("ccc", "d")], ["x", "y"], 80) == "x    y\n---  ---\na    bb\nccc  d"
 
 
 def test_a_narrow_table_breaks_long_headers_before_cutting_cells():
-    from dshreplay.console.table import render_table
+    from dshreplay.console._table import render_table
     rows = [("compaction-0011", "65", "67")]
     assert render_table(rows, ["compactionId", "start", "replacement"], 36).splitlines() == [
         "compactionId     start  replacement", "---------------  -----  -----------", "compaction-0011  65     67"]
@@ -45,7 +45,7 @@ def _columns_of(line: str) -> int:
 
 
 def test_display_width_counts_wide_characters_twice_and_combining_marks_not_at_all():
-    from dshreplay.console.table import display_width
+    from dshreplay.console._table import display_width
     assert display_width("中文") == 4
     assert display_width("🚀") == 2
     assert display_width("e\u0301") == 1
@@ -56,7 +56,7 @@ def test_display_width_counts_wide_characters_twice_and_combining_marks_not_at_a
 def test_text_of_ascii_and_our_marks_is_measured_and_cut_as_wcwidth_measures_and_cuts_it(text):
     import wcwidth
 
-    from dshreplay.console.table import _columns, display_width
+    from dshreplay.console._table import _columns, display_width
     assert display_width(text) == wcwidth.width(text) == len(text)
     assert [_columns(text, a, b) for a in range(3) for b in range(a, len(text) + 2)] == \
         [wcwidth.clip(text, a, b) for a in range(3) for b in range(a, len(text) + 2)]
@@ -74,7 +74,7 @@ def test_text_of_ascii_and_our_marks_is_measured_and_cut_as_wcwidth_measures_and
 def test_wrapping_gives_what_wcwidth_wraps_whether_or_not_it_is_imported(text, width):
     import wcwidth
 
-    from dshreplay.console.table import _wrap
+    from dshreplay.console._table import _wrap
     assert _wrap(text, width) == [line for para in text.split("\n")
                                   for line in wcwidth.wrap(para, width, break_long_words=True,
                                                            break_on_hyphens=False) or [""]]
@@ -85,7 +85,7 @@ def test_wrapping_gives_what_wcwidth_wraps_on_random_words_of_every_width():
 
     import wcwidth
 
-    from dshreplay.console.table import _wrap
+    from dshreplay.console._table import _wrap
     pick = random.Random(31)
     alphabet = list("abcdef/-.") + list("数据库连接") + ["e\u0301", "👍", "👨\u200d👩\u200d👧", "\u2060"]
     for _ in range(3000):
@@ -100,14 +100,14 @@ def test_wrapping_gives_what_wcwidth_wraps_on_random_words_of_every_width():
 def test_a_word_of_200_000_wide_characters_is_wrapped_in_one_pass():
     # before: each line measured the rest of the word again (wcwidth, as the stdlib): 20,000 wide
     # characters took 18 s; the lines are counted here, the time is the hardening tests'
-    from dshreplay.console.table import _wrap
+    from dshreplay.console._table import _wrap
     lines = _wrap("数" * 200_000, 30)
     assert lines == ["数" * 15] * (200_000 // 15) + ["数" * (200_000 % 15)]
 
 
 @pytest.mark.parametrize("width", [60, 80, 200])
 def test_a_table_of_cjk_text_fits_its_width_in_display_columns(width):
-    from dshreplay.console.table import render_table
+    from dshreplay.console._table import render_table
     table = render_table(CJK_ROWS, ["#", "role", "text"], width, text_col=2)
     lines = table.splitlines()
     assert all(_columns_of(line) <= width for line in lines), [(_columns_of(x), x) for x in lines]
@@ -120,7 +120,7 @@ def test_a_table_of_cjk_text_fits_its_width_in_display_columns(width):
 
 @pytest.mark.parametrize("width", [60, 80])
 def test_a_wrapped_cjk_column_wraps_by_display_width(width):
-    from dshreplay.console.table import render_table
+    from dshreplay.console._table import render_table
     table = render_table(CJK_ROWS, ["#", "role", "text"], width, text_col=2, wrap=True)
     assert all(_columns_of(line) <= width for line in table.splitlines())
     assert "".join(line[18:].strip() for line in table.splitlines()[2:]).replace(" ", "").startswith(
@@ -128,7 +128,7 @@ def test_a_wrapped_cjk_column_wraps_by_display_width(width):
 
 
 def test_numbers_and_counts_are_never_cut_another_column_gives_way():
-    from dshreplay.console.table import render_table
+    from dshreplay.console._table import render_table
     rows = [("/very/long/path/to/some/session/folder/session.jsonl", "277/12356", "147159/116", "4..18")]
     table = render_table(rows, ["session", "call/fail", "tok in/out", "chunks"], 40)
     line = table.splitlines()[-1]
@@ -137,13 +137,13 @@ def test_numbers_and_counts_are_never_cut_another_column_gives_way():
 
 
 def test_a_cjk_id_is_cut_in_the_middle_by_display_width():
-    from dshreplay.console.table import _middle
+    from dshreplay.console._table import _middle
     cut = _middle("会话-一二三四五六七八九十-结束", 11)
     assert _columns_of(cut) == 11 and cut.startswith("会") and cut.endswith("结束") and "…" in cut
 
 
 def test_cut_cells_keep_what_tells_them_apart():
-    from dshreplay.console.table import _cut_column
+    from dshreplay.console._table import _cut_column
     paths = ["../shared/corpus/upstream/headless-agent__compaction-recovery__session.jsonl",
              "../shared/corpus/upstream/acp-agent__error-finish__session.jsonl", "(total)"]
     assert _cut_column(paths, 16) == ["…head…-recovery…", "…acp-…or-finish…", "(total)"]
@@ -151,7 +151,7 @@ def test_cut_cells_keep_what_tells_them_apart():
 
 
 def test_a_wrapped_text_column_takes_what_the_others_leave():
-    from dshreplay.console.table import render_table
+    from dshreplay.console._table import render_table
     text = render_table([("E", "one two three four five six seven")], ["code", "message"], 30, text_col=1,
                         wrap=True)
     assert text.splitlines() == ["code  message", "----  ------------------------", "E     one two three four five",
@@ -205,7 +205,7 @@ def test_a_table_whose_numbers_alone_do_not_fit_is_printed_as_records():
     # turns, calls and tokens take 5 + 5 + 6 columns and two gaps each: more than 20 with any session
     # column, so each row becomes a record of `header  value` lines, the header column 7 wide
     # ("session"), the values 20 - 7 - 2 = 11; a path too long for them is cut in the middle
-    from dshreplay.console.table import render_table
+    from dshreplay.console._table import render_table
     rows = [("a.jsonl", "12", "345", "67890"), ("/a/very/long/path/session.jsonl", "1", "2", "3")]
     lines = render_table(rows, ["session", "turns", "calls", "tokens"], 20).splitlines()
     assert lines[:9] == ["session  a.jsonl", "turns    12", "calls    345", "tokens   67890", "",
@@ -217,7 +217,7 @@ def test_a_table_whose_numbers_alone_do_not_fit_is_printed_as_records():
 
 
 def test_the_blocks_the_cleaning_passes_over_hold_only_printable_characters():
-    from dshreplay.jsvalues import PRINTABLE_BLOCKS
+    from dshreplay._jsvalues import PRINTABLE_BLOCKS
     ranges = re.findall(r"(.)-(.)", PRINTABLE_BLOCKS)
     assert len(ranges) == 9
     assert all(chr(c).isprintable() for a, b in ranges for c in range(ord(a), ord(b) + 1))

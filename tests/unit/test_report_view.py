@@ -10,12 +10,12 @@ from types import SimpleNamespace
 
 import pytest
 
+from dshreplay._jsvalues import utc_time
 from dshreplay.analyses.trackers.calls import Call
 from dshreplay.analyses.trackers.logindex import build_index
 from dshreplay.io.reader import LogSource
-from dshreplay.jsvalues import utc_time
-from dshreplay.report import view as rv
-from dshreplay.report.waterfall import waterfall
+from dshreplay.report import _view as rv
+from dshreplay.report._waterfall import waterfall
 from dshreplay.testing.samples import CREATED_AT, LogBuilder, incident
 
 import scenarios
@@ -201,7 +201,7 @@ def test_durations_in_words(ms, text):
 
 
 def test_every_value_a_page_prints_is_escaped_and_its_control_characters_shown_as_escapes():
-    from dshreplay.report.html import render_index
+    from dshreplay.report._html import render_index
     page = render_index([{"input": "\x1b[31m<b>a</b>\x07.jsonl", "header": {"id": {"x": "<i>"}}, "verdict": "ok",
                           "events": 3, "folder": "a"}], "2026-01-01T00:00:00Z")
     assert ('<td class="text"><code>\\x1b[31m&lt;b&gt;a&lt;/b&gt;\\x07.jsonl</code></td>'
@@ -214,7 +214,7 @@ def test_a_template_that_prints_an_unknown_name_fails_and_an_if_without_else_pri
     # (the environment's StrictUndefined never raised) and `{{ 'x' if c }}` as "<Undefined>".
     import jinja2
 
-    from dshreplay.report.html import _environment
+    from dshreplay.report._html import _environment
     template = _environment().from_string('<i class="a{{ " b" if shadowed }}">{{ text }}</i>')
     assert template.render(shadowed=False, text="<t>") == '<i class="a">&lt;t&gt;</i>'
     assert template.render(shadowed=True, text="t") == '<i class="a b">t</i>'

@@ -8,8 +8,8 @@ import orjson
 import pytest
 from jsonschema import Draft202012Validator
 
-from dshreplay.analyses.eventtypes import EVENT_TYPES
-from dshreplay.analyses.schemas import ID_BASE, SchemaSet, _FastForm, count_placeholders, schema_dir
+from dshreplay.analyses._eventtypes import EVENT_TYPES
+from dshreplay.analyses._schemas import ID_BASE, SchemaSet, _FastForm, count_placeholders, schema_dir
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""The base engine of the default rules (Betterleaks, `redaction/engine.py`): what it masks,
+"""The base engine of the default rules (Betterleaks, `redaction/_engine.py`): what it masks,
 what it leaves alone, and that it runs in a process that forks its workers."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import sys
 
 import pytest
 
-from dshreplay.redaction.engine import Engine, _pieces, _whole
+from dshreplay.redaction._engine import Engine, _pieces, _whole
+from dshreplay.redaction._secretrules import KEEP
 from dshreplay.redaction.redactor import MASK, load_redactor
-from dshreplay.redaction.secretrules import KEEP
 
 MAILGUN = "key-3f9a8c2b7d6e5f4a1b0c9d8e7f6a5b4c"
 
@@ -78,7 +78,7 @@ def test_the_engine_pickles_as_its_recipe(engine):
 
 def test_a_process_running_the_engine_forks_no_worker():
     """The engine's Go runtime runs threads Python does not count; a child forked from it hangs."""
-    code = ("from dshreplay.core.parallel import start_method; print(start_method()); "
+    code = ("from dshreplay.core._parallel import start_method; print(start_method()); "
             "from dshreplay.redaction.redactor import load_redactor; "
             f"load_redactor(None).string('mailgun={MAILGUN}'); print(start_method())")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)

@@ -1,4 +1,4 @@
-"""The default secret rules (redaction/secretrules.py): every plugin detect-secrets ships is
+"""The default secret rules (redaction/_secretrules.py): every plugin detect-secrets ships is
 used, covered by our rules or left out with a reason; what each plugin's regexes find in
 samples is masked; our rules mask their kinds wherever the text stands (a JSON line, JSON
 text inside a string, behind escapes) and leave ordinary values alone; JSON text is masked
@@ -16,8 +16,8 @@ import pytest
 from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 from detect_secrets.plugins.keyword import KeywordDetector
 
+from dshreplay.redaction._secretrules import COVERED, LEFT_OUT, OURS, PLUGIN_GROUPS, PLUGINS, default_rules
 from dshreplay.redaction.redactor import MASK, load_redactor
-from dshreplay.redaction.secretrules import COVERED, LEFT_OUT, OURS, PLUGIN_GROUPS, PLUGINS, default_rules
 
 REDACTOR = load_redactor(None)
 HEX64 = "d85126b368f25083f6cb3517c166fc1de87738255a10f581f0806e7ed4ba80c3"
@@ -421,7 +421,7 @@ def rule_samples() -> list[tuple[int, str, str]]:
 @pytest.mark.parametrize("index,rule,text", rule_samples())
 def test_a_rule_masks_only_the_secret_never_the_words_or_spaces_around_it(index, rule, text):
     # (the Artifactory rule took the spaces around `APDUResponseParser`: `class[REDACTED]extends`)
-    from dshreplay.redaction.rules import find
+    from dshreplay.redaction._rules import find
     for before, after in (("said ", " then"), ('k: "', '" end'), ("said\t", "\nthen")):
         data = (before + text + after).encode()
         spans: list = []

@@ -72,7 +72,7 @@ def test_no_check_reads_a_seed_length_that_is_no_such_number(tmp_path, seed):
     roots, problems = dshreplay.lineage([parent, child])
     node = roots[0].children[0]
     assert (node.seed_length, node.seed_checked) == (None, None)
-    assert node.problems == [f"header seedLength {dshreplay.jsvalues.shown(seed)} is not a non-negative safe "
+    assert node.problems == [f"header seedLength {dshreplay._jsvalues.shown(seed)} is not a non-negative safe "
                              "integer: the seed is not checked"]
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dshreplay.analyses.surfacelooks import SurfaceLooks
+from dshreplay.analyses._surfacelooks import SurfaceLooks
 from dshreplay.core.surface import SurfaceFold
 from dshreplay.io.reader import Event
 

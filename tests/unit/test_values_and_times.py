@@ -1,5 +1,5 @@
 """One rule each for what a number and a usable time are, how a time is written and read,
-and how a JSON pointer is written and read (dshreplay.jsvalues)."""
+and how a JSON pointer is written and read (dshreplay._jsvalues)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ import datetime
 import pytest
 
 import dshreplay
-from dshreplay.analyses.query import EventFilter
-from dshreplay.jsvalues import (
+from dshreplay._jsvalues import (
     MAX_TIME,
     epoch_ms,
     is_number,
@@ -19,6 +18,7 @@ from dshreplay.jsvalues import (
     pointer_parts,
     utc_time,
 )
+from dshreplay.analyses.query import EventFilter
 from dshreplay.testing.samples import LogBuilder
 
 
@@ -93,6 +93,6 @@ def test_a_json_pointer_escapes_tilde_and_slash_and_reads_back():
 
 
 def test_a_log_value_keys_a_dict_by_its_json_and_an_absent_one_apart_from_null():
-    from dshreplay.jsvalues import MISSING, as_key
+    from dshreplay._jsvalues import MISSING, as_key
     assert as_key(MISSING) is MISSING and as_key(None) is None and as_key(MISSING) != as_key(None)
     assert as_key([1, {"a": 2}]) == as_key([1, {"a": 2}]) and as_key([1]) != as_key("[1]")

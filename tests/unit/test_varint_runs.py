@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from dshreplay.io.varint import VarintError, _decode, decode_seqs, encode_seqs
+from dshreplay.io._varint import VarintError, _decode, decode_seqs, encode_seqs
 
 
 def outcome(decode, blob: bytes):

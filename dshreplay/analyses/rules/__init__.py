@@ -13,12 +13,12 @@ adds at the end what only the end of the log can tell.
 from __future__ import annotations
 
 from dshreplay.analyses.findings import DEFAULT_CAP, Finding, FindingList
-from dshreplay.analyses.rules.base import RuleFindings, Where
-from dshreplay.analyses.rules.compaction import CompactionRules, MeteringRules
-from dshreplay.analyses.rules.hooks import HookRules
-from dshreplay.analyses.rules.seed import SeedRules
-from dshreplay.analyses.rules.tools import ToolRules
-from dshreplay.analyses.rules.turns import TurnRules
+from dshreplay.analyses.rules._base import RuleFindings, Where
+from dshreplay.analyses.rules._compaction import CompactionRules, MeteringRules
+from dshreplay.analyses.rules._hooks import HookRules
+from dshreplay.analyses.rules._seed import SeedRules
+from dshreplay.analyses.rules._tools import ToolRules
+from dshreplay.analyses.rules._turns import TurnRules
 from dshreplay.core.driver import Observer, Run
 
 __all__ = ["Relations", "RuleFindings", "DEFAULT_CAP"]

@@ -15,12 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
+from dshreplay._jsvalues import JSONData, as_key, as_text, is_time
+from dshreplay._jsvalues import dig as _get
 from dshreplay.analyses.trackers.turns import Placed
 from dshreplay.core.driver import Observer, Record, Run
 from dshreplay.core.surface import SURFACE_TYPES, has_message
 from dshreplay.errors import DeriveError
-from dshreplay.jsvalues import JSONData, as_key, as_text, is_time
-from dshreplay.jsvalues import dig as _get
 
 __all__ = ["Call", "Request", "CallTracker", "Outcome"]
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from dshreplay._jsvalues import MISSING, as_key, dig, js_same
 from dshreplay.analyses.trackers.provenance import meter_of
 from dshreplay.analyses.trackers.turns import Stored
 from dshreplay.core.driver import Observer, Record, Run
-from dshreplay.jsvalues import MISSING, as_key, dig, js_same
 
 __all__ = ["BracketRecord", "CompactionTracker", "compaction_of"]
 

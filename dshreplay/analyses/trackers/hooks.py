@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence, TypeVar
 
+from dshreplay._jsvalues import MISSING, as_key, dig, shown
 from dshreplay.analyses.trackers.turns import Placed, Stored, TurnTracker
 from dshreplay.core.driver import Observer, Record, Run
-from dshreplay.jsvalues import MISSING, as_key, dig, shown
 
 if TYPE_CHECKING:
     from dshreplay.analyses.trackers.toolcalls import ToolCall

@@ -12,10 +12,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from dshreplay._jsvalues import as_text, dig
 from dshreplay.core.driver import Observer, Record, Run
 from dshreplay.core.surface import SURFACE_TYPES, Replacement, SurfaceState, numbered
 from dshreplay.io.reader import Event
-from dshreplay.jsvalues import as_text, dig
 
 if TYPE_CHECKING:
     from dshreplay.analyses.trackers.spills import Spill

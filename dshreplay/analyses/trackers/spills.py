@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
+from dshreplay._jsvalues import MAX_SAFE_INTEGER, parse_count
 from dshreplay.analyses.trackers.toolcalls import ToolTracker
 from dshreplay.core.driver import Observer, Record, Run
 from dshreplay.io.reader import seed_length
-from dshreplay.jsvalues import MAX_SAFE_INTEGER, parse_count
 
 __all__ = ["Spill", "Spills"]
 

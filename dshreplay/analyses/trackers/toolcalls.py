@@ -29,10 +29,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from dshreplay._jsvalues import MISSING, as_key, is_number, is_time, shown
 from dshreplay.analyses.trackers.hooks import TOOL_POINTS, HookRun, HookTracker, matcher_selects, or_none
 from dshreplay.analyses.trackers.turns import TOOL_NOT_STARTED, TOOL_OUTCOME_UNKNOWN, Stored, TurnTracker
 from dshreplay.core.driver import Observer, Record, Run
-from dshreplay.jsvalues import MISSING, as_key, is_number, is_time, shown
 
 __all__ = ["ToolCall", "Approval", "Closer", "ToolTracker", "ToolLedger"]
 

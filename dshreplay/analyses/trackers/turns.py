@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
+from dshreplay._jsvalues import as_text, is_time
 from dshreplay.core.driver import Observer, Record, Run
-from dshreplay.jsvalues import as_text, is_time
 
 __all__ = ["TurnTracker", "TurnSpans", "Span"]
 
