@@ -135,10 +135,10 @@ def warn_torn_tail(path: str, tail: TornTail | None, after: str = "") -> None:
 def options_of(quiet: bool = False, **changes: Any) -> Options:
     """The run's options (from the global flags), with this command's own settings,
     and a progress bar on a terminal unless the output is JSON or `quiet` (-q)."""
-    return run_of().options.with_(progress=None if quiet else _meter(), **changes)
+    return run_of().options.with_(progress=None if quiet else _progress_meter(), **changes)
 
 
-def _meter() -> Meter | None:
+def _progress_meter() -> Meter | None:
     """The command's one progress meter (None: stderr is no terminal, or the output is JSON)."""
     run = run_of()
     if not run.metered:

@@ -31,3 +31,24 @@ def test_the_settings_live_in_setup_cfg_alone():
     assert SETUP["mypy"]["strict"] == "True"
     assert SETUP["tool:pytest"]["testpaths"] == "tests"
     assert _lines("options.entry_points", "console_scripts") == ["dshreplay = dshreplay.cli:main"]
+
+
+def test_no_package_names_a_thing_as_one_of_its_modules():
+    # importing a submodule sets it as an attribute of its package: a function of the package's
+    # __init__ with the submodule's name is then replaced by the module (a second `dshreplay.cli._meter()`
+    # in one process called the module: "'module' object is not callable")
+    import ast
+    clashes = {}
+    for init in (ROOT / "dshreplay").rglob("__init__.py"):
+        folder = init.parent
+        modules = {p.stem for p in folder.glob("*.py")} | {p.name for p in folder.iterdir()
+                                                            if (p / "__init__.py").exists()}
+        names = set()
+        for node in ast.parse(init.read_text()).body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, ast.Assign):
+                names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        if names & modules:
+            clashes[folder.name] = sorted(names & modules)
+    assert clashes == {}
