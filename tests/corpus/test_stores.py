@@ -12,10 +12,8 @@ import json
 import os
 
 import pytest
-from corpus.test_conformance import _state_json
+from corpus.test_conformance import folds_as_dsh
 
-from dshreplay.core.surface import SurfaceFold
-from dshreplay.errors import FoldError
 from dshreplay.io._store import discover
 from dshreplay.io.reader import LogSource
 
@@ -43,38 +41,9 @@ def _zip_cases():
 
 
 def _fold_like_expected(source: LogSource, expected: dict) -> None:
-    wanted = {int(seq): value for seq, value in expected["at"].items()}
-    got: dict[int, dict] = {}
-    fold_error = None
     with source.reader() as reader:
-        fold = SurfaceFold()
-        for event in reader.events():
-            try:
-                fold.apply(event)
-            except FoldError as exc:
-                fold_error = exc
-                break
-            if event.seq in wanted:
-                got[event.seq] = _state_json(fold)
-        count = reader.event_count
+        folds_as_dsh(reader, expected)
         assert reader.torn_tail is None
-    if expected["errorStage"] == "fold":
-        assert fold_error is not None
-        assert fold_error.seq == min(s for s, v in wanted.items() if v.get("errorStage") == "fold")
-    else:
-        assert fold_error is None
-        assert count == expected["eventCount"]
-        final = _state_json(fold)
-        for key in ("nodes", "replacements", "messages"):
-            assert final[key] == expected["final"][key]
-        assert (final.get("errorStage") == "derive") == (expected["errorStage"] == "derive")
-    for seq, want in wanted.items():
-        if want.get("errorStage") == "fold":
-            assert seq not in got
-            continue
-        for key in ("nodes", "replacements", "messages"):
-            assert got[seq][key] == want[key], seq
-        assert got[seq].get("errorStage") == want.get("errorStage"), seq
 
 
 @pytest.mark.parametrize("store,session_id,entry", _store_cases())
