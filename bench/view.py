@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from screenshot_report import _run  # noqa: E402
 
-from dshreplay.testing.samples import LogBuilder  # noqa: E402
+from dshreplay.testing.shapes import long_session  # noqa: E402
 
 WRAPPER = """<!DOCTYPE html><html><body><iframe id="f" src="%(src)s" style="width:1280px;height:900px"></iframe>
 <script>
@@ -45,27 +45,12 @@ document.getElementById("f").addEventListener("load", function () {
 </script></body></html>"""
 
 
-def session(turns: int) -> LogBuilder:
-    b = LogBuilder("bench-view")
-    for t in range(turns):
-        b.start_turn()
-        if t == 0:
-            b.request_header()
-        b.start_step()
-        b.user(f"Question {t}: why does the build fail? " + "Here is the context you asked for. " * 4)
-        output = "".join(f"src/module_{i}.py:{t}: warning: unused variable 'x{i}'\n" for i in range(30))
-        b.tool_round("bash", '{"command": "make test"}', output, text="Running the tests.")
-        b.assistant(f"Turn {t}: the build fails because " + "the linker cannot find a symbol; " * 8)
-        b.end_turn()
-    return b
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=3200)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="dshreplay-bench-view-") as tmp:
-        log = session(args.turns).write(Path(tmp) / "long.jsonl", pack=True)
+        log = long_session(args.turns, "bench-view").write(Path(tmp) / "long.jsonl", pack=True)
         size = log.stat().st_size
         page = Path(tmp) / "long.html"
         started = time.perf_counter()

@@ -80,6 +80,23 @@ def summarized(b: LogBuilder, seq: int, *, input_tokens: int = 700) -> None:
     b.event(seq)["data"].update(llmStreamCall=True, usage={"inputTokens": input_tokens, "outputTokens": 40})
 
 
+def long_session(turns: int, session_id: str = "long-session") -> LogBuilder:
+    """A session of `turns` turns, each a question, a bash call with 30 lines of output and an
+    answer: the long session the viewer's size bound and bench/view.py measure."""
+    b = LogBuilder(session_id)
+    for t in range(turns):
+        b.start_turn()
+        if t == 0:
+            b.request_header()
+        b.start_step()
+        b.user(f"Question {t}: why does the build fail? " + "Here is the context you asked for. " * 4)
+        output = "".join(f"src/module_{i}.py:{t}: warning: unused variable 'x{i}'\n" for i in range(30))
+        b.tool_round("bash", '{"command": "make test"}', output, text="Running the tests.")
+        b.assistant(f"Turn {t}: the build fails because " + "the linker cannot find a symbol; " * 8)
+        b.end_turn()
+    return b
+
+
 def compaction_chain() -> LogBuilder:
     """A compaction whose summary a second compaction summarizes again (a chain), each a
     summarizer call; then a failing model call (an error finish) and its retry."""

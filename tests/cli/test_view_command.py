@@ -9,6 +9,7 @@ import json
 import re
 from html.parser import HTMLParser
 
+from dshreplay.testing import shapes
 from dshreplay.testing.samples import LogBuilder
 from dshreplay.viewer._model import view_at
 
@@ -169,17 +170,7 @@ def test_no_log_text_makes_a_tag_an_attribute_or_a_script(cli, tmp_path):
 
 
 def test_a_long_sessions_page_stays_within_one_and_a_half_times_its_message_text(cli, tmp_path):
-    b = LogBuilder("long-session")
-    for t in range(400):
-        b.start_turn()
-        if t == 0:
-            b.request_header()
-        b.start_step()
-        b.user(f"Question {t}: why does the build fail? " + "Here is the context you asked for. " * 4)
-        output = "".join(f"src/module_{i}.py:{t}: warning: unused variable 'x{i}'\n" for i in range(30))
-        b.tool_round("bash", '{"command": "make test"}', output, text="Running the tests.")
-        b.assistant(f"Turn {t}: the build fails because " + "the linker cannot find a symbol; " * 8)
-        b.end_turn()
+    b = shapes.long_session(400)
     out = tmp_path / "long.html"
     result = cli("view", b.write(tmp_path / "long.jsonl", pack=True), "--out", out)
     size, text = out.stat().st_size, data_of(out.read_text(encoding="utf-8"))
