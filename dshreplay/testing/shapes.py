@@ -148,6 +148,8 @@ def write(shape: Shape, damage: str = "none", at: int = 1) -> bytes:
     is written as zstd); a torn tail cuts the last line in half, without its newline; for
     unknown-type, the event on that line (or the next that is not a packed row) has a type dsh
     does not define, without `ignorable`."""
+    if damage not in DAMAGES:  # (a misspelt damage would give an intact log, and a test that cannot fail)
+        raise ValueError(f"no damage {damage!r}: one of {', '.join(DAMAGES)}")
     text = lines(shape)
     at = 1 + (at - 1) % (len(text) - 1)
     if damage == "unknown-type":  # (an event's line: a packed row's tag is not a type)
